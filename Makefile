@@ -1,0 +1,36 @@
+# The two commands of the README:
+#   make run     install what is missing, build, compile the examples
+#   make check   install what is missing, build, run the whole test suite
+# Both are idempotent; a second run only rebuilds what changed.
+
+BUILD ?= build
+export FA4_BUILD_DIR := $(BUILD)
+
+.PHONY: run check build deps docs static clean
+
+run: build
+	@scripts/run-examples.sh
+
+check: deps
+	@scripts/build.sh check-fa4
+
+build: deps
+	@scripts/build.sh
+
+deps:
+	@scripts/install-deps.sh
+
+# Regenerates the ODS documentation committed under docs/ (a test fails
+# while the committed copy is stale).
+docs: build
+	@scripts/build.sh mlir-doc
+	cp $(BUILD)/docs/Dialects/FA4.md docs/Dialects/FA4.md
+
+# A portable fa4-opt (static LLVM/MLIR/libstdc++; needs only glibc) in
+# build-static/bin/fa4-opt.
+static:
+	@scripts/install-deps.sh libzstd-dev zlib1g-dev
+	@FA4_BUILD_DIR=build-static FA4_CMAKE_ARGS=-DFA4_STATIC_TOOLS=ON scripts/build.sh fa4-opt
+
+clean:
+	rm -rf $(BUILD) build-static

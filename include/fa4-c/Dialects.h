@@ -1,0 +1,31 @@
+/*===- fa4-c/Dialects.h - C API of the fa4 dialect ----------------*- C -*-===*\
+|*                                                                            *|
+|* The C entry points of libFA4CAPI.so. Together with the upstream MLIR C API *|
+|* for IR (mlir-c/IR.h, exported from the same library) they let any          *|
+|* language with a C FFI parse, verify and print fa4 modules.                 *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef FA4_C_DIALECTS_H
+#define FA4_C_DIALECTS_H
+
+#include "mlir-c/IR.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+MLIR_DECLARE_CAPI_DIALECT_REGISTRATION(FA4, fa4);
+
+/// Adds the fa4 dialect and every upstream dialect, interface and translation
+/// the fa4 pipeline uses to `registry`.
+MLIR_CAPI_EXPORTED void fa4RegisterAllDialects(MlirDialectRegistry registry);
+
+/// Registers the fa4 passes and the upstream passes the pipeline uses.
+MLIR_CAPI_EXPORTED void fa4RegisterAllPasses(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FA4_C_DIALECTS_H */

@@ -1,0 +1,170 @@
+//===- FA4Ops.cpp - fa4 operations ----------------------------------------===//
+
+#include "fa4/Dialect/FA4/IR/FA4Ops.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpImplementation.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::fa4;
+
+#define GET_OP_CLASSES
+#include "fa4/Dialect/FA4/IR/FA4Ops.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+double AttentionOp::getEffectiveScale() {
+  if (std::optional<APFloat> scale = getScale())
+    return scale->convertToDouble();
+  return 1.0 / std::sqrt(static_cast<double>(getHeadDimQK()));
+}
+
+std::pair<int64_t, int64_t> AttentionOp::getEffectiveWindow() {
+  int64_t left = kUnboundedWindow, right = kUnboundedWindow;
+  if (std::optional<ArrayRef<int64_t>> window = getWindow()) {
+    left = (*window)[0];
+    right = (*window)[1];
+  }
+  if (getCausal())
+    right = 0;
+  return {left, right};
+}
+
+namespace {
+/// One operand of the attention op with the names of its dimensions, so that
+/// every diagnostic says which dimension of which operand is wrong.
+struct NamedOperand {
+  StringRef name;
+  MemRefType type;
+  std::array<StringRef, 4> dimNames;
+
+  int64_t dim(unsigned i) const { return type.getDimSize(i); }
+};
+
+/// Verifies the properties of one operand on its own: positive static sizes,
+/// static head counts and head dims, and a unit-stride innermost dimension.
+LogicalResult verifyOperandShape(AttentionOp op, const NamedOperand &operand,
+                                 ArrayRef<unsigned> mustBeStatic) {
+  for (unsigned i = 0, e = operand.type.getRank(); i < e; ++i) {
+    if (!ShapedType::isDynamic(operand.dim(i)) && operand.dim(i) <= 0)
+      return op.emitOpError()
+             << operand.name << " dimension " << i << " ("
+             << operand.dimNames[i] << ") must be positive, got "
+             << operand.dim(i);
+  }
+  for (unsigned i : mustBeStatic) {
+    if (ShapedType::isDynamic(operand.dim(i)))
+      return op.emitOpError()
+             << operand.name << " dimension " << i << " ("
+             << operand.dimNames[i] << ") must be static";
+  }
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(operand.type.getStridesAndOffset(strides, offset)) ||
+      strides.back() != 1)
+    return op.emitOpError()
+           << operand.name << " must have unit stride in its innermost ("
+           << operand.dimNames[operand.type.getRank() - 1]
+           << ") dimension, got " << operand.type;
+  return success();
+}
+
+/// Verifies that dimension `aDim` of `a` and `bDim` of `b` agree where both
+/// are static.
+LogicalResult verifySameDim(AttentionOp op, StringRef what,
+                            const NamedOperand &a, unsigned aDim,
+                            const NamedOperand &b, unsigned bDim) {
+  int64_t x = a.dim(aDim), y = b.dim(bDim);
+  if (ShapedType::isDynamic(x) || ShapedType::isDynamic(y) || x == y)
+    return success();
+  return op.emitOpError() << what << " mismatch: " << a.name << " dimension "
+                          << aDim << " is " << x << " but " << b.name
+                          << " dimension " << bDim << " is " << y;
+}
+
+LogicalResult verifyPositiveFinite(AttentionOp op, StringRef name,
+                                   std::optional<APFloat> value) {
+  if (!value)
+    return success();
+  double v = value->convertToDouble();
+  if (std::isfinite(v) && v > 0.0)
+    return success();
+  return op.emitOpError() << name << " must be positive and finite, got " << v;
+}
+} // namespace
+
+LogicalResult AttentionOp::verify() {
+  NamedOperand q{"query", getQuery().getType(),
+                 {"batch", "seq_q", "heads_q", "head_dim_qk"}};
+  NamedOperand k{"key", getKey().getType(),
+                 {"batch", "seq_kv", "heads_kv", "head_dim_qk"}};
+  NamedOperand v{"value", getValue().getType(),
+                 {"batch", "seq_kv", "heads_kv", "head_dim_v"}};
+  NamedOperand o{"output", getOutput().getType(),
+                 {"batch", "seq_q", "heads_q", "head_dim_v"}};
+
+  // Head counts and head dims shape the kernel; only batch and sequence
+  // lengths may be chosen at run time.
+  for (const NamedOperand *operand : {&q, &k, &v, &o})
+    if (failed(verifyOperandShape(*this, *operand, {2, 3})))
+      return failure();
+
+  Type elementType = q.type.getElementType();
+  for (const NamedOperand *operand : {&k, &v, &o})
+    if (operand->type.getElementType() != elementType)
+      return emitOpError() << operand->name << " element type "
+                           << operand->type.getElementType()
+                           << " must match query element type " << elementType;
+
+  if (failed(verifySameDim(*this, "batch", q, 0, k, 0)) ||
+      failed(verifySameDim(*this, "batch", q, 0, v, 0)) ||
+      failed(verifySameDim(*this, "batch", q, 0, o, 0)) ||
+      failed(verifySameDim(*this, "seq_q", q, 1, o, 1)) ||
+      failed(verifySameDim(*this, "seq_kv", k, 1, v, 1)) ||
+      failed(verifySameDim(*this, "heads_q", q, 2, o, 2)) ||
+      failed(verifySameDim(*this, "heads_kv", k, 2, v, 2)) ||
+      failed(verifySameDim(*this, "head_dim_qk", q, 3, k, 3)) ||
+      failed(verifySameDim(*this, "head_dim_v", v, 3, o, 3)))
+    return failure();
+
+  if (getNumQueryHeads() % getNumKeyValueHeads() != 0)
+    return emitOpError() << "query heads (" << getNumQueryHeads()
+                         << ") must be a multiple of key/value heads ("
+                         << getNumKeyValueHeads() << ")";
+
+  if (TypedValue<MemRefType> lse = getLse()) {
+    NamedOperand l{"lse", lse.getType(), {"batch", "heads_q", "seq_q", ""}};
+    if (failed(verifyOperandShape(*this, l, {1})) ||
+        failed(verifySameDim(*this, "batch", q, 0, l, 0)) ||
+        failed(verifySameDim(*this, "heads_q", q, 2, l, 1)) ||
+        failed(verifySameDim(*this, "seq_q", q, 1, l, 2)))
+      return failure();
+  }
+
+  if (std::optional<ArrayRef<int64_t>> window = getWindow()) {
+    int64_t left = (*window)[0], right = (*window)[1];
+    for (auto [side, bound] : {std::pair<StringRef, int64_t>{"left", left},
+                               std::pair<StringRef, int64_t>{"right", right}})
+      if (bound < kUnboundedWindow)
+        return emitOpError() << "window " << side
+                             << " bound must be >= 0, or -1 for unbounded, got "
+                             << bound;
+    if (left == kUnboundedWindow && right == kUnboundedWindow)
+      return emitOpError() << "window [-1, -1] masks nothing; omit the "
+                              "attribute instead";
+    if (getCausal() && right != 0)
+      return emitOpError() << "causal attention requires window right bound "
+                              "0, got "
+                           << right;
+  }
+
+  if (failed(verifyPositiveFinite(*this, "scale", getScale())) ||
+      failed(verifyPositiveFinite(*this, "softcap", getSoftcap())))
+    return failure();
+  return success();
+}

@@ -1,0 +1,80 @@
+/*===- fa4-capi-test.c - smoke test of the fa4 C API ----------------------===*/
+
+// RUN: fa4-capi-test 2>&1 | FileCheck %s
+// REQUIRES: capi
+
+#include "fa4-c/Dialects.h"
+#include "mlir-c/Diagnostics.h"
+#include "mlir-c/IR.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void printToStdout(MlirStringRef str, void *userData) {
+  (void)userData;
+  fwrite(str.data, 1, str.length, stdout);
+}
+
+static MlirLogicalResult printDiagnostic(MlirDiagnostic diagnostic,
+                                         void *userData) {
+  (void)userData;
+  fprintf(stdout, "diagnostic: ");
+  mlirDiagnosticPrint(diagnostic, printToStdout, NULL);
+  fprintf(stdout, "\n");
+  return mlirLogicalResultSuccess();
+}
+
+static const char *kValid =
+    "func.func @f(%q: memref<1x128x8x64xf16>, %k: memref<1x256x2x64xf16>,\n"
+    "             %v: memref<1x256x2x64xf16>, %o: memref<1x128x8x64xf16>) {\n"
+    "  fa4.attention ins(%q, %k, %v : memref<1x128x8x64xf16>,\n"
+    "      memref<1x256x2x64xf16>, memref<1x256x2x64xf16>)\n"
+    "      outs(%o : memref<1x128x8x64xf16>) {causal}\n"
+    "  return\n"
+    "}\n";
+
+// Three query heads cannot share two key/value heads.
+static const char *kInvalid =
+    "func.func @f(%q: memref<1x128x3x64xf16>, %k: memref<1x256x2x64xf16>,\n"
+    "             %v: memref<1x256x2x64xf16>, %o: memref<1x128x3x64xf16>) {\n"
+    "  fa4.attention ins(%q, %k, %v : memref<1x128x3x64xf16>,\n"
+    "      memref<1x256x2x64xf16>, memref<1x256x2x64xf16>)\n"
+    "      outs(%o : memref<1x128x3x64xf16>)\n"
+    "  return\n"
+    "}\n";
+
+int main(void) {
+  MlirDialectRegistry registry = mlirDialectRegistryCreate();
+  fa4RegisterAllDialects(registry);
+  MlirContext ctx = mlirContextCreateWithRegistry(registry, false);
+  mlirDialectRegistryDestroy(registry);
+  mlirContextAttachDiagnosticHandler(ctx, printDiagnostic, NULL, NULL);
+
+  MlirDialectHandle handle = mlirGetDialectHandle__fa4__();
+  MlirStringRef ns = mlirDialectHandleGetNamespace(handle);
+  // CHECK: namespace: fa4
+  printf("namespace: %.*s\n", (int)ns.length, ns.data);
+
+  MlirModule module =
+      mlirModuleCreateParse(ctx, mlirStringRefCreateFromCString(kValid));
+  // CHECK: valid module parsed: 1
+  printf("valid module parsed: %d\n", !mlirModuleIsNull(module));
+  MlirOperation op = mlirModuleGetOperation(module);
+  // CHECK: valid module verifies: 1
+  printf("valid module verifies: %d\n", mlirOperationVerify(op));
+  // CHECK: fa4.attention ins(%{{.*}}, %{{.*}}, %{{.*}} : memref<1x128x8x64xf16>
+  // CHECK-SAME: {causal}
+  mlirOperationPrint(op, printToStdout, NULL);
+  printf("\n");
+  mlirModuleDestroy(module);
+
+  // CHECK: diagnostic: 'fa4.attention' op query heads (3) must be a multiple of key/value heads (2)
+  // CHECK: invalid module parsed: 0
+  module = mlirModuleCreateParse(ctx, mlirStringRefCreateFromCString(kInvalid));
+  printf("invalid module parsed: %d\n", !mlirModuleIsNull(module));
+
+  mlirContextDestroy(ctx);
+  // CHECK: done
+  printf("done\n");
+  return 0;
+}

@@ -1,0 +1,289 @@
+// RUN: fa4-opt %s -split-input-file -verify-diagnostics
+
+// One case per rule of the fa4.attention verifier.
+
+// Inputs must be f16 or bf16.
+func.func @f(%q: memref<2x128x8x64xf32>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>) {
+  // expected-error @+1 {{operand #0 must be 4D memref of 16-bit float or bfloat16 type values}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xf32>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>)
+  return
+}
+
+// -----
+
+// Every activation operand has rank 4.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>) {
+  // expected-error @+1 {{operand #1 must be 4D memref of 16-bit float or bfloat16 type values}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>)
+  return
+}
+
+// -----
+
+// LSE is f32.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>, %lse: memref<2x8x128xf16>) {
+  // expected-error @+1 {{operand #4 must be 3D memref of 32-bit float values}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) lse(%lse : memref<2x8x128xf16>)
+  return
+}
+
+// -----
+
+// Static sizes are positive.
+func.func @f(%q: memref<2x0x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x0x8x64xbf16>) {
+  // expected-error @+1 {{query dimension 1 (seq_q) must be positive, got 0}}
+  fa4.attention ins(%q, %k, %v : memref<2x0x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x0x8x64xbf16>)
+  return
+}
+
+// -----
+
+// Head counts are static.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x?x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>) {
+  // expected-error @+1 {{key dimension 2 (heads_kv) must be static}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x?x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>)
+  return
+}
+
+// -----
+
+// Head dims are static.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x?xbf16>, %o: memref<2x128x8x64xbf16>) {
+  // expected-error @+1 {{value dimension 3 (head_dim_v) must be static}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x?xbf16>) outs(%o : memref<2x128x8x64xbf16>)
+  return
+}
+
+// -----
+
+// The head dimension has unit stride.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16, strided<[131072, 1024, 128, 2]>>) {
+  // expected-error @+1 {{output must have unit stride in its innermost (head_dim_v) dimension, got 'memref<2x128x8x64xbf16, strided<[131072, 1024, 128, 2]>>'}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16, strided<[131072, 1024, 128, 2]>>)
+  return
+}
+
+// -----
+
+// K, V and O share the element type of Q.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>) {
+  // expected-error @+1 {{key element type 'f16' must match query element type 'bf16'}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>)
+  return
+}
+
+// -----
+
+// O shares the element type of Q.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xf16>) {
+  // expected-error @+1 {{output element type 'f16' must match query element type 'bf16'}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xf16>)
+  return
+}
+
+// -----
+
+// Batch sizes agree.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<3x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>) {
+  // expected-error @+1 {{batch mismatch: query dimension 0 is 2 but key dimension 0 is 3}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<3x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>)
+  return
+}
+
+// -----
+
+// Batch sizes agree (value).
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<3x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>) {
+  // expected-error @+1 {{batch mismatch: query dimension 0 is 2 but value dimension 0 is 3}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<3x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>)
+  return
+}
+
+// -----
+
+// Batch sizes agree (output).
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<1x128x8x64xbf16>) {
+  // expected-error @+1 {{batch mismatch: query dimension 0 is 2 but output dimension 0 is 1}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<1x128x8x64xbf16>)
+  return
+}
+
+// -----
+
+// Query and output sequence lengths agree.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x64x8x64xbf16>) {
+  // expected-error @+1 {{seq_q mismatch: query dimension 1 is 128 but output dimension 1 is 64}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x64x8x64xbf16>)
+  return
+}
+
+// -----
+
+// Key and value sequence lengths agree.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x255x2x64xbf16>, %o: memref<2x128x8x64xbf16>) {
+  // expected-error @+1 {{seq_kv mismatch: key dimension 1 is 256 but value dimension 1 is 255}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x255x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>)
+  return
+}
+
+// -----
+
+// Query and output head counts agree.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x4x64xbf16>) {
+  // expected-error @+1 {{heads_q mismatch: query dimension 2 is 8 but output dimension 2 is 4}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x4x64xbf16>)
+  return
+}
+
+// -----
+
+// Key and value head counts agree.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x4x64xbf16>, %o: memref<2x128x8x64xbf16>) {
+  // expected-error @+1 {{heads_kv mismatch: key dimension 2 is 2 but value dimension 2 is 4}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x4x64xbf16>) outs(%o : memref<2x128x8x64xbf16>)
+  return
+}
+
+// -----
+
+// Query and key head dims agree.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x128xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>) {
+  // expected-error @+1 {{head_dim_qk mismatch: query dimension 3 is 64 but key dimension 3 is 128}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x128xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>)
+  return
+}
+
+// -----
+
+// Value and output head dims agree.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x128xbf16>) {
+  // expected-error @+1 {{head_dim_v mismatch: value dimension 3 is 64 but output dimension 3 is 128}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x128xbf16>)
+  return
+}
+
+// -----
+
+// Query heads are a multiple of key/value heads.
+func.func @f(%q: memref<2x128x6x64xbf16>, %k: memref<2x256x4x64xbf16>, %v: memref<2x256x4x64xbf16>, %o: memref<2x128x6x64xbf16>) {
+  // expected-error @+1 {{query heads (6) must be a multiple of key/value heads (4)}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x6x64xbf16>, memref<2x256x4x64xbf16>, memref<2x256x4x64xbf16>) outs(%o : memref<2x128x6x64xbf16>)
+  return
+}
+
+// -----
+
+// LSE head count is static.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>, %lse: memref<2x?x128xf32>) {
+  // expected-error @+1 {{lse dimension 1 (heads_q) must be static}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) lse(%lse : memref<2x?x128xf32>)
+  return
+}
+
+// -----
+
+// LSE batch matches.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>, %lse: memref<4x8x128xf32>) {
+  // expected-error @+1 {{batch mismatch: query dimension 0 is 2 but lse dimension 0 is 4}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) lse(%lse : memref<4x8x128xf32>)
+  return
+}
+
+// -----
+
+// LSE heads match.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>, %lse: memref<2x16x128xf32>) {
+  // expected-error @+1 {{heads_q mismatch: query dimension 2 is 8 but lse dimension 1 is 16}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) lse(%lse : memref<2x16x128xf32>)
+  return
+}
+
+// -----
+
+// LSE is [B, Hq, Sq], not [B, Sq, Hq].
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>, %lse: memref<2x128x8xf32>) {
+  // expected-error @+1 {{heads_q mismatch: query dimension 2 is 8 but lse dimension 1 is 128}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) lse(%lse : memref<2x128x8xf32>)
+  return
+}
+
+// -----
+
+// LSE sequence length matches.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>, %lse: memref<2x8x64xf32>) {
+  // expected-error @+1 {{seq_q mismatch: query dimension 1 is 128 but lse dimension 2 is 64}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) lse(%lse : memref<2x8x64xf32>)
+  return
+}
+
+// -----
+
+// A window has exactly two bounds.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>) {
+  // expected-error @+1 {{attribute 'window' failed to satisfy constraint: i64 dense array attribute with exactly 2 elements}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) {window = array<i64: 1, 2, 3>}
+  return
+}
+
+// -----
+
+// Window bounds are >= -1.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>) {
+  // expected-error @+1 {{window left bound must be >= 0, or -1 for unbounded, got -5}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) {window = array<i64: -5, 0>}
+  return
+}
+
+// -----
+
+// Window bounds are >= -1 (right).
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>) {
+  // expected-error @+1 {{window right bound must be >= 0, or -1 for unbounded, got -2}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) {window = array<i64: 8, -2>}
+  return
+}
+
+// -----
+
+// A window unbounded on both sides is no window.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>) {
+  // expected-error @+1 {{window [-1, -1] masks nothing; omit the attribute instead}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) {window = array<i64: -1, -1>}
+  return
+}
+
+// -----
+
+// Causal masks every key after the diagonal.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>) {
+  // expected-error @+1 {{causal attention requires window right bound 0, got 4}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) {causal, window = array<i64: 128, 4>}
+  return
+}
+
+// -----
+
+// The scale is positive.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>) {
+  // expected-error @+1 {{scale must be positive and finite, got -5.000000e-01}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) {scale = -0.5 : f32}
+  return
+}
+
+// -----
+
+// The scale is finite.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>) {
+  // expected-error @+1 {{scale must be positive and finite, got INF}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) {scale = 0x7F800000 : f32}
+  return
+}
+
+// -----
+
+// The softcap is positive.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>) {
+  // expected-error @+1 {{softcap must be positive and finite, got 0}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) {softcap = 0.0 : f32}
+  return
+}

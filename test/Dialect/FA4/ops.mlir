@@ -1,0 +1,80 @@
+// RUN: fa4-opt %s -split-input-file | FileCheck %s
+// Round trip through the generic form too: the custom printer and parser
+// must agree with the properties.
+// RUN: fa4-opt %s -split-input-file -mlir-print-op-generic | fa4-opt -split-input-file | FileCheck %s
+
+// CHECK-LABEL: func @static_mha
+// CHECK: fa4.attention ins(%{{.*}}, %{{.*}}, %{{.*}} : memref<2x1024x16x128xbf16>, memref<2x1024x16x128xbf16>, memref<2x1024x16x128xbf16>) outs(%{{.*}} : memref<2x1024x16x128xbf16>)
+// CHECK-NOT: lse
+// CHECK-NOT: {
+// CHECK-NEXT: return
+func.func @static_mha(%q: memref<2x1024x16x128xbf16>, %k: memref<2x1024x16x128xbf16>,
+                      %v: memref<2x1024x16x128xbf16>, %o: memref<2x1024x16x128xbf16>) {
+  fa4.attention ins(%q, %k, %v : memref<2x1024x16x128xbf16>, memref<2x1024x16x128xbf16>,
+                    memref<2x1024x16x128xbf16>) outs(%o : memref<2x1024x16x128xbf16>)
+  return
+}
+
+// -----
+
+// Dynamic batch and sequence lengths, GQA (32 query heads over 8 KV heads),
+// LSE and every attribute at once.
+// CHECK-LABEL: func @dynamic_gqa_all_attributes
+// CHECK: fa4.attention
+// CHECK-SAME: outs(%{{.*}} : memref<?x?x32x64xf16>)
+// CHECK-SAME: lse(%{{.*}} : memref<?x32x?xf32>)
+// CHECK-SAME: {causal, scale = 1.250000e-01 : f32, softcap = 3.000000e+01 : f32, window = array<i64: 256, 0>}
+func.func @dynamic_gqa_all_attributes(%q: memref<?x?x32x64xf16>, %k: memref<?x?x8x64xf16>,
+                                      %v: memref<?x?x8x64xf16>, %o: memref<?x?x32x64xf16>,
+                                      %lse: memref<?x32x?xf32>) {
+  fa4.attention ins(%q, %k, %v : memref<?x?x32x64xf16>, memref<?x?x8x64xf16>, memref<?x?x8x64xf16>)
+                outs(%o : memref<?x?x32x64xf16>) lse(%lse : memref<?x32x?xf32>)
+                {causal, window = array<i64: 256, 0>, scale = 0.125 : f32, softcap = 30.0 : f32}
+  return
+}
+
+// -----
+
+// Multi-query attention, Sq != Skv, a window unbounded on the left, and
+// Dv != Dqk.
+// CHECK-LABEL: func @mqa_window
+// CHECK: fa4.attention
+// CHECK-SAME: memref<1x77x8x64xf16>, memref<1x300x1x64xf16>, memref<1x300x1x128xf16>
+// CHECK-SAME: {window = array<i64: -1, 16>}
+func.func @mqa_window(%q: memref<1x77x8x64xf16>, %k: memref<1x300x1x64xf16>,
+                      %v: memref<1x300x1x128xf16>, %o: memref<1x77x8x128xf16>) {
+  fa4.attention ins(%q, %k, %v : memref<1x77x8x64xf16>, memref<1x300x1x64xf16>, memref<1x300x1x128xf16>)
+                outs(%o : memref<1x77x8x128xf16>) {window = array<i64: -1, 16>}
+  return
+}
+
+// -----
+
+// A sliding window bounded on both sides, and strided (non-contiguous batch)
+// operands whose head dimension is still unit-stride.
+// CHECK-LABEL: func @strided_window
+// CHECK: fa4.attention
+// CHECK-SAME: memref<4x128x2x64xbf16, strided<[65536, 512, 64, 1]>>
+// CHECK-SAME: {window = array<i64: 64, 64>}
+func.func @strided_window(%q: memref<4x128x2x64xbf16, strided<[65536, 512, 64, 1]>>,
+                          %k: memref<4x128x2x64xbf16>, %v: memref<4x128x2x64xbf16>,
+                          %o: memref<4x128x2x64xbf16>) {
+  fa4.attention ins(%q, %k, %v : memref<4x128x2x64xbf16, strided<[65536, 512, 64, 1]>>,
+                    memref<4x128x2x64xbf16>, memref<4x128x2x64xbf16>)
+                outs(%o : memref<4x128x2x64xbf16>) {window = array<i64: 64, 64>}
+  return
+}
+
+// -----
+
+// Causal without a window, with only the softcap given.
+// CHECK-LABEL: func @causal_softcap
+// CHECK: fa4.attention
+// CHECK-SAME: {causal, softcap = 5.000000e+01 : f32}
+func.func @causal_softcap(%q: memref<1x16x4x128xbf16>, %k: memref<1x16x4x128xbf16>,
+                          %v: memref<1x16x4x128xbf16>, %o: memref<1x16x4x128xbf16>) {
+  fa4.attention ins(%q, %k, %v : memref<1x16x4x128xbf16>, memref<1x16x4x128xbf16>,
+                    memref<1x16x4x128xbf16>) outs(%o : memref<1x16x4x128xbf16>)
+                {causal, softcap = 50.0 : f32}
+  return
+}
