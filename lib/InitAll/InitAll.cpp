@@ -3,6 +3,7 @@
 #include "fa4/InitAll.h"
 
 #include "fa4/Dialect/FA4/IR/FA4Dialect.h"
+#include "fa4/Transforms/Passes.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -66,6 +67,8 @@ void fa4::registerAllDialects(mlir::DialectRegistry &registry) {
 }
 
 void fa4::registerAllPasses() {
+  mlir::fa4::registerFA4Passes();
+
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();

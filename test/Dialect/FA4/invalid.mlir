@@ -287,3 +287,73 @@ func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memre
   fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) {softcap = 0.0 : f32}
   return
 }
+
+// -----
+
+// The plan's head dim is the operands'.
+func.func @f(%q: memref<1x128x2x64xbf16>, %k: memref<1x128x2x64xbf16>, %v: memref<1x128x2x64xbf16>, %o: memref<1x128x2x64xbf16>) {
+  // expected-error @+1 {{plan headDim 128 does not match head dims (qk 64, v 64)}}
+  fa4.attention ins(%q, %k, %v : memref<1x128x2x64xbf16>, memref<1x128x2x64xbf16>, memref<1x128x2x64xbf16>) outs(%o : memref<1x128x2x64xbf16>) {plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 128, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>}
+  return
+}
+
+// -----
+
+// Packed query heads come from one key/value head.
+func.func @f(%q: memref<1x128x4x64xbf16>, %k: memref<1x128x2x64xbf16>, %v: memref<1x128x2x64xbf16>, %o: memref<1x128x4x64xbf16>) {
+  // expected-error @+1 {{plan gqaPack 4 must divide the query heads per key/value head (2)}}
+  fa4.attention ins(%q, %k, %v : memref<1x128x4x64xbf16>, memref<1x128x2x64xbf16>, memref<1x128x2x64xbf16>) outs(%o : memref<1x128x4x64xbf16>) {plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 4, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>}
+  return
+}
+
+// -----
+
+// Plan parameters are range-checked when parsed.
+// expected-error @+1 {{blockM must be 128 (one tcgen05/wgmma M=128 tile), got 64}}
+#bad_block_m = #fa4.plan<arch = sm_100a, blockM = 64, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
+
+// -----
+
+// expected-error @+1 {{blockN must be 64 or 128, got 96}}
+#bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 96, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 48, rescaleThreshold = 8>
+
+// -----
+
+// expected-error @+1 {{headDim must be a positive multiple of 16, got 72}}
+#bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 72, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
+
+// -----
+
+// expected-error @+1 {{qStages must be 1 or 2, got 3}}
+#bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 3, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 120, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
+
+// -----
+
+// expected-error @+1 {{kvStages must be at least 2, got 1}}
+#bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 1, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
+
+// -----
+
+// expected-error @+1 {{gqaPack must divide blockM (128), got 3}}
+#bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 3, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
+
+// -----
+
+// expected-error @+1 {{producerRegs must be a multiple of 8 in [24, 256], got 20}}
+#bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 20, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
+
+// -----
+
+// expected-error @+1 {{emulatedExp2 must be in [0, 16], got 17}}
+#bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 17, pvSplit = 96, rescaleThreshold = 8>
+
+// -----
+
+// expected-error @+1 {{rescaleThreshold must be >= 0, got -1}}
+#bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = -1>
+
+// -----
+
+// Two Q stages of S (128 columns) and O (256 columns) exceed Tensor Memory.
+// expected-error @+1 {{plan needs 768 TMEM columns (2 Q stages x (128 S + 256 O)), more than the 512 available}}
+#bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 256, qStages = 2, kvStages = 2, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>

@@ -1,6 +1,7 @@
 //===- FA4Dialect.cpp - the fa4 dialect -----------------------------------===//
 
 #include "fa4/Dialect/FA4/IR/FA4Dialect.h"
+#include "fa4/Dialect/FA4/IR/FA4Attrs.h"
 #include "fa4/Dialect/FA4/IR/FA4Ops.h"
 
 using namespace mlir;
@@ -9,6 +10,7 @@ using namespace mlir::fa4;
 #include "fa4/Dialect/FA4/IR/FA4OpsDialect.cpp.inc"
 
 void FA4Dialect::initialize() {
+  registerAttributes();
   addOperations<
 #define GET_OP_LIST
 #include "fa4/Dialect/FA4/IR/FA4Ops.cpp.inc"

@@ -166,5 +166,18 @@ LogicalResult AttentionOp::verify() {
   if (failed(verifyPositiveFinite(*this, "scale", getScale())) ||
       failed(verifyPositiveFinite(*this, "softcap", getSoftcap())))
     return failure();
+
+  if (PlanAttr plan = getPlanAttr()) {
+    if (plan.getHeadDim() != getHeadDimQK() ||
+        plan.getHeadDim() != getHeadDimV())
+      return emitOpError() << "plan headDim " << plan.getHeadDim()
+                           << " does not match head dims (qk " << getHeadDimQK()
+                           << ", v " << getHeadDimV() << ")";
+    if (getNumQueryHeads() % (plan.getGqaPack() * getNumKeyValueHeads()) != 0)
+      return emitOpError() << "plan gqaPack " << plan.getGqaPack()
+                           << " must divide the query heads per key/value "
+                              "head ("
+                           << getGroupSize() << ")";
+  }
   return success();
 }

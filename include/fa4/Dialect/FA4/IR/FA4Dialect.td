@@ -23,6 +23,10 @@ def FA4_Dialect : Dialect {
 
     Each level is ordinary IR that can be printed, edited and parsed again.
   }];
+  let useDefaultAttributePrinterParser = 1;
+  let extraClassDeclaration = [{
+    void registerAttributes();
+  }];
 }
 
 class FA4_Op<string mnemonic, list<Trait> traits = []>

@@ -3,6 +3,7 @@
 #ifndef FA4_DIALECT_FA4_IR_FA4OPS_H
 #define FA4_DIALECT_FA4_IR_FA4OPS_H
 
+#include "fa4/Dialect/FA4/IR/FA4Attrs.h"
 #include "fa4/Dialect/FA4/IR/FA4Dialect.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"

@@ -3,7 +3,7 @@
 #ifndef FA4_DIALECT_FA4_IR_FA4OPS_TD
 #define FA4_DIALECT_FA4_IR_FA4OPS_TD
 
-include "fa4/Dialect/FA4/IR/FA4Dialect.td"
+include "fa4/Dialect/FA4/IR/FA4Attrs.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/IR/CommonTypeConstraints.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -51,6 +51,8 @@ def FA4_AttentionOp : FA4_Op<"attention"> {
       side unbounded. With `causal`, `right` must be 0.
     - `scale`: the softmax scale, default `1 / sqrt(Dqk)`; positive.
     - `softcap`: caps the scores with `softcap * tanh(S / softcap)`; positive.
+    - `plan`: the kernel configuration (`#fa4.plan`), set by `fa4-plan`; its
+      head dim must match the operands.
 
     The result is written to `output` (and `lse`); the op has no results.
 
@@ -78,7 +80,8 @@ def FA4_AttentionOp : FA4_Op<"attention"> {
     UnitAttr:$causal,
     OptionalAttr<ConfinedAttr<DenseI64ArrayAttr, [DenseArrayCount<2>]>>:$window,
     OptionalAttr<F32Attr>:$scale,
-    OptionalAttr<F32Attr>:$softcap
+    OptionalAttr<F32Attr>:$softcap,
+    OptionalAttr<FA4_PlanAttr>:$plan
   );
 
   let assemblyFormat = [{

@@ -1,0 +1,30 @@
+//===- FA4Attrs.h - fa4 attributes and hardware limits ----------*- C++ -*-===//
+
+#ifndef FA4_DIALECT_FA4_IR_FA4ATTRS_H
+#define FA4_DIALECT_FA4_IR_FA4ATTRS_H
+
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include "fa4/Dialect/FA4/IR/FA4Enums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "fa4/Dialect/FA4/IR/FA4Attrs.h.inc"
+
+namespace mlir::fa4::limits {
+/// Tensor Memory of one SM: 128 lanes x 512 columns of 32 bits.
+constexpr int64_t kTmemLanes = 128;
+constexpr int64_t kTmemColumns = 512;
+/// Largest dynamic shared memory one CTA may use (227 KB).
+constexpr int64_t kSmemBytes = 227 * 1024;
+/// Shared memory kept for mbarriers and the TMEM address slot.
+constexpr int64_t kSmemReservedBytes = 1024;
+/// 32-bit registers of one SM, all of which one CTA may claim.
+constexpr int64_t kRegistersPerSm = 64 * 1024;
+/// setmaxnreg accepts multiples of 8 in [24, 256].
+constexpr int64_t kMinRegisters = 24;
+constexpr int64_t kMaxRegisters = 256;
+constexpr int64_t kThreadsPerWarpgroup = 128;
+} // namespace mlir::fa4::limits
+
+#endif // FA4_DIALECT_FA4_IR_FA4ATTRS_H

@@ -1,0 +1,93 @@
+//===- FA4Attrs.td - fa4 attributes and enums --------------*- tablegen -*-===//
+
+#ifndef FA4_DIALECT_FA4_IR_FA4ATTRS_TD
+#define FA4_DIALECT_FA4_IR_FA4ATTRS_TD
+
+include "fa4/Dialect/FA4/IR/FA4Dialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def FA4_Arch : I32EnumAttr<"Arch", "target GPU architecture", [
+    I32EnumAttrCase<"sm_100a", 0>,
+    I32EnumAttrCase<"sm_90a", 1>
+  ]> {
+  let cppNamespace = "::mlir::fa4";
+  let genSpecializedAttr = 0;
+}
+
+def FA4_Scheduler : I32EnumAttr<"Scheduler", "order of work tiles", [
+    I32EnumAttrCase<"linear", 0>,
+    I32EnumAttrCase<"lpt", 1>
+  ]> {
+  let cppNamespace = "::mlir::fa4";
+  let genSpecializedAttr = 0;
+}
+
+def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
+  let mnemonic = "plan";
+  let summary = "every configuration decision of one attention kernel";
+  let description = [{
+    The plan is chosen once by `fa4-plan` (or written by hand) and read by
+    every later pass; no pass re-derives a decision it records.
+
+    | parameter | meaning |
+    |---|---|
+    | `arch` | `sm_100a` (tcgen05, TMEM) or `sm_90a` (wgmma) |
+    | `blockM`, `blockN` | rows of a Q tile, rows of a K/V block |
+    | `headDim` | Dqk = Dv |
+    | `qStages` | Q tiles in flight per CTA; one softmax warpgroup each |
+    | `kvStages` | slots of the K/V shared-memory ring (K and V alternate) |
+    | `gqaPack` | query heads of one KV head packed into the rows of a Q tile |
+    | `scheduler` | `linear` (persistent, row-major tile order) or `lpt` (longest tile first, (batch, head) grouped for L2) |
+    | `softmaxRegs`, `correctionRegs`, `producerRegs` | per-thread register budgets (`setmaxnreg`) of the softmax, correction/epilogue and load/MMA/store warpgroups |
+    | `emulatedExp2` | of every 16 score columns, how many take the FMA polynomial instead of MUFU `ex2` |
+    | `pvSplit` | columns of P consumed by the first of the two PV MMAs |
+    | `rescaleThreshold` | growth of the row max (log2 units) tolerated before O is rescaled |
+
+    The verifier checks each parameter's range and what the plan asks of one
+    SM: registers (`128 x (qStages x softmaxRegs + correctionRegs +
+    producerRegs) <= 65536`), TMEM columns on sm_100a (`qStages x (blockN +
+    headDim) <= 512`) and shared memory (`<= 227 KB`).
+
+    Example:
+
+    ```mlir
+    #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 128,
+              qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear,
+              softmaxRegs = 200, correctionRegs = 64, producerRegs = 48,
+              emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
+    ```
+  }];
+  let parameters = (ins
+    EnumParameter<FA4_Arch>:$arch,
+    "int64_t":$blockM,
+    "int64_t":$blockN,
+    "int64_t":$headDim,
+    "int64_t":$qStages,
+    "int64_t":$kvStages,
+    "int64_t":$gqaPack,
+    EnumParameter<FA4_Scheduler>:$scheduler,
+    "int64_t":$softmaxRegs,
+    "int64_t":$correctionRegs,
+    "int64_t":$producerRegs,
+    "int64_t":$emulatedExp2,
+    "int64_t":$pvSplit,
+    "int64_t":$rescaleThreshold
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Warpgroups of one CTA: a softmax warpgroup per Q stage, the
+    /// correction/epilogue warpgroup and the load/MMA/store warpgroup.
+    int64_t getNumWarpgroups() const { return getQStages() + 2; }
+    /// Registers one CTA asks for through setmaxnreg.
+    int64_t getRegistersPerCta() const;
+    /// 32-bit TMEM columns the kernel uses: S and O per Q stage.
+    int64_t getTmemColumns() const;
+    /// Dynamic shared memory in bytes: Q stages, the K/V ring, the O staging
+    /// tile, the per-row statistics exchange and the mbarriers.
+    int64_t getSmemBytes() const;
+  }];
+}
+
+#endif // FA4_DIALECT_FA4_IR_FA4ATTRS_TD

@@ -1,0 +1,18 @@
+//===- Passes.h - fa4 passes ------------------------------------*- C++ -*-===//
+
+#ifndef FA4_TRANSFORMS_PASSES_H
+#define FA4_TRANSFORMS_PASSES_H
+
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::fa4 {
+
+#define GEN_PASS_DECL
+#include "fa4/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "fa4/Transforms/Passes.h.inc"
+
+} // namespace mlir::fa4
+
+#endif // FA4_TRANSFORMS_PASSES_H

@@ -1,0 +1,65 @@
+//===- Passes.td - fa4 passes ------------------------------*- tablegen -*-===//
+
+#ifndef FA4_TRANSFORMS_PASSES_TD
+#define FA4_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def FA4Plan : Pass<"fa4-plan"> {
+  let summary = "Choose the kernel plan of every fa4.attention";
+  let description = [{
+    Attaches a `#fa4.plan` to every `fa4.attention` that has none: the target
+    architecture, tile sizes, Q and K/V pipeline depths, GQA packing, the
+    work-tile scheduler, per-role register budgets, the exp2 emulation split,
+    the PV MMA split and the rescale threshold. Later passes read the plan
+    and never re-derive these decisions. An op that already carries a plan
+    (for example one edited by hand) is left as it is.
+
+    Defaults on sm_100a follow the FlashAttention-4 forward kernel: 128x128
+    tiles, 2 Q stages, 3 K/V stages, registers 200 (softmax) / 64
+    (correction) / 48 (load and MMA), 3 of 16 exponentials emulated, PV split
+    96+32 (non-causal) or 64+64 (causal), rescale threshold 8, `linear`
+    scheduler (non-causal) or `lpt` (causal), and all query heads of one KV
+    head packed into the 128 rows of a Q tile. Every option overrides one
+    choice; 0 (or an empty string) leaves it to the pass.
+
+    The pass refuses, with an error at the op, what the kernels cannot do:
+    head dims other than 64 and 128, different query/key and value head dims,
+    sliding windows, softcap, a GQA ratio that does not divide the 128-row
+    tile (unless `gqa-pack` says otherwise), and any plan that exceeds the
+    TMEM columns, shared memory or registers of one SM.
+
+    Example: `fa4-opt --fa4-plan="kv-stages=4 emulated-exp2=2"`.
+  }];
+  let options = [
+    Option<"arch", "arch", "std::string", /*default=*/"\"sm_100a\"",
+           "Target architecture (sm_100a)">,
+    Option<"blockN", "block-n", "int64_t", /*default=*/"0",
+           "Rows of a K/V block: 64 or 128">,
+    Option<"qStages", "q-stages", "int64_t", /*default=*/"0",
+           "Q tiles in flight per CTA (1 or 2)">,
+    Option<"kvStages", "kv-stages", "int64_t", /*default=*/"0",
+           "Slots of the K/V shared-memory ring">,
+    Option<"gqaPack", "gqa-pack", "int64_t", /*default=*/"0",
+           "Query heads packed into one Q tile (1 disables packing)">,
+    Option<"scheduler", "scheduler", "std::string", /*default=*/"\"\"",
+           "Work-tile order: linear or lpt">,
+    Option<"softmaxRegs", "softmax-regs", "int64_t", /*default=*/"0",
+           "Registers per thread of a softmax warpgroup">,
+    Option<"correctionRegs", "correction-regs", "int64_t", /*default=*/"0",
+           "Registers per thread of the correction/epilogue warpgroup">,
+    Option<"producerRegs", "producer-regs", "int64_t", /*default=*/"0",
+           "Registers per thread of the load/MMA/store warpgroup">,
+    Option<"emulatedExp2", "emulated-exp2", "int64_t", /*default=*/"-1",
+           "Of every 16 score columns, how many use the FMA polynomial "
+           "exp2 (-1: choose)">,
+    Option<"pvSplit", "pv-split", "int64_t", /*default=*/"0",
+           "Columns of P in the first of the two PV MMAs">,
+    Option<"rescaleThreshold", "rescale-threshold", "int64_t",
+           /*default=*/"-1",
+           "Row-max growth (log2 units) tolerated before rescaling O "
+           "(-1: choose)">,
+  ];
+}
+
+#endif // FA4_TRANSFORMS_PASSES_TD

@@ -1,0 +1,136 @@
+//===- FA4Attrs.cpp - fa4 attributes --------------------------------------===//
+
+#include "fa4/Dialect/FA4/IR/FA4Attrs.h"
+#include "fa4/Dialect/FA4/IR/FA4Dialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::fa4;
+
+#include "fa4/Dialect/FA4/IR/FA4Enums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "fa4/Dialect/FA4/IR/FA4Attrs.cpp.inc"
+
+void FA4Dialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "fa4/Dialect/FA4/IR/FA4Attrs.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// PlanAttr
+//===----------------------------------------------------------------------===//
+
+/// Q stages, the K/V ring, one O staging tile (all 16-bit), the per-row
+/// statistics exchange (f32 per row and Q stage) and the reserve for
+/// mbarriers.
+static int64_t smemBytes(int64_t qStages, int64_t kvStages, int64_t blockM,
+                         int64_t blockN, int64_t headDim) {
+  const int64_t elementBytes = 2;
+  return elementBytes * headDim *
+             (qStages * blockM + kvStages * blockN + blockM) +
+         qStages * blockM * int64_t(sizeof(float)) +
+         limits::kSmemReservedBytes;
+}
+
+static int64_t registersPerCta(int64_t qStages, int64_t softmaxRegs,
+                               int64_t correctionRegs, int64_t producerRegs) {
+  return limits::kThreadsPerWarpgroup *
+         (qStages * softmaxRegs + correctionRegs + producerRegs);
+}
+
+static int64_t tmemColumns(int64_t qStages, int64_t blockN, int64_t headDim) {
+  // S is blockN f32 columns (P aliases it as 16-bit); O is headDim columns.
+  return qStages * (blockN + headDim);
+}
+
+int64_t PlanAttr::getRegistersPerCta() const {
+  return registersPerCta(getQStages(), getSoftmaxRegs(), getCorrectionRegs(),
+                         getProducerRegs());
+}
+
+int64_t PlanAttr::getTmemColumns() const {
+  return tmemColumns(getQStages(), getBlockN(), getHeadDim());
+}
+
+int64_t PlanAttr::getSmemBytes() const {
+  return smemBytes(getQStages(), getKvStages(), getBlockM(), getBlockN(),
+                   getHeadDim());
+}
+
+LogicalResult
+PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, Arch arch,
+                 int64_t blockM, int64_t blockN, int64_t headDim,
+                 int64_t qStages, int64_t kvStages, int64_t gqaPack,
+                 Scheduler scheduler, int64_t softmaxRegs,
+                 int64_t correctionRegs, int64_t producerRegs,
+                 int64_t emulatedExp2, int64_t pvSplit,
+                 int64_t rescaleThreshold) {
+  if (blockM != 128)
+    return emitError() << "blockM must be 128 (one tcgen05/wgmma M=128 "
+                          "tile), got "
+                       << blockM;
+  if (blockN != 64 && blockN != 128)
+    return emitError() << "blockN must be 64 or 128, got " << blockN;
+  if (headDim <= 0 || headDim % 16 != 0)
+    return emitError() << "headDim must be a positive multiple of 16, got "
+                       << headDim;
+  if (qStages < 1 || qStages > 2)
+    return emitError() << "qStages must be 1 or 2, got " << qStages;
+  if (kvStages < 2)
+    return emitError() << "kvStages must be at least 2, got " << kvStages;
+  if (gqaPack < 1 || blockM % gqaPack != 0)
+    return emitError() << "gqaPack must divide blockM (" << blockM
+                       << "), got " << gqaPack;
+  for (auto [name, regs] :
+       {std::pair<StringRef, int64_t>{"softmaxRegs", softmaxRegs},
+        {"correctionRegs", correctionRegs},
+        {"producerRegs", producerRegs}})
+    if (regs < limits::kMinRegisters || regs > limits::kMaxRegisters ||
+        regs % 8 != 0)
+      return emitError() << name << " must be a multiple of 8 in ["
+                         << limits::kMinRegisters << ", "
+                         << limits::kMaxRegisters << "], got " << regs;
+  if (emulatedExp2 < 0 || emulatedExp2 > 16)
+    return emitError() << "emulatedExp2 must be in [0, 16], got "
+                       << emulatedExp2;
+  if (pvSplit <= 0 || pvSplit >= blockN || pvSplit % 16 != 0)
+    return emitError() << "pvSplit must be a multiple of 16 in (0, blockN = "
+                       << blockN << "), got " << pvSplit;
+  if (rescaleThreshold < 0)
+    return emitError() << "rescaleThreshold must be >= 0, got "
+                       << rescaleThreshold;
+
+  // What the plan asks of one SM.
+  int64_t warpgroups = qStages + 2;
+  int64_t registers =
+      registersPerCta(qStages, softmaxRegs, correctionRegs, producerRegs);
+  if (registers > limits::kRegistersPerSm)
+    return emitError() << "register budgets (" << qStages << " x "
+                       << softmaxRegs << " softmax + " << correctionRegs
+                       << " correction + " << producerRegs
+                       << " producer) x 128 threads need " << registers
+                       << " registers per CTA of " << warpgroups
+                       << " warpgroups, more than " << limits::kRegistersPerSm;
+  if (arch == Arch::sm_100a) {
+    int64_t columns = tmemColumns(qStages, blockN, headDim);
+    if (columns > limits::kTmemColumns)
+      return emitError() << "plan needs " << columns << " TMEM columns ("
+                         << qStages << " Q stages x (" << blockN << " S + "
+                         << headDim << " O)), more than the "
+                         << limits::kTmemColumns << " available";
+  }
+  int64_t smem = smemBytes(qStages, kvStages, blockM, blockN, headDim);
+  if (smem > limits::kSmemBytes)
+    return emitError() << "plan needs " << smem
+                       << " bytes of shared memory (" << qStages
+                       << " Q stages, " << kvStages
+                       << " K/V stages, O staging, statistics), more than the "
+                       << limits::kSmemBytes << " available";
+  return success();
+}

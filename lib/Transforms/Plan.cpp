@@ -1,0 +1,133 @@
+//===- Plan.cpp - choose the plan of every fa4.attention ------------------===//
+
+#include "fa4/Transforms/Passes.h"
+#include "fa4/Transforms/Planning.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::fa4 {
+#define GEN_PASS_DEF_FA4PLAN
+#include "fa4/Transforms/Passes.h.inc"
+} // namespace mlir::fa4
+
+using namespace mlir;
+using namespace mlir::fa4;
+
+FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
+                                          const PlanOptions &options) {
+  if (options.arch != Arch::sm_100a)
+    return op.emitOpError() << "cannot be planned for "
+                            << stringifyArch(options.arch)
+                            << ": only the sm_100a pipeline exists so far";
+
+  int64_t headDim = op.getHeadDimQK();
+  if (op.getHeadDimV() != headDim)
+    return op.emitOpError()
+           << "query/key head dim " << headDim << " and value head dim "
+           << op.getHeadDimV() << " differ; sm_100a kernels need them equal";
+  if (headDim != 64 && headDim != 128)
+    return op.emitOpError() << "head dim " << headDim
+                            << " is not supported on sm_100a (supported: 64, "
+                               "128)";
+  if (op.getWindow())
+    return op.emitOpError()
+           << "sliding-window attention is not supported on sm_100a yet";
+  if (op.getSoftcap())
+    return op.emitOpError() << "softcap is not supported on sm_100a yet";
+
+  int64_t blockM = 128;
+  int64_t groupSize = op.getGroupSize();
+  int64_t gqaPack = options.gqaPack.value_or(groupSize);
+  if (!options.gqaPack && blockM % groupSize != 0)
+    return op.emitOpError()
+           << "GQA ratio " << groupSize << " (" << op.getNumQueryHeads()
+           << " query heads / " << op.getNumKeyValueHeads()
+           << " key/value heads) does not divide the " << blockM
+           << "-row Q tile, so its query heads cannot be packed; set "
+              "gqa-pack to a divisor of both (1 disables packing)";
+  if (gqaPack < 1 || groupSize % gqaPack != 0 || blockM % gqaPack != 0)
+    return op.emitOpError()
+           << "gqa-pack " << gqaPack << " must divide both the GQA ratio ("
+           << groupSize << ") and the " << blockM << "-row Q tile";
+
+  bool causal = op.getCausal();
+  int64_t blockN = options.blockN.value_or(128);
+  // FA4 splits P so the first PV MMA starts before softmax finishes the row:
+  // 3/4 of the columns when there is no mask to apply, half with one.
+  int64_t defaultPvSplit = causal ? blockN / 2 : blockN * 3 / 4;
+
+  auto emitError = [&] { return op.emitOpError() << "invalid plan: "; };
+  PlanAttr plan = PlanAttr::getChecked(
+      emitError, op.getContext(), options.arch, blockM, blockN, headDim,
+      options.qStages.value_or(2), options.kvStages.value_or(3), gqaPack,
+      options.scheduler.value_or(causal ? Scheduler::lpt : Scheduler::linear),
+      options.softmaxRegs.value_or(200), options.correctionRegs.value_or(64),
+      options.producerRegs.value_or(48), options.emulatedExp2.value_or(3),
+      options.pvSplit.value_or(defaultPvSplit),
+      options.rescaleThreshold.value_or(8));
+  if (!plan)
+    return failure();
+  return plan;
+}
+
+namespace {
+struct FA4PlanPass : public fa4::impl::FA4PlanBase<FA4PlanPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    FailureOr<PlanOptions> options = parseOptions();
+    if (failed(options))
+      return signalPassFailure();
+
+    WalkResult result = getOperation()->walk([&](AttentionOp op) {
+      if (op.getPlanAttr())
+        return WalkResult::advance();
+      FailureOr<PlanAttr> plan = choosePlan(op, *options);
+      if (failed(plan))
+        return WalkResult::interrupt();
+      op.setPlanAttr(*plan);
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+
+  /// Turns the textual pass options into overrides; 0, -1 and "" mean
+  /// "choose".
+  FailureOr<PlanOptions> parseOptions() {
+    PlanOptions options;
+    std::optional<Arch> parsedArch = symbolizeArch(arch);
+    if (!parsedArch) {
+      getOperation()->emitError()
+          << "fa4-plan: unknown arch '" << arch << "' (expected sm_100a)";
+      return failure();
+    }
+    options.arch = *parsedArch;
+    if (!scheduler.empty()) {
+      options.scheduler = symbolizeScheduler(scheduler);
+      if (!options.scheduler) {
+        getOperation()->emitError() << "fa4-plan: unknown scheduler '"
+                                    << scheduler << "' (expected linear or lpt)";
+        return failure();
+      }
+    }
+    auto positive = [](int64_t v) {
+      return v > 0 ? std::optional<int64_t>(v) : std::nullopt;
+    };
+    auto nonNegative = [](int64_t v) {
+      return v >= 0 ? std::optional<int64_t>(v) : std::nullopt;
+    };
+    options.blockN = positive(blockN);
+    options.qStages = positive(qStages);
+    options.kvStages = positive(kvStages);
+    options.gqaPack = positive(gqaPack);
+    options.softmaxRegs = positive(softmaxRegs);
+    options.correctionRegs = positive(correctionRegs);
+    options.producerRegs = positive(producerRegs);
+    options.emulatedExp2 = nonNegative(emulatedExp2);
+    options.pvSplit = positive(pvSplit);
+    options.rescaleThreshold = nonNegative(rescaleThreshold);
+    return options;
+  }
+};
+} // namespace

@@ -1,0 +1,57 @@
+// RUN: fa4-opt %s -split-input-file --fa4-plan | FileCheck %s
+// RUN: fa4-opt %s -split-input-file --fa4-plan="kv-stages=4 emulated-exp2=0 softmax-regs=192 correction-regs=80 scheduler=linear rescale-threshold=0" | FileCheck %s --check-prefix=OVERRIDE
+// RUN: fa4-opt %s -split-input-file --fa4-plan="q-stages=1 block-n=64" | FileCheck %s --check-prefix=SMALL
+
+// Non-causal MHA, head dim 128: the FA4 defaults.
+// CHECK-LABEL: func @mha_d128
+// CHECK: plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 128, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
+// OVERRIDE-LABEL: func @mha_d128
+// OVERRIDE: plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 128, qStages = 2, kvStages = 4, gqaPack = 1, scheduler = linear, softmaxRegs = 192, correctionRegs = 80, producerRegs = 48, emulatedExp2 = 0, pvSplit = 96, rescaleThreshold = 0>
+// SMALL-LABEL: func @mha_d128
+// SMALL: plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 64, headDim = 128, qStages = 1, kvStages = 3, gqaPack = 1, scheduler = linear, {{.*}}, pvSplit = 48,
+func.func @mha_d128(%q: memref<2x4096x16x128xbf16>, %k: memref<2x4096x16x128xbf16>,
+                    %v: memref<2x4096x16x128xbf16>, %o: memref<2x4096x16x128xbf16>) {
+  fa4.attention ins(%q, %k, %v : memref<2x4096x16x128xbf16>, memref<2x4096x16x128xbf16>,
+                    memref<2x4096x16x128xbf16>) outs(%o : memref<2x4096x16x128xbf16>)
+  return
+}
+
+// -----
+
+// Causal GQA (ratio 8), head dim 64: LPT scheduler, 64+64 PV split, 8 query
+// heads packed per tile.
+// CHECK-LABEL: func @causal_gqa8_d64
+// CHECK: {causal, plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 8, scheduler = lpt, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 64, rescaleThreshold = 8>}
+// OVERRIDE-LABEL: func @causal_gqa8_d64
+// OVERRIDE: scheduler = linear
+func.func @causal_gqa8_d64(%q: memref<?x?x32x64xf16>, %k: memref<?x?x4x64xf16>,
+                           %v: memref<?x?x4x64xf16>, %o: memref<?x?x32x64xf16>) {
+  fa4.attention ins(%q, %k, %v : memref<?x?x32x64xf16>, memref<?x?x4x64xf16>, memref<?x?x4x64xf16>)
+                outs(%o : memref<?x?x32x64xf16>) {causal}
+  return
+}
+
+// -----
+
+// A plan written by hand is kept as it is.
+// CHECK-LABEL: func @kept
+// CHECK: plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 1, kvStages = 2, gqaPack = 1, scheduler = lpt, softmaxRegs = 240, correctionRegs = 128, producerRegs = 56, emulatedExp2 = 16, pvSplit = 32, rescaleThreshold = 0>
+func.func @kept(%q: memref<1x128x1x64xf16>, %k: memref<1x128x1x64xf16>,
+                %v: memref<1x128x1x64xf16>, %o: memref<1x128x1x64xf16>) {
+  fa4.attention ins(%q, %k, %v : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>)
+                outs(%o : memref<1x128x1x64xf16>)
+                {plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 1, kvStages = 2, gqaPack = 1, scheduler = lpt, softmaxRegs = 240, correctionRegs = 128, producerRegs = 56, emulatedExp2 = 16, pvSplit = 32, rescaleThreshold = 0>}
+  return
+}
+
+// -----
+
+// MQA with 128 query heads: the whole tile is one query position.
+// CHECK-LABEL: func @mqa128
+// CHECK: gqaPack = 128
+func.func @mqa128(%q: memref<1x64x128x64xbf16>, %k: memref<1x512x1x64xbf16>,
+                  %v: memref<1x512x1x64xbf16>, %o: memref<1x64x128x64xbf16>) {
+  fa4.attention ins(%q, %k, %v : memref<1x64x128x64xbf16>, memref<1x512x1x64xbf16>, memref<1x512x1x64xbf16>)
+                outs(%o : memref<1x64x128x64xbf16>)
+  return
+}
