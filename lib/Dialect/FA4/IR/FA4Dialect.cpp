@@ -11,6 +11,7 @@ using namespace mlir::fa4;
 
 void FA4Dialect::initialize() {
   registerAttributes();
+  registerTypes();
   addOperations<
 #define GET_OP_LIST
 #include "fa4/Dialect/FA4/IR/FA4Ops.cpp.inc"

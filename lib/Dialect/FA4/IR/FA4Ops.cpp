@@ -2,6 +2,7 @@
 
 #include "fa4/Dialect/FA4/IR/FA4Ops.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpImplementation.h"
@@ -180,4 +181,111 @@ LogicalResult AttentionOp::verify() {
                            << getGroupSize() << ")";
   }
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor Memory ops
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyTmemSlot(Operation *op, MemRefType slot) {
+  if (!isa_and_nonnull<gpu::AddressSpaceAttr>(slot.getMemorySpace()) ||
+      cast<gpu::AddressSpaceAttr>(slot.getMemorySpace()).getValue() !=
+          gpu::AddressSpace::Workgroup)
+    return op->emitOpError()
+           << "TMEM address slot must be in shared memory "
+              "(#gpu.address_space<workgroup>), got "
+           << slot;
+  return success();
+}
+
+static bool isAllocatableColumns(int64_t columns) {
+  return columns >= 32 && columns <= limits::kTmemColumns &&
+         llvm::isPowerOf2_64(columns);
+}
+
+LogicalResult TmemAllocOp::verify() {
+  if (!isAllocatableColumns(getColumns()))
+    return emitOpError() << "allocates a power of two of columns in [32, "
+                         << limits::kTmemColumns << "], got " << getColumns();
+  return verifyTmemSlot(*this, getSlot().getType());
+}
+
+LogicalResult TmemBaseOp::verify() {
+  TmemType type = getTmem().getType();
+  if (type.getLanes() != limits::kTmemLanes ||
+      !isAllocatableColumns(type.getNumColumns()))
+    return emitOpError() << "result must describe a whole allocation ("
+                         << limits::kTmemLanes
+                         << " lanes, a power of two of columns in [32, "
+                         << limits::kTmemColumns << "]), got " << type;
+  return verifyTmemSlot(*this, getSlot().getType());
+}
+
+LogicalResult TmemDeallocOp::verify() {
+  TmemType type = getTmem().getType();
+  if (type.getLanes() != limits::kTmemLanes ||
+      !isAllocatableColumns(type.getNumColumns()))
+    return emitOpError() << "frees a whole allocation, got " << type;
+  return success();
+}
+
+LogicalResult TmemViewOp::verify() {
+  TmemType source = getSource().getType(), result = getResult().getType();
+  if (source.getLanes() != result.getLanes())
+    return emitOpError() << "view keeps the lanes of its source ("
+                         << source.getLanes() << "), got "
+                         << result.getLanes();
+  if (getColumn() < 0 ||
+      getColumn() + result.getNumColumns() > source.getNumColumns())
+    return emitOpError() << "view of columns [" << getColumn() << ", "
+                         << getColumn() + result.getNumColumns()
+                         << ") exceeds the " << source.getNumColumns()
+                         << " columns of its source";
+  return success();
+}
+
+/// Checks a row fragment of `vectorType` at `offset` elements of `tmem`:
+/// same element width, whole 32-bit columns, a power-of-two number of them
+/// (at most 128), inside the region.
+static LogicalResult verifyRowFragment(Operation *op, TmemType tmem,
+                                       VectorType vectorType, int64_t offset) {
+  Type element = vectorType.getElementType();
+  unsigned bits = element.getIntOrFloatBitWidth();
+  if (bits != tmem.getElementType().getIntOrFloatBitWidth())
+    return op->emitOpError()
+           << "fragment element type " << element
+           << " must have the width of the TMEM element type "
+           << tmem.getElementType();
+  int64_t elements = vectorType.getNumElements();
+  int64_t registers = elements * bits / 32;
+  if ((elements * bits) % 32 != 0 || !llvm::isPowerOf2_64(registers) ||
+      registers > 128)
+    return op->emitOpError()
+           << "fragment must be 1, 2, 4, ..., or 128 32-bit registers, got "
+           << elements << " x " << bits << " bits";
+  if (offset < 0 || (offset * bits) % 32 != 0)
+    return op->emitOpError() << "offset " << offset
+                             << " must start a 32-bit column";
+  if (offset + elements > tmem.getElements())
+    return op->emitOpError() << "elements [" << offset << ", "
+                             << offset + elements << ") exceed the "
+                             << tmem.getElements() << " elements of a lane";
+  if (tmem.getLanes() != limits::kTmemLanes)
+    return op->emitOpError() << "a warpgroup accesses all "
+                             << limits::kTmemLanes << " lanes, got a region of "
+                             << tmem.getLanes();
+  return success();
+}
+
+LogicalResult TmemLoadOp::verify() {
+  if (getResult().getType().getElementType().getIntOrFloatBitWidth() != 32)
+    return emitOpError() << "loads 32-bit elements, got "
+                         << getResult().getType();
+  return verifyRowFragment(*this, getSource().getType(),
+                           getResult().getType(), getOffset());
+}
+
+LogicalResult TmemStoreOp::verify() {
+  return verifyRowFragment(*this, getDest().getType(), getValue().getType(),
+                           getOffset());
 }

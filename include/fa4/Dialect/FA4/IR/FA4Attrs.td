@@ -23,6 +23,13 @@ def FA4_Scheduler : I32EnumAttr<"Scheduler", "order of work tiles", [
   let genSpecializedAttr = 0;
 }
 
+def FA4_Tcgen05WaitKind : I32EnumAttr<"Tcgen05WaitKind", "what tcgen05.wait waits for", [
+    I32EnumAttrCase<"load", 0>,
+    I32EnumAttrCase<"store", 1>
+  ]> {
+  let cppNamespace = "::mlir::fa4";
+}
+
 def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
   let mnemonic = "plan";
   let summary = "every configuration decision of one attention kernel";

@@ -24,8 +24,12 @@ def FA4_Dialect : Dialect {
     Each level is ordinary IR that can be printed, edited and parsed again.
   }];
   let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::nvgpu::NVGPUDialect"];
   let extraClassDeclaration = [{
     void registerAttributes();
+    void registerTypes();
   }];
 }
 

@@ -4,6 +4,7 @@
 #define FA4_DIALECT_FA4_IR_FA4OPS_TD
 
 include "fa4/Dialect/FA4/IR/FA4Attrs.td"
+include "fa4/Dialect/FA4/IR/FA4Types.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/IR/CommonTypeConstraints.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -109,6 +110,153 @@ def FA4_AttentionOp : FA4_Op<"attention"> {
   }];
 
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor Memory and tcgen05 (kernel level, sm_100a)
+//===----------------------------------------------------------------------===//
+
+def FA4_TmemSlot : MemRefRankOf<[I32], [1]>;
+def FA4_Tcgen05Vector : VectorOfRankAndType<[1], [F32, I32, F16, BF16]>;
+
+def FA4_TmemAllocOp : FA4_Op<"tmem.alloc"> {
+  let summary = "allocate the CTA's Tensor Memory";
+  let description = [{
+    Executed by all 32 threads of one warp: allocates `columns` 32-bit TMEM
+    columns (a power of two in [32, 512]) for the CTA and writes the TMEM
+    address of the allocation to `slot` in shared memory. The warp then
+    gives up its right to allocate again, since a kernel allocates once.
+    Other threads read the address with `fa4.tmem.base` after a barrier.
+
+    ```mlir
+    fa4.tmem.alloc 512 columns into %slot : memref<1xi32, #gpu.address_space<workgroup>>
+    ```
+
+    PTX:
+    ```
+    tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], 512;
+    tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
+    ```
+  }];
+  let arguments = (ins Arg<FA4_TmemSlot, "TMEM address slot", [MemWrite]>:$slot,
+                       I64Attr:$columns);
+  let assemblyFormat = "$columns `columns` `into` $slot attr-dict `:` type($slot)";
+  let hasVerifier = 1;
+}
+
+def FA4_TmemBaseOp : FA4_Op<"tmem.base"> {
+  let summary = "read the TMEM address written by fa4.tmem.alloc";
+  let description = [{
+    Reads the address of the CTA's TMEM allocation from `slot`. The result
+    type states the whole allocation: 128 lanes by its columns.
+
+    ```mlir
+    %tmem = fa4.tmem.base %slot : memref<1xi32, #gpu.address_space<workgroup>> -> !fa4.tmem<128x512xf32>
+    ```
+
+    PTX: `ld.shared.b32 %r, [slot];`
+  }];
+  let arguments = (ins Arg<FA4_TmemSlot, "TMEM address slot", [MemRead]>:$slot);
+  let results = (outs FA4_TmemType:$tmem);
+  let assemblyFormat = "$slot attr-dict `:` type($slot) `->` qualified(type($tmem))";
+  let hasVerifier = 1;
+}
+
+def FA4_TmemDeallocOp : FA4_Op<"tmem.dealloc"> {
+  let summary = "free the CTA's Tensor Memory";
+  let description = [{
+    Executed by the warp that allocated: frees the whole allocation `tmem`
+    (a value produced by `fa4.tmem.base`).
+
+    ```mlir
+    fa4.tmem.dealloc %tmem : !fa4.tmem<128x512xf32>
+    ```
+
+    PTX: `tcgen05.dealloc.cta_group::1.sync.aligned.b32 taddr, 512;`
+  }];
+  let arguments = (ins FA4_TmemType:$tmem);
+  let assemblyFormat = "$tmem attr-dict `:` qualified(type($tmem))";
+  let hasVerifier = 1;
+}
+
+def FA4_TmemViewOp : FA4_Op<"tmem.view", [Pure]> {
+  let summary = "a sub-region of Tensor Memory, possibly reinterpreted";
+  let description = [{
+    The region of `source` that starts `column` 32-bit columns after its
+    first column, seen with the result's element type. Views alias: P is a
+    16-bit view over the upper half of S.
+
+    ```mlir
+    %s0 = fa4.tmem.view %tmem[0] : !fa4.tmem<128x512xf32> -> !fa4.tmem<128x128xf32>
+    %p0 = fa4.tmem.view %tmem[64] : !fa4.tmem<128x512xf32> -> !fa4.tmem<128x128xbf16>
+    ```
+
+    PTX: none; the TMEM address advances by `column`.
+  }];
+  let arguments = (ins FA4_TmemType:$source, I64Attr:$column);
+  let results = (outs FA4_TmemType:$result);
+  let assemblyFormat = "$source `[` $column `]` attr-dict `:` qualified(type($source)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def FA4_TmemLoadOp : FA4_Op<"tmem.load"> {
+  let summary = "load one row fragment per thread from Tensor Memory";
+  let description = [{
+    Executed by a whole warpgroup: thread `t` reads lane `t` of `source`,
+    elements `[offset, offset + N)` where `N` is the result length. The load
+    is asynchronous; the values may be used only after
+    `fa4.tcgen05.wait load`. 32-bit elements only; `N` is a power of two up
+    to 128.
+
+    ```mlir
+    %row = fa4.tmem.load %s0[32] : !fa4.tmem<128x128xf32> -> vector<32xf32>
+    ```
+
+    PTX (warp `w` of the warpgroup addresses lanes `32w .. 32w + 31`):
+    `tcgen05.ld.sync.aligned.32x32b.x32.b32 {r0, ..., r31}, [taddr];`
+  }];
+  let arguments = (ins Arg<FA4_TmemType, "", [MemRead]>:$source,
+                       I64Attr:$offset);
+  let results = (outs FA4_Tcgen05Vector:$result);
+  let assemblyFormat = "$source `[` $offset `]` attr-dict `:` qualified(type($source)) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def FA4_TmemStoreOp : FA4_Op<"tmem.store"> {
+  let summary = "store one row fragment per thread to Tensor Memory";
+  let description = [{
+    Executed by a whole warpgroup: thread `t` writes `value` to lane `t` of
+    `dest`, elements `[offset, offset + N)`. 16-bit values are packed two
+    per 32-bit column. The store is asynchronous; `fa4.tcgen05.wait store`
+    orders it before anything that signals its completion.
+
+    ```mlir
+    fa4.tmem.store %p, %p0[0] : vector<64xbf16>, !fa4.tmem<128x128xbf16>
+    ```
+
+    PTX: `tcgen05.st.sync.aligned.32x32b.x32.b32 [taddr], {r0, ..., r31};`
+  }];
+  let arguments = (ins FA4_Tcgen05Vector:$value,
+                       Arg<FA4_TmemType, "", [MemWrite]>:$dest,
+                       I64Attr:$offset);
+  let assemblyFormat = "$value `,` $dest `[` $offset `]` attr-dict `:` type($value) `,` qualified(type($dest))";
+  let hasVerifier = 1;
+}
+
+def FA4_Tcgen05WaitOp : FA4_Op<"tcgen05.wait"> {
+  let summary = "wait for the thread's Tensor Memory loads or stores";
+  let description = [{
+    Blocks until every `fa4.tmem.load` (`load`) or `fa4.tmem.store`
+    (`store`) this thread issued before has completed.
+
+    ```mlir
+    fa4.tcgen05.wait load
+    ```
+
+    PTX: `tcgen05.wait::ld.sync.aligned;` / `tcgen05.wait::st.sync.aligned;`
+  }];
+  let arguments = (ins FA4_Tcgen05WaitKind:$kind);
+  let assemblyFormat = "$kind attr-dict";
 }
 
 #endif // FA4_DIALECT_FA4_IR_FA4OPS_TD

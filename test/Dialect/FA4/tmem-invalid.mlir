@@ -1,0 +1,120 @@
+// RUN: fa4-opt %s -split-input-file -verify-diagnostics
+
+// expected-error @+1 {{TMEM lanes must be a multiple of 32 in [32, 128], got 256}}
+func.func @f(%t: !fa4.tmem<256x128xf32>)
+
+// -----
+
+// expected-error @+1 {{TMEM element type must be f32, i32, f16 or bf16, got 'f64'}}
+func.func @f(%t: !fa4.tmem<128x128xf64>)
+
+// -----
+
+// expected-error @+1 {{TMEM elements per lane must fill whole 32-bit columns, got 3 x 16 bits}}
+func.func @f(%t: !fa4.tmem<128x3xbf16>)
+
+// -----
+
+// expected-error @+1 {{TMEM region of 1024 columns exceeds the 512 columns of Tensor Memory}}
+func.func @f(%t: !fa4.tmem<128x1024xf32>)
+
+// -----
+
+// expected-error @+1 {{expected lanes x elements x type, got 3 dimensions}}
+func.func @f(%t: !fa4.tmem<2x128x128xf32>)
+
+// -----
+
+func.func @f(%slot: memref<1xi32, #gpu.address_space<workgroup>>) {
+  // expected-error @+1 {{allocates a power of two of columns in [32, 512], got 384}}
+  fa4.tmem.alloc 384 columns into %slot : memref<1xi32, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+func.func @f(%slot: memref<1xi32>) {
+  // expected-error @+1 {{TMEM address slot must be in shared memory (#gpu.address_space<workgroup>), got 'memref<1xi32>'}}
+  fa4.tmem.alloc 512 columns into %slot : memref<1xi32>
+  return
+}
+
+// -----
+
+func.func @f(%slot: memref<1xi32, #gpu.address_space<workgroup>>) {
+  // expected-error @+1 {{result must describe a whole allocation (128 lanes, a power of two of columns in [32, 512]), got '!fa4.tmem<128x384xf32>'}}
+  %t = fa4.tmem.base %slot : memref<1xi32, #gpu.address_space<workgroup>> -> !fa4.tmem<128x384xf32>
+  return
+}
+
+// -----
+
+func.func @f(%p: !fa4.tmem<128x96xbf16>) {
+  // expected-error @+1 {{frees a whole allocation, got '!fa4.tmem<128x96xbf16>'}}
+  fa4.tmem.dealloc %p : !fa4.tmem<128x96xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%t: !fa4.tmem<128x512xf32>) {
+  // expected-error @+1 {{view of columns [448, 576) exceeds the 512 columns of its source}}
+  %s = fa4.tmem.view %t[448] : !fa4.tmem<128x512xf32> -> !fa4.tmem<128x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%t: !fa4.tmem<128x512xf32>) {
+  // expected-error @+1 {{view keeps the lanes of its source (128), got 64}}
+  %s = fa4.tmem.view %t[0] : !fa4.tmem<128x512xf32> -> !fa4.tmem<64x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%s: !fa4.tmem<128x128xf32>) {
+  // expected-error @+1 {{fragment must be 1, 2, 4, ..., or 128 32-bit registers, got 24 x 32 bits}}
+  %r = fa4.tmem.load %s[0] : !fa4.tmem<128x128xf32> -> vector<24xf32>
+  return
+}
+
+// -----
+
+func.func @f(%s: !fa4.tmem<128x128xf32>) {
+  // expected-error @+1 {{elements [112, 144) exceed the 128 elements of a lane}}
+  %r = fa4.tmem.load %s[112] : !fa4.tmem<128x128xf32> -> vector<32xf32>
+  return
+}
+
+// -----
+
+func.func @f(%p: !fa4.tmem<128x128xbf16>) {
+  // expected-error @+1 {{loads 32-bit elements, got 'vector<32xbf16>'}}
+  %r = fa4.tmem.load %p[0] : !fa4.tmem<128x128xbf16> -> vector<32xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%p: !fa4.tmem<128x128xbf16>, %v: vector<32xf32>) {
+  // expected-error @+1 {{fragment element type 'f32' must have the width of the TMEM element type 'bf16'}}
+  fa4.tmem.store %v, %p[0] : vector<32xf32>, !fa4.tmem<128x128xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%p: !fa4.tmem<128x128xbf16>, %v: vector<32xbf16>) {
+  // expected-error @+1 {{offset 3 must start a 32-bit column}}
+  fa4.tmem.store %v, %p[3] : vector<32xbf16>, !fa4.tmem<128x128xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%s: !fa4.tmem<64x128xf32>) {
+  // expected-error @+1 {{a warpgroup accesses all 128 lanes, got a region of 64}}
+  %r = fa4.tmem.load %s[0] : !fa4.tmem<64x128xf32> -> vector<32xf32>
+  return
+}
