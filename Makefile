@@ -26,6 +26,7 @@ docs: build
 	@scripts/build.sh mlir-doc
 	cp $(BUILD)/docs/Dialects/FA4.md docs/Dialects/FA4.md
 	cp $(BUILD)/docs/FA4Passes.md docs/Passes.md
+	cp $(BUILD)/docs/FA4ConversionPasses.md docs/ConversionPasses.md
 
 # A portable fa4-opt (static LLVM/MLIR/libstdc++; needs only glibc) in
 # build-static/bin/fa4-opt.

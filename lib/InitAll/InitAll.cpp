@@ -2,6 +2,7 @@
 
 #include "fa4/InitAll.h"
 
+#include "fa4/Conversion/Passes.h"
 #include "fa4/Dialect/FA4/IR/FA4Dialect.h"
 #include "fa4/Transforms/Passes.h"
 
@@ -68,6 +69,7 @@ void fa4::registerAllDialects(mlir::DialectRegistry &registry) {
 
 void fa4::registerAllPasses() {
   mlir::fa4::registerFA4Passes();
+  mlir::fa4::registerFA4ConversionPasses();
 
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();

@@ -1,0 +1,23 @@
+//===- FA4ToNVVM.h - lowering fa4 kernel ops to NVVM ------------*- C++ -*-===//
+
+#ifndef FA4_CONVERSION_FA4TONVVM_FA4TONVVM_H
+#define FA4_CONVERSION_FA4TONVVM_FA4TONVVM_H
+
+namespace mlir {
+class LLVMTypeConverter;
+class RewritePatternSet;
+} // namespace mlir
+
+namespace mlir::fa4 {
+
+/// Teaches `converter` the LLVM form of the fa4 types (`!fa4.tmem` becomes
+/// `!llvm.ptr<6>`).
+void populateFA4ToNVVMTypeConversions(LLVMTypeConverter &converter);
+
+/// Adds the patterns that rewrite kernel-level fa4 ops into nvvm/llvm ops.
+void populateFA4ToNVVMConversionPatterns(LLVMTypeConverter &converter,
+                                         RewritePatternSet &patterns);
+
+} // namespace mlir::fa4
+
+#endif // FA4_CONVERSION_FA4TONVVM_FA4TONVVM_H

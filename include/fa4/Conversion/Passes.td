@@ -1,0 +1,36 @@
+//===- Passes.td - fa4 conversion passes -------------------*- tablegen -*-===//
+
+#ifndef FA4_CONVERSION_PASSES_TD
+#define FA4_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertFA4ToNVVM : Pass<"convert-fa4-to-nvvm"> {
+  let summary = "Lower kernel-level fa4 ops to upstream NVVM and LLVM ops";
+  let description = [{
+    Rewrites the kernel-level fa4 ops (Tensor Memory, tcgen05) into upstream
+    `nvvm` and `llvm` dialect ops, leaving every other op for the upstream
+    conversions that follow (`convert-gpu-to-nvvm`, `convert-nvvm-to-llvm`,
+    `reconcile-unrealized-casts`). `!fa4.tmem` becomes a TMEM pointer
+    (`!llvm.ptr<6>`) holding lane << 16 | column; a warpgroup load or store
+    adds the lane quarter of the executing warp, since warp `w` of a
+    warpgroup may only touch lanes `32 (w mod 4) ... 32 (w mod 4) + 31`.
+
+    | fa4 op | NVVM |
+    |---|---|
+    | `fa4.tmem.alloc` | `nvvm.tcgen05.alloc`, `nvvm.tcgen05.relinquish_alloc_permit` |
+    | `fa4.tmem.base` | `llvm.load` from the slot, `llvm.inttoptr` |
+    | `fa4.tmem.dealloc` | `nvvm.tcgen05.dealloc` |
+    | `fa4.tmem.view` | address arithmetic |
+    | `fa4.tmem.load` / `store` | `nvvm.tcgen05.ld` / `st` (shape 32x32b) |
+    | `fa4.tcgen05.wait` | `nvvm.tcgen05.wait` |
+
+    The pass refuses kernel ops inside a `gpu.module` whose `#nvvm.target`
+    names a chip without tcgen05 (anything but sm_100a and sm_101a). The
+    semantic `fa4.attention` is left alone: the kernel pipeline compiles it.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect"];
+}
+
+#endif // FA4_CONVERSION_PASSES_TD

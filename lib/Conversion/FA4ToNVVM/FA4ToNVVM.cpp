@@ -1,0 +1,271 @@
+//===- FA4ToNVVM.cpp - lowering fa4 kernel ops to NVVM --------------------===//
+
+#include "fa4/Conversion/FA4ToNVVM/FA4ToNVVM.h"
+#include "fa4/Conversion/Passes.h"
+#include "fa4/Dialect/FA4/IR/FA4Ops.h"
+
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/LLVMCommon/ConversionTarget.h"
+#include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
+#include "mlir/Conversion/LLVMCommon/Pattern.h"
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::fa4 {
+#define GEN_PASS_DEF_CONVERTFA4TONVVM
+#include "fa4/Conversion/Passes.h.inc"
+} // namespace mlir::fa4
+
+using namespace mlir;
+using namespace mlir::fa4;
+
+/// Address space of Tensor Memory pointers in the NVPTX backend.
+static constexpr unsigned kTmemAddressSpace = 6;
+
+namespace {
+
+Type tmemPointerType(MLIRContext *ctx) {
+  return LLVM::LLVMPointerType::get(ctx, kTmemAddressSpace);
+}
+
+Value i32Constant(OpBuilder &b, Location loc, int64_t value) {
+  return LLVM::ConstantOp::create(b, loc, b.getI32Type(),
+                                  b.getI32IntegerAttr(value));
+}
+
+/// `address` advanced by `delta` (lane << 16 | column units).
+Value offsetTmemAddress(OpBuilder &b, Location loc, Value address,
+                        Value delta) {
+  Value asInt = LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), address);
+  Value sum = LLVM::AddOp::create(b, loc, asInt, delta);
+  return LLVM::IntToPtrOp::create(b, loc, address.getType(), sum);
+}
+
+/// The TMEM address thread `tid.x` of a warpgroup uses for `region` at
+/// `column`: warp w of the warpgroup owns lanes [32 (w mod 4), +32).
+Value warpgroupRowAddress(OpBuilder &b, Location loc, Value region,
+                          int64_t column) {
+  Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
+  Value warp = LLVM::LShrOp::create(b, loc, tid, i32Constant(b, loc, 5));
+  Value quarter = LLVM::AndOp::create(b, loc, warp, i32Constant(b, loc, 3));
+  // (quarter * 32) << 16 == quarter << 21.
+  Value lane = LLVM::ShlOp::create(b, loc, quarter, i32Constant(b, loc, 21));
+  Value delta = LLVM::AddOp::create(b, loc, lane, i32Constant(b, loc, column));
+  return offsetTmemAddress(b, loc, region, delta);
+}
+
+/// The shared-memory pointer of element 0 of a rank-1 slot memref.
+Value slotPointer(OpBuilder &b, Location loc,
+                  const LLVMTypeConverter &converter, MemRefType type,
+                  Value descriptor) {
+  return LLVM::getStridedElementPtr(
+      b, loc, converter, type, descriptor,
+      {LLVM::ConstantOp::create(b, loc, converter.getIndexType(),
+                                b.getIndexAttr(0))});
+}
+
+/// Columns of the 32-bit registers a row fragment of `type` occupies.
+int64_t registerCount(VectorType type) {
+  return type.getNumElements() *
+         type.getElementType().getIntOrFloatBitWidth() / 32;
+}
+
+/// The LLVM type tcgen05.ld/st use for `count` 32-bit registers.
+Type registersType(MLIRContext *ctx, int64_t count) {
+  Type i32 = IntegerType::get(ctx, 32);
+  return count == 1 ? i32 : VectorType::get({count}, i32);
+}
+
+struct TmemAllocLowering : ConvertOpToLLVMPattern<TmemAllocOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(TmemAllocOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value slot = slotPointer(rewriter, loc, *getTypeConverter(),
+                             op.getSlot().getType(), adaptor.getSlot());
+    NVVM::Tcgen05AllocOp::create(rewriter, loc, slot,
+                                 i32Constant(rewriter, loc, op.getColumns()));
+    // A kernel allocates once; letting other CTAs on the SM allocate as
+    // soon as possible is what the permit is for.
+    NVVM::Tcgen05RelinquishAllocPermitOp::create(rewriter, loc);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct TmemBaseLowering : ConvertOpToLLVMPattern<TmemBaseOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(TmemBaseOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value slot = slotPointer(rewriter, loc, *getTypeConverter(),
+                             op.getSlot().getType(), adaptor.getSlot());
+    Value address =
+        LLVM::LoadOp::create(rewriter, loc, rewriter.getI32Type(), slot);
+    rewriter.replaceOpWithNewOp<LLVM::IntToPtrOp>(
+        op, tmemPointerType(getContext()), address);
+    return success();
+  }
+};
+
+struct TmemDeallocLowering : ConvertOpToLLVMPattern<TmemDeallocOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(TmemDeallocOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value columns = i32Constant(rewriter, op.getLoc(),
+                                op.getTmem().getType().getNumColumns());
+    rewriter.replaceOpWithNewOp<NVVM::Tcgen05DeallocOp>(op, adaptor.getTmem(),
+                                                        columns);
+    return success();
+  }
+};
+
+struct TmemViewLowering : ConvertOpToLLVMPattern<TmemViewOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(TmemViewOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (op.getColumn() == 0) {
+      rewriter.replaceOp(op, adaptor.getSource());
+      return success();
+    }
+    Location loc = op.getLoc();
+    rewriter.replaceOp(op, offsetTmemAddress(
+                               rewriter, loc, adaptor.getSource(),
+                               i32Constant(rewriter, loc, op.getColumn())));
+    return success();
+  }
+};
+
+/// Column of `offset` elements of `type` within a lane.
+int64_t offsetColumns(TmemType type, int64_t offset) {
+  return offset * type.getElementType().getIntOrFloatBitWidth() / 32;
+}
+
+struct TmemLoadLowering : ConvertOpToLLVMPattern<TmemLoadOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(TmemLoadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    VectorType resultType = op.getResult().getType();
+    Value address = warpgroupRowAddress(
+        rewriter, loc, adaptor.getSource(),
+        offsetColumns(op.getSource().getType(), op.getOffset()));
+    Type rawType = registersType(getContext(), registerCount(resultType));
+    Value raw = NVVM::Tcgen05LdOp::create(rewriter, loc, rawType,
+                                          /*pack=*/false,
+                                          NVVM::Tcgen05LdStShape::SHAPE_32X32B,
+                                          address, /*offset=*/Value());
+    rewriter.replaceOpWithNewOp<LLVM::BitcastOp>(op, resultType, raw);
+    return success();
+  }
+};
+
+struct TmemStoreLowering : ConvertOpToLLVMPattern<TmemStoreOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(TmemStoreOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    VectorType valueType = op.getValue().getType();
+    Value address = warpgroupRowAddress(
+        rewriter, loc, adaptor.getDest(),
+        offsetColumns(op.getDest().getType(), op.getOffset()));
+    // 16-bit values travel packed two per 32-bit register.
+    Type rawType = registersType(getContext(), registerCount(valueType));
+    Value raw =
+        LLVM::BitcastOp::create(rewriter, loc, rawType, adaptor.getValue());
+    rewriter.replaceOpWithNewOp<NVVM::Tcgen05StOp>(
+        op, /*unpack=*/false, NVVM::Tcgen05LdStShape::SHAPE_32X32B, address,
+        raw, /*offset=*/Value());
+    return success();
+  }
+};
+
+struct Tcgen05WaitLowering : ConvertOpToLLVMPattern<Tcgen05WaitOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(Tcgen05WaitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<NVVM::Tcgen05WaitOp>(
+        op, op.getKind() == Tcgen05WaitKind::load
+                ? NVVM::Tcgen05WaitKind::LOAD
+                : NVVM::Tcgen05WaitKind::STORE);
+    return success();
+  }
+};
+
+/// tcgen05 and Tensor Memory exist on sm_100a/sm_101a only: refuses kernel
+/// ops inside a gpu.module whose NVVM targets include another chip.
+LogicalResult verifyTcgen05Targets(Operation *root) {
+  WalkResult result = root->walk([](Operation *op) {
+    if (op->getName().getDialectNamespace() !=
+            FA4Dialect::getDialectNamespace() ||
+        isa<AttentionOp>(op))
+      return WalkResult::advance();
+    auto module = op->getParentOfType<gpu::GPUModuleOp>();
+    std::optional<ArrayAttr> targets =
+        module ? module.getTargets() : std::nullopt;
+    if (!targets || !*targets)
+      return WalkResult::advance();
+    for (Attribute target : *targets) {
+      auto nvvmTarget = dyn_cast<NVVM::NVVMTargetAttr>(target);
+      if (!nvvmTarget)
+        continue;
+      StringRef chip = nvvmTarget.getChip();
+      if (chip != "sm_100a" && chip != "sm_101a") {
+        op->emitOpError() << "needs tcgen05 (sm_100a or sm_101a), but gpu.module @"
+                          << module.getName() << " targets " << chip;
+        return WalkResult::interrupt();
+      }
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+struct ConvertFA4ToNVVMPass
+    : public fa4::impl::ConvertFA4ToNVVMBase<ConvertFA4ToNVVMPass> {
+  void runOnOperation() override {
+    if (failed(verifyTcgen05Targets(getOperation())))
+      return signalPassFailure();
+    MLIRContext *ctx = &getContext();
+    LLVMTypeConverter converter(ctx);
+    // The GPU address spaces (workgroup = 3, ...) as NVVM numbers them.
+    configureGpuToNVVMTypeConverter(converter);
+    populateFA4ToNVVMTypeConversions(converter);
+    RewritePatternSet patterns(ctx);
+    populateFA4ToNVVMConversionPatterns(converter, patterns);
+
+    LLVMConversionTarget target(*ctx);
+    target.addLegalDialect<NVVM::NVVMDialect>();
+    target.addIllegalDialect<FA4Dialect>();
+    // The semantic op is compiled by the kernel pipeline, not lowered here.
+    target.addLegalOp<AttentionOp>();
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace
+
+void mlir::fa4::populateFA4ToNVVMTypeConversions(
+    LLVMTypeConverter &converter) {
+  converter.addConversion(
+      [](TmemType type) { return tmemPointerType(type.getContext()); });
+}
+
+void mlir::fa4::populateFA4ToNVVMConversionPatterns(
+    LLVMTypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<TmemAllocLowering, TmemBaseLowering, TmemDeallocLowering,
+               TmemViewLowering, TmemLoadLowering, TmemStoreLowering,
+               Tcgen05WaitLowering>(converter);
+}

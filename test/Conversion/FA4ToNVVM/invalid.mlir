@@ -1,0 +1,21 @@
+// RUN: fa4-opt %s -split-input-file --convert-fa4-to-nvvm -verify-diagnostics
+
+// Tensor Memory does not exist on Hopper.
+module attributes {gpu.container_module} {
+  gpu.module @kernels [#nvvm.target<chip = "sm_90a">] {
+    gpu.func @k() workgroup(%slot : memref<1xi32, #gpu.address_space<workgroup>>) kernel {
+      // expected-error @+1 {{'fa4.tmem.alloc' op needs tcgen05 (sm_100a or sm_101a), but gpu.module @kernels targets sm_90a}}
+      fa4.tmem.alloc 32 columns into %slot : memref<1xi32, #gpu.address_space<workgroup>>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// The semantic op is not lowered by this pass; it stays for the kernel
+// pipeline and produces no error.
+func.func @semantic(%q: memref<1x128x1x64xf16>, %o: memref<1x128x1x64xf16>) {
+  fa4.attention ins(%q, %q, %q : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>) outs(%o : memref<1x128x1x64xf16>)
+  return
+}
