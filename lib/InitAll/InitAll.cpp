@@ -27,6 +27,8 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -43,7 +45,8 @@ void fa4::registerAllDialects(mlir::DialectRegistry &registry) {
                   mlir::cf::ControlFlowDialect, mlir::func::FuncDialect,
                   mlir::gpu::GPUDialect, mlir::index::IndexDialect,
                   mlir::LLVM::LLVMDialect, mlir::math::MathDialect,
-                  mlir::memref::MemRefDialect, mlir::NVVM::NVVMDialect,
+                  mlir::memref::MemRefDialect, mlir::nvgpu::NVGPUDialect,
+                  mlir::NVVM::NVVMDialect,
                   mlir::scf::SCFDialect, mlir::ub::UBDialect,
                   mlir::vector::VectorDialect>();
 
@@ -81,6 +84,7 @@ void fa4::registerAllPasses() {
   mlir::registerConvertGpuOpsToNVVMOps();
   mlir::registerConvertIndexToLLVMPass();
   mlir::registerConvertMathToLLVMPass();
+  mlir::registerConvertNVGPUToNVVMPass();
   mlir::registerConvertNVVMToLLVMPass();
   mlir::registerConvertToLLVMPass();
   mlir::registerConvertVectorToLLVMPass();
@@ -89,6 +93,7 @@ void fa4::registerAllPasses() {
   mlir::registerSCFToControlFlowPass();
   mlir::registerUBToLLVMConversionPass();
 
+  mlir::memref::registerExpandStridedMetadataPass();
   mlir::registerGpuKernelOutliningPass();
   mlir::registerGpuModuleToBinaryPass();
   mlir::registerGpuNVVMAttachTarget();

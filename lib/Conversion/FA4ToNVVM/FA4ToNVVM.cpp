@@ -6,6 +6,7 @@
 
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/LLVMCommon/ConversionTarget.h"
+#include "mlir/Conversion/NVGPUToNVVM/NVGPUToNVVM.h"
 #include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
 #include "mlir/Conversion/LLVMCommon/Pattern.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
@@ -231,6 +232,144 @@ LogicalResult verifyTcgen05Targets(Operation *root) {
   return failure(result.wasInterrupted());
 }
 
+struct Tcgen05FenceLowering : ConvertOpToLLVMPattern<Tcgen05FenceOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(Tcgen05FenceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<NVVM::Tcgen05FenceOp>(
+        op, op.getKind() == Tcgen05FenceKind::before_thread_sync
+                ? NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC
+                : NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+    return success();
+  }
+};
+
+/// The 32-bit tcgen05 instruction descriptor of a kind::f16 MMA with an f32
+/// accumulator (PTX ISA, "Instruction descriptor").
+uint32_t f16InstructionDescriptor(Type elementType, bool bMnMajor, int64_t m,
+                                  int64_t n) {
+  uint32_t type = elementType.isBF16() ? 1 : 0;
+  return (1u << 4)                       // D is f32
+         | (type << 7) | (type << 10)    // A, B element types
+         | (uint32_t(bMnMajor) << 16)    // B transposed (MN-major)
+         | (uint32_t(n >> 3) << 17)      // N / 8
+         | (uint32_t(m >> 4) << 24);     // M / 16
+}
+
+/// A 64-bit shared-memory matrix descriptor for 128-byte swizzled operands
+/// (PTX ISA, "Shared memory descriptor"): start address, leading and stride
+/// byte offsets in 16-byte units, the fixed sm_100 version bit 46 and
+/// swizzle mode 2 (128 bytes).
+Value smemDescriptor(OpBuilder &b, Location loc, Value sharedAddress,
+                     int64_t byteOffset, int64_t leadingBytes,
+                     int64_t strideBytes) {
+  Type i64 = b.getI64Type();
+  auto c64 = [&](uint64_t v) {
+    return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
+  };
+  Value address = LLVM::AddOp::create(b, loc, sharedAddress, c64(byteOffset));
+  Value start = LLVM::AndOp::create(
+      b, loc, LLVM::LShrOp::create(b, loc, address, c64(4)), c64(0x3FFF));
+  uint64_t fixed = ((uint64_t(leadingBytes >> 4) & 0x3FFF) << 16) |
+                   ((uint64_t(strideBytes >> 4) & 0x3FFF) << 32) |
+                   (1ull << 46) | (2ull << 61);
+  return LLVM::OrOp::create(b, loc, start, c64(fixed));
+}
+
+struct MmaLowering : ConvertOpToLLVMPattern<MmaOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+
+  /// The shared-window address (i64) of element [0, 0, 0] of a tile.
+  Value tileAddress(OpBuilder &b, Location loc, MemRefType type,
+                    Value descriptor) const {
+    Value zero = LLVM::ConstantOp::create(b, loc, getTypeConverter()->getIndexType(),
+                                          b.getIndexAttr(0));
+    Value ptr = LLVM::getStridedElementPtr(b, loc, *getTypeConverter(), type,
+                                           descriptor, {zero, zero, zero});
+    return LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), ptr);
+  }
+
+  /// Bytes between consecutive atoms of a tile.
+  static int64_t atomStrideBytes(MemRefType type) {
+    auto [strides, offset] = type.getStridesAndOffset();
+    return strides[0] * 2;
+  }
+
+  LogicalResult
+  matchAndRewrite(MmaOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MemRefType bType = op.getB().getType();
+    auto [bStrides, bOffset] = bType.getStridesAndOffset();
+    if (bStrides[1] != MmaOp::kAtomElements || bStrides[2] != 1)
+      return rewriter.notifyMatchFailure(op, "b rows are not 128 bytes apart");
+    bool bMnMajor = op.getBMajor() == OperandMajor::mn;
+    constexpr int64_t kStep = 16, atomBytes = 128, patternBytes = 1024;
+    Type elementType = bType.getElementType();
+
+    Value idesc = i32Constant(
+        rewriter, loc,
+        f16InstructionDescriptor(elementType, bMnMajor, op.getM(), op.getN()));
+    Value bAddress = tileAddress(rewriter, loc, bType, adaptor.getB());
+    auto aTile = dyn_cast<MemRefType>(op.getA().getType());
+    Value aAddress =
+        aTile ? tileAddress(rewriter, loc, aTile, adaptor.getA()) : Value();
+    Value always = LLVM::ConstantOp::create(rewriter, loc, rewriter.getI1Type(),
+                                            rewriter.getBoolAttr(true));
+
+    for (int64_t k = 0; k < op.getK(); k += kStep) {
+      // A: a K-major tile advances inside its atom, then to the next atom;
+      // a TMEM operand advances by k 16-bit elements = k / 2 columns.
+      Value a;
+      if (aTile) {
+        int64_t offset = (k / MmaOp::kAtomElements) * atomStrideBytes(aTile) +
+                         (k % MmaOp::kAtomElements) * 2;
+        a = smemDescriptor(rewriter, loc, aAddress, offset, 16, patternBytes);
+      } else {
+        a = offsetTmemAddress(rewriter, loc, adaptor.getA(),
+                              i32Constant(rewriter, loc, k / 2));
+      }
+      // B: k-major like A; mn-major advances by k rows, with atoms along N
+      // one leading byte offset apart.
+      Value b =
+          bMnMajor
+              ? smemDescriptor(rewriter, loc, bAddress, k * atomBytes,
+                               atomStrideBytes(bType), patternBytes)
+              : smemDescriptor(rewriter, loc, bAddress,
+                               (k / MmaOp::kAtomElements) *
+                                       atomStrideBytes(bType) +
+                                   (k % MmaOp::kAtomElements) * 2,
+                               16, patternBytes);
+      Value accumulate = k == 0 ? adaptor.getAccumulate() : always;
+      NVVM::Tcgen05MMAOp::create(
+          rewriter, loc, NVVM::Tcgen05MMAKind::F16, NVVM::CTAGroupKind::CTA_1,
+          NVVM::Tcgen05MMACollectorOp::DISCARD, /*aShift=*/false,
+          adaptor.getD(), a, b, idesc, accumulate, /*scaleInputD=*/Value(),
+          /*disableOutputLane=*/Value());
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct MmaCommitLowering : ConvertOpToLLVMPattern<MmaCommitOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(MmaCommitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MemRefType barriersType = nvgpu::getMBarrierMemrefType(
+        getContext(), op.getBarriers().getType());
+    Value barrier = LLVM::getStridedElementPtr(
+        rewriter, loc, *getTypeConverter(), barriersType, adaptor.getBarriers(),
+        {adaptor.getIndex()});
+    rewriter.replaceOpWithNewOp<NVVM::Tcgen05CommitOp>(op, barrier,
+                                                       /*multicastMask=*/Value());
+    return success();
+  }
+};
+
 struct ConvertFA4ToNVVMPass
     : public fa4::impl::ConvertFA4ToNVVMBase<ConvertFA4ToNVVMPass> {
   void runOnOperation() override {
@@ -261,11 +400,18 @@ void mlir::fa4::populateFA4ToNVVMTypeConversions(
     LLVMTypeConverter &converter) {
   converter.addConversion(
       [](TmemType type) { return tmemPointerType(type.getContext()); });
+  // The barrier group as the memref of i64 it lowers to, exactly as the
+  // upstream NVGPU conversion does, so both can meet in one module.
+  converter.addConversion([&converter](nvgpu::MBarrierGroupType type) {
+    return converter.convertType(
+        nvgpu::getMBarrierMemrefType(type.getContext(), type));
+  });
 }
 
 void mlir::fa4::populateFA4ToNVVMConversionPatterns(
     LLVMTypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<TmemAllocLowering, TmemBaseLowering, TmemDeallocLowering,
                TmemViewLowering, TmemLoadLowering, TmemStoreLowering,
-               Tcgen05WaitLowering>(converter);
+               Tcgen05WaitLowering, Tcgen05FenceLowering, MmaLowering,
+               MmaCommitLowering>(converter);
 }

@@ -118,3 +118,47 @@ func.func @f(%s: !fa4.tmem<64x128xf32>) {
   %r = fa4.tmem.load %s[0] : !fa4.tmem<64x128xf32> -> vector<32xf32>
   return
 }
+
+// -----
+
+!tile = memref<2x128x64xbf16, #gpu.address_space<workgroup>>
+func.func @f(%q: !tile, %k: !tile, %s: !fa4.tmem<128x128xbf16>, %acc: i1) {
+  // expected-error @+1 {{accumulator must be a 128-lane f32 TMEM region, got '!fa4.tmem<128x128xbf16>'}}
+  fa4.mma %q, %k, %s, %acc b_major(k) : !tile, !tile, !fa4.tmem<128x128xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: memref<2x128x64xbf16>, %k: memref<2x128x64xbf16, #gpu.address_space<workgroup>>, %s: !fa4.tmem<128x128xf32>, %acc: i1) {
+  // expected-error @+1 {{a must live in shared memory, got 'memref<2x128x64xbf16>'}}
+  fa4.mma %q, %k, %s, %acc b_major(k) : memref<2x128x64xbf16>, memref<2x128x64xbf16, #gpu.address_space<workgroup>>, !fa4.tmem<128x128xf32>
+  return
+}
+
+// -----
+
+!tile = memref<2x128x64xbf16, #gpu.address_space<workgroup>>
+func.func @f(%q: !tile, %k: memref<2x128x32xbf16, #gpu.address_space<workgroup>>, %s: !fa4.tmem<128x128xf32>, %acc: i1) {
+  // expected-error @+1 {{b must be a static [atoms, rows, 64] tile of 128-byte swizzle atoms, got 'memref<2x128x32xbf16, #gpu.address_space<workgroup>>'}}
+  fa4.mma %q, %k, %s, %acc b_major(k) : !tile, memref<2x128x32xbf16, #gpu.address_space<workgroup>>, !fa4.tmem<128x128xf32>
+  return
+}
+
+// -----
+
+!tile = memref<2x128x64xbf16, #gpu.address_space<workgroup>>
+func.func @f(%q: !tile, %k: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %s: !fa4.tmem<128x128xf32>, %acc: i1) {
+  // expected-error @+1 {{b holds N x K = 64 x 128 but the MMA is M x N x K = 128 x 128 x 128}}
+  fa4.mma %q, %k, %s, %acc b_major(k) : !tile, memref<2x64x64xbf16, #gpu.address_space<workgroup>>, !fa4.tmem<128x128xf32>
+  return
+}
+
+// -----
+
+!tile = memref<2x128x64xf16, #gpu.address_space<workgroup>>
+func.func @f(%p: !fa4.tmem<128x128xbf16>, %v: !tile, %o: !fa4.tmem<128x128xf32>, %acc: i1) {
+  // expected-error @+1 {{a and b element types differ: 'bf16' vs 'f16'}}
+  fa4.mma %p, %v, %o, %acc b_major(mn) : !fa4.tmem<128x128xbf16>, !tile, !fa4.tmem<128x128xf32>
+  return
+}

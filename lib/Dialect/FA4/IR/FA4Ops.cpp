@@ -289,3 +289,82 @@ LogicalResult TmemStoreOp::verify() {
   return verifyRowFragment(*this, getDest().getType(), getValue().getType(),
                            getOffset());
 }
+
+//===----------------------------------------------------------------------===//
+// MmaOp
+//===----------------------------------------------------------------------===//
+
+int64_t MmaOp::getK() {
+  if (auto tmem = dyn_cast<TmemType>(getA().getType()))
+    return tmem.getElements();
+  return cast<MemRefType>(getA().getType()).getDimSize(0) * kAtomElements;
+}
+
+static bool isWorkgroupMemRef(MemRefType type) {
+  auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(type.getMemorySpace());
+  return space && space.getValue() == gpu::AddressSpace::Workgroup;
+}
+
+/// Checks that `tile` is a static [atoms, rows, 64] tile in shared memory.
+static LogicalResult verifySmemTile(MmaOp op, StringRef name,
+                                    MemRefType tile) {
+  if (!isWorkgroupMemRef(tile))
+    return op.emitOpError() << name << " must live in shared memory, got "
+                            << tile;
+  if (!tile.hasStaticShape() || tile.getDimSize(2) != MmaOp::kAtomElements)
+    return op.emitOpError() << name
+                            << " must be a static [atoms, rows, 64] tile of "
+                               "128-byte swizzle atoms, got "
+                            << tile;
+  return success();
+}
+
+LogicalResult MmaOp::verify() {
+  TmemType d = getD().getType();
+  if (!d.getElementType().isF32() || d.getLanes() != 128)
+    return emitOpError() << "accumulator must be a 128-lane f32 TMEM region, "
+                            "got "
+                         << d;
+  int64_t n = getN();
+  if (n < 16 || n > 256 || n % 16 != 0)
+    return emitOpError() << "N (accumulator columns) must be a multiple of 16 "
+                            "in [16, 256], got "
+                         << n;
+
+  Type elementType;
+  if (auto aTmem = dyn_cast<TmemType>(getA().getType())) {
+    if (aTmem.getLanes() != 128 ||
+        aTmem.getElementType().getIntOrFloatBitWidth() != 16)
+      return emitOpError() << "a TMEM operand must be a 128-lane 16-bit "
+                              "region, got "
+                           << aTmem;
+    elementType = aTmem.getElementType();
+  } else {
+    auto aTile = cast<MemRefType>(getA().getType());
+    if (failed(verifySmemTile(*this, "a", aTile)))
+      return failure();
+    if (aTile.getDimSize(1) != 128)
+      return emitOpError() << "a must have M = 128 rows, got "
+                           << aTile.getDimSize(1);
+    elementType = aTile.getElementType();
+  }
+  int64_t k = getK();
+  if (k % 16 != 0)
+    return emitOpError() << "K must be a multiple of 16, got " << k;
+
+  MemRefType b = getB().getType();
+  if (failed(verifySmemTile(*this, "b", b)))
+    return failure();
+  if (b.getElementType() != elementType)
+    return emitOpError() << "a and b element types differ: " << elementType
+                         << " vs " << b.getElementType();
+  bool kMajor = getBMajor() == OperandMajor::k;
+  int64_t atoms = b.getDimSize(0) * kAtomElements, rows = b.getDimSize(1);
+  int64_t bN = kMajor ? rows : atoms, bK = kMajor ? atoms : rows;
+  if (bN != n || bK != k)
+    return emitOpError() << "b holds " << (kMajor ? "N x K = " : "K x N = ")
+                         << (kMajor ? bN : bK) << " x " << (kMajor ? bK : bN)
+                         << " but the MMA is M x N x K = 128 x " << n << " x "
+                         << k;
+  return success();
+}

@@ -8,6 +8,7 @@ include "fa4/Dialect/FA4/IR/FA4Types.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/IR/CommonTypeConstraints.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Dialect/NVGPU/IR/NVGPUTypes.td"
 
 // Q, K, V and O: [batch, sequence, heads, head_dim] in a 16-bit float type.
 def FA4_ActivationMemRef : MemRefRankOf<[F16, BF16], [4]>;
@@ -257,6 +258,100 @@ def FA4_Tcgen05WaitOp : FA4_Op<"tcgen05.wait"> {
   }];
   let arguments = (ins FA4_Tcgen05WaitKind:$kind);
   let assemblyFormat = "$kind attr-dict";
+}
+
+def FA4_Tcgen05FenceOp : FA4_Op<"tcgen05.fence"> {
+  let summary = "order tcgen05 operations around a thread synchronization";
+  let description = [{
+    `before_thread_sync` orders this thread's earlier tcgen05 operations
+    before a following barrier arrive or sync; `after_thread_sync` orders
+    later tcgen05 operations after a preceding barrier wait or sync.
+
+    ```mlir
+    fa4.tcgen05.fence after_thread_sync
+    ```
+
+    PTX: `tcgen05.fence::before_thread_sync;` / `tcgen05.fence::after_thread_sync;`
+  }];
+  let arguments = (ins FA4_Tcgen05FenceKind:$kind);
+  let assemblyFormat = "$kind attr-dict";
+}
+
+// A shared-memory MMA operand as 128-byte-swizzled TMA loads lay it out:
+// [atoms, rows, 64] where an atom holds 64 consecutive 16-bit elements of the
+// contiguous dimension for every row.
+def FA4_SmemTile : MemRefRankOf<[F16, BF16], [3]>;
+
+def FA4_MmaOp : FA4_Op<"mma"> {
+  let summary = "issue a tcgen05 MMA into Tensor Memory";
+  let description = [{
+    Issued by one thread: `d (+)= a x b` on the Tensor Core, asynchronously.
+    `d` is a 128 x N f32 Tensor Memory region; when `accumulate` is false
+    the product overwrites it.
+
+    Shared-memory operands have the layout a 128-byte-swizzled TMA load
+    writes, as rank-3 memrefs `[atoms, rows, 64]`: the contiguous dimension
+    is cut into atoms of 64 16-bit elements (128 bytes per row), each atom a
+    block of `rows x 128` bytes, atoms one after another, the whole tile
+    1024-byte aligned. Element (r, c) of the logical tile is `[c / 64, r,
+    c mod 64]`, so a row range of a tile is an ordinary subview.
+
+    - `a` (M x K, M = 128): a K-major tile `[K/64, 128, 64]` (Q), or a 16-bit
+      Tensor Memory region of K elements per lane (P).
+    - `b`: with `b_major = k` an N x K tile `[K/64, N, 64]` (K of QK^T:
+      keys x head dim); with `b_major = mn` a K x N tile `[N/64, K, 64]` (V
+      of PV: keys x head dim).
+
+    Completion is observed only through `fa4.mma.commit`.
+
+    ```mlir
+    fa4.mma %q, %k, %s, %false b_major(k)
+        : memref<2x128x64xbf16, #gpu.address_space<workgroup>>,
+          memref<2x128x64xbf16, #gpu.address_space<workgroup>>,
+          !fa4.tmem<128x128xf32>
+    ```
+
+    PTX: one instruction per 16 elements of K, the first with `accumulate`,
+    the others accumulating:
+    ```
+    tcgen05.mma.cta_group::1.kind::f16 [d], adesc, bdesc, idesc, p;     // a in SMEM
+    tcgen05.mma.cta_group::1.kind::f16 [d], [a], bdesc, idesc, p;       // a in TMEM
+    ```
+  }];
+  let arguments = (ins
+    Arg<AnyTypeOf<[FA4_SmemTile, FA4_TmemType]>, "", [MemRead]>:$a,
+    Arg<FA4_SmemTile, "", [MemRead]>:$b,
+    Arg<FA4_TmemType, "", [MemRead, MemWrite]>:$d,
+    I1:$accumulate,
+    FA4_OperandMajor:$b_major);
+  let assemblyFormat = [{
+    $a `,` $b `,` $d `,` $accumulate `b_major` `(` $b_major `)` attr-dict `:` qualified(type($a)) `,` type($b) `,` qualified(type($d))
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// 16-bit elements in one 128-byte swizzle atom row.
+    static constexpr int64_t kAtomElements = 64;
+    int64_t getM() { return 128; }
+    int64_t getN() { return getD().getType().getElements(); }
+    int64_t getK();
+  }];
+}
+
+def FA4_MmaCommitOp : FA4_Op<"mma.commit"> {
+  let summary = "arrive on an mbarrier when this thread's MMAs complete";
+  let description = [{
+    Makes `barriers[index]` receive one arrival once every tcgen05 MMA this
+    thread issued before has completed (and with it every read of the
+    MMAs' operands).
+
+    ```mlir
+    fa4.mma.commit %s_ready[%stage] : !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>, num_barriers = 2>
+    ```
+
+    PTX: `tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar];`
+  }];
+  let arguments = (ins NVGPU_MBarrierGroup:$barriers, Index:$index);
+  let assemblyFormat = "$barriers `[` $index `]` attr-dict `:` qualified(type($barriers))";
 }
 
 #endif // FA4_DIALECT_FA4_IR_FA4OPS_TD

@@ -1,0 +1,70 @@
+// RUN: fa4-opt %s --convert-fa4-to-nvvm | FileCheck %s
+// RUN: fa4-opt %s --pass-pipeline="builtin.module(convert-fa4-to-nvvm, gpu.module(expand-strided-metadata, convert-scf-to-cf, convert-nvgpu-to-nvvm, convert-gpu-to-nvvm), convert-nvvm-to-llvm, reconcile-unrealized-casts, gpu-module-to-binary{format=isa})" | FileCheck %s --check-prefix=PTX
+// RUN: %if ptxas %{ fa4-opt %s --pass-pipeline="builtin.module(convert-fa4-to-nvvm, gpu.module(expand-strided-metadata, convert-scf-to-cf, convert-nvgpu-to-nvvm, convert-gpu-to-nvvm), convert-nvvm-to-llvm, reconcile-unrealized-casts, gpu-module-to-binary{format=bin toolkit=%cuda_toolkit})" | FileCheck %s --check-prefix=CUBIN %}
+
+// The MMA warp's work for one KV block: S = Q K^T from shared memory, then
+// the first PV part, O += P[:, 0:96] V[0:96, :] with P read from TMEM.
+
+// CHECK-LABEL: gpu.func @qk_pv
+// Instruction descriptor: bf16 x bf16 -> f32, M = 128, N = 128, both
+// K-major. Shared-memory descriptor: LBO 16, SBO 1024, version bit 46,
+// 128-byte swizzle.
+// CHECK-DAG: llvm.mlir.constant(136316048 : i32)
+// CHECK-DAG: llvm.mlir.constant(4611756662049538048 : i64)
+// QK^T: K = 128 in 8 steps of 16; only the first may overwrite S.
+// CHECK: nvvm.tcgen05.mma %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %arg0 {ctaGroup = #nvvm.cta_group<cta_1>, kind = #nvvm.tcgen05_mma_kind<f16>}
+// CHECK-COUNT-7: nvvm.tcgen05.mma {{.*}} : (!llvm.ptr<6>, i64, i64, i32, i1)
+// CHECK: nvvm.tcgen05.commit %{{.*}} : !llvm.ptr<3>
+// PV: B (V) is MN-major (bit 16 of the instruction descriptor) and its
+// atoms along N are 16384 bytes apart (128 keys x 128 B: the LBO).
+// CHECK-DAG: llvm.mlir.constant(136381584 : i32)
+// CHECK-DAG: llvm.mlir.constant(4611756662116581376 : i64)
+// K = 96 in 6 steps, A from TMEM.
+// CHECK-COUNT-6: nvvm.tcgen05.mma {{.*}} : (!llvm.ptr<6>, !llvm.ptr<6>, i64, i32, i1)
+// CHECK: nvvm.tcgen05.commit %{{.*}} : !llvm.ptr<3>
+// CHECK-NOT: fa4.
+
+// PTX: tcgen05.fence::before_thread_sync
+// PTX-SAME: tcgen05.fence::after_thread_sync
+// PTX-SAME: tcgen05.mma.cta_group::1.kind::f16
+// PTX-SAME: tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64
+// PTX-SAME: tcgen05.mma.cta_group::1.kind::f16
+// PTX-SAME: tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64
+
+// CUBIN: gpu.binary @kernels
+// CUBIN-SAME: bin = "
+
+!bars = !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>, num_barriers = 2>
+!tile = memref<2x128x64xbf16, #gpu.address_space<workgroup>>
+module attributes {gpu.container_module} {
+  gpu.module @kernels [#nvvm.target<chip = "sm_100a", features = "+ptx86">] {
+    gpu.func @qk_pv(%first: i1) workgroup(%slot : memref<1xi32, #gpu.address_space<workgroup>>) kernel attributes {nvvm.maxntid = array<i32: 128, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c1i = arith.constant 1 : index
+      %smem = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+      %q = memref.view %smem[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to !tile
+      %c32k = arith.constant 32768 : index
+      %k = memref.view %smem[%c32k][] : memref<?xi8, #gpu.address_space<workgroup>> to !tile
+      %c64k = arith.constant 65536 : index
+      %v = memref.view %smem[%c64k][] : memref<?xi8, #gpu.address_space<workgroup>> to !tile
+      %bars = nvgpu.mbarrier.create -> !bars
+      nvgpu.mbarrier.init %bars[%c0], %c1i : !bars
+      fa4.tmem.alloc 256 columns into %slot : memref<1xi32, #gpu.address_space<workgroup>>
+      fa4.tcgen05.fence before_thread_sync
+      gpu.barrier
+      fa4.tcgen05.fence after_thread_sync
+      %tmem = fa4.tmem.base %slot : memref<1xi32, #gpu.address_space<workgroup>> -> !fa4.tmem<128x256xf32>
+      %s = fa4.tmem.view %tmem[0] : !fa4.tmem<128x256xf32> -> !fa4.tmem<128x128xf32>
+      %p = fa4.tmem.view %tmem[64] : !fa4.tmem<128x256xf32> -> !fa4.tmem<128x128xbf16>
+      %o = fa4.tmem.view %tmem[128] : !fa4.tmem<128x256xf32> -> !fa4.tmem<128x128xf32>
+      fa4.mma %q, %k, %s, %first b_major(k) : !tile, !tile, !fa4.tmem<128x128xf32>
+      fa4.mma.commit %bars[%c0] : !bars
+      %vlo = memref.subview %v[0, 0, 0] [2, 96, 64] [1, 1, 1] : !tile to memref<2x96x64xbf16, strided<[8192, 64, 1]>, #gpu.address_space<workgroup>>
+      %p96 = fa4.tmem.view %p[0] : !fa4.tmem<128x128xbf16> -> !fa4.tmem<128x96xbf16>
+      fa4.mma %p96, %vlo, %o, %first b_major(mn) : !fa4.tmem<128x96xbf16>, memref<2x96x64xbf16, strided<[8192, 64, 1]>, #gpu.address_space<workgroup>>, !fa4.tmem<128x128xf32>
+      fa4.mma.commit %bars[%c1] : !bars
+      gpu.return
+    }
+  }
+}
