@@ -144,9 +144,16 @@ struct TmemViewLowering : ConvertOpToLLVMPattern<TmemViewOp> {
   }
 };
 
-/// Column of `offset` elements of `type` within a lane.
-int64_t offsetColumns(TmemType type, int64_t offset) {
-  return offset * type.getElementType().getIntOrFloatBitWidth() / 32;
+/// What a tcgen05.ld/st 32x32b of `fragment` at `offset` elements of
+/// `region` (of `type`) needs: the thread's TMEM address and the register
+/// type (16-bit values travel packed two per 32-bit register).
+std::pair<Value, Type> rowFragmentAccess(OpBuilder &b, Location loc,
+                                         Value region, TmemType type,
+                                         int64_t offset, VectorType fragment) {
+  int64_t column =
+      offset * type.getElementType().getIntOrFloatBitWidth() / 32;
+  return {warpgroupRowAddress(b, loc, region, column),
+          registersType(b.getContext(), registerCount(fragment))};
 }
 
 struct TmemLoadLowering : ConvertOpToLLVMPattern<TmemLoadOp> {
@@ -156,10 +163,9 @@ struct TmemLoadLowering : ConvertOpToLLVMPattern<TmemLoadOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     VectorType resultType = op.getResult().getType();
-    Value address = warpgroupRowAddress(
-        rewriter, loc, adaptor.getSource(),
-        offsetColumns(op.getSource().getType(), op.getOffset()));
-    Type rawType = registersType(getContext(), registerCount(resultType));
+    auto [address, rawType] =
+        rowFragmentAccess(rewriter, loc, adaptor.getSource(),
+                          op.getSource().getType(), op.getOffset(), resultType);
     Value raw = NVVM::Tcgen05LdOp::create(rewriter, loc, rawType,
                                           /*pack=*/false,
                                           NVVM::Tcgen05LdStShape::SHAPE_32X32B,
@@ -175,12 +181,9 @@ struct TmemStoreLowering : ConvertOpToLLVMPattern<TmemStoreOp> {
   matchAndRewrite(TmemStoreOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    VectorType valueType = op.getValue().getType();
-    Value address = warpgroupRowAddress(
-        rewriter, loc, adaptor.getDest(),
-        offsetColumns(op.getDest().getType(), op.getOffset()));
-    // 16-bit values travel packed two per 32-bit register.
-    Type rawType = registersType(getContext(), registerCount(valueType));
+    auto [address, rawType] = rowFragmentAccess(
+        rewriter, loc, adaptor.getDest(), op.getDest().getType(),
+        op.getOffset(), op.getValue().getType());
     Value raw =
         LLVM::BitcastOp::create(rewriter, loc, rawType, adaptor.getValue());
     rewriter.replaceOpWithNewOp<NVVM::Tcgen05StOp>(
@@ -292,8 +295,7 @@ struct MmaLowering : ConvertOpToLLVMPattern<MmaOp> {
 
   /// Bytes between consecutive atoms of a tile.
   static int64_t atomStrideBytes(MemRefType type) {
-    auto [strides, offset] = type.getStridesAndOffset();
-    return strides[0] * 2;
+    return type.getStridesAndOffset().first[0] * 2;
   }
 
   LogicalResult
@@ -301,7 +303,7 @@ struct MmaLowering : ConvertOpToLLVMPattern<MmaOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     MemRefType bType = op.getB().getType();
-    auto [bStrides, bOffset] = bType.getStridesAndOffset();
+    SmallVector<int64_t> bStrides = bType.getStridesAndOffset().first;
     if (bStrides[1] != MmaOp::kAtomElements || bStrides[2] != 1)
       return rewriter.notifyMatchFailure(op, "b rows are not 128 bytes apart");
     bool bMnMajor = op.getBMajor() == OperandMajor::mn;
