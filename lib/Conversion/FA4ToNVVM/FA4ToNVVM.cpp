@@ -58,14 +58,15 @@ Value warpgroupRowAddress(OpBuilder &b, Location loc, Value region,
   return offsetTmemAddress(b, loc, region, delta);
 }
 
-/// The shared-memory pointer of element 0 of a rank-1 slot memref.
-Value slotPointer(OpBuilder &b, Location loc,
-                  const LLVMTypeConverter &converter, MemRefType type,
-                  Value descriptor) {
-  return LLVM::getStridedElementPtr(
-      b, loc, converter, type, descriptor,
-      {LLVM::ConstantOp::create(b, loc, converter.getIndexType(),
-                                b.getIndexAttr(0))});
+/// The pointer to the first element (all indices 0) of a memref.
+Value firstElementPointer(OpBuilder &b, Location loc,
+                          const LLVMTypeConverter &converter, MemRefType type,
+                          Value descriptor) {
+  Value zero = LLVM::ConstantOp::create(b, loc, converter.getIndexType(),
+                                        b.getIndexAttr(0));
+  SmallVector<Value> indices(type.getRank(), zero);
+  return LLVM::getStridedElementPtr(b, loc, converter, type, descriptor,
+                                    indices);
 }
 
 /// Columns of the 32-bit registers a row fragment of `type` occupies.
@@ -86,7 +87,7 @@ struct TmemAllocLowering : ConvertOpToLLVMPattern<TmemAllocOp> {
   matchAndRewrite(TmemAllocOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value slot = slotPointer(rewriter, loc, *getTypeConverter(),
+    Value slot = firstElementPointer(rewriter, loc, *getTypeConverter(),
                              op.getSlot().getType(), adaptor.getSlot());
     NVVM::Tcgen05AllocOp::create(rewriter, loc, slot,
                                  i32Constant(rewriter, loc, op.getColumns()));
@@ -104,7 +105,7 @@ struct TmemBaseLowering : ConvertOpToLLVMPattern<TmemBaseOp> {
   matchAndRewrite(TmemBaseOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value slot = slotPointer(rewriter, loc, *getTypeConverter(),
+    Value slot = firstElementPointer(rewriter, loc, *getTypeConverter(),
                              op.getSlot().getType(), adaptor.getSlot());
     Value address =
         LLVM::LoadOp::create(rewriter, loc, rewriter.getI32Type(), slot);
@@ -286,10 +287,8 @@ struct MmaLowering : ConvertOpToLLVMPattern<MmaOp> {
   /// The shared-window address (i64) of element [0, 0, 0] of a tile.
   Value tileAddress(OpBuilder &b, Location loc, MemRefType type,
                     Value descriptor) const {
-    Value zero = LLVM::ConstantOp::create(b, loc, getTypeConverter()->getIndexType(),
-                                          b.getIndexAttr(0));
-    Value ptr = LLVM::getStridedElementPtr(b, loc, *getTypeConverter(), type,
-                                           descriptor, {zero, zero, zero});
+    Value ptr =
+        firstElementPointer(b, loc, *getTypeConverter(), type, descriptor);
     return LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), ptr);
   }
 
