@@ -162,3 +162,11 @@ func.func @f(%p: !fa4.tmem<128x128xbf16>, %v: !tile, %o: !fa4.tmem<128x128xf32>,
   fa4.mma %p, %v, %o, %acc b_major(mn) : !fa4.tmem<128x128xbf16>, !tile, !fa4.tmem<128x128xf32>
   return
 }
+
+// -----
+
+func.func @f(%t: !fa4.tmem<128x512xf32>) {
+  // expected-error @+1 {{view of columns [-32, 96) exceeds the 512 columns of its source}}
+  %s = fa4.tmem.view %t[-32] : !fa4.tmem<128x512xf32> -> !fa4.tmem<128x128xf32>
+  return
+}

@@ -187,10 +187,13 @@ LogicalResult AttentionOp::verify() {
 // Tensor Memory ops
 //===----------------------------------------------------------------------===//
 
+static bool isWorkgroupMemRef(MemRefType type) {
+  auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(type.getMemorySpace());
+  return space && space.getValue() == gpu::AddressSpace::Workgroup;
+}
+
 static LogicalResult verifyTmemSlot(Operation *op, MemRefType slot) {
-  if (!isa_and_nonnull<gpu::AddressSpaceAttr>(slot.getMemorySpace()) ||
-      cast<gpu::AddressSpaceAttr>(slot.getMemorySpace()).getValue() !=
-          gpu::AddressSpace::Workgroup)
+  if (!isWorkgroupMemRef(slot))
     return op->emitOpError()
            << "TMEM address slot must be in shared memory "
               "(#gpu.address_space<workgroup>), got "
@@ -203,6 +206,13 @@ static bool isAllocatableColumns(int64_t columns) {
          llvm::isPowerOf2_64(columns);
 }
 
+/// Whether `type` describes a whole TMEM allocation: all lanes and an
+/// allocatable number of columns.
+static bool isWholeAllocation(TmemType type) {
+  return type.getLanes() == limits::kTmemLanes &&
+         isAllocatableColumns(type.getNumColumns());
+}
+
 LogicalResult TmemAllocOp::verify() {
   if (!isAllocatableColumns(getColumns()))
     return emitOpError() << "allocates a power of two of columns in [32, "
@@ -212,8 +222,7 @@ LogicalResult TmemAllocOp::verify() {
 
 LogicalResult TmemBaseOp::verify() {
   TmemType type = getTmem().getType();
-  if (type.getLanes() != limits::kTmemLanes ||
-      !isAllocatableColumns(type.getNumColumns()))
+  if (!isWholeAllocation(type))
     return emitOpError() << "result must describe a whole allocation ("
                          << limits::kTmemLanes
                          << " lanes, a power of two of columns in [32, "
@@ -222,10 +231,9 @@ LogicalResult TmemBaseOp::verify() {
 }
 
 LogicalResult TmemDeallocOp::verify() {
-  TmemType type = getTmem().getType();
-  if (type.getLanes() != limits::kTmemLanes ||
-      !isAllocatableColumns(type.getNumColumns()))
-    return emitOpError() << "frees a whole allocation, got " << type;
+  if (!isWholeAllocation(getTmem().getType()))
+    return emitOpError() << "frees a whole allocation, got "
+                         << getTmem().getType();
   return success();
 }
 
@@ -235,10 +243,11 @@ LogicalResult TmemViewOp::verify() {
     return emitOpError() << "view keeps the lanes of its source ("
                          << source.getLanes() << "), got "
                          << result.getLanes();
-  if (getColumn() < 0 ||
-      getColumn() + result.getNumColumns() > source.getNumColumns())
-    return emitOpError() << "view of columns [" << getColumn() << ", "
-                         << getColumn() + result.getNumColumns()
+  // I64Attr reads back unsigned; a negative column must stay negative here.
+  int64_t column = static_cast<int64_t>(getColumn());
+  if (column < 0 || column + result.getNumColumns() > source.getNumColumns())
+    return emitOpError() << "view of columns [" << column << ", "
+                         << column + result.getNumColumns()
                          << ") exceeds the " << source.getNumColumns()
                          << " columns of its source";
   return success();
@@ -298,11 +307,6 @@ int64_t MmaOp::getK() {
   if (auto tmem = dyn_cast<TmemType>(getA().getType()))
     return tmem.getElements();
   return cast<MemRefType>(getA().getType()).getDimSize(0) * kAtomElements;
-}
-
-static bool isWorkgroupMemRef(MemRefType type) {
-  auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(type.getMemorySpace());
-  return space && space.getValue() == gpu::AddressSpace::Workgroup;
 }
 
 /// Checks that `tile` is a static [atoms, rows, 64] tile in shared memory.
