@@ -61,6 +61,7 @@ void fa4::registerAllDialects(mlir::DialectRegistry &registry) {
   mlir::ub::registerConvertUBToLLVMInterface(registry);
   mlir::vector::registerConvertVectorToLLVMInterface(registry);
   mlir::NVVM::registerConvertGpuToNVVMInterface(registry);
+  mlir::fa4::registerConvertFA4ToLLVMInterfaces(registry);
 
   // #nvvm.target and the translations gpu-module-to-binary runs.
   mlir::NVVM::registerNVVMTargetInterfaceExternalModels(registry);

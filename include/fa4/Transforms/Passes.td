@@ -62,4 +62,24 @@ def FA4Plan : Pass<"fa4-plan"> {
   ];
 }
 
+def FA4LowerWarpSpecialize : Pass<"fa4-lower-warp-specialize"> {
+  let summary = "Turn warp roles into register reallocation and branches";
+  let description = [{
+    Replaces every `fa4.warp_specialize` with what the hardware executes: each
+    warpgroup whose budget differs from the launch default first moves its
+    register file with `setmaxnreg` (decrease below the default, increase
+    above it), then each role's body runs under a branch on the warp index
+    `%tid.x / 32`. Because `setmaxnreg` only takes effect in a kernel with
+    launch bounds, the enclosing `gpu.func` gets `nvvm.maxntid = [32 x
+    warps, 1, 1]` and `nvvm.minctasm = 1`.
+
+    The pass refuses a `fa4.warp_specialize` outside a `gpu.func`, and one
+    whose `gpu.func` already declares a different `nvvm.maxntid`.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 #endif // FA4_TRANSFORMS_PASSES_TD

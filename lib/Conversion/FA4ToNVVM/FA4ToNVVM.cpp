@@ -2,8 +2,10 @@
 
 #include "fa4/Conversion/FA4ToNVVM/FA4ToNVVM.h"
 #include "fa4/Conversion/Passes.h"
+#include "fa4/Dialect/FA4/IR/Exp2.h"
 #include "fa4/Dialect/FA4/IR/FA4Ops.h"
 
+#include "mlir/Conversion/ConvertToLLVM/ToLLVMInterface.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/LLVMCommon/ConversionTarget.h"
 #include "mlir/Conversion/NVGPUToNVVM/NVGPUToNVVM.h"
@@ -371,6 +373,141 @@ struct MmaCommitLowering : ConvertOpToLLVMPattern<MmaCommitOp> {
   }
 };
 
+template <typename SourceOp, typename NVVMOp>
+struct NamedBarrierLowering : ConvertOpToLLVMPattern<SourceOp> {
+  using ConvertOpToLLVMPattern<SourceOp>::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(SourceOp op, typename SourceOp::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value id = i32Constant(rewriter, loc, op.getId());
+    Value threads = i32Constant(rewriter, loc, op.getThreads());
+    if constexpr (std::is_same_v<NVVMOp, NVVM::BarrierOp>)
+      NVVM::BarrierOp::create(rewriter, loc, Type(), id, threads,
+                              NVVM::BarrierReductionAttr(), Value());
+    else
+      NVVMOp::create(rewriter, loc, id, threads);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct ElectLowering : ConvertOpToLLVMPattern<ElectOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(ElectOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<NVVM::ElectSyncOp>(op, rewriter.getI1Type(),
+                                                   /*membermask=*/Value());
+    return success();
+  }
+};
+
+struct WarpAnyLowering : ConvertOpToLLVMPattern<WarpAnyOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(WarpAnyOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value allLanes = i32Constant(rewriter, op.getLoc(), -1);
+    rewriter.replaceOpWithNewOp<NVVM::VoteSyncOp>(
+        op, rewriter.getI1Type(), allLanes, adaptor.getPredicate(),
+        NVVM::VoteSyncKind::any);
+    return success();
+  }
+};
+
+struct FenceProxyAsyncLowering : ConvertOpToLLVMPattern<FenceProxyAsyncOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(FenceProxyAsyncOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<NVVM::FenceProxyOp>(
+        op, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(getContext(), NVVM::SharedSpace::shared_cta));
+    return success();
+  }
+};
+
+struct TmaStoreCommitLowering : ConvertOpToLLVMPattern<TmaStoreCommitOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(TmaStoreCommitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<NVVM::CpAsyncBulkCommitGroupOp>(op);
+    return success();
+  }
+};
+
+struct TmaStoreWaitLowering : ConvertOpToLLVMPattern<TmaStoreWaitOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(TmaStoreWaitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<NVVM::CpAsyncBulkWaitGroupOp>(
+        op, op.getPending(), op.getRead() ? rewriter.getUnitAttr() : nullptr);
+    return success();
+  }
+};
+
+/// A call of the f32 NVVM intrinsic `name`. The NVVM intrinsics, not the
+/// generic llvm.intr.* ones, because GPU-to-NVVM rewrites those into
+/// libdevice calls and because they name the exact PTX instruction.
+Value callF32Intrinsic(OpBuilder &b, Location loc, StringRef name,
+                       ValueRange args) {
+  return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
+                                       b.getStringAttr(name), args)
+      .getResult(0);
+}
+
+/// 2^x on the FMA pipe: the exponent's integer part goes into the float's
+/// exponent bits, its fraction through the cubic of Exp2.h.
+Value emulatedExp2(OpBuilder &b, Location loc, Value x) {
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  auto f32Constant = [&](float v) {
+    return LLVM::ConstantOp::create(b, loc, f32, b.getF32FloatAttr(v));
+  };
+  auto fma = [&](Value a, Value m, Value c) {
+    return callF32Intrinsic(b, loc, "llvm.nvvm.fma.rn.f", {a, m, c});
+  };
+  Value clamped = callF32Intrinsic(b, loc, "llvm.nvvm.fmax.f",
+                                   {x, f32Constant(exp2poly::kMinInput)});
+  Value whole = callF32Intrinsic(b, loc, "llvm.nvvm.floor.f", {clamped});
+  Value f = LLVM::FSubOp::create(b, loc, clamped, whole);
+  Value p = fma(f32Constant(exp2poly::kC3), f, f32Constant(exp2poly::kC2));
+  p = fma(p, f, f32Constant(exp2poly::kC1));
+  p = fma(p, f, f32Constant(1.0f));
+  Value exponent = LLVM::ShlOp::create(
+      b, loc, LLVM::FPToSIOp::create(b, loc, i32, whole), i32Constant(b, loc, 23));
+  Value bits = LLVM::AddOp::create(
+      b, loc, LLVM::BitcastOp::create(b, loc, i32, p), exponent);
+  return LLVM::BitcastOp::create(b, loc, f32, bits);
+}
+
+struct Exp2Lowering : ConvertOpToLLVMPattern<Exp2Op> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(Exp2Op op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    int64_t emulated = static_cast<int64_t>(op.getEmulated());
+    Value result = LLVM::PoisonOp::create(rewriter, loc, op.getType());
+    for (int64_t i = 0, e = op.getType().getNumElements(); i < e; ++i) {
+      Value index = LLVM::ConstantOp::create(rewriter, loc, rewriter.getI32Type(),
+                                             rewriter.getI32IntegerAttr(i));
+      Value x = LLVM::ExtractElementOp::create(rewriter, loc, adaptor.getX(),
+                                               index);
+      Value y = i % 16 < emulated
+                    ? emulatedExp2(rewriter, loc, x)
+                    : callF32Intrinsic(rewriter, loc,
+                                       "llvm.nvvm.ex2.approx.ftz.f32", {x});
+      result =
+          LLVM::InsertElementOp::create(rewriter, loc, result, y, index);
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 struct ConvertFA4ToNVVMPass
     : public fa4::impl::ConvertFA4ToNVVMBase<ConvertFA4ToNVVMPass> {
   void runOnOperation() override {
@@ -401,11 +538,63 @@ void mlir::fa4::populateFA4ToNVVMTypeConversions(
     LLVMTypeConverter &converter) {
   converter.addConversion(
       [](TmemType type) { return tmemPointerType(type.getContext()); });
-  // The barrier group as the memref of i64 it lowers to, exactly as the
-  // upstream NVGPU conversion does, so both can meet in one module.
+  populateNVGPUTypeConversions(converter);
+}
+
+void mlir::fa4::populateNVGPUTypeConversions(LLVMTypeConverter &converter) {
+  // The same forms the upstream convert-nvgpu-to-nvvm pass gives them, so
+  // that values crossing the two conversions meet in one type.
   converter.addConversion([&converter](nvgpu::MBarrierGroupType type) {
     return converter.convertType(
         nvgpu::getMBarrierMemrefType(type.getContext(), type));
+  });
+  converter.addConversion([](nvgpu::MBarrierTokenType type) {
+    return IntegerType::get(type.getContext(), 64);
+  });
+  converter.addConversion([](nvgpu::TensorMapDescriptorType type) {
+    return LLVM::LLVMPointerType::get(type.getContext());
+  });
+}
+
+namespace {
+/// Lets every convert-to-LLVM style pass (convert-gpu-to-nvvm among them)
+/// lower the fa4 kernel ops.
+struct FA4ToLLVMInterface : ConvertToLLVMPatternInterface {
+  using ConvertToLLVMPatternInterface::ConvertToLLVMPatternInterface;
+  void loadDependentDialects(MLIRContext *context) const final {
+    context->loadDialect<NVVM::NVVMDialect>();
+  }
+  void populateConvertToLLVMConversionPatterns(
+      ConversionTarget &target, LLVMTypeConverter &converter,
+      RewritePatternSet &patterns) const final {
+    populateFA4ToNVVMTypeConversions(converter);
+    populateFA4ToNVVMConversionPatterns(converter, patterns);
+  }
+};
+
+/// The same for nvgpu, which upstream lowers only in its own pass: kernel
+/// signatures holding TMA descriptors and barrier groups can then be
+/// converted by convert-gpu-to-nvvm.
+struct NVGPUToLLVMInterface : ConvertToLLVMPatternInterface {
+  using ConvertToLLVMPatternInterface::ConvertToLLVMPatternInterface;
+  void loadDependentDialects(MLIRContext *context) const final {
+    context->loadDialect<NVVM::NVVMDialect>();
+  }
+  void populateConvertToLLVMConversionPatterns(
+      ConversionTarget &target, LLVMTypeConverter &converter,
+      RewritePatternSet &patterns) const final {
+    populateNVGPUTypeConversions(converter);
+    populateNVGPUToNVVMConversionPatterns(converter, patterns);
+  }
+};
+} // namespace
+
+void mlir::fa4::registerConvertFA4ToLLVMInterfaces(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *, FA4Dialect *dialect) {
+    dialect->addInterfaces<FA4ToLLVMInterface>();
+  });
+  registry.addExtension(+[](MLIRContext *, nvgpu::NVGPUDialect *dialect) {
+    dialect->addInterfaces<NVGPUToLLVMInterface>();
   });
 }
 
@@ -414,5 +603,10 @@ void mlir::fa4::populateFA4ToNVVMConversionPatterns(
   patterns.add<TmemAllocLowering, TmemBaseLowering, TmemDeallocLowering,
                TmemViewLowering, TmemLoadLowering, TmemStoreLowering,
                Tcgen05WaitLowering, Tcgen05FenceLowering, MmaLowering,
-               MmaCommitLowering>(converter);
+               MmaCommitLowering,
+               NamedBarrierLowering<NamedBarrierSyncOp, NVVM::BarrierOp>,
+               NamedBarrierLowering<NamedBarrierArriveOp, NVVM::BarrierArriveOp>,
+               ElectLowering, WarpAnyLowering, FenceProxyAsyncLowering,
+               TmaStoreCommitLowering, TmaStoreWaitLowering, Exp2Lowering>(
+      converter);
 }

@@ -372,3 +372,113 @@ LogicalResult MmaOp::verify() {
                          << k;
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Synchronization and per-thread math
+//===----------------------------------------------------------------------===//
+
+/// Barrier 0 belongs to gpu.barrier (__syncthreads); a count is whole warps.
+static LogicalResult verifyNamedBarrier(Operation *op, int64_t id,
+                                        int64_t threads) {
+  if (id < 1 || id > 15)
+    return op->emitOpError() << "named barrier id must be in [1, 15] (0 is "
+                                "gpu.barrier's), got "
+                             << id;
+  if (threads < 32 || threads > 1024 || threads % 32 != 0)
+    return op->emitOpError() << "thread count must be a multiple of 32 in "
+                                "[32, 1024], got "
+                             << threads;
+  return success();
+}
+
+LogicalResult NamedBarrierSyncOp::verify() {
+  return verifyNamedBarrier(*this, getId(), getThreads());
+}
+
+LogicalResult NamedBarrierArriveOp::verify() {
+  return verifyNamedBarrier(*this, getId(), getThreads());
+}
+
+LogicalResult Exp2Op::verify() {
+  int64_t emulated = static_cast<int64_t>(getEmulated());
+  if (emulated < 0 || emulated > 16)
+    return emitOpError() << "emulated must be in [0, 16] (elements of every "
+                            "16), got "
+                         << emulated;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Warp roles
+//===----------------------------------------------------------------------===//
+
+LogicalResult RoleOp::verify() {
+  int64_t begin = static_cast<int64_t>(getWarpBegin()),
+          end = static_cast<int64_t>(getWarpEnd()),
+          registers = static_cast<int64_t>(getRegisters());
+  if (begin < 0 || begin >= end)
+    return emitOpError() << "warp range [" << begin << ", " << end
+                         << ") is empty";
+  if (registers < limits::kMinRegisters || registers > limits::kMaxRegisters ||
+      registers % 8 != 0)
+    return emitOpError() << "registers must be a multiple of 8 in ["
+                         << limits::kMinRegisters << ", "
+                         << limits::kMaxRegisters << "], got " << registers;
+  return success();
+}
+
+int64_t WarpSpecializeOp::getDefaultRegisters() {
+  // What a CTA of this size gets per thread without setmaxnreg.
+  int64_t threads = static_cast<int64_t>(getWarps()) * 32;
+  return std::min<int64_t>(limits::kMaxRegisters,
+                           (limits::kRegistersPerSm / threads) / 8 * 8);
+}
+
+SmallVector<int64_t> WarpSpecializeOp::getWarpgroupRegisters() {
+  SmallVector<int64_t> registers(static_cast<int64_t>(getWarps()) / 4,
+                                 getDefaultRegisters());
+  for (auto role : getBody().getOps<RoleOp>())
+    registers[static_cast<int64_t>(role.getWarpBegin()) / 4] =
+        static_cast<int64_t>(role.getRegisters());
+  return registers;
+}
+
+LogicalResult WarpSpecializeOp::verify() {
+  int64_t warps = static_cast<int64_t>(getWarps());
+  if (warps < 4 || warps > 32 || warps % 4 != 0)
+    return emitOpError() << "warps must be whole warpgroups, 4 to 32, got "
+                         << warps;
+  SmallVector<RoleOp> owner(warps);
+  SmallVector<std::optional<int64_t>> groupRegisters(warps / 4);
+  for (Operation &op : getBody().front()) {
+    auto role = dyn_cast<RoleOp>(op);
+    if (!role)
+      return op.emitOpError() << "is not a role; fa4.warp_specialize holds "
+                                 "fa4.role ops only";
+    int64_t end = static_cast<int64_t>(role.getWarpEnd());
+    if (end > warps)
+      return role.emitOpError() << "warps up to " << end
+                                << " exceed the CTA's " << warps;
+    for (int64_t w = role.getWarpBegin(); w < end; ++w) {
+      if (owner[w])
+        return role.emitOpError() << "warp " << w << " already runs role '"
+                                  << owner[w].getRole() << "'";
+      owner[w] = role;
+      std::optional<int64_t> &group = groupRegisters[w / 4];
+      if (group && *group != static_cast<int64_t>(role.getRegisters()))
+        return role.emitOpError()
+               << "asks for " << role.getRegisters()
+               << " registers but warpgroup " << w / 4 << " already has "
+               << *group << "; a warpgroup has one budget";
+      group = role.getRegisters();
+    }
+  }
+  int64_t total = 0;
+  for (int64_t registers : getWarpgroupRegisters())
+    total += registers * limits::kThreadsPerWarpgroup;
+  if (total > limits::kRegistersPerSm)
+    return emitOpError() << "register budgets need " << total
+                         << " registers, more than the "
+                         << limits::kRegistersPerSm << " of an SM";
+  return success();
+}

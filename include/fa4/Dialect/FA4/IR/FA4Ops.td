@@ -354,4 +354,221 @@ def FA4_MmaCommitOp : FA4_Op<"mma.commit"> {
   let assemblyFormat = "$barriers `[` $index `]` attr-dict `:` qualified(type($barriers))";
 }
 
+//===----------------------------------------------------------------------===//
+// Thread-level synchronization and per-thread math (kernel level)
+//===----------------------------------------------------------------------===//
+
+def FA4_NamedBarrierSyncOp : FA4_Op<"named_barrier.sync"> {
+  let summary = "wait at a named barrier until `threads` threads arrived";
+  let description = [{
+    The executing warp arrives at hardware barrier `id` (1..15; 0 belongs to
+    `gpu.barrier`) and waits until `threads` threads (a multiple of 32) have
+    arrived or synced on it in the current phase. A barrier's phase ends
+    when the count is reached; it is then reused.
+
+    ```mlir
+    fa4.named_barrier.sync 2, 256 threads
+    ```
+
+    PTX: `bar.sync 2, 256;`
+  }];
+  let arguments = (ins I32Attr:$id, I32Attr:$threads);
+  let assemblyFormat = "$id `,` $threads `threads` attr-dict";
+  let hasVerifier = 1;
+}
+
+def FA4_NamedBarrierArriveOp : FA4_Op<"named_barrier.arrive"> {
+  let summary = "arrive at a named barrier without waiting";
+  let description = [{
+    Counts the executing warp's threads towards barrier `id`'s current phase
+    of `threads` threads and continues: the producer side of a hand-off
+    whose consumer uses `fa4.named_barrier.sync`.
+
+    ```mlir
+    fa4.named_barrier.arrive 2, 256 threads
+    ```
+
+    PTX: `bar.arrive 2, 256;`
+  }];
+  let arguments = (ins I32Attr:$id, I32Attr:$threads);
+  let assemblyFormat = "$id `,` $threads `threads` attr-dict";
+  let hasVerifier = 1;
+}
+
+def FA4_ElectOp : FA4_Op<"elect"> {
+  let summary = "true in exactly one thread of the executing warp";
+  let description = [{
+    Executed by a whole warp; returns true in one (unspecified) lane. Ops that
+    one thread issues for its warp (TMA, MMA, commits) are guarded by it.
+
+    ```mlir
+    %leader = fa4.elect
+    ```
+
+    PTX: `elect.sync %r|%p, 0xffffffff;`
+  }];
+  let results = (outs I1:$elected);
+  let assemblyFormat = "attr-dict";
+}
+
+def FA4_WarpAnyOp : FA4_Op<"warp_any"> {
+  let summary = "whether `predicate` holds in any thread of the warp";
+  let description = [{
+    Executed by a whole warp: the same result in all 32 lanes, true if any
+    lane's `predicate` is true. The rescale decision is taken this way, so
+    that a warp's 32 rows skip the correction together.
+
+    ```mlir
+    %any = fa4.warp_any %needs_rescale
+    ```
+
+    PTX: `vote.sync.any.pred %p, %q, 0xffffffff;`
+  }];
+  let arguments = (ins I1:$predicate);
+  let results = (outs I1:$result);
+  let assemblyFormat = "$predicate attr-dict";
+}
+
+def FA4_FenceProxyAsyncOp : FA4_Op<"fence_proxy_async"> {
+  let summary = "make this thread's shared-memory writes visible to TMA";
+  let description = [{
+    Orders the executing thread's earlier generic-proxy writes to shared
+    memory before later async-proxy accesses (a TMA store reading the
+    staging tile).
+
+    ```mlir
+    fa4.fence_proxy_async
+    ```
+
+    PTX: `fence.proxy.async.shared::cta;`
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def FA4_TmaStoreCommitOp : FA4_Op<"tma.store_commit"> {
+  let summary = "close the thread's current group of TMA stores";
+  let description = [{
+    Groups the TMA stores this thread issued since the last commit, so that
+    `fa4.tma.store_wait` can wait for them.
+
+    ```mlir
+    fa4.tma.store_commit
+    ```
+
+    PTX: `cp.async.bulk.commit_group;`
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def FA4_TmaStoreWaitOp : FA4_Op<"tma.store_wait"> {
+  let summary = "wait until at most `pending` TMA store groups are in flight";
+  let description = [{
+    Blocks until at most `pending` of this thread's committed store groups
+    are outstanding. With `read`, a group counts as done once it has read
+    its shared-memory source (which may then be overwritten); without it,
+    once its writes to global memory are complete.
+
+    ```mlir
+    fa4.tma.store_wait 0 read
+    ```
+
+    PTX: `cp.async.bulk.wait_group.read 0;`
+  }];
+  let arguments = (ins I32Attr:$pending, UnitAttr:$read);
+  let assemblyFormat = "$pending (`read` $read^)? attr-dict";
+}
+
+def FA4_Exp2Op : FA4_Op<"exp2", [Pure, SameOperandsAndResultType]> {
+  let summary = "2^x per element, split between MUFU and an FMA polynomial";
+  let description = [{
+    Computes `2^x[i]`. Of every 16 consecutive elements, the first
+    `emulated` are computed on the FMA pipe: `2^x = 2^floor(x) * p(x -
+    floor(x))` with the cubic `p(f) = 1 + f (c1 + f (c2 + f c3))`
+    (coefficients in `fa4/Dialect/FA4/IR/Exp2.h`, relative error below
+    9e-5) and the exponent added into the float's bits; the others use the
+    special-function unit. Splitting the exponentials keeps the MUFU unit
+    from bounding the softmax. Inputs are clamped to -127 first, where both
+    paths give 0 or a denormal that flush-to-zero arithmetic turns into 0.
+
+    ```mlir
+    %p = fa4.exp2 %s emulated 3 : vector<32xf32>
+    ```
+
+    PTX: `ex2.approx.ftz.f32` for the MUFU elements; `max.f32`, `cvt.rmi.f32.f32`,
+    `fma.rn.f32`, `cvt.rzi.s32.f32`, `shl.b32`, `add.s32` for the others.
+  }];
+  let arguments = (ins VectorOfRankAndType<[1], [F32]>:$x, I64Attr:$emulated);
+  let results = (outs VectorOfRankAndType<[1], [F32]>:$result);
+  let assemblyFormat = "$x `emulated` $emulated attr-dict `:` type($x)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Warp roles (kernel level)
+//===----------------------------------------------------------------------===//
+
+def FA4_WarpSpecializeOp : FA4_Op<"warp_specialize",
+    [SingleBlock, NoTerminator]> {
+  let summary = "split the CTA's warps into roles";
+  let description = [{
+    The CTA has `warps` warps (its block size / 32). The region holds
+    `fa4.role` ops only; each names a half-open range of warps, a register
+    budget and the program those warps run. Every warp runs at most one
+    role. All warps of a warpgroup (4 consecutive warps from a multiple of
+    4) share one register budget, since `setmaxnreg` applies to a whole
+    warpgroup; the budgets of all warpgroups must fit the 64K registers of
+    an SM.
+
+    ```mlir
+    fa4.warp_specialize warps 16 {
+      fa4.role "softmax0" warps [0, 4) registers 200 { ... }
+      fa4.role "softmax1" warps [4, 8) registers 200 { ... }
+      fa4.role "correction" warps [8, 12) registers 64 { ... }
+      fa4.role "mma" warps [12, 13) registers 48 { ... }
+      fa4.role "load" warps [13, 14) registers 48 { ... }
+    }
+    ```
+
+    PTX (after `fa4-lower-warp-specialize`): a `setmaxnreg.inc` or
+    `setmaxnreg.dec` per warpgroup, then one branch per role on
+    `%tid.x / 32`.
+  }];
+  let arguments = (ins I64Attr:$warps);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "`warps` $warps attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Registers per thread a CTA of `warps` warps has before setmaxnreg.
+    int64_t getDefaultRegisters();
+    /// The budget of each warpgroup: its roles', or the default.
+    SmallVector<int64_t> getWarpgroupRegisters();
+  }];
+}
+
+def FA4_RoleOp : FA4_Op<"role", [SingleBlock, NoTerminator,
+    HasParent<"WarpSpecializeOp">]> {
+  let summary = "the program one group of warps runs";
+  let description = [{
+    Warps `[warpBegin, warpEnd)` of the CTA run the region with `registers`
+    registers per thread. Roles talk only through shared memory, Tensor
+    Memory and barriers.
+
+    ```mlir
+    fa4.role "load" warps [13, 14) registers 48 {
+      ...
+    }
+    ```
+
+    PTX: a branch on the warp index (see `fa4.warp_specialize`).
+  }];
+  let arguments = (ins StrAttr:$role, I64Attr:$warpBegin, I64Attr:$warpEnd,
+                       I64Attr:$registers);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $role `warps` ` ` `[` $warpBegin `,` $warpEnd `)` `registers` $registers
+    attr-dict-with-keyword $body
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // FA4_DIALECT_FA4_IR_FA4OPS_TD

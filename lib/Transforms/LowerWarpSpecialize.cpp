@@ -1,0 +1,95 @@
+//===- LowerWarpSpecialize.cpp - roles to setmaxnreg and branches ---------===//
+
+#include "fa4/Dialect/FA4/IR/FA4Ops.h"
+#include "fa4/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::fa4 {
+#define GEN_PASS_DEF_FA4LOWERWARPSPECIALIZE
+#include "fa4/Transforms/Passes.h.inc"
+} // namespace mlir::fa4
+
+using namespace mlir;
+using namespace mlir::fa4;
+
+namespace {
+
+/// Declares the launch bounds setmaxnreg needs on `kernel`, or reports a
+/// conflicting declaration.
+LogicalResult setLaunchBounds(WarpSpecializeOp op, gpu::GPUFuncOp kernel) {
+  int32_t threads = static_cast<int32_t>(op.getWarps()) * 32;
+  Builder b(op.getContext());
+  auto maxntid = b.getDenseI32ArrayAttr({threads, 1, 1});
+  if (Attribute existing = kernel->getAttr("nvvm.maxntid")) {
+    if (existing != maxntid)
+      return op.emitOpError()
+             << "needs nvvm.maxntid = " << maxntid << " on @"
+             << kernel.getName() << ", which declares " << existing;
+  }
+  kernel->setAttr("nvvm.maxntid", maxntid);
+  kernel->setAttr("nvvm.minctasm", b.getI32IntegerAttr(1));
+  return success();
+}
+
+void lower(WarpSpecializeOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  auto indexConstant = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto cmp = [&](arith::CmpIPredicate predicate, Value lhs, int64_t rhs) {
+    return arith::CmpIOp::create(b, loc, predicate, lhs, indexConstant(rhs));
+  };
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value warp = arith::DivUIOp::create(b, loc, tid, indexConstant(32));
+  Value warpgroup = arith::DivUIOp::create(b, loc, warp, indexConstant(4));
+
+  int64_t defaultRegisters = op.getDefaultRegisters();
+  for (auto [group, registers] : llvm::enumerate(op.getWarpgroupRegisters())) {
+    if (registers == defaultRegisters)
+      continue;
+    auto ifOp = scf::IfOp::create(
+        b, loc, cmp(arith::CmpIPredicate::eq, warpgroup, group));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    NVVM::SetMaxRegisterOp::create(
+        b, loc, static_cast<uint32_t>(registers),
+        registers > defaultRegisters ? NVVM::SetMaxRegisterAction::increase
+                                     : NVVM::SetMaxRegisterAction::decrease);
+  }
+
+  for (auto role : llvm::make_early_inc_range(op.getBody().getOps<RoleOp>())) {
+    // Separate statements: argument evaluation order would make the IR
+    // order compiler-dependent.
+    Value atLeastBegin = cmp(arith::CmpIPredicate::uge, warp,
+                             static_cast<int64_t>(role.getWarpBegin()));
+    Value belowEnd = cmp(arith::CmpIPredicate::ult, warp,
+                         static_cast<int64_t>(role.getWarpEnd()));
+    Value inRange = arith::AndIOp::create(b, loc, atLeastBegin, belowEnd);
+    auto ifOp = scf::IfOp::create(b, loc, inRange);
+    Block &body = role.getBody().front();
+    ifOp.thenBlock()->getOperations().splice(
+        ifOp.thenBlock()->begin(), body.getOperations());
+  }
+  op.erase();
+}
+
+struct FA4LowerWarpSpecializePass
+    : public fa4::impl::FA4LowerWarpSpecializeBase<FA4LowerWarpSpecializePass> {
+  void runOnOperation() override {
+    SmallVector<WarpSpecializeOp> ops;
+    getOperation()->walk([&](WarpSpecializeOp op) { ops.push_back(op); });
+    for (WarpSpecializeOp op : ops) {
+      auto kernel = op->getParentOfType<gpu::GPUFuncOp>();
+      if (!kernel) {
+        op.emitOpError() << "must be inside a gpu.func kernel";
+        return signalPassFailure();
+      }
+      if (failed(setLaunchBounds(op, kernel)))
+        return signalPassFailure();
+      lower(op);
+    }
+  }
+};
+} // namespace

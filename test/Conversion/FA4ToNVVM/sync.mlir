@@ -1,0 +1,57 @@
+// RUN: fa4-opt %s --convert-fa4-to-nvvm | FileCheck %s
+// RUN: fa4-opt %s --pass-pipeline="builtin.module(gpu.module(convert-gpu-to-nvvm), convert-nvvm-to-llvm, reconcile-unrealized-casts, gpu-module-to-binary{format=isa})" | FileCheck %s --check-prefix=PTX
+// RUN: %if ptxas %{ fa4-opt %s --pass-pipeline="builtin.module(gpu.module(convert-gpu-to-nvvm), convert-nvvm-to-llvm, reconcile-unrealized-casts, gpu-module-to-binary{format=bin toolkit=%cuda_toolkit})" | FileCheck %s --check-prefix=CUBIN %}
+
+// Thread-level synchronization and the split exp2. The second RUN line
+// lowers fa4 through convert-gpu-to-nvvm alone (the ConvertToLLVM
+// interface fa4 registers).
+
+// CHECK-LABEL: gpu.func @sync_and_exp2
+// CHECK: nvvm.elect.sync -> i1
+// CHECK: %[[ALL:.*]] = llvm.mlir.constant(-1 : i32)
+// CHECK: nvvm.vote.sync any %[[ALL]], %{{.*}} -> i1
+// CHECK: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %{{.*}}
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: nvvm.cp.async.bulk.commit.group
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// 16 elements, 4 emulated: 12 MUFU exponentials, 4 x 3 FMAs.
+// CHECK-COUNT-3: llvm.call_intrinsic "llvm.nvvm.fma.rn.f"
+// CHECK-COUNT-12: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// CHECK-NOT: llvm.call_intrinsic "llvm.nvvm.ex2
+// CHECK-NOT: fa4.
+
+// PTX-DAG: elect.sync
+// PTX-DAG: vote.sync.any.pred
+// PTX-DAG: fence.proxy.async.shared::cta
+// PTX-DAG: cp.async.bulk.commit_group
+// PTX-DAG: cp.async.bulk.wait_group.read
+// PTX-DAG: ex2.approx.ftz.f32
+// PTX-DAG: fma.rn.f32
+// PTX-DAG: cvt.rmi.f32.f32
+// PTX-DAG: max.f32
+// PTX-NOT: __nv_
+
+// CUBIN: gpu.binary @kernels
+// CUBIN-SAME: bin = "
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels [#nvvm.target<chip = "sm_100a", features = "+ptx86">] {
+    gpu.func @sync_and_exp2(%x: vector<16xf32>, %pred: i1, %out: memref<16xf32>, %flag: memref<2xi1>) kernel {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %leader = fa4.elect
+      %any = fa4.warp_any %pred
+      memref.store %leader, %flag[%c0] : memref<2xi1>
+      memref.store %any, %flag[%c1] : memref<2xi1>
+      fa4.named_barrier.arrive 3, 256 threads
+      fa4.named_barrier.sync 3, 256 threads
+      fa4.fence_proxy_async
+      fa4.tma.store_commit
+      fa4.tma.store_wait 0 read
+      %e = fa4.exp2 %x emulated 4 : vector<16xf32>
+      vector.store %e, %out[%c0] : memref<16xf32>, vector<16xf32>
+      gpu.return
+    }
+  }
+}

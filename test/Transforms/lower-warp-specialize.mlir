@@ -1,0 +1,81 @@
+// RUN: fa4-opt %s -split-input-file --fa4-lower-warp-specialize | FileCheck %s
+// RUN: fa4-opt %s -split-input-file --pass-pipeline="builtin.module(fa4-lower-warp-specialize, gpu.module(convert-scf-to-cf, convert-gpu-to-nvvm), convert-nvvm-to-llvm, reconcile-unrealized-casts, gpu-module-to-binary{format=isa})" 2>&1 | FileCheck %s --check-prefix=PTX
+
+// The FA4 budgets 200/200/64/48 on 16 warps: the default is 128, so the
+// softmax warpgroups grow and the other two shrink; roles become branches on
+// the warp index, and the kernel gets the launch bounds setmaxnreg needs.
+
+// CHECK-LABEL: gpu.func @fa4_roles
+// CHECK-SAME: nvvm.maxntid = array<i32: 512, 1, 1>
+// CHECK-SAME: nvvm.minctasm = 1 : i32
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[WARP:.*]] = arith.divui %[[TID]], %c32
+// CHECK: %[[WG:.*]] = arith.divui %[[WARP]], %c4
+// CHECK: scf.if
+// CHECK-NEXT: nvvm.setmaxregister increase 200
+// CHECK: scf.if
+// CHECK-NEXT: nvvm.setmaxregister increase 200
+// CHECK: scf.if
+// CHECK-NEXT: nvvm.setmaxregister decrease 64
+// CHECK: scf.if
+// CHECK-NEXT: nvvm.setmaxregister decrease 48
+// CHECK-NOT: setmaxregister
+// Role "mma": warps [12, 13).
+// CHECK: %[[GE:.*]] = arith.cmpi uge, %[[WARP]], %c12
+// CHECK: %[[LT:.*]] = arith.cmpi ult, %[[WARP]], %c13
+// CHECK: %[[IN:.*]] = arith.andi %[[GE]], %[[LT]]
+// CHECK: scf.if %[[IN]] {
+// CHECK-NEXT: fa4.elect
+// CHECK-NOT: fa4.warp_specialize
+// CHECK-NOT: fa4.role
+
+// PTX: .maxntid 512, 1, 1
+// PTX: .minnctapersm 1
+// (The PTX is an escaped string: \09 is a tab.)
+// PTX-DAG: setmaxnreg.inc.sync.aligned.u32 \09200;
+// PTX-DAG: setmaxnreg.dec.sync.aligned.u32 \0964;
+// PTX-DAG: setmaxnreg.dec.sync.aligned.u32 \0948;
+// PTX-DAG: bar.sync \091, 256;
+// PTX-DAG: bar.arrive 1, 256;
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels [#nvvm.target<chip = "sm_100a", features = "+ptx86">] {
+    gpu.func @fa4_roles() kernel {
+      fa4.warp_specialize warps 16 {
+        fa4.role "softmax0" warps [0, 4) registers 200 {
+          fa4.named_barrier.arrive 1, 256 threads
+        }
+        fa4.role "softmax1" warps [4, 8) registers 200 {
+        }
+        fa4.role "correction" warps [8, 12) registers 64 {
+          fa4.named_barrier.sync 1, 256 threads
+        }
+        fa4.role "mma" warps [12, 13) registers 48 {
+          %leader = fa4.elect
+        }
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A warpgroup with the default budget does not reallocate.
+// CHECK-LABEL: gpu.func @default_budget
+// CHECK-SAME: nvvm.maxntid = array<i32: 512, 1, 1>
+// CHECK: nvvm.setmaxregister decrease 64
+// CHECK-NOT: nvvm.setmaxregister
+module attributes {gpu.container_module} {
+  gpu.module @kernels [#nvvm.target<chip = "sm_100a", features = "+ptx86">] {
+    gpu.func @default_budget() kernel {
+      fa4.warp_specialize warps 16 {
+        fa4.role "a" warps [0, 4) registers 128 {
+        }
+        fa4.role "b" warps [4, 8) registers 64 {
+        }
+      }
+      gpu.return
+    }
+  }
+}
