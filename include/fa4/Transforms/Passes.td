@@ -82,4 +82,38 @@ def FA4LowerWarpSpecialize : Pass<"fa4-lower-warp-specialize"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def FA4InsertBarriers : Pass<"fa4-insert-barriers"> {
+  let summary = "Turn channels between roles into mbarrier protocols";
+  let description = [{
+    Derives the synchronization of a kernel from its channels. Each
+    `fa4.channel` with `S` stages becomes two `nvgpu` mbarrier groups of `S`
+    barriers, initialized by thread 0 before the roles start (followed by a
+    CTA barrier): `full[s]` expects the producer's arrivals, `empty[s]` the
+    consumer's (1 for `tma` and `mma` endpoints, N for `threads = N`).
+
+    Hand-off `i` uses slot `s = i mod S` in round `r = i / S`:
+
+    | step | becomes |
+    |---|---|
+    | `fa4.channel.acquire` | wait on `empty[s]` for parity `(r + 1) mod 2` (the previous round; immediate in round 0) |
+    | `fa4.channel.commit`, TMA producer | `mbarrier.arrive.expect_tx full[s]` with the bytes of the slot's `fa4.tma.load`s, placed before them; the loads complete on `full[s]` |
+    | `fa4.channel.commit`, MMA producer | `tcgen05.commit` on `full[s]` |
+    | `fa4.channel.commit`, thread producer | `mbarrier.arrive full[s]` |
+    | `fa4.channel.wait` | wait on `full[s]` for parity `r mod 2` |
+    | `fa4.channel.release` | `tcgen05.commit` (MMA consumer) or `mbarrier.arrive` (threads) on `empty[s]` |
+
+    When either side of a channel is an MMA, thread-side arrivals are
+    preceded by `tcgen05.fence::before_thread_sync` and waits are followed
+    by `tcgen05.fence::after_thread_sync`, as the tcgen05 memory model
+    requires for hand-offs between threads.
+
+    The pass refuses a TMA commit with no load of its slot before it in the
+    same block, and TMA loads no commit accounts for.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 #endif // FA4_TRANSFORMS_PASSES_TD

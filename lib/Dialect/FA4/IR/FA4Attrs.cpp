@@ -134,3 +134,47 @@ PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, Arch arch,
                        << limits::kSmemBytes << " available";
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// EndpointAttr
+//===----------------------------------------------------------------------===//
+
+// #fa4.endpoint<tma> | <mma> | <threads = N>
+Attribute EndpointAttr::parse(AsmParser &parser, Type) {
+  StringRef keyword;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseLess() || parser.parseKeyword(&keyword))
+    return {};
+  std::optional<EndpointKind> kind = symbolizeEndpointKind(keyword);
+  if (!kind) {
+    parser.emitError(loc) << "expected tma, mma or threads, got '" << keyword
+                          << "'";
+    return {};
+  }
+  int64_t threads = 0;
+  if (*kind == EndpointKind::threads &&
+      (parser.parseEqual() || parser.parseInteger(threads)))
+    return {};
+  if (parser.parseGreater())
+    return {};
+  return EndpointAttr::getChecked([&] { return parser.emitError(loc); },
+                                  parser.getContext(), *kind, threads);
+}
+
+void EndpointAttr::print(AsmPrinter &printer) const {
+  printer << "<" << stringifyEndpointKind(getKind());
+  if (getKind() == EndpointKind::threads)
+    printer << " = " << getThreads();
+  printer << ">";
+}
+
+LogicalResult
+EndpointAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                     EndpointKind kind, int64_t threads) {
+  if (kind == EndpointKind::threads && (threads < 1 || threads > 1024))
+    return emitError() << "a threads endpoint has 1 to 1024 threads, got "
+                       << threads;
+  if (kind != EndpointKind::threads && threads != 0)
+    return emitError() << "only a threads endpoint has a thread count";
+  return success();
+}

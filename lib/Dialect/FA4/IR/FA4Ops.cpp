@@ -482,3 +482,39 @@ LogicalResult WarpSpecializeOp::verify() {
                          << limits::kRegistersPerSm << " of an SM";
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Channels
+//===----------------------------------------------------------------------===//
+
+LogicalResult ChannelOp::verify() {
+  if (getConsumer().getKind() == EndpointKind::tma)
+    return emitOpError() << "a TMA endpoint can only produce";
+  if ((*this)->getParentOfType<RoleOp>())
+    return emitOpError() << "must be declared outside the roles that use it";
+  return success();
+}
+
+/// A channel step runs inside the role of its side.
+static LogicalResult verifyChannelStep(Operation *op) {
+  if (!op->getParentOfType<RoleOp>())
+    return op->emitOpError() << "must run inside a fa4.role";
+  return success();
+}
+
+LogicalResult ChannelAcquireOp::verify() { return verifyChannelStep(*this); }
+LogicalResult ChannelCommitOp::verify() { return verifyChannelStep(*this); }
+LogicalResult ChannelWaitOp::verify() { return verifyChannelStep(*this); }
+LogicalResult ChannelReleaseOp::verify() { return verifyChannelStep(*this); }
+
+LogicalResult TmaLoadOp::verify() {
+  auto channel = getChannel().getDefiningOp<ChannelOp>();
+  if (channel && channel.getProducer().getKind() != EndpointKind::tma)
+    return emitOpError() << "fills a slot of channel '" << channel.getName()
+                         << "', whose producer is not #fa4.endpoint<tma>";
+  auto buffer = cast<MemRefType>(getBuffer().getType());
+  if (!isWorkgroupMemRef(buffer) || !buffer.hasStaticShape())
+    return emitOpError() << "loads into a static shared-memory buffer, got "
+                         << buffer;
+  return verifyChannelStep(*this);
+}

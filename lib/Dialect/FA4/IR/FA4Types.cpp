@@ -72,3 +72,10 @@ LogicalResult TmemType::verify(function_ref<InFlightDiagnostic()> emitError,
                        << " columns of Tensor Memory";
   return success();
 }
+
+LogicalResult ChannelType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  int64_t stages) {
+  if (stages < 1)
+    return emitError() << "a channel has at least one stage, got " << stages;
+  return success();
+}

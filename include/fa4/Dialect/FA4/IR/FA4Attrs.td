@@ -44,6 +44,42 @@ def FA4_Tcgen05FenceKind : I32EnumAttr<"Tcgen05FenceKind", "side of a thread syn
   let cppNamespace = "::mlir::fa4";
 }
 
+def FA4_EndpointKind : I32EnumAttr<"EndpointKind", "who produces or consumes a channel slot", [
+    I32EnumAttrCase<"tma", 0>,
+    I32EnumAttrCase<"mma", 1>,
+    I32EnumAttrCase<"threads", 2>
+  ]> {
+  let cppNamespace = "::mlir::fa4";
+  let genSpecializedAttr = 0;
+}
+
+def FA4_EndpointAttr : AttrDef<FA4_Dialect, "Endpoint"> {
+  let mnemonic = "endpoint";
+  let summary = "the side of a channel: how its hand-off is signalled";
+  let description = [{
+    - `tma`: TMA transfers into the slot; one thread announces their bytes,
+      the transfers complete the slot (producer only).
+    - `mma`: tcgen05 MMAs issued by one thread; `tcgen05.commit` signals
+      once they completed.
+    - `threads = N`: N threads each signal with an mbarrier arrival.
+
+    ```mlir
+    #fa4.endpoint<tma>
+    #fa4.endpoint<threads = 128>
+    ```
+  }];
+  let parameters = (ins EnumParameter<FA4_EndpointKind>:$kind,
+                        "int64_t":$threads);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Arrivals that complete one phase of the slot's barrier on this side.
+    int64_t getArrivals() const {
+      return getKind() == EndpointKind::threads ? getThreads() : 1;
+    }
+  }];
+}
+
 def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
   let mnemonic = "plan";
   let summary = "every configuration decision of one attention kernel";

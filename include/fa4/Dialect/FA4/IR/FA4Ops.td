@@ -571,4 +571,97 @@ def FA4_RoleOp : FA4_Op<"role", [SingleBlock, NoTerminator,
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Channels (role level)
+//===----------------------------------------------------------------------===//
+
+def FA4_ChannelOp : FA4_Op<"channel"> {
+  let summary = "declare a producer/consumer channel between roles";
+  let description = [{
+    A ring of `stages` slots (the result type) through which one role hands
+    data to another. `producer` and `consumer` say how each side signals
+    (`#fa4.endpoint`); they determine the barriers `fa4-insert-barriers`
+    builds: every slot gets a full mbarrier that completes after the
+    producer's arrivals (1 for TMA and MMA, N for N threads) and an empty
+    mbarrier that completes after the consumer's.
+
+    Declared in the kernel body, outside the roles that use it.
+
+    ```mlir
+    %kv = fa4.channel "kv" : !fa4.channel<3> producer <tma> consumer <mma>
+    ```
+
+    PTX (after barrier insertion): `mbarrier.init.shared.b64` for every slot.
+  }];
+  let arguments = (ins StrAttr:$name, FA4_EndpointAttr:$producer,
+                       FA4_EndpointAttr:$consumer);
+  let results = (outs FA4_ChannelType:$channel);
+  let assemblyFormat = [{
+    $name `:` qualified(type($channel)) `producer` $producer `consumer` $consumer attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+class FA4_ChannelStepOp<string mnemonic, string side, string what,
+                        string ptx> : FA4_Op<mnemonic> {
+  let summary = "the " # side # " " # what;
+  let description = [{
+    Hand-off number `iteration` of the channel uses slot `iteration mod
+    stages`, in round `iteration / stages`. See `fa4.channel`.
+
+    ```mlir
+    fa4.}] # mnemonic # [{ %kv[%i] : !fa4.channel<3>
+    ```
+
+    After `fa4-insert-barriers`: }] # ptx;
+  let arguments = (ins FA4_ChannelType:$channel, Index:$iteration);
+  let assemblyFormat = "$channel `[` $iteration `]` attr-dict `:` qualified(type($channel))";
+  let hasVerifier = 1;
+}
+
+def FA4_ChannelAcquireOp : FA4_ChannelStepOp<"channel.acquire", "producer",
+    "waits until the slot is free (the consumer released its previous round)",
+    "a wait on the slot's empty mbarrier for the parity of the previous round "
+    "(which succeeds at once in round 0).">;
+def FA4_ChannelCommitOp : FA4_ChannelStepOp<"channel.commit", "producer",
+    "marks the slot full",
+    "the producer's signal on the full mbarrier: `mbarrier.arrive.expect_tx` "
+    "with the bytes of the slot's TMA loads (placed before them), "
+    "`tcgen05.commit`, or one `mbarrier.arrive` per thread.">;
+def FA4_ChannelWaitOp : FA4_ChannelStepOp<"channel.wait", "consumer",
+    "waits until the slot is full",
+    "a wait on the slot's full mbarrier for the parity of this round.">;
+def FA4_ChannelReleaseOp : FA4_ChannelStepOp<"channel.release", "consumer",
+    "marks the slot free again",
+    "`tcgen05.commit` or one `mbarrier.arrive` per thread on the empty "
+    "mbarrier.">;
+
+def FA4_TmaLoadOp : FA4_Op<"tma.load"> {
+  let summary = "a TMA load that fills a channel slot";
+  let description = [{
+    Issued by one thread: copies the box at `coordinates` of the tensor
+    behind `descriptor` into `buffer`, asynchronously; the copy completes
+    slot `iteration mod stages` of `channel` (whose producer is
+    `#fa4.endpoint<tma>`). The channel's commit announces the bytes.
+    Out-of-bounds elements of the box read as zero.
+
+    ```mlir
+    fa4.tma.load %k_desc[%c0, %row, %head, %batch] into %k_stage for %kv[%i]
+        : !k_desc, memref<128x64xbf16, #gpu.address_space<workgroup>>, !fa4.channel<3>
+    ```
+
+    PTX (after `fa4-insert-barriers`):
+    `cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [buf], [desc, {c0, c1, c2, c3} ], [full];`
+  }];
+  let arguments = (ins NVGPU_TensorMapDescriptor:$descriptor,
+                       Variadic<Index>:$coordinates,
+                       Arg<AnyMemRef, "", [MemWrite]>:$buffer,
+                       FA4_ChannelType:$channel, Index:$iteration);
+  let assemblyFormat = [{
+    $descriptor `[` $coordinates `]` `into` $buffer `for` $channel `[` $iteration `]`
+    attr-dict `:` qualified(type($descriptor)) `,` type($buffer) `,` qualified(type($channel))
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // FA4_DIALECT_FA4_IR_FA4OPS_TD

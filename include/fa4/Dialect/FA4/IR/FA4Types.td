@@ -34,4 +34,22 @@ def FA4_TmemType : TypeDef<FA4_Dialect, "Tmem"> {
   }];
 }
 
+def FA4_ChannelType : TypeDef<FA4_Dialect, "Channel"> {
+  let mnemonic = "channel";
+  let summary = "a ring of slots handed from a producer role to a consumer role";
+  let description = [{
+    A channel has `stages` slots used round-robin: the i-th hand-off uses slot
+    `i mod stages`. Before barrier insertion it only orders producer and
+    consumer; `fa4-insert-barriers` gives every slot a full and an empty
+    mbarrier.
+
+    ```mlir
+    !fa4.channel<3>
+    ```
+  }];
+  let parameters = (ins "int64_t":$stages);
+  let assemblyFormat = "`<` $stages `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // FA4_DIALECT_FA4_IR_FA4TYPES_TD

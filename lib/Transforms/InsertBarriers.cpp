@@ -1,0 +1,229 @@
+//===- InsertBarriers.cpp - channels to mbarriers -------------------------===//
+//
+// Every channel slot gets a full and an empty mbarrier whose arrival counts
+// come from the channel's endpoints; every channel step becomes the wait or
+// signal its side performs, with the slot and phase parity computed from the
+// hand-off number.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa4/Dialect/FA4/IR/FA4Ops.h"
+#include "fa4/Transforms/Passes.h"
+
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::fa4 {
+#define GEN_PASS_DEF_FA4INSERTBARRIERS
+#include "fa4/Transforms/Passes.h.inc"
+} // namespace mlir::fa4
+
+using namespace mlir;
+using namespace mlir::fa4;
+
+namespace {
+
+/// How long one try_wait may suspend the thread before it polls again.
+constexpr int64_t kWaitTicks = 10000000;
+
+/// A channel and the barriers that now implement it.
+struct ChannelBarriers {
+  StringRef name;
+  int64_t stages;
+  EndpointAttr producer, consumer;
+  Value full, empty;
+};
+
+/// Whether `self`, synchronizing with `other`, must fence its tcgen05 work
+/// around the thread-level hand-off: an MMA issuer always, threads when the
+/// other side's MMAs read or write what they touch (TMEM).
+bool needsTcgen05Fence(EndpointAttr self, EndpointAttr other) {
+  return self.getKind() == EndpointKind::mma ||
+         (self.getKind() == EndpointKind::threads &&
+          other.getKind() == EndpointKind::mma);
+}
+
+/// The slot of hand-off `iteration`.
+Value slotOf(OpBuilder &b, Location loc, Value iteration, int64_t stages) {
+  return arith::RemUIOp::create(b, loc, iteration,
+                                arith::ConstantIndexOp::create(b, loc, stages));
+}
+
+/// The phase parity of hand-off `iteration`: its round modulo 2.
+Value parityOf(OpBuilder &b, Location loc, Value iteration, int64_t stages) {
+  Value round = arith::DivUIOp::create(
+      b, loc, iteration, arith::ConstantIndexOp::create(b, loc, stages));
+  Value round64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), round);
+  return arith::TruncIOp::create(b, loc, b.getI1Type(), round64);
+}
+
+void waitParity(OpBuilder &b, Location loc, Value barriers, Value slot,
+                Value parity) {
+  Value ticks = arith::ConstantIndexOp::create(b, loc, kWaitTicks);
+  nvgpu::MBarrierTryWaitParityOp::create(b, loc, barriers, parity, ticks,
+                                          slot);
+}
+
+/// Signals `barriers[slot]` the way `self` does (TMA producers are handled
+/// with their loads).
+void signal(OpBuilder &b, Location loc, EndpointAttr self, EndpointAttr other,
+            Value barriers, Value slot) {
+  if (self.getKind() == EndpointKind::mma) {
+    MmaCommitOp::create(b, loc, barriers, slot);
+    return;
+  }
+  if (needsTcgen05Fence(self, other))
+    Tcgen05FenceOp::create(b, loc, Tcgen05FenceKind::before_thread_sync);
+  nvgpu::MBarrierArriveOp::create(
+      b, loc, nvgpu::MBarrierTokenType::get(b.getContext()), barriers, slot);
+}
+
+/// A TMA producer's commit announces the bytes of the slot's loads before
+/// the first of them and makes each load complete on the full barrier.
+LogicalResult lowerTmaCommit(ChannelCommitOp commit,
+                             const ChannelBarriers &channel) {
+  SmallVector<TmaLoadOp> loads;
+  for (Operation *op = commit->getPrevNode(); op; op = op->getPrevNode())
+    if (auto load = dyn_cast<TmaLoadOp>(op))
+      if (load.getChannel() == commit.getChannel() &&
+          load.getIteration() == commit.getIteration())
+        loads.insert(loads.begin(), load);
+  if (loads.empty())
+    return commit.emitOpError()
+           << "commits a TMA slot of channel '" << channel.name
+           << "' with no fa4.tma.load of that slot before it in its block";
+
+  int64_t bytes = 0;
+  for (TmaLoadOp load : loads) {
+    auto type = cast<MemRefType>(load.getBuffer().getType());
+    bytes += type.getNumElements() * type.getElementTypeBitWidth() / 8;
+  }
+  OpBuilder b(loads.front());
+  Location loc = commit.getLoc();
+  Value slot = slotOf(b, loc, commit.getIteration(), channel.stages);
+  Value txBytes = arith::ConstantIndexOp::create(b, loc, bytes);
+  nvgpu::MBarrierArriveExpectTxOp::create(b, loc, channel.full, txBytes, slot,
+                                          /*predicate=*/Value());
+  for (TmaLoadOp load : loads) {
+    OpBuilder lb(load);
+    nvgpu::TmaAsyncLoadOp::create(lb, load.getLoc(), load.getBuffer(),
+                                  channel.full, load.getDescriptor(),
+                                  load.getCoordinates(), slot,
+                                  /*multicastMask=*/Value(),
+                                  /*predicate=*/Value());
+    load.erase();
+  }
+  commit.erase();
+  return success();
+}
+
+LogicalResult lowerStep(Operation *step, const ChannelBarriers &channel) {
+  if (auto commit = dyn_cast<ChannelCommitOp>(step))
+    if (channel.producer.getKind() == EndpointKind::tma)
+      return lowerTmaCommit(commit, channel);
+
+  OpBuilder b(step);
+  Location loc = step->getLoc();
+  Value iteration = step->getOperand(1);
+  Value slot = slotOf(b, loc, iteration, channel.stages);
+  // Waits of one side on the other's barrier.
+  auto wait = [&](Value barriers, Value parity, EndpointAttr self,
+                  EndpointAttr other) {
+    waitParity(b, loc, barriers, slot, parity);
+    if (needsTcgen05Fence(self, other))
+      Tcgen05FenceOp::create(b, loc, Tcgen05FenceKind::after_thread_sync);
+  };
+
+  if (isa<ChannelAcquireOp>(step)) {
+    // The slot is free once the consumer's previous round completed; a
+    // fresh barrier treats the round before round 0 as complete.
+    Value previous = arith::XOrIOp::create(
+        b, loc, parityOf(b, loc, iteration, channel.stages),
+        arith::ConstantIntOp::create(b, loc, 1, 1));
+    wait(channel.empty, previous, channel.producer, channel.consumer);
+  } else if (isa<ChannelWaitOp>(step)) {
+    wait(channel.full, parityOf(b, loc, iteration, channel.stages),
+         channel.consumer, channel.producer);
+  } else if (isa<ChannelCommitOp>(step)) {
+    signal(b, loc, channel.producer, channel.consumer, channel.full, slot);
+  } else {
+    signal(b, loc, channel.consumer, channel.producer, channel.empty, slot);
+  }
+  step->erase();
+  return success();
+}
+
+/// Creates the channel's barrier groups and initializes them from thread 0.
+ChannelBarriers createBarriers(ChannelOp channel) {
+  OpBuilder b(channel);
+  Location loc = channel.getLoc();
+  MLIRContext *ctx = channel.getContext();
+  auto groupType = nvgpu::MBarrierGroupType::get(
+      ctx, gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup),
+      channel.getType().getStages());
+  ChannelBarriers barriers{channel.getName(),
+                           channel.getType().getStages(),
+                           channel.getProducer(),
+                           channel.getConsumer(),
+                           nvgpu::MBarrierCreateOp::create(b, loc, groupType),
+                           nvgpu::MBarrierCreateOp::create(b, loc, groupType)};
+
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
+                                      arith::ConstantIndexOp::create(b, loc, 0));
+  auto ifOp = scf::IfOp::create(b, loc, first);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  Value fullCount = arith::ConstantIndexOp::create(
+      b, loc, channel.getProducer().getArrivals());
+  Value emptyCount = arith::ConstantIndexOp::create(
+      b, loc, channel.getConsumer().getArrivals());
+  for (int64_t stage = 0; stage < barriers.stages; ++stage) {
+    Value slot = arith::ConstantIndexOp::create(b, loc, stage);
+    nvgpu::MBarrierInitOp::create(b, loc, barriers.full, fullCount, slot,
+                                  /*predicate=*/Value());
+    nvgpu::MBarrierInitOp::create(b, loc, barriers.empty, emptyCount, slot,
+                                  /*predicate=*/Value());
+  }
+  return barriers;
+}
+
+struct FA4InsertBarriersPass
+    : public fa4::impl::FA4InsertBarriersBase<FA4InsertBarriersPass> {
+  void runOnOperation() override {
+    SmallVector<ChannelOp> channels;
+    getOperation()->walk([&](ChannelOp op) { channels.push_back(op); });
+
+    // Roles must see initialized barriers: one CTA barrier after the last
+    // initialization of each block.
+    llvm::SmallPtrSet<Block *, 4> blocks;
+    for (ChannelOp channel : channels)
+      blocks.insert(channel->getBlock());
+    for (Block *block : blocks) {
+      ChannelOp last;
+      for (auto channel : block->getOps<ChannelOp>())
+        last = channel;
+      OpBuilder b(last->getBlock(), std::next(last->getIterator()));
+      gpu::BarrierOp::create(b, last.getLoc());
+    }
+
+    for (ChannelOp channel : channels) {
+      ChannelBarriers barriers = createBarriers(channel);
+      SmallVector<Operation *> steps;
+      for (Operation *user : channel->getUsers())
+        if (!isa<TmaLoadOp>(user))
+          steps.push_back(user);
+      for (Operation *step : steps)
+        if (failed(lowerStep(step, barriers)))
+          return signalPassFailure();
+      if (!channel->use_empty()) {
+        InFlightDiagnostic diag = channel.emitOpError()
+                                  << "has fa4.tma.load ops not committed by "
+                                     "a fa4.channel.commit";
+        diag.attachNote(channel->user_begin()->getLoc()) << "this load";
+        return signalPassFailure();
+      }
+      channel.erase();
+    }
+  }
+};
+} // namespace

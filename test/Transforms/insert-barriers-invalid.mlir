@@ -1,0 +1,54 @@
+// RUN: fa4-opt %s -split-input-file --fa4-insert-barriers -verify-diagnostics
+
+!desc = !nvgpu.tensormap.descriptor<tensor = memref<128x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+!atom = memref<128x64xbf16, #gpu.address_space<workgroup>>
+
+// A TMA commit must account for the loads of its slot.
+func.func @commit_without_load(%i: index) {
+  %kv = fa4.channel "kv" : !fa4.channel<2> producer <tma> consumer <mma>
+  fa4.warp_specialize warps 4 {
+    fa4.role "load" warps [0, 1) registers 64 {
+      // expected-error @+1 {{commits a TMA slot of channel 'kv' with no fa4.tma.load of that slot before it in its block}}
+      fa4.channel.commit %kv[%i] : !fa4.channel<2>
+    }
+  }
+  return
+}
+
+// -----
+
+!desc = !nvgpu.tensormap.descriptor<tensor = memref<128x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+!atom = memref<128x64xbf16, #gpu.address_space<workgroup>>
+
+// Loads of another slot do not count.
+func.func @load_of_other_slot(%d: !desc, %buf: !atom, %i: index, %j: index) {
+  %c0 = arith.constant 0 : index
+  %kv = fa4.channel "kv" : !fa4.channel<2> producer <tma> consumer <mma>
+  fa4.warp_specialize warps 4 {
+    fa4.role "load" warps [0, 1) registers 64 {
+      fa4.tma.load %d[%c0, %c0] into %buf for %kv[%j] : !desc, !atom, !fa4.channel<2>
+      // expected-error @+1 {{commits a TMA slot of channel 'kv' with no fa4.tma.load of that slot before it in its block}}
+      fa4.channel.commit %kv[%i] : !fa4.channel<2>
+    }
+  }
+  return
+}
+
+// -----
+
+!desc = !nvgpu.tensormap.descriptor<tensor = memref<128x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+!atom = memref<128x64xbf16, #gpu.address_space<workgroup>>
+
+// A load no commit announces would never complete its barrier phase.
+func.func @load_without_commit(%d: !desc, %buf: !atom, %i: index) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{has fa4.tma.load ops not committed by a fa4.channel.commit}}
+  %kv = fa4.channel "kv" : !fa4.channel<2> producer <tma> consumer <mma>
+  fa4.warp_specialize warps 4 {
+    fa4.role "load" warps [0, 1) registers 64 {
+      // expected-note @+1 {{this load}}
+      fa4.tma.load %d[%c0, %c0] into %buf for %kv[%i] : !desc, !atom, !fa4.channel<2>
+    }
+  }
+  return
+}
