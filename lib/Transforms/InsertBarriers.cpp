@@ -10,6 +10,7 @@
 #include "fa4/Dialect/FA4/IR/FA4Ops.h"
 #include "fa4/Transforms/Passes.h"
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/Builders.h"
 
@@ -32,15 +33,32 @@ struct ChannelBarriers {
   int64_t stages;
   EndpointAttr producer, consumer;
   Value full, empty;
+  /// The kernel runs on a chip with tcgen05 (its gpu.module targets one).
+  bool tcgen05Target;
+
+  /// Whether `self`, synchronizing with `other`, must fence its tcgen05
+  /// work around the thread-level hand-off: an MMA issuer always; threads
+  /// whenever the chip has tcgen05, since their TMEM accesses may be
+  /// ordered through this hand-off (even transitively, as O's rescale is
+  /// ordered after the previous PV MMA through softmax).
+  bool needsTcgen05Fence(EndpointAttr self, EndpointAttr other) const {
+    return self.getKind() == EndpointKind::mma ||
+           (self.getKind() == EndpointKind::threads &&
+            (tcgen05Target || other.getKind() == EndpointKind::mma));
+  }
 };
 
-/// Whether `self`, synchronizing with `other`, must fence its tcgen05 work
-/// around the thread-level hand-off: an MMA issuer always, threads when the
-/// other side's MMAs read or write what they touch (TMEM).
-bool needsTcgen05Fence(EndpointAttr self, EndpointAttr other) {
-  return self.getKind() == EndpointKind::mma ||
-         (self.getKind() == EndpointKind::threads &&
-          other.getKind() == EndpointKind::mma);
+/// Whether `op` sits in a gpu.module that targets a chip with tcgen05.
+bool inTcgen05Module(Operation *op) {
+  auto module = op->getParentOfType<gpu::GPUModuleOp>();
+  std::optional<ArrayAttr> targets =
+      module ? module.getTargets() : std::nullopt;
+  if (!targets || !*targets)
+    return false;
+  return llvm::any_of(*targets, [](Attribute target) {
+    auto nvvm = dyn_cast<NVVM::NVVMTargetAttr>(target);
+    return nvvm && (nvvm.getChip() == "sm_100a" || nvvm.getChip() == "sm_101a");
+  });
 }
 
 /// The slot of hand-off `iteration`.
@@ -66,13 +84,13 @@ void waitParity(OpBuilder &b, Location loc, Value barriers, Value slot,
 
 /// Signals `barriers[slot]` the way `self` does (TMA producers are handled
 /// with their loads).
-void signal(OpBuilder &b, Location loc, EndpointAttr self, EndpointAttr other,
-            Value barriers, Value slot) {
+void signal(OpBuilder &b, Location loc, const ChannelBarriers &channel,
+            EndpointAttr self, EndpointAttr other, Value barriers, Value slot) {
   if (self.getKind() == EndpointKind::mma) {
     MmaCommitOp::create(b, loc, barriers, slot);
     return;
   }
-  if (needsTcgen05Fence(self, other))
+  if (channel.needsTcgen05Fence(self, other))
     Tcgen05FenceOp::create(b, loc, Tcgen05FenceKind::before_thread_sync);
   nvgpu::MBarrierArriveOp::create(
       b, loc, nvgpu::MBarrierTokenType::get(b.getContext()), barriers, slot);
@@ -130,7 +148,7 @@ LogicalResult lowerStep(Operation *step, const ChannelBarriers &channel) {
   auto wait = [&](Value barriers, Value parity, EndpointAttr self,
                   EndpointAttr other) {
     waitParity(b, loc, barriers, slot, parity);
-    if (needsTcgen05Fence(self, other))
+    if (channel.needsTcgen05Fence(self, other))
       Tcgen05FenceOp::create(b, loc, Tcgen05FenceKind::after_thread_sync);
   };
 
@@ -145,9 +163,11 @@ LogicalResult lowerStep(Operation *step, const ChannelBarriers &channel) {
     wait(channel.full, parityOf(b, loc, iteration, channel.stages),
          channel.consumer, channel.producer);
   } else if (isa<ChannelCommitOp>(step)) {
-    signal(b, loc, channel.producer, channel.consumer, channel.full, slot);
+    signal(b, loc, channel, channel.producer, channel.consumer, channel.full,
+           slot);
   } else {
-    signal(b, loc, channel.consumer, channel.producer, channel.empty, slot);
+    signal(b, loc, channel, channel.consumer, channel.producer, channel.empty,
+           slot);
   }
   step->erase();
   return success();
@@ -166,7 +186,8 @@ ChannelBarriers createBarriers(ChannelOp channel) {
                            channel.getProducer(),
                            channel.getConsumer(),
                            nvgpu::MBarrierCreateOp::create(b, loc, groupType),
-                           nvgpu::MBarrierCreateOp::create(b, loc, groupType)};
+                           nvgpu::MBarrierCreateOp::create(b, loc, groupType),
+                           inTcgen05Module(channel)};
 
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,

@@ -4,6 +4,7 @@
 #include "fa4/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 
 namespace mlir::fa4 {
 #define GEN_PASS_DEF_FA4LOWERWARPSPECIALIZE
@@ -32,6 +33,11 @@ LogicalResult setLaunchBounds(WarpSpecializeOp op, gpu::GPUFuncOp kernel) {
   return success();
 }
 
+/// One branch per warpgroup, entered by its 4 warps: the warpgroup first
+/// moves its register file to its budget, then each role it hosts runs under
+/// a branch on the warp index. Keeping setmaxnreg and the role code in the
+/// same branch lets ptxas allocate the role with the new budget. A role that
+/// spans several warpgroups is copied into each of them.
 void lower(WarpSpecializeOp op) {
   OpBuilder b(op);
   Location loc = op.getLoc();
@@ -45,32 +51,42 @@ void lower(WarpSpecializeOp op) {
   Value warp = arith::DivUIOp::create(b, loc, tid, indexConstant(32));
   Value warpgroup = arith::DivUIOp::create(b, loc, warp, indexConstant(4));
 
+  SmallVector<RoleOp> roles(op.getBody().getOps<RoleOp>());
   int64_t defaultRegisters = op.getDefaultRegisters();
   for (auto [group, registers] : llvm::enumerate(op.getWarpgroupRegisters())) {
-    if (registers == defaultRegisters)
+    int64_t first = group * 4, last = first + 4;
+    SmallVector<RoleOp> hosted;
+    for (RoleOp role : roles)
+      if (static_cast<int64_t>(role.getWarpBegin()) < last &&
+          static_cast<int64_t>(role.getWarpEnd()) > first)
+        hosted.push_back(role);
+    if (hosted.empty() && registers == defaultRegisters)
       continue;
-    auto ifOp = scf::IfOp::create(
-        b, loc, cmp(arith::CmpIPredicate::eq, warpgroup, group));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    NVVM::SetMaxRegisterOp::create(
-        b, loc, static_cast<uint32_t>(registers),
-        registers > defaultRegisters ? NVVM::SetMaxRegisterAction::increase
-                                     : NVVM::SetMaxRegisterAction::decrease);
-  }
 
-  for (auto role : llvm::make_early_inc_range(op.getBody().getOps<RoleOp>())) {
-    // Separate statements: argument evaluation order would make the IR
-    // order compiler-dependent.
-    Value atLeastBegin = cmp(arith::CmpIPredicate::uge, warp,
-                             static_cast<int64_t>(role.getWarpBegin()));
-    Value belowEnd = cmp(arith::CmpIPredicate::ult, warp,
-                         static_cast<int64_t>(role.getWarpEnd()));
-    Value inRange = arith::AndIOp::create(b, loc, atLeastBegin, belowEnd);
-    auto ifOp = scf::IfOp::create(b, loc, inRange);
-    Block &body = role.getBody().front();
-    ifOp.thenBlock()->getOperations().splice(
-        ifOp.thenBlock()->begin(), body.getOperations());
+    OpBuilder::InsertionGuard guard(b);
+    auto groupIf = scf::IfOp::create(
+        b, loc, cmp(arith::CmpIPredicate::eq, warpgroup, group));
+    b.setInsertionPointToStart(groupIf.thenBlock());
+    if (registers != defaultRegisters)
+      NVVM::SetMaxRegisterOp::create(
+          b, loc, static_cast<uint32_t>(registers),
+          registers > defaultRegisters ? NVVM::SetMaxRegisterAction::increase
+                                       : NVVM::SetMaxRegisterAction::decrease);
+    for (RoleOp role : hosted) {
+      int64_t begin = std::max<int64_t>(role.getWarpBegin(), first);
+      int64_t end = std::min<int64_t>(role.getWarpEnd(), last);
+      // Separate statements: argument evaluation order would make the IR
+      // order compiler-dependent.
+      Value atLeastBegin = cmp(arith::CmpIPredicate::uge, warp, begin);
+      Value belowEnd = cmp(arith::CmpIPredicate::ult, warp, end);
+      Value inRange = arith::AndIOp::create(b, loc, atLeastBegin, belowEnd);
+      auto roleIf = scf::IfOp::create(b, loc, inRange);
+      OpBuilder::InsertionGuard roleGuard(b);
+      b.setInsertionPointToStart(roleIf.thenBlock());
+      IRMapping mapping;
+      for (Operation &inner : role.getBody().front())
+        b.clone(inner, mapping);
+    }
   }
   op.erase();
 }

@@ -2,8 +2,9 @@
 // RUN: fa4-opt %s -split-input-file --pass-pipeline="builtin.module(fa4-lower-warp-specialize, gpu.module(convert-scf-to-cf, convert-gpu-to-nvvm), convert-nvvm-to-llvm, reconcile-unrealized-casts, gpu-module-to-binary{format=isa})" 2>&1 | FileCheck %s --check-prefix=PTX
 
 // The FA4 budgets 200/200/64/48 on 16 warps: the default is 128, so the
-// softmax warpgroups grow and the other two shrink; roles become branches on
-// the warp index, and the kernel gets the launch bounds setmaxnreg needs.
+// softmax warpgroups grow and the other two shrink. Each warpgroup gets one
+// branch that reallocates and then dispatches its roles on the warp index;
+// the kernel gets the launch bounds setmaxnreg needs.
 
 // CHECK-LABEL: gpu.func @fa4_roles
 // CHECK-SAME: nvvm.maxntid = array<i32: 512, 1, 1>
@@ -11,21 +12,29 @@
 // CHECK: %[[TID:.*]] = gpu.thread_id x
 // CHECK: %[[WARP:.*]] = arith.divui %[[TID]], %c32
 // CHECK: %[[WG:.*]] = arith.divui %[[WARP]], %c4
-// CHECK: scf.if
+// CHECK: %[[IS0:.*]] = arith.cmpi eq, %[[WG]], %c0
+// CHECK: scf.if %[[IS0]] {
 // CHECK-NEXT: nvvm.setmaxregister increase 200
 // CHECK: scf.if
+// CHECK-NEXT: fa4.named_barrier.arrive 1, 256 threads
+// CHECK: %[[IS1:.*]] = arith.cmpi eq, %[[WG]], %c1
+// CHECK: scf.if %[[IS1]] {
 // CHECK-NEXT: nvvm.setmaxregister increase 200
-// CHECK: scf.if
+// CHECK: %[[IS2:.*]] = arith.cmpi eq, %[[WG]], %c2
+// CHECK: scf.if %[[IS2]] {
 // CHECK-NEXT: nvvm.setmaxregister decrease 64
 // CHECK: scf.if
+// CHECK-NEXT: fa4.named_barrier.sync 1, 256 threads
+// CHECK: %[[IS3:.*]] = arith.cmpi eq, %[[WG]], %c3
+// CHECK: scf.if %[[IS3]] {
 // CHECK-NEXT: nvvm.setmaxregister decrease 48
-// CHECK-NOT: setmaxregister
-// Role "mma": warps [12, 13).
+// Role "mma": warps [12, 13), inside warpgroup 3's branch.
 // CHECK: %[[GE:.*]] = arith.cmpi uge, %[[WARP]], %c12
 // CHECK: %[[LT:.*]] = arith.cmpi ult, %[[WARP]], %c13
 // CHECK: %[[IN:.*]] = arith.andi %[[GE]], %[[LT]]
 // CHECK: scf.if %[[IN]] {
 // CHECK-NEXT: fa4.elect
+// CHECK-NOT: setmaxregister
 // CHECK-NOT: fa4.warp_specialize
 // CHECK-NOT: fa4.role
 
@@ -61,18 +70,21 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// A warpgroup with the default budget does not reallocate.
+// A role spanning two warpgroups is run by both, each reallocating; the
+// warpgroups without roles and with the default budget are left alone.
 // CHECK-LABEL: gpu.func @default_budget
 // CHECK-SAME: nvvm.maxntid = array<i32: 512, 1, 1>
 // CHECK: nvvm.setmaxregister decrease 64
+// CHECK: fa4.elect
+// CHECK: nvvm.setmaxregister decrease 64
+// CHECK: fa4.elect
 // CHECK-NOT: nvvm.setmaxregister
 module attributes {gpu.container_module} {
   gpu.module @kernels [#nvvm.target<chip = "sm_100a", features = "+ptx86">] {
     gpu.func @default_budget() kernel {
       fa4.warp_specialize warps 16 {
-        fa4.role "a" warps [0, 4) registers 128 {
-        }
-        fa4.role "b" warps [4, 8) registers 64 {
+        fa4.role "a" warps [2, 6) registers 64 {
+          %leader = fa4.elect
         }
       }
       gpu.return

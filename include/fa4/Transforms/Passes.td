@@ -65,11 +65,14 @@ def FA4Plan : Pass<"fa4-plan"> {
 def FA4LowerWarpSpecialize : Pass<"fa4-lower-warp-specialize"> {
   let summary = "Turn warp roles into register reallocation and branches";
   let description = [{
-    Replaces every `fa4.warp_specialize` with what the hardware executes: each
-    warpgroup whose budget differs from the launch default first moves its
-    register file with `setmaxnreg` (decrease below the default, increase
-    above it), then each role's body runs under a branch on the warp index
-    `%tid.x / 32`. Because `setmaxnreg` only takes effect in a kernel with
+    Replaces every `fa4.warp_specialize` with what the hardware executes:
+    one branch per warpgroup (`%tid.x / 128`) in which the warpgroup first
+    moves its register file with `setmaxnreg` when its budget differs from
+    the launch default (decrease below it, increase above it), and then each
+    role it hosts runs under a branch on the warp index `%tid.x / 32`.
+    Keeping the reallocation and the role code in one branch is what lets
+    ptxas allocate each role with its own budget; a role spanning several
+    warpgroups is copied into each. Because `setmaxnreg` only takes effect in a kernel with
     launch bounds, the enclosing `gpu.func` gets `nvvm.maxntid = [32 x
     warps, 1, 1]` and `nvvm.minctasm = 1`.
 
@@ -102,10 +105,13 @@ def FA4InsertBarriers : Pass<"fa4-insert-barriers"> {
     | `fa4.channel.wait` | wait on `full[s]` for parity `r mod 2` |
     | `fa4.channel.release` | `tcgen05.commit` (MMA consumer) or `mbarrier.arrive` (threads) on `empty[s]` |
 
-    When either side of a channel is an MMA, thread-side arrivals are
-    preceded by `tcgen05.fence::before_thread_sync` and waits are followed
-    by `tcgen05.fence::after_thread_sync`, as the tcgen05 memory model
-    requires for hand-offs between threads.
+    MMA issuers follow their waits with `tcgen05.fence::after_thread_sync`.
+    Thread sides do the same, and precede their arrivals with
+    `tcgen05.fence::before_thread_sync`, when the other side is an MMA or
+    the kernel's `gpu.module` targets a tcgen05 chip (sm_100a/sm_101a):
+    their TMEM accesses may be ordered through the hand-off, directly or
+    transitively, and the tcgen05 memory model orders them only with these
+    fences.
 
     The pass refuses a TMA commit with no load of its slot before it in the
     same block, and TMA loads no commit accounts for.

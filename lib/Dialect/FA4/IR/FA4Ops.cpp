@@ -438,8 +438,8 @@ SmallVector<int64_t> WarpSpecializeOp::getWarpgroupRegisters() {
   SmallVector<int64_t> registers(static_cast<int64_t>(getWarps()) / 4,
                                  getDefaultRegisters());
   for (auto role : getBody().getOps<RoleOp>())
-    registers[static_cast<int64_t>(role.getWarpBegin()) / 4] =
-        static_cast<int64_t>(role.getRegisters());
+    for (int64_t warp = role.getWarpBegin(); warp < role.getWarpEnd(); ++warp)
+      registers[warp / 4] = static_cast<int64_t>(role.getRegisters());
   return registers;
 }
 
