@@ -15,6 +15,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir::fa4 {
@@ -264,19 +265,18 @@ uint32_t f16InstructionDescriptor(Type elementType, bool bMnMajor, int64_t m,
 }
 
 /// A 64-bit shared-memory matrix descriptor for 128-byte swizzled operands
-/// (PTX ISA, "Shared memory descriptor"): start address, leading and stride
-/// byte offsets in 16-byte units, the fixed sm_100 version bit 46 and
-/// swizzle mode 2 (128 bytes).
+/// (PTX ISA, "Shared memory descriptor") of the matrix at `sharedAddress`
+/// (i64): start address, leading and stride byte offsets in 16-byte units,
+/// the fixed sm_100 version bit 46 and swizzle mode 2 (128 bytes).
 Value smemDescriptor(OpBuilder &b, Location loc, Value sharedAddress,
-                     int64_t byteOffset, int64_t leadingBytes,
-                     int64_t strideBytes) {
+                     int64_t leadingBytes, int64_t strideBytes) {
   Type i64 = b.getI64Type();
   auto c64 = [&](uint64_t v) {
     return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
   };
-  Value address = LLVM::AddOp::create(b, loc, sharedAddress, c64(byteOffset));
   Value start = LLVM::AndOp::create(
-      b, loc, LLVM::LShrOp::create(b, loc, address, c64(4)), c64(0x3FFF));
+      b, loc, LLVM::LShrOp::create(b, loc, sharedAddress, c64(4)),
+      c64(0x3FFF));
   uint64_t fixed = ((uint64_t(leadingBytes >> 4) & 0x3FFF) << 16) |
                    ((uint64_t(strideBytes >> 4) & 0x3FFF) << 32) |
                    (1ull << 46) | (2ull << 61);
@@ -285,6 +285,11 @@ Value smemDescriptor(OpBuilder &b, Location loc, Value sharedAddress,
 
 struct MmaLowering : ConvertOpToLLVMPattern<MmaOp> {
   using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+
+  /// Elements of K one tcgen05.mma kind::f16 consumes.
+  static constexpr int64_t kStep = 16;
+  /// Steps in one 64-element swizzle atom.
+  static constexpr int64_t kStepsPerAtom = MmaOp::kAtomElements / kStep;
 
   /// The shared-window address (i64) of element [0, 0, 0] of a tile.
   Value tileAddress(OpBuilder &b, Location loc, MemRefType type,
@@ -308,49 +313,105 @@ struct MmaLowering : ConvertOpToLLVMPattern<MmaOp> {
     if (bStrides[1] != MmaOp::kAtomElements || bStrides[2] != 1)
       return rewriter.notifyMatchFailure(op, "b rows are not 128 bytes apart");
     bool bMnMajor = op.getBMajor() == OperandMajor::mn;
-    constexpr int64_t kStep = 16, atomBytes = 128, patternBytes = 1024;
-    Type elementType = bType.getElementType();
+    constexpr int64_t rowBytes = 128, patternBytes = 1024;
+    Type i64 = rewriter.getI64Type();
 
     Value idesc = i32Constant(
         rewriter, loc,
-        f16InstructionDescriptor(elementType, bMnMajor, op.getM(), op.getN()));
+        f16InstructionDescriptor(bType.getElementType(), bMnMajor, op.getM(),
+                                 op.getN()));
     Value bAddress = tileAddress(rewriter, loc, bType, adaptor.getB());
     auto aTile = dyn_cast<MemRefType>(op.getA().getType());
     Value aAddress =
         aTile ? tileAddress(rewriter, loc, aTile, adaptor.getA()) : Value();
-    Value always = LLVM::ConstantOp::create(rewriter, loc, rewriter.getI1Type(),
-                                            rewriter.getBoolAttr(true));
+    int64_t steps = op.getK() / kStep;
 
-    for (int64_t k = 0; k < op.getK(); k += kStep) {
-      // A: a K-major tile advances inside its atom, then to the next atom;
-      // a TMEM operand advances by k 16-bit elements = k / 2 columns.
+    // One tcgen05.mma for K step `step` (i64).
+    auto issue = [&](OpBuilder &b, Value step) {
+      auto c64 = [&](int64_t v) {
+        return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
+      };
+      // Byte offset of the step in a K-major tile: within its atom, 32 bytes
+      // per step; across atoms, one atom stride per 4 steps.
+      auto kMajorOffset = [&](MemRefType tile) {
+        Value atom = LLVM::LShrOp::create(b, loc, step, c64(2));
+        Value within = LLVM::AndOp::create(b, loc, step, c64(kStepsPerAtom - 1));
+        return LLVM::AddOp::create(
+            b, loc, LLVM::MulOp::create(b, loc, atom, c64(atomStrideBytes(tile))),
+            LLVM::MulOp::create(b, loc, within, c64(kStep * 2)));
+      };
       Value a;
       if (aTile) {
-        int64_t offset = (k / MmaOp::kAtomElements) * atomStrideBytes(aTile) +
-                         (k % MmaOp::kAtomElements) * 2;
-        a = smemDescriptor(rewriter, loc, aAddress, offset, 16, patternBytes);
+        a = smemDescriptor(
+            b, loc, LLVM::AddOp::create(b, loc, aAddress, kMajorOffset(aTile)),
+            16, patternBytes);
       } else {
-        a = offsetTmemAddress(rewriter, loc, adaptor.getA(),
-                              i32Constant(rewriter, loc, k / 2));
+        // A TMEM operand advances by 16 16-bit elements = 8 columns a step.
+        Value step32 = LLVM::TruncOp::create(b, loc, b.getI32Type(), step);
+        a = offsetTmemAddress(
+            b, loc, adaptor.getA(),
+            LLVM::MulOp::create(b, loc, step32, i32Constant(b, loc, kStep / 2)));
       }
-      // B: k-major like A; mn-major advances by k rows, with atoms along N
-      // one leading byte offset apart.
-      Value b =
+      // An MN-major B advances by 16 rows a step; its atoms along N are one
+      // leading byte offset apart.
+      Value bStart =
           bMnMajor
-              ? smemDescriptor(rewriter, loc, bAddress, k * atomBytes,
-                               atomStrideBytes(bType), patternBytes)
-              : smemDescriptor(rewriter, loc, bAddress,
-                               (k / MmaOp::kAtomElements) *
-                                       atomStrideBytes(bType) +
-                                   (k % MmaOp::kAtomElements) * 2,
-                               16, patternBytes);
-      Value accumulate = k == 0 ? adaptor.getAccumulate() : always;
+              ? LLVM::AddOp::create(
+                    b, loc, bAddress,
+                    LLVM::MulOp::create(b, loc, step, c64(kStep * rowBytes)))
+              : LLVM::AddOp::create(b, loc, bAddress, kMajorOffset(bType));
+      Value bDesc = smemDescriptor(
+          b, loc, bStart, bMnMajor ? atomStrideBytes(bType) : 16, patternBytes);
+      // Only the first step may overwrite the accumulator.
+      Value later = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, step,
+                                         c64(0));
+      Value accumulate =
+          LLVM::OrOp::create(b, loc, adaptor.getAccumulate(), later);
       NVVM::Tcgen05MMAOp::create(
-          rewriter, loc, NVVM::Tcgen05MMAKind::F16, NVVM::CTAGroupKind::CTA_1,
+          b, loc, NVVM::Tcgen05MMAKind::F16, NVVM::CTAGroupKind::CTA_1,
           NVVM::Tcgen05MMACollectorOp::DISCARD, /*aShift=*/false,
-          adaptor.getD(), a, b, idesc, accumulate, /*scaleInputD=*/Value(),
+          adaptor.getD(), a, bDesc, idesc, accumulate, /*scaleInputD=*/Value(),
           /*disableOutputLane=*/Value());
+    };
+
+    // In a CFG (a function body after scf-to-cf) the steps become a loop, so
+    // that only the operand bases stay live instead of one descriptor per
+    // step; inside a structured region they are unrolled.
+    if (!isa<FunctionOpInterface>(op->getParentOp())) {
+      for (int64_t step = 0; step < steps; ++step)
+        issue(rewriter, LLVM::ConstantOp::create(rewriter, loc, i64,
+                                                 rewriter.getI64IntegerAttr(step)));
+      rewriter.eraseOp(op);
+      return success();
     }
+    Block *entry = rewriter.getInsertionBlock();
+    Block *exit = rewriter.splitBlock(entry, rewriter.getInsertionPoint());
+    Block *body = rewriter.createBlock(exit, {i64}, {loc});
+    rewriter.setInsertionPointToEnd(entry);
+    LLVM::BrOp::create(rewriter, loc,
+                       ValueRange{LLVM::ConstantOp::create(
+                           rewriter, loc, i64, rewriter.getI64IntegerAttr(0))},
+                       body);
+    rewriter.setInsertionPointToStart(body);
+    Value step = body->getArgument(0);
+    issue(rewriter, step);
+    Value next = LLVM::AddOp::create(
+        rewriter, loc, step,
+        LLVM::ConstantOp::create(rewriter, loc, i64, rewriter.getI64IntegerAttr(1)));
+    Value more = LLVM::ICmpOp::create(
+        rewriter, loc, LLVM::ICmpPredicate::ult, next,
+        LLVM::ConstantOp::create(rewriter, loc, i64,
+                                 rewriter.getI64IntegerAttr(steps)));
+    auto backedge = LLVM::CondBrOp::create(rewriter, loc, more, body,
+                                           ValueRange{next}, exit, ValueRange{});
+    // Unrolled, LLVM would hoist every step's descriptor out of enclosing
+    // loops again.
+    MLIRContext *ctx = getContext();
+    auto noUnroll = LLVM::LoopUnrollAttr::get(
+        ctx, BoolAttr::get(ctx, true), {}, {}, {}, {}, {}, {});
+    backedge.setLoopAnnotationAttr(LLVM::LoopAnnotationAttr::get(
+        ctx, {}, {}, {}, noUnroll, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}));
+    rewriter.setInsertionPointToStart(exit);
     rewriter.eraseOp(op);
     return success();
   }

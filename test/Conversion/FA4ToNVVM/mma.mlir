@@ -10,18 +10,33 @@
 // K-major. Shared-memory descriptor: LBO 16, SBO 1024, version bit 46,
 // 128-byte swizzle.
 // CHECK-DAG: llvm.mlir.constant(136316048 : i32)
+// QK^T in a function body: a loop over the 8 K steps of 16, so that only
+// the operand bases stay live; LLVM must not unroll it.
+// CHECK: llvm.br ^[[QK:.*]](%{{.*}} : i64)
+// CHECK: ^[[QK]](%[[STEP:.*]]: i64):
 // CHECK-DAG: llvm.mlir.constant(4611756662049538048 : i64)
-// QK^T: K = 128 in 8 steps of 16; only the first may overwrite S.
-// CHECK: nvvm.tcgen05.mma %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %arg0 {ctaGroup = #nvvm.cta_group<cta_1>, kind = #nvvm.tcgen05_mma_kind<f16>}
-// CHECK-COUNT-7: nvvm.tcgen05.mma {{.*}} : (!llvm.ptr<6>, i64, i64, i32, i1)
+// CHECK-DAG: %[[LATER:.*]] = llvm.icmp "ne" %[[STEP]]
+// CHECK-DAG: %[[ACC:.*]] = llvm.or %arg0, %[[LATER]]
+// CHECK: nvvm.tcgen05.mma %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ACC]] {ctaGroup = #nvvm.cta_group<cta_1>, kind = #nvvm.tcgen05_mma_kind<f16>} : (!llvm.ptr<6>, i64, i64, i32, i1)
+// CHECK: %[[NEXT:.*]] = llvm.add %[[STEP]]
+// CHECK: %[[STEPS:.*]] = llvm.mlir.constant(8 : i64)
+// CHECK: %[[MORE:.*]] = llvm.icmp "ult" %[[NEXT]], %[[STEPS]]
+// CHECK: llvm.cond_br %[[MORE]], ^[[QK]](%[[NEXT]] : i64), ^{{.*}} {loop_annotation = #[[NOUNROLL:.*]]}
 // CHECK: nvvm.tcgen05.commit %{{.*}} : !llvm.ptr<3>
 // PV: B (V) is MN-major (bit 16 of the instruction descriptor) and its
-// atoms along N are 16384 bytes apart (128 keys x 128 B: the LBO).
+// atoms along N are 16384 bytes apart (128 keys x 128 B: the LBO); A comes
+// from TMEM; K = 96 in 6 steps.
 // CHECK-DAG: llvm.mlir.constant(136381584 : i32)
 // CHECK-DAG: llvm.mlir.constant(4611756662116581376 : i64)
-// K = 96 in 6 steps, A from TMEM.
-// CHECK-COUNT-6: nvvm.tcgen05.mma {{.*}} : (!llvm.ptr<6>, !llvm.ptr<6>, i64, i32, i1)
+// CHECK: nvvm.tcgen05.mma {{.*}} : (!llvm.ptr<6>, !llvm.ptr<6>, i64, i32, i1)
+// CHECK: llvm.mlir.constant(6 : i64)
+// CHECK: llvm.cond_br {{.*}} {loop_annotation = #[[NOUNROLL]]}
 // CHECK: nvvm.tcgen05.commit %{{.*}} : !llvm.ptr<3>
+
+// Inside a structured region (before scf-to-cf) the steps are unrolled.
+// CHECK-LABEL: gpu.func @unrolled
+// CHECK-COUNT-8: nvvm.tcgen05.mma {{.*}} : (!llvm.ptr<6>, i64, i64, i32, i1)
+// CHECK-NOT: nvvm.tcgen05.mma
 // CHECK-NOT: fa4.
 
 // PTX: tcgen05.fence::before_thread_sync
@@ -64,6 +79,13 @@ module attributes {gpu.container_module} {
       %p96 = fa4.tmem.view %p[0] : !fa4.tmem<128x128xbf16> -> !fa4.tmem<128x96xbf16>
       fa4.mma %p96, %vlo, %o, %first b_major(mn) : !fa4.tmem<128x96xbf16>, memref<2x96x64xbf16, strided<[8192, 64, 1]>, #gpu.address_space<workgroup>>, !fa4.tmem<128x128xf32>
       fa4.mma.commit %bars[%c1] : !bars
+      gpu.return
+    }
+
+    gpu.func @unrolled(%first: i1, %q: !tile, %k: !tile, %s: !fa4.tmem<128x128xf32>) kernel {
+      scf.if %first {
+        fa4.mma %q, %k, %s, %first b_major(k) : !tile, !tile, !fa4.tmem<128x128xf32>
+      }
       gpu.return
     }
   }
