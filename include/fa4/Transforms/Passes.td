@@ -122,4 +122,41 @@ def FA4InsertBarriers : Pass<"fa4-insert-barriers"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def FA4Specialize : Pass<"fa4-specialize", "::mlir::ModuleOp"> {
+  let summary = "Build the warp-specialized kernel of every planned attention";
+  let description = [{
+    Replaces every `fa4.attention` that carries a plan with an `fa4.launch`
+    of a new kernel in the `gpu.module @fa4_kernels` (created with an
+    sm_100a `#nvvm.target` when absent). The kernel is the
+    FlashAttention-4 forward CTA at the role level:
+
+    - a persistent loop over work tiles of (batch, block of `gqaPack` query
+      heads, `qStages` x 128 rows), each tile's rows packing `gqaPack` heads
+      per query position;
+    - roles: one softmax warpgroup per Q stage (online softmax in base 2,
+      keys past Skv masked, conditional rescale, split exp2, P written over
+      S in two parts), the correction and epilogue warpgroup (warp-uniform O
+      rescale, normalization, swizzled staging), and the MMA, TMA-load and
+      TMA-store warps, with the plan's register budgets;
+    - the hand-offs as channels: Q (TMA to MMA, qStages), K/V (TMA to MMA,
+      kvStages), and per Q stage S ready, P first part + O rescaled (256
+      arrivals), P second part, statistics, O ready; the O staging tile.
+
+    Barriers are added by `fa4-insert-barriers`. Kernel arguments: the TMA
+    descriptors of Q, K, V and O, batch, Sq, Skv (index) and the softmax
+    scale times log2(e) (f32).
+
+    The pass refuses, at the op: an op without a plan, causal attention and
+    the LSE output (not built yet), and plans it cannot build (blockN other
+    than 128, a pvSplit that is not a multiple of 32).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 #endif // FA4_TRANSFORMS_PASSES_TD

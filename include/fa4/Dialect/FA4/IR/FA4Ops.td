@@ -664,4 +664,30 @@ def FA4_TmaLoadOp : FA4_Op<"tma.load"> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Host side
+//===----------------------------------------------------------------------===//
+
+def FA4_LaunchOp : FA4_Op<"launch"> {
+  let summary = "run a compiled attention kernel on memrefs";
+  let description = [{
+    What remains of an `fa4.attention` once `fa4-specialize` has built its
+    kernel: the kernel (`@module::@kernel`) and the operands, in the order
+    the op had them (query, key, value, output, then LSE if any). The launch
+    configuration, the TMA descriptors and the scalar arguments are derived
+    from these operands as the kernel's launch manifest describes; the
+    Python runtime performs exactly that.
+
+    ```mlir
+    fa4.launch @fa4_kernels::@attention_0(%q, %k, %v, %o)
+        : memref<?x?x16x128xbf16>, memref<?x?x16x128xbf16>,
+          memref<?x?x16x128xbf16>, memref<?x?x16x128xbf16>
+    ```
+
+    PTX: none (host side).
+  }];
+  let arguments = (ins SymbolRefAttr:$kernel, Variadic<AnyMemRef>:$operands);
+  let assemblyFormat = "$kernel `(` $operands `)` attr-dict `:` type($operands)";
+}
+
 #endif // FA4_DIALECT_FA4_IR_FA4OPS_TD

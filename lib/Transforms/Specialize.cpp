@@ -1,0 +1,777 @@
+//===- Specialize.cpp - build the warp-specialized kernel of an attention -===//
+//
+// Turns every planned fa4.attention into a kernel at the role level: a
+// gpu.func whose CTA runs the FlashAttention-4 roles of the plan, connected
+// by channels, and an fa4.launch in place of the op. Barriers are left to
+// fa4-insert-barriers; this pass only says who hands what to whom.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa4/Dialect/FA4/IR/FA4Ops.h"
+#include "fa4/Transforms/Passes.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::fa4 {
+#define GEN_PASS_DEF_FA4SPECIALIZE
+#include "fa4/Transforms/Passes.h.inc"
+} // namespace mlir::fa4
+
+using namespace mlir;
+using namespace mlir::fa4;
+
+namespace {
+
+constexpr int64_t kRows = 128;        // rows of a Q tile and of a K/V block
+constexpr int64_t kAtom = 64;         // 16-bit elements per swizzle atom row
+constexpr int64_t kChunk = 32;        // columns per softmax TMEM access
+constexpr int64_t kOChunk = 16;       // columns per correction TMEM access
+constexpr int64_t kWarpgroup = 128;   // threads
+constexpr int64_t kStatsPerRow = 2;   // acc_scale or row_sum; row max
+
+/// Everything the kernel's shape depends on, derived once from the op and its
+/// plan.
+struct KernelShape {
+  PlanAttr plan;
+  Type element;
+  int64_t headDim, queryHeads, kvHeads, groupSize, pack;
+
+  int64_t atoms() const { return headDim / kAtom; }
+  /// Query positions of one 128-row tile (pack heads share each position).
+  int64_t positionsPerTile() const { return kRows / pack; }
+  int64_t tileBytes() const { return kRows * headDim * 2; }
+  int64_t atomBytes() const { return kRows * kAtom * 2; }
+  // Shared memory, byte offsets (every tile 1024-byte aligned).
+  int64_t qOffset() const { return 0; }
+  int64_t kvOffset() const { return plan.getQStages() * tileBytes(); }
+  int64_t oOffset() const {
+    return kvOffset() + plan.getKvStages() * tileBytes();
+  }
+  int64_t statsOffset() const { return oOffset() + tileBytes(); }
+  int64_t smemBytes() const {
+    return statsOffset() + plan.getQStages() * kStatsPerRow * kRows * 4;
+  }
+  // Tensor Memory, 32-bit columns.
+  int64_t sColumn(int64_t stage) const { return stage * plan.getBlockN(); }
+  int64_t oColumn(int64_t stage) const {
+    return plan.getQStages() * plan.getBlockN() + stage * headDim;
+  }
+  int64_t tmemColumns() const {
+    return llvm::PowerOf2Ceil(plan.getTmemColumns());
+  }
+};
+
+/// Builds the role-level kernel of one attention op.
+class KernelBuilder {
+public:
+  KernelBuilder(ImplicitLocOpBuilder &b, const KernelShape &shape)
+      : b(b), shape(shape), ctx(b.getContext()) {}
+
+  gpu::GPUFuncOp build(gpu::GPUModuleOp module, StringRef name);
+
+private:
+  // Arithmetic on index values.
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value add(Value x, int64_t y) { return add(x, idx(y)); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
+  Value mul(Value x, int64_t y) { return mul(x, idx(y)); }
+  Value div(Value x, int64_t y) { return arith::DivUIOp::create(b, x, idx(y)); }
+  Value rem(Value x, int64_t y) { return arith::RemUIOp::create(b, x, idx(y)); }
+  Value f32(float v) {
+    return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
+  }
+
+  // Types.
+  Attribute workgroup() {
+    return gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  }
+  MemRefType sharedType(ArrayRef<int64_t> shapeDims, Type element) {
+    return MemRefType::get(shapeDims, element, MemRefLayoutAttrInterface(),
+                           workgroup());
+  }
+  MemRefType smemType() {
+    return sharedType({ShapedType::kDynamic}, b.getI8Type());
+  }
+  MemRefType tileType(int64_t rows) {
+    return sharedType({shape.atoms(), rows, kAtom}, shape.element);
+  }
+  /// The TMA box of a 128-row tile: [1, positions, heads, 64] for Q and O
+  /// (packed query heads), [1, 128, 1, 64] for K and V.
+  MemRefType boxType(bool packed) {
+    int64_t heads = packed ? shape.pack : 1;
+    return sharedType({1, kRows / heads, heads, kAtom}, shape.element);
+  }
+  nvgpu::TensorMapDescriptorType descriptorType(bool packed) {
+    return nvgpu::TensorMapDescriptorType::get(
+        ctx, boxType(packed), nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
+        nvgpu::TensorMapL2PromoKind::L2PROMO_NONE,
+        nvgpu::TensorMapOOBKind::OOB_ZERO,
+        nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+  }
+  TmemType tmemType(int64_t elements, Type element) {
+    return TmemType::get(ctx, kRows, elements, element);
+  }
+  Value tmemView(int64_t column, int64_t elements, Type element) {
+    return TmemViewOp::create(b, tmemType(elements, element), tmem(), column);
+  }
+  Value tmem() {
+    return TmemBaseOp::create(
+        b, tmemType(shape.tmemColumns(), b.getF32Type()), slot);
+  }
+  Value smemView(Value offset, Type type) {
+    return memref::ViewOp::create(b, type, smem, offset, ValueRange{});
+  }
+
+  // Channels.
+  Value channel(StringRef name, int64_t stages, EndpointAttr producer,
+                EndpointAttr consumer) {
+    return ChannelOp::create(b, ChannelType::get(ctx, stages), name, producer,
+                             consumer);
+  }
+  EndpointAttr tma() { return EndpointAttr::get(ctx, EndpointKind::tma, 0); }
+  EndpointAttr mma() { return EndpointAttr::get(ctx, EndpointKind::mma, 0); }
+  EndpointAttr threads(int64_t n) {
+    return EndpointAttr::get(ctx, EndpointKind::threads, n);
+  }
+
+  /// A persistent loop over this CTA's work tiles, counting them; `body`
+  /// gets the tile and its ordinal within the CTA.
+  void forEachTile(function_ref<void(Value tile, Value ordinal)> body);
+  /// A loop over [0, count) with the body built in place.
+  void forRange(Value count, function_ref<void(Value)> body);
+  /// Runs `body` in one elected thread of the warp.
+  void elected(function_ref<void()> body);
+  /// (batch, kv head, first query position) of a work tile.
+  std::tuple<Value, Value, Value> tileCoordinates(Value tile);
+
+  void buildSoftmax(int64_t stage);
+  void buildCorrection();
+  void buildMma();
+  void buildLoad();
+  void buildStore();
+
+  ImplicitLocOpBuilder &b;
+  const KernelShape &shape;
+  MLIRContext *ctx;
+
+  // Kernel-wide values.
+  Value qDesc, kDesc, vDesc, oDesc, batch, seqQ, seqKv, scaleLog2;
+  Value smem, slot, tiles, blocks, tilesPerHead;
+  Value q, kv, epi;
+  SmallVector<Value> s, pFirst, pSecond, stats, oReady;
+};
+
+void KernelBuilder::forRange(Value count, function_ref<void(Value)> body) {
+  auto loop = scf::ForOp::create(b, idx(0), count, idx(1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  body(loop.getInductionVar());
+}
+
+void KernelBuilder::forEachTile(function_ref<void(Value, Value)> body) {
+  Value first = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value grid = gpu::GridDimOp::create(b, gpu::Dimension::x);
+  auto loop = scf::ForOp::create(b, first, tiles, grid, ValueRange{idx(0)});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value ordinal = loop.getRegionIterArg(0);
+  body(loop.getInductionVar(), ordinal);
+  scf::YieldOp::create(b, ValueRange{add(ordinal, 1)});
+}
+
+void KernelBuilder::elected(function_ref<void()> body) {
+  auto ifOp = scf::IfOp::create(b, ElectOp::create(b));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  body();
+}
+
+std::tuple<Value, Value, Value> KernelBuilder::tileCoordinates(Value tile) {
+  // Tiles are ordered (batch, head block, query block), query block fastest.
+  Value queryBlock = arith::RemUIOp::create(b, tile, tilesPerHead);
+  Value batchHead = arith::DivUIOp::create(b, tile, tilesPerHead);
+  int64_t headBlocks = shape.queryHeads / shape.pack;
+  Value headBlock = rem(batchHead, headBlocks);
+  Value batchIndex = div(batchHead, headBlocks);
+  Value position =
+      mul(queryBlock, shape.plan.getQStages() * shape.positionsPerTile());
+  return {batchIndex, headBlock, position};
+}
+
+void KernelBuilder::buildSoftmax(int64_t stage) {
+  PlanAttr plan = shape.plan;
+  int64_t blockN = plan.getBlockN(), chunks = blockN / kChunk;
+  Type f32Type = b.getF32Type();
+  auto chunkType = VectorType::get({kChunk}, f32Type);
+  auto chunkIndexType = VectorType::get({kChunk}, b.getI32Type());
+
+  Value sRegion = tmemView(shape.sColumn(stage), blockN, f32Type);
+  // P: 16-bit over the upper half of S.
+  Value pRegion =
+      tmemView(shape.sColumn(stage) + blockN / 2, blockN, shape.element);
+  Value statsBuffer = smemView(
+      idx(shape.statsOffset()),
+      sharedType({plan.getQStages(), kStatsPerRow, kRows}, f32Type));
+  Value row = rem(gpu::ThreadIdOp::create(b, gpu::Dimension::x), kRows);
+  Value scale = vector::BroadcastOp::create(b, chunkType, scaleLog2);
+  Value threshold = f32(static_cast<float>(plan.getRescaleThreshold()));
+  Value negInf = f32(-std::numeric_limits<float>::infinity());
+  Value zero = f32(0.0f), one = f32(1.0f);
+  Value stageIndex = idx(stage);
+
+  forEachTile([&](Value, Value ordinal) {
+    Value base = mul(ordinal, blocks);
+    Value statsBase = mul(ordinal, add(blocks, 1));
+    auto loop = scf::ForOp::create(b, idx(0), blocks, idx(1),
+                                   ValueRange{negInf, zero});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value n = loop.getInductionVar();
+      Value rowMax = loop.getRegionIterArg(0), rowSum = loop.getRegionIterArg(1);
+      Value k = add(base, n);
+      ChannelWaitOp::create(b, s[stage], k);
+      SmallVector<Value> scores;
+      for (int64_t c = 0; c < chunks; ++c)
+        scores.push_back(
+            TmemLoadOp::create(b, chunkType, sRegion, c * kChunk));
+      Tcgen05WaitOp::create(b, Tcgen05WaitKind::load);
+
+      // Scores in log2 units; keys at or past Skv (the tail of the last
+      // block) are masked to -inf.
+      Value remaining = arith::IndexCastOp::create(
+          b, b.getI32Type(), arith::SubIOp::create(b, seqKv, mul(n, blockN)));
+      Value limit = vector::BroadcastOp::create(b, chunkIndexType, remaining);
+      Value negInfChunk = vector::BroadcastOp::create(b, chunkType, negInf);
+      Value tileMax = negInf;
+      for (int64_t c = 0; c < chunks; ++c) {
+        SmallVector<int32_t> columns;
+        for (int64_t i = 0; i < kChunk; ++i)
+          columns.push_back(static_cast<int32_t>(c * kChunk + i));
+        Value column = arith::ConstantOp::create(
+            b, DenseIntElementsAttr::get(chunkIndexType, columns));
+        Value valid = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                            column, limit);
+        Value scaled = arith::MulFOp::create(b, scores[c], scale);
+        scores[c] = arith::SelectOp::create(b, valid, scaled, negInfChunk);
+        tileMax = vector::ReductionOp::create(
+            b, vector::CombiningKind::MAXIMUMF, scores[c], tileMax);
+      }
+
+      // Conditional rescale: the exponent reference moves only when the row
+      // max grew by more than the threshold (always from -inf).
+      Value newMax = arith::MaximumFOp::create(b, rowMax, tileMax);
+      Value growth = arith::SubFOp::create(b, newMax, rowMax);
+      Value rescale = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT,
+                                            growth, threshold);
+      Value ref = arith::SelectOp::create(b, rescale, newMax, rowMax);
+      // A row that has seen no key yet keeps -inf; exponentiate against 0.
+      Value noKeys =
+          arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, ref, negInf);
+      Value safeRef = arith::SelectOp::create(b, noKeys, zero, ref);
+      auto scalarType = VectorType::get({1}, f32Type);
+      Value factor = Exp2Op::create(
+          b, vector::BroadcastOp::create(
+                 b, scalarType, arith::SubFOp::create(b, rowMax, safeRef)),
+          0);
+      Value accScale = arith::SelectOp::create(
+          b, rescale, vector::ExtractOp::create(b, factor, ArrayRef<int64_t>{0}),
+          one);
+
+      // The correction warpgroup rescales O by accScale.
+      Value statsIndex = add(statsBase, n);
+      ChannelAcquireOp::create(b, stats[stage], statsIndex);
+      memref::StoreOp::create(b, accScale, statsBuffer,
+                              ValueRange{stageIndex, idx(0), row});
+      ChannelCommitOp::create(b, stats[stage], statsIndex);
+
+      // P = 2^(S - ref), chunk by chunk, into TMEM: the first pvSplit columns
+      // release the first PV MMA, the rest the second.
+      Value refChunk = vector::BroadcastOp::create(b, chunkType, safeRef);
+      Value sum = arith::MulFOp::create(b, rowSum, accScale);
+      for (int64_t c = 0; c < chunks; ++c) {
+        Value p = Exp2Op::create(
+            b, arith::SubFOp::create(b, scores[c], refChunk),
+            plan.getEmulatedExp2());
+        sum = vector::ReductionOp::create(b, vector::CombiningKind::ADD, p, sum);
+        Value packed = arith::TruncFOp::create(
+            b, VectorType::get({kChunk}, shape.element), p);
+        TmemStoreOp::create(b, packed, pRegion, c * kChunk);
+        if ((c + 1) * kChunk == plan.getPvSplit()) {
+          Tcgen05WaitOp::create(b, Tcgen05WaitKind::store);
+          ChannelCommitOp::create(b, pFirst[stage], k);
+        }
+      }
+      Tcgen05WaitOp::create(b, Tcgen05WaitKind::store);
+      ChannelCommitOp::create(b, pSecond[stage], k);
+      scf::YieldOp::create(b, ValueRange{ref, sum});
+    }
+    // The row sum and max for the epilogue.
+    Value finalIndex = add(statsBase, blocks);
+    ChannelAcquireOp::create(b, stats[stage], finalIndex);
+    memref::StoreOp::create(b, loop.getResult(1), statsBuffer,
+                            ValueRange{stageIndex, idx(0), row});
+    memref::StoreOp::create(b, loop.getResult(0), statsBuffer,
+                            ValueRange{stageIndex, idx(1), row});
+    ChannelCommitOp::create(b, stats[stage], finalIndex);
+  });
+}
+
+void KernelBuilder::buildCorrection() {
+  PlanAttr plan = shape.plan;
+  Type f32Type = b.getF32Type();
+  // The correction warpgroup works in narrow fragments: its register budget
+  // is small.
+  auto chunkType = VectorType::get({kOChunk}, f32Type);
+  Value statsBuffer = smemView(
+      idx(shape.statsOffset()),
+      sharedType({plan.getQStages(), kStatsPerRow, kRows}, f32Type));
+  Value staging = smemView(idx(shape.oOffset()), tileType(kRows));
+  Value row = rem(gpu::ThreadIdOp::create(b, gpu::Dimension::x), kRows);
+  Value one = f32(1.0f), zero = f32(0.0f);
+  int64_t oChunks = shape.headDim / kOChunk;
+
+  forEachTile([&](Value, Value ordinal) {
+    Value base = mul(ordinal, blocks);
+    Value statsBase = mul(ordinal, add(blocks, 1));
+    forRange(blocks, [&](Value n) {
+      Value k = add(base, n);
+      Value statsIndex = add(statsBase, n);
+      for (int64_t stage = 0; stage < plan.getQStages(); ++stage) {
+        ChannelWaitOp::create(b, stats[stage], statsIndex);
+        Value accScale = memref::LoadOp::create(
+            b, statsBuffer, ValueRange{idx(stage), idx(0), row});
+        ChannelReleaseOp::create(b, stats[stage], statsIndex);
+        // A warp touches O only if one of its 32 rows needs the rescale,
+        // and only once O holds a previous block's product.
+        Value needs = arith::CmpFOp::create(b, arith::CmpFPredicate::UNE,
+                                            accScale, one);
+        Value anyRow = WarpAnyOp::create(b, needs);
+        Value started =
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, n, idx(0));
+        auto ifOp = scf::IfOp::create(b, arith::AndIOp::create(b, anyRow, started));
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(ifOp.thenBlock());
+          Value oRegion = tmemView(shape.oColumn(stage), shape.headDim, f32Type);
+          Value factor = vector::BroadcastOp::create(b, chunkType, accScale);
+          for (int64_t c = 0; c < oChunks; ++c) {
+            Value o = TmemLoadOp::create(b, chunkType, oRegion, c * kOChunk);
+            Tcgen05WaitOp::create(b, Tcgen05WaitKind::load);
+            TmemStoreOp::create(b, arith::MulFOp::create(b, o, factor), oRegion,
+                                c * kOChunk);
+          }
+          Tcgen05WaitOp::create(b, Tcgen05WaitKind::store);
+        }
+        ChannelCommitOp::create(b, pFirst[stage], k);
+      }
+    });
+
+    // Epilogue: O / row_sum in the output type, into the staging tile in the
+    // 128-byte swizzle the TMA store reads (16-byte chunk c of row r sits at
+    // chunk c xor (r mod 8)).
+    Value finalIndex = add(statsBase, blocks);
+    Value swizzle = rem(row, 8);
+    for (int64_t stage = 0; stage < plan.getQStages(); ++stage) {
+      ChannelWaitOp::create(b, oReady[stage], ordinal);
+      ChannelWaitOp::create(b, stats[stage], finalIndex);
+      Value rowSum = memref::LoadOp::create(
+          b, statsBuffer, ValueRange{idx(stage), idx(0), row});
+      ChannelReleaseOp::create(b, stats[stage], finalIndex);
+      Value positive =
+          arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, rowSum, zero);
+      Value inverse = arith::SelectOp::create(
+          b, positive, arith::DivFOp::create(b, one, rowSum), zero);
+      Value factor = vector::BroadcastOp::create(b, chunkType, inverse);
+      Value handoff = add(mul(ordinal, plan.getQStages()), stage);
+      ChannelAcquireOp::create(b, epi, handoff);
+      Value oRegion = tmemView(shape.oColumn(stage), shape.headDim, f32Type);
+      for (int64_t c = 0; c < oChunks; ++c) {
+        Value o = TmemLoadOp::create(b, chunkType, oRegion, c * kOChunk);
+        Tcgen05WaitOp::create(b, Tcgen05WaitKind::load);
+        Value packed = arith::TruncFOp::create(
+            b, VectorType::get({kOChunk}, shape.element),
+            arith::MulFOp::create(b, o, factor));
+        int64_t firstColumn = c * kOChunk;
+        Value atom = idx(firstColumn / kAtom);
+        for (int64_t piece = 0; piece < kOChunk / 8; ++piece) {
+          int64_t chunk16 = (firstColumn % kAtom) / 8 + piece;
+          Value position = arith::XOrIOp::create(b, idx(chunk16), swizzle);
+          SmallVector<int64_t> lanes;
+          for (int64_t e = 0; e < 8; ++e)
+            lanes.push_back(piece * 8 + e);
+          Value eight = vector::ShuffleOp::create(b, packed, packed, lanes);
+          vector::StoreOp::create(b, eight, staging,
+                                  ValueRange{atom, row, mul(position, 8)});
+        }
+      }
+      FenceProxyAsyncOp::create(b);
+      ChannelCommitOp::create(b, epi, handoff);
+    }
+  });
+}
+
+void KernelBuilder::buildMma() {
+  PlanAttr plan = shape.plan;
+  int64_t blockN = plan.getBlockN(), split = plan.getPvSplit();
+  int64_t stages = plan.getQStages(), kvStages = plan.getKvStages();
+  Type f32Type = b.getF32Type();
+  Value falseValue = arith::ConstantIntOp::create(b, 0, 1);
+  Value trueValue = arith::ConstantIntOp::create(b, 1, 1);
+
+  elected([&] {
+    forEachTile([&](Value, Value ordinal) {
+      Value base = mul(ordinal, blocks);
+      SmallVector<Value> qHandoff, qTile, sRegion, pTop, pBottom, oRegion;
+      for (int64_t stage = 0; stage < stages; ++stage) {
+        qHandoff.push_back(add(mul(ordinal, stages), stage));
+        ChannelWaitOp::create(b, q, qHandoff.back());
+        qTile.push_back(smemView(
+            idx(shape.qOffset() + stage * shape.tileBytes()), tileType(kRows)));
+        sRegion.push_back(tmemView(shape.sColumn(stage), blockN, f32Type));
+        int64_t pColumn = shape.sColumn(stage) + blockN / 2;
+        pTop.push_back(tmemView(pColumn, split, shape.element));
+        pBottom.push_back(
+            tmemView(pColumn + split / 2, blockN - split, shape.element));
+        oRegion.push_back(
+            tmemView(shape.oColumn(stage), shape.headDim, f32Type));
+      }
+      // The two row ranges of a V tile the two PV MMAs read.
+      auto vParts = [&](Value handoff) {
+        Value offset = add(mul(rem(handoff, kvStages), shape.tileBytes()),
+                           shape.kvOffset());
+        Value v = smemView(offset, tileType(kRows));
+        int64_t atoms = shape.atoms();
+        Value top = memref::SubViewOp::create(
+            b, v, ArrayRef<int64_t>{0, 0, 0},
+            ArrayRef<int64_t>{atoms, split, kAtom}, ArrayRef<int64_t>{1, 1, 1});
+        Value bottom = memref::SubViewOp::create(
+            b, v, ArrayRef<int64_t>{0, split, 0},
+            ArrayRef<int64_t>{atoms, blockN - split, kAtom},
+            ArrayRef<int64_t>{1, 1, 1});
+        return std::pair<Value, Value>{top, bottom};
+      };
+      // PV for `stage` of the block whose hand-off number is `k`.
+      auto pv = [&](int64_t stage, Value k, std::pair<Value, Value> v,
+                    Value accumulate) {
+        ChannelWaitOp::create(b, pFirst[stage], k);
+        MmaOp::create(b, pTop[stage], v.first, oRegion[stage], accumulate,
+                      OperandMajor::mn);
+        ChannelWaitOp::create(b, pSecond[stage], k);
+        MmaOp::create(b, pBottom[stage], v.second, oRegion[stage], trueValue,
+                      OperandMajor::mn);
+      };
+
+      // Per KV block: the previous block's PVs, then this block's QK^T, for
+      // every Q stage. tcgen05 MMAs of one thread run in order, so S is
+      // overwritten only after the PV that read P from it.
+      forRange(blocks, [&](Value n) {
+        Value k = add(base, n);
+        Value kHandoff = mul(k, 2);
+        Value kOffset = add(mul(rem(kHandoff, kvStages), shape.tileBytes()),
+                            shape.kvOffset());
+        Value kTile = smemView(kOffset, tileType(kRows));
+        ChannelWaitOp::create(b, kv, kHandoff);
+        Value started =
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, n, idx(0));
+        Value accumulate =
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, n, idx(1));
+        for (int64_t stage = 0; stage < stages; ++stage) {
+          auto ifOp = scf::IfOp::create(b, started);
+          {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(ifOp.thenBlock());
+            Value previous = arith::SubIOp::create(b, k, idx(1));
+            pv(stage, previous, vParts(arith::SubIOp::create(b, kHandoff, idx(1))),
+               accumulate);
+          }
+          MmaOp::create(b, qTile[stage], kTile, sRegion[stage], falseValue,
+                        OperandMajor::k);
+          ChannelCommitOp::create(b, s[stage], k);
+        }
+        ChannelReleaseOp::create(b, kv, kHandoff);
+        auto ifOp = scf::IfOp::create(b, started);
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(ifOp.thenBlock());
+          ChannelReleaseOp::create(b, kv,
+                                   arith::SubIOp::create(b, kHandoff, idx(1)));
+        }
+        ChannelWaitOp::create(b, kv, add(kHandoff, 1));
+      });
+
+      // The last block's PVs complete O.
+      Value last = arith::SubIOp::create(b, add(base, blocks), idx(1));
+      Value lastV = add(mul(last, 2), 1);
+      Value accumulate =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, blocks, idx(1));
+      for (int64_t stage = 0; stage < stages; ++stage) {
+        pv(stage, last, vParts(lastV), accumulate);
+        ChannelCommitOp::create(b, oReady[stage], ordinal);
+      }
+      ChannelReleaseOp::create(b, kv, lastV);
+      for (Value handoff : qHandoff)
+        ChannelReleaseOp::create(b, q, handoff);
+    });
+  });
+}
+
+void KernelBuilder::buildLoad() {
+  PlanAttr plan = shape.plan;
+  int64_t stages = plan.getQStages(), kvStages = plan.getKvStages();
+  elected([&] {
+    forEachTile([&](Value tile, Value ordinal) {
+      auto [batchIndex, headBlock, position] = tileCoordinates(tile);
+      Value firstHead = mul(headBlock, shape.pack);
+      Value kvHead = div(firstHead, shape.groupSize);
+      // One box per 64-column atom of a tile at `offset`.
+      auto loadTile = [&](Value desc, Value channelValue, Value handoff,
+                          Value offset, bool packed, Value head, Value rowIndex) {
+        ChannelAcquireOp::create(b, channelValue, handoff);
+        for (int64_t a = 0; a < shape.atoms(); ++a) {
+          Value box = smemView(add(offset, a * shape.atomBytes()), boxType(packed));
+          TmaLoadOp::create(b, desc,
+                            ValueRange{idx(a * kAtom), head, rowIndex, batchIndex},
+                            box, channelValue, handoff);
+        }
+        ChannelCommitOp::create(b, channelValue, handoff);
+      };
+      for (int64_t stage = 0; stage < stages; ++stage)
+        loadTile(qDesc, q, add(mul(ordinal, stages), stage),
+                 idx(shape.qOffset() + stage * shape.tileBytes()), true,
+                 firstHead, add(position, stage * shape.positionsPerTile()));
+      Value base = mul(ordinal, blocks);
+      forRange(blocks, [&](Value n) {
+        Value k = add(base, n);
+        Value row = mul(n, plan.getBlockN());
+        SmallVector<Value, 2> descriptors = {kDesc, vDesc};
+        for (auto [which, desc] : llvm::enumerate(descriptors)) {
+          Value handoff = add(mul(k, 2), static_cast<int64_t>(which));
+          Value offset = add(mul(rem(handoff, kvStages), shape.tileBytes()),
+                             shape.kvOffset());
+          loadTile(desc, kv, handoff, offset, false, kvHead, row);
+        }
+      });
+    });
+  });
+}
+
+void KernelBuilder::buildStore() {
+  int64_t stages = shape.plan.getQStages();
+  elected([&] {
+    forEachTile([&](Value tile, Value ordinal) {
+      auto [batchIndex, headBlock, position] = tileCoordinates(tile);
+      Value firstHead = mul(headBlock, shape.pack);
+      for (int64_t stage = 0; stage < stages; ++stage) {
+        Value handoff = add(mul(ordinal, stages), stage);
+        ChannelWaitOp::create(b, epi, handoff);
+        Value row = add(position, stage * shape.positionsPerTile());
+        for (int64_t a = 0; a < shape.atoms(); ++a) {
+          Value box = smemView(idx(shape.oOffset() + a * shape.atomBytes()),
+                               boxType(true));
+          nvgpu::TmaAsyncStoreOp::create(
+              b, box, oDesc,
+              ValueRange{idx(a * kAtom), firstHead, row, batchIndex},
+              /*predicate=*/Value());
+        }
+        TmaStoreCommitOp::create(b);
+        // The staging tile is free once the stores have read it.
+        TmaStoreWaitOp::create(b, 0, /*read=*/true);
+        ChannelReleaseOp::create(b, epi, handoff);
+      }
+    });
+    TmaStoreWaitOp::create(b, 0, /*read=*/false);
+  });
+}
+
+gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
+  PlanAttr plan = shape.plan;
+  Type index = b.getIndexType();
+  SmallVector<Type> arguments = {descriptorType(true), descriptorType(false),
+                                 descriptorType(false), descriptorType(true),
+                                 index, index, index, b.getF32Type()};
+  Type slotType = sharedType({1}, b.getI32Type());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(module.getBody());
+  auto kernel = gpu::GPUFuncOp::create(
+      b, name, FunctionType::get(ctx, arguments, {}), TypeRange(slotType),
+      TypeRange());
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  kernel->setAttr("fa4.plan", plan);
+  Block &entry = kernel.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  qDesc = entry.getArgument(0);
+  kDesc = entry.getArgument(1);
+  vDesc = entry.getArgument(2);
+  oDesc = entry.getArgument(3);
+  batch = entry.getArgument(4);
+  seqQ = entry.getArgument(5);
+  seqKv = entry.getArgument(6);
+  scaleLog2 = entry.getArgument(7);
+  slot = kernel.getWorkgroupAttributions().front();
+
+  smem = gpu::DynamicSharedMemoryOp::create(b, smemType());
+  int64_t stages = plan.getQStages();
+  int64_t positionsPerCta = stages * shape.positionsPerTile();
+  tilesPerHead = div(add(seqQ, positionsPerCta - 1), positionsPerCta);
+  tiles = mul(mul(batch, shape.queryHeads / shape.pack), tilesPerHead);
+  blocks = div(add(seqKv, plan.getBlockN() - 1), plan.getBlockN());
+
+  // The hand-offs of the FA4 protocol.
+  q = channel("q", stages, tma(), mma());
+  kv = channel("kv", plan.getKvStages(), tma(), mma());
+  for (int64_t stage = 0; stage < stages; ++stage) {
+    std::string suffix = std::to_string(stage);
+    s.push_back(channel("s_ready" + suffix, 1, mma(), threads(kWarpgroup)));
+    // Softmax wrote P[0, pvSplit) and correction finished O: 256 arrivals.
+    pFirst.push_back(channel("p_o_rescale" + suffix, 1,
+                             threads(2 * kWarpgroup), mma()));
+    pSecond.push_back(
+        channel("p_ready_2_" + suffix, 1, threads(kWarpgroup), mma()));
+    stats.push_back(channel("softmax_corr" + suffix, 1, threads(kWarpgroup),
+                            threads(kWarpgroup)));
+    oReady.push_back(channel("o_ready" + suffix, 1, mma(), threads(kWarpgroup)));
+  }
+  epi = channel("corr_epi", 1, threads(kWarpgroup), threads(1));
+
+  // One warp allocates the CTA's Tensor Memory.
+  Value warp = div(gpu::ThreadIdOp::create(b, gpu::Dimension::x), 32);
+  Value firstWarp =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, warp, idx(0));
+  auto allocIf = scf::IfOp::create(b, firstWarp);
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(allocIf.thenBlock());
+    TmemAllocOp::create(b, slot, shape.tmemColumns());
+  }
+  auto threadSync = [&] {
+    Tcgen05FenceOp::create(b, Tcgen05FenceKind::before_thread_sync);
+    gpu::BarrierOp::create(b);
+    Tcgen05FenceOp::create(b, Tcgen05FenceKind::after_thread_sync);
+  };
+  threadSync();
+
+  int64_t warps = 4 * plan.getNumWarpgroups();
+  auto specialize = WarpSpecializeOp::create(b, warps);
+  Block &roles = specialize.getBody().emplaceBlock();
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(&roles);
+    auto role = [&](StringRef roleName, int64_t first, int64_t end,
+                    int64_t registers, function_ref<void()> body) {
+      auto op = RoleOp::create(b, roleName, first, end, registers);
+      OpBuilder::InsertionGuard roleGuard(b);
+      b.setInsertionPointToStart(&op.getBody().emplaceBlock());
+      body();
+    };
+    for (int64_t stage = 0; stage < stages; ++stage)
+      role("softmax" + std::to_string(stage), 4 * stage, 4 * stage + 4,
+           plan.getSoftmaxRegs(), [&] { buildSoftmax(stage); });
+    int64_t correction = 4 * stages, producer = correction + 4;
+    role("correction", correction, correction + 4, plan.getCorrectionRegs(),
+         [&] { buildCorrection(); });
+    role("mma", producer, producer + 1, plan.getProducerRegs(),
+         [&] { buildMma(); });
+    role("load", producer + 1, producer + 2, plan.getProducerRegs(),
+         [&] { buildLoad(); });
+    role("store", producer + 2, producer + 3, plan.getProducerRegs(),
+         [&] { buildStore(); });
+  }
+
+  threadSync();
+  auto freeIf = scf::IfOp::create(b, firstWarp);
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(freeIf.thenBlock());
+    TmemDeallocOp::create(b, tmem());
+  }
+  gpu::ReturnOp::create(b);
+  return kernel;
+}
+
+/// What fa4-specialize cannot build yet, reported at the op.
+LogicalResult checkSupported(AttentionOp op, PlanAttr plan) {
+  if (plan.getArch() != Arch::sm_100a)
+    return op.emitOpError() << "fa4-specialize builds sm_100a kernels only";
+  if (op.getCausal())
+    return op.emitOpError() << "causal attention is not built by "
+                               "fa4-specialize yet";
+  if (op.getLse())
+    return op.emitOpError() << "the LSE output is not built by "
+                               "fa4-specialize yet";
+  if (plan.getBlockN() != kRows)
+    return op.emitOpError() << "fa4-specialize needs blockN = " << kRows
+                            << ", the plan has " << plan.getBlockN();
+  if (plan.getPvSplit() % kChunk != 0)
+    return op.emitOpError() << "fa4-specialize needs a pvSplit that is a "
+                               "multiple of "
+                            << kChunk << ", the plan has " << plan.getPvSplit();
+  return success();
+}
+
+struct FA4SpecializePass
+    : public fa4::impl::FA4SpecializeBase<FA4SpecializePass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<AttentionOp> ops;
+    module.walk([&](AttentionOp op) { ops.push_back(op); });
+    if (ops.empty())
+      return;
+
+    MLIRContext *ctx = &getContext();
+    SymbolTable symbols(module);
+    auto kernels = symbols.lookup<gpu::GPUModuleOp>("fa4_kernels");
+    if (!kernels) {
+      OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+      kernels = gpu::GPUModuleOp::create(
+          builder, module.getLoc(), "fa4_kernels",
+          builder.getArrayAttr({NVVM::NVVMTargetAttr::get(
+              ctx, /*optLevel=*/2, "nvptx64-nvidia-cuda", "sm_100a",
+              "+ptx86")}));
+      symbols.insert(kernels);
+      module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                      builder.getUnitAttr());
+    }
+    SymbolTable kernelSymbols(kernels);
+
+    for (AttentionOp op : ops) {
+      PlanAttr plan = op.getPlanAttr();
+      if (!plan) {
+        op.emitOpError() << "has no plan; run fa4-plan first";
+        return signalPassFailure();
+      }
+      if (failed(checkSupported(op, plan)))
+        return signalPassFailure();
+
+      auto shapeOf = [&](Value v) { return cast<MemRefType>(v.getType()); };
+      KernelShape shape{plan,
+                        shapeOf(op.getQuery()).getElementType(),
+                        op.getHeadDimQK(),
+                        op.getNumQueryHeads(),
+                        op.getNumKeyValueHeads(),
+                        op.getGroupSize(),
+                        plan.getGqaPack()};
+      auto parent = op->getParentOfType<FunctionOpInterface>();
+      std::string name =
+          (parent ? parent.getName().str() : std::string("kernel")) +
+          "_attention";
+      ImplicitLocOpBuilder builder(op.getLoc(), ctx);
+      gpu::GPUFuncOp kernel = KernelBuilder(builder, shape).build(kernels, name);
+      kernelSymbols.insert(kernel); // renames on collision
+
+      OpBuilder replacement(op);
+      LaunchOp::create(replacement, op.getLoc(),
+                       SymbolRefAttr::get(ctx, kernels.getName(),
+                                          {FlatSymbolRefAttr::get(kernel)}),
+                       op->getOperands());
+      op.erase();
+    }
+  }
+};
+} // namespace

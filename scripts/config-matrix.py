@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Compiles fa4.attention over a matrix of configurations to sm_100a and
+checks each kernel with ptxas.
+
+For every configuration it writes the attention module, runs the fa4
+pipeline with fa4-opt up to PTX, assembles it with `ptxas -v` and prints one
+line:
+
+  <dtype> d<head dim> gqa<ratio>: spill <bytes> registers <n> smem <bytes>
+
+usage: config-matrix.py --fa4-opt PATH --ptxas PATH [--work DIR]
+"""
+
+import argparse
+import itertools
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+PIPELINE = ("builtin.module(fa4-plan, fa4-specialize, fa4-insert-barriers, "
+            "fa4-lower-warp-specialize, gpu.module(expand-strided-metadata, "
+            "convert-scf-to-cf, convert-gpu-to-nvvm{index-bitwidth=32}), "
+            "convert-nvvm-to-llvm, reconcile-unrealized-casts, "
+            "gpu-module-to-binary{format=isa})")
+
+DTYPES = ["bf16", "f16"]
+HEAD_DIMS = [64, 128]
+GQA_RATIOS = [1, 4, 8]
+KV_HEADS = 8
+
+
+def module(dtype, head_dim, ratio):
+    hq, hkv = KV_HEADS * ratio, KV_HEADS
+    qt = f"memref<?x?x{hq}x{head_dim}x{dtype}>"
+    kt = f"memref<?x?x{hkv}x{head_dim}x{dtype}>"
+    return (f"func.func @attention(%q: {qt}, %k: {kt}, %v: {kt}, %o: {qt}) {{\n"
+            f"  fa4.attention ins(%q, %k, %v : {qt}, {kt}, {kt}) outs(%o : {qt})\n"
+            f"  return\n}}\n")
+
+
+def run(cmd):
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"failed: {' '.join(cmd)}\n{result.stderr}")
+    return result
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--fa4-opt", required=True)
+    parser.add_argument("--ptxas", required=True)
+    parser.add_argument("--work")
+    args = parser.parse_args()
+    work = args.work or tempfile.mkdtemp(prefix="fa4-matrix-")
+    os.makedirs(work, exist_ok=True)
+    extract = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                           "extract-ptx.py")
+
+    for dtype, head_dim, ratio in itertools.product(DTYPES, HEAD_DIMS, GQA_RATIOS):
+        name = f"{dtype}_d{head_dim}_gqa{ratio}"
+        source = os.path.join(work, name + ".mlir")
+        binary = os.path.join(work, name + ".bin.mlir")
+        ptx = os.path.join(work, name + ".ptx")
+        with open(source, "w") as f:
+            f.write(module(dtype, head_dim, ratio))
+        run([args.fa4_opt, source, f"--pass-pipeline={PIPELINE}", "-o", binary])
+        run([sys.executable, extract, binary, ptx])
+        report = run([args.ptxas, "-arch=sm_100a", "-v", ptx, "-o",
+                      os.path.join(work, name + ".cubin")]).stderr
+        spill = re.search(r"(\d+) bytes spill stores", report).group(1)
+        registers = re.search(r"Used (\d+) registers", report).group(1)
+        smem = re.search(r"(\d+) bytes smem", report)
+        print(f"{dtype} d{head_dim} gqa{ratio}: spill {spill} registers "
+              f"{registers} smem {smem.group(1) if smem else 0}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,84 @@
+// RUN: fa4-opt %s -split-input-file --fa4-plan --fa4-specialize | FileCheck %s
+
+// MHA, bf16, head dim 128: the FA4 CTA of the default plan.
+// CHECK-LABEL: func.func @mha
+// CHECK-NOT: fa4.attention
+// CHECK: fa4.launch @fa4_kernels::@mha_attention(%arg0, %arg1, %arg2, %arg3)
+// CHECK: gpu.module @fa4_kernels [#nvvm.target<chip = "sm_100a", features = "+ptx86">]
+// Q, K, V, O descriptors (one 128 x 64 box per swizzle atom), batch, Sq, Skv,
+// scale * log2(e); the TMEM address slot in shared memory.
+// CHECK: gpu.func @mha_attention(%{{.*}}: !nvgpu.tensormap.descriptor<tensor = memref<1x128x1x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b
+// CHECK-SAME: %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: f32)
+// CHECK-SAME: workgroup(%[[SLOT:.*]] : memref<1xi32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: kernel
+// CHECK-SAME: fa4.plan = #fa4.plan<arch = sm_100a
+// The hand-offs and who signals them.
+// CHECK-DAG: fa4.channel "q" : !fa4.channel<2> producer <tma> consumer <mma>
+// CHECK-DAG: fa4.channel "kv" : !fa4.channel<3> producer <tma> consumer <mma>
+// CHECK-DAG: fa4.channel "s_ready0" : !fa4.channel<1> producer <mma> consumer <threads = 128>
+// CHECK-DAG: fa4.channel "p_o_rescale0" : !fa4.channel<1> producer <threads = 256> consumer <mma>
+// CHECK-DAG: fa4.channel "p_ready_2_0" : !fa4.channel<1> producer <threads = 128> consumer <mma>
+// CHECK-DAG: fa4.channel "softmax_corr0" : !fa4.channel<1> producer <threads = 128> consumer <threads = 128>
+// CHECK-DAG: fa4.channel "o_ready0" : !fa4.channel<1> producer <mma> consumer <threads = 128>
+// CHECK-DAG: fa4.channel "s_ready1"
+// CHECK-DAG: fa4.channel "corr_epi" : !fa4.channel<1> producer <threads = 128> consumer <threads = 1>
+// CHECK: fa4.tmem.alloc 512 columns into %[[SLOT]]
+// Roles and register budgets.
+// CHECK: fa4.warp_specialize warps 16 {
+// CHECK: fa4.role "softmax0" warps [0, 4) registers 200 {
+// S at columns [0, 128), P (bf16) over its upper half.
+// CHECK: fa4.tmem.view %{{.*}}[0] : !fa4.tmem<128x512xf32> -> !fa4.tmem<128x128xf32>
+// CHECK: fa4.tmem.view %{{.*}}[64] : !fa4.tmem<128x512xf32> -> !fa4.tmem<128x128xbf16>
+// CHECK: fa4.exp2 %{{.*}} emulated 3 : vector<32xf32>
+// CHECK: fa4.role "softmax1" warps [4, 8) registers 200 {
+// CHECK: fa4.tmem.view %{{.*}}[128] : !fa4.tmem<128x512xf32> -> !fa4.tmem<128x128xf32>
+// CHECK: fa4.role "correction" warps [8, 12) registers 64 {
+// CHECK: fa4.warp_any
+// O of stage 1 at columns [384, 512).
+// CHECK: fa4.tmem.view %{{.*}}[384] : !fa4.tmem<128x512xf32> -> !fa4.tmem<128x128xf32>
+// CHECK: fa4.fence_proxy_async
+// CHECK: fa4.role "mma" warps [12, 13) registers 48 {
+// PV in two parts: P[0, 96) and P[96, 128) (columns 112..128 of the view).
+// CHECK-DAG: fa4.tmem.view %{{.*}}[64] : !fa4.tmem<128x512xf32> -> !fa4.tmem<128x96xbf16>
+// CHECK-DAG: fa4.tmem.view %{{.*}}[112] : !fa4.tmem<128x512xf32> -> !fa4.tmem<128x32xbf16>
+// CHECK: fa4.mma {{.*}} b_major(mn) : !fa4.tmem<128x96xbf16>, memref<2x96x64xbf16
+// CHECK: fa4.mma {{.*}} b_major(mn) : !fa4.tmem<128x32xbf16>, memref<2x32x64xbf16
+// CHECK: fa4.mma {{.*}} b_major(k) : memref<2x128x64xbf16
+// CHECK: fa4.role "load" warps [13, 14) registers 48 {
+// CHECK-COUNT-2: fa4.tma.load %arg0
+// CHECK: fa4.role "store" warps [14, 15) registers 48 {
+// CHECK: nvgpu.tma.async.store
+// CHECK: fa4.tmem.dealloc
+func.func @mha(%q: memref<?x?x16x128xbf16>, %k: memref<?x?x16x128xbf16>,
+               %v: memref<?x?x16x128xbf16>, %o: memref<?x?x16x128xbf16>) {
+  fa4.attention ins(%q, %k, %v : memref<?x?x16x128xbf16>, memref<?x?x16x128xbf16>, memref<?x?x16x128xbf16>)
+                outs(%o : memref<?x?x16x128xbf16>)
+  return
+}
+
+// -----
+
+// GQA 4, f16, head dim 64: each 128-row tile holds 32 query positions x 4
+// heads (the TMA box of Q and O is [1, 32, 4, 64]); K/V boxes are one head.
+// One 64-column atom per tile (one load per Q stage, K and V); O of stage 1
+// at columns [320, 384).
+// CHECK-LABEL: gpu.func @gqa_attention
+// CHECK-SAME: (%arg0: !nvgpu.tensormap.descriptor<tensor = memref<1x32x4x64xf16, #gpu.address_space<workgroup>>
+// CHECK-SAME: %arg1: !nvgpu.tensormap.descriptor<tensor = memref<1x128x1x64xf16, #gpu.address_space<workgroup>>
+// CHECK-SAME: %arg3: !nvgpu.tensormap.descriptor<tensor = memref<1x32x4x64xf16, #gpu.address_space<workgroup>>
+// CHECK-SAME: gqaPack = 4
+// CHECK: fa4.tmem.alloc 512 columns
+// CHECK: fa4.role "correction"
+// CHECK: fa4.tmem.view %{{.*}}[320] : !fa4.tmem<128x512xf32> -> !fa4.tmem<128x64xf32>
+// CHECK: fa4.role "load"
+// CHECK-COUNT-2: fa4.tma.load %arg0
+// CHECK-NOT: fa4.tma.load %arg0
+// CHECK: fa4.tma.load %arg1
+// CHECK-NOT: fa4.tma.load %arg1
+// CHECK: fa4.tma.load %arg2
+func.func @gqa(%q: memref<?x?x32x64xf16>, %k: memref<?x?x8x64xf16>,
+               %v: memref<?x?x8x64xf16>, %o: memref<?x?x32x64xf16>) {
+  fa4.attention ins(%q, %k, %v : memref<?x?x32x64xf16>, memref<?x?x8x64xf16>, memref<?x?x8x64xf16>)
+                outs(%o : memref<?x?x32x64xf16>)
+  return
+}
