@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# The main job: compile every example with fa4-opt and print the result.
+# The main job: compile every example to sm_100a PTX (and cubin when ptxas is
+# found) with its launch manifest, printing each kernel's resource report.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${FA4_BUILD_DIR:-build}"
 
 for example in examples/*.mlir; do
-  echo "== $example"
-  "$build/bin/fa4-opt" "$example"
-  echo "== $example: verified"
+  out="$build/examples/$(basename "$example" .mlir)"
+  echo "== $example -> $out"
+  "$build/bin/fa4-opt" "$example" --fa4-compile="emit-dir=$out" -o /dev/null
 done

@@ -5,6 +5,7 @@
 #include "fa4/Conversion/Passes.h"
 #include "fa4/Dialect/FA4/IR/FA4Dialect.h"
 #include "fa4/Transforms/Passes.h"
+#include "fa4/Transforms/Pipeline.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -74,6 +75,7 @@ void fa4::registerAllDialects(mlir::DialectRegistry &registry) {
 void fa4::registerAllPasses() {
   mlir::fa4::registerFA4Passes();
   mlir::fa4::registerFA4ConversionPasses();
+  mlir::fa4::registerCompilePipeline();
 
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();

@@ -17,6 +17,8 @@
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include <cmath>
+
 namespace mlir::fa4 {
 #define GEN_PASS_DEF_FA4SPECIALIZE
 #include "fa4/Transforms/Passes.h.inc"
@@ -73,6 +75,8 @@ public:
       : b(b), shape(shape), ctx(b.getContext()) {}
 
   gpu::GPUFuncOp build(gpu::GPUModuleOp module, StringRef name);
+  /// mbarriers the kernel's channels become (a full and an empty per slot).
+  int64_t getMbarrierCount() const { return 2 * channelSlots; }
 
 private:
   // Arithmetic on index values.
@@ -131,6 +135,7 @@ private:
   // Channels.
   Value channel(StringRef name, int64_t stages, EndpointAttr producer,
                 EndpointAttr consumer) {
+    channelSlots += stages;
     return ChannelOp::create(b, ChannelType::get(ctx, stages), name, producer,
                              consumer);
   }
@@ -159,6 +164,7 @@ private:
   ImplicitLocOpBuilder &b;
   const KernelShape &shape;
   MLIRContext *ctx;
+  int64_t channelSlots = 0;
 
   // Kernel-wide values.
   Value qDesc, kDesc, vDesc, oDesc, batch, seqQ, seqKv, scaleLog2;
@@ -695,6 +701,94 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
   return kernel;
 }
 
+/// The launch manifest of a kernel: everything a runtime needs to run it on
+/// the operands of its fa4.launch, as plain data (written out as JSON).
+DictionaryAttr buildManifest(AttentionOp op, const KernelShape &shape,
+                             StringRef kernel, int64_t mbarriers) {
+  Builder b(op.getContext());
+  PlanAttr plan = shape.plan;
+  auto named = [&](StringRef key, Attribute value) {
+    return b.getNamedAttr(key, value);
+  };
+  auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
+  auto ints = [&](ArrayRef<int64_t> v) { return b.getI64ArrayAttr(v); };
+  auto dict = [&](ArrayRef<NamedAttribute> entries) {
+    return b.getDictionaryAttr(entries);
+  };
+  std::string element = shape.element.isBF16() ? "bf16" : "f16";
+
+  int64_t stages = plan.getQStages();
+  int64_t warps = 4 * plan.getNumWarpgroups();
+  int64_t producer = 4 * stages + 4;
+  SmallVector<Attribute> roles;
+  auto role = [&](StringRef name, int64_t first, int64_t end, int64_t regs) {
+    roles.push_back(dict({named("name", b.getStringAttr(name)),
+                          named("warps", ints({first, end})),
+                          named("registers", i64(regs))}));
+  };
+  for (int64_t stage = 0; stage < stages; ++stage)
+    role("softmax" + std::to_string(stage), 4 * stage, 4 * stage + 4,
+         plan.getSoftmaxRegs());
+  role("correction", 4 * stages, 4 * stages + 4, plan.getCorrectionRegs());
+  role("mma", producer, producer + 1, plan.getProducerRegs());
+  role("load", producer + 1, producer + 2, plan.getProducerRegs());
+  role("store", producer + 2, producer + 3, plan.getProducerRegs());
+
+  // TMA boxes, innermost dimension first as cuTensorMapEncodeTiled takes
+  // them: (64 columns, heads, rows, 1) over the operand's [B, S, H, D].
+  auto tensorMap = [&](StringRef operand, int64_t index, bool packed) {
+    int64_t heads = packed ? shape.pack : 1;
+    return dict({named("operand", b.getStringAttr(operand)),
+                 named("operand_index", i64(index)),
+                 named("element", b.getStringAttr(element)),
+                 named("box", ints({kAtom, heads, kRows / heads, 1})),
+                 named("swizzle", b.getStringAttr("128B")),
+                 named("oob_fill", b.getStringAttr("zero"))});
+  };
+  auto param = [&](StringRef name, StringRef kind, StringRef source) {
+    return dict({named("name", b.getStringAttr(name)),
+                 named("kind", b.getStringAttr(kind)),
+                 named("source", b.getStringAttr(source))});
+  };
+  double scaleLog2 = op.getEffectiveScale() * M_LOG2E;
+
+  return dict({
+      named("kernel", b.getStringAttr(kernel)),
+      named("arch", b.getStringAttr(stringifyArch(plan.getArch()))),
+      named("block", ints({warps * 32, 1, 1})),
+      named("cluster", ints({1, 1, 1})),
+      named("dynamic_smem_bytes", i64(shape.smemBytes())),
+      named("tmem_columns", i64(shape.tmemColumns())),
+      named("mbarriers", i64(mbarriers)),
+      named("named_barriers", i64(0)),
+      named("roles", b.getArrayAttr(roles)),
+      // Persistent CTAs: min(tiles, SMs), tiles = batch * head_blocks *
+      // ceil(seq_q / query_rows_per_cta).
+      named("grid", dict({named("rule", b.getStringAttr("persistent")),
+                          named("head_blocks",
+                                i64(shape.queryHeads / shape.pack)),
+                          named("query_rows_per_cta",
+                                i64(stages * shape.positionsPerTile()))})),
+      named("params",
+            b.getArrayAttr({param("query_map", "tensor_map", "tensor_maps[0]"),
+                            param("key_map", "tensor_map", "tensor_maps[1]"),
+                            param("value_map", "tensor_map", "tensor_maps[2]"),
+                            param("output_map", "tensor_map", "tensor_maps[3]"),
+                            param("batch", "i32", "query.shape[0]"),
+                            param("seq_q", "i32", "query.shape[1]"),
+                            param("seq_kv", "i32", "key.shape[1]"),
+                            param("scale_log2", "f32", "scale_log2")})),
+      named("tensor_maps",
+            b.getArrayAttr({tensorMap("query", 0, true),
+                            tensorMap("key", 1, false),
+                            tensorMap("value", 2, false),
+                            tensorMap("output", 3, true)})),
+      named("scale", b.getF64FloatAttr(op.getEffectiveScale())),
+      named("scale_log2", b.getF64FloatAttr(scaleLog2)),
+      named("plan", plan),
+  });
+}
+
 /// What fa4-specialize cannot build yet, reported at the op.
 LogicalResult checkSupported(AttentionOp op, PlanAttr plan) {
   if (plan.getArch() != Arch::sm_100a)
@@ -726,19 +820,8 @@ struct FA4SpecializePass
 
     MLIRContext *ctx = &getContext();
     SymbolTable symbols(module);
-    auto kernels = symbols.lookup<gpu::GPUModuleOp>("fa4_kernels");
-    if (!kernels) {
-      OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
-      kernels = gpu::GPUModuleOp::create(
-          builder, module.getLoc(), "fa4_kernels",
-          builder.getArrayAttr({NVVM::NVVMTargetAttr::get(
-              ctx, /*optLevel=*/2, "nvptx64-nvidia-cuda", "sm_100a",
-              "+ptx86")}));
-      symbols.insert(kernels);
-      module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-                      builder.getUnitAttr());
-    }
-    SymbolTable kernelSymbols(kernels);
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    UnitAttr::get(ctx));
 
     for (AttentionOp op : ops) {
       PlanAttr plan = op.getPlanAttr();
@@ -757,19 +840,31 @@ struct FA4SpecializePass
                         op.getNumKeyValueHeads(),
                         op.getGroupSize(),
                         plan.getGqaPack()};
+
+      // One gpu.module per kernel, both named after the function, so that
+      // each binary holds exactly one kernel.
       auto parent = op->getParentOfType<FunctionOpInterface>();
       std::string name =
           (parent ? parent.getName().str() : std::string("kernel")) +
           "_attention";
+      OpBuilder moduleBuilder = OpBuilder::atBlockEnd(module.getBody());
+      auto kernels = gpu::GPUModuleOp::create(
+          moduleBuilder, op.getLoc(), name,
+          moduleBuilder.getArrayAttr({NVVM::NVVMTargetAttr::get(
+              ctx, /*optLevel=*/2, "nvptx64-nvidia-cuda", "sm_100a",
+              "+ptx86")}));
+      symbols.insert(kernels); // renames on collision
       ImplicitLocOpBuilder builder(op.getLoc(), ctx);
-      gpu::GPUFuncOp kernel = KernelBuilder(builder, shape).build(kernels, name);
-      kernelSymbols.insert(kernel); // renames on collision
+      KernelBuilder kernelBuilder(builder, shape);
+      gpu::GPUFuncOp kernel = kernelBuilder.build(kernels, kernels.getName());
 
       OpBuilder replacement(op);
       LaunchOp::create(replacement, op.getLoc(),
                        SymbolRefAttr::get(ctx, kernels.getName(),
                                           {FlatSymbolRefAttr::get(kernel)}),
-                       op->getOperands());
+                       op->getOperands(),
+                       buildManifest(op, shape, kernel.getName(),
+                                     kernelBuilder.getMbarrierCount()));
       op.erase();
     }
   }

@@ -3,8 +3,17 @@
 // MHA, bf16, head dim 128: the FA4 CTA of the default plan.
 // CHECK-LABEL: func.func @mha
 // CHECK-NOT: fa4.attention
-// CHECK: fa4.launch @fa4_kernels::@mha_attention(%arg0, %arg1, %arg2, %arg3)
-// CHECK: gpu.module @fa4_kernels [#nvvm.target<chip = "sm_100a", features = "+ptx86">]
+// The launch carries the manifest: 512 threads, 198656 bytes of dynamic
+// shared memory (Q 2 x 32K, K/V 3 x 32K, O 32K, statistics 2K), 512 TMEM
+// columns, 32 mbarriers, the TMA boxes.
+// CHECK: fa4.launch @mha_attention::@mha_attention(%arg0, %arg1, %arg2, %arg3)
+// CHECK-SAME: block = [512, 1, 1]
+// CHECK-SAME: dynamic_smem_bytes = 198656
+// CHECK-SAME: mbarriers = 32
+// CHECK-SAME: tensor_maps = [{box = [64, 1, 128, 1], element = "bf16", oob_fill = "zero", operand = "query", operand_index = 0 : i64, swizzle = "128B"}
+// CHECK-SAME: tmem_columns = 512
+// One gpu.module per kernel, both named after the function.
+// CHECK: gpu.module @mha_attention [#nvvm.target<chip = "sm_100a", features = "+ptx86">]
 // Q, K, V, O descriptors (one 128 x 64 box per swizzle atom), batch, Sq, Skv,
 // scale * log2(e); the TMEM address slot in shared memory.
 // CHECK: gpu.func @mha_attention(%{{.*}}: !nvgpu.tensormap.descriptor<tensor = memref<1x128x1x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b
@@ -62,6 +71,10 @@ func.func @mha(%q: memref<?x?x16x128xbf16>, %k: memref<?x?x16x128xbf16>,
 // heads (the TMA box of Q and O is [1, 32, 4, 64]); K/V boxes are one head.
 // One 64-column atom per tile (one load per Q stage, K and V); O of stage 1
 // at columns [320, 384).
+// CHECK-LABEL: func.func @gqa
+// CHECK: fa4.launch @gqa_attention::@gqa_attention
+// CHECK-SAME: dynamic_smem_bytes = 100352
+// CHECK-SAME: box = [64, 4, 32, 1], element = "f16"
 // CHECK-LABEL: gpu.func @gqa_attention
 // CHECK-SAME: (%arg0: !nvgpu.tensormap.descriptor<tensor = memref<1x32x4x64xf16, #gpu.address_space<workgroup>>
 // CHECK-SAME: %arg1: !nvgpu.tensormap.descriptor<tensor = memref<1x128x1x64xf16, #gpu.address_space<workgroup>>

@@ -159,4 +159,33 @@ def FA4Specialize : Pass<"fa4-specialize", "::mlir::ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def FA4EmitKernels : Pass<"fa4-emit-kernels", "::mlir::ModuleOp"> {
+  let summary = "Write each kernel's PTX, cubin and launch manifest, and report its resources";
+  let description = [{
+    For every `fa4.launch` with a manifest, takes the PTX of its kernel's
+    `gpu.binary` (produced by `gpu-module-to-binary{format=isa}`) and writes
+    `<emit-dir>/<kernel>.ptx`. When ptxas is found (the `ptxas` option, else
+    `$CUDA_HOME`, `$CUDA_PATH`, `$CUDA_ROOT`, `/usr/local/cuda`, `PATH`) it
+    assembles `<kernel>.cubin` with `ptxas -v` and records registers, spill
+    bytes and static shared memory. `<kernel>.json` is the launch manifest:
+    kernel symbol, block and cluster shape, grid rule, dynamic shared memory,
+    parameter order, TMA descriptor specs (operand, element type, box,
+    swizzle), roles and their register budgets, TMEM columns, barrier
+    counts, the plan, the file names and the ptxas resources. With `report`
+    it prints a resource summary per kernel to stdout.
+
+    The pass refuses a launch whose kernel has no `gpu.binary`, or whose
+    binary is not PTX, and reports ptxas failures with ptxas's output.
+  }];
+  let options = [
+    Option<"emitDir", "emit-dir", "std::string", /*default=*/"\"\"",
+           "Directory the kernel files are written to (required)">,
+    Option<"ptxas", "ptxas", "std::string", /*default=*/"\"\"",
+           "ptxas to assemble cubins with (default: search CUDA_HOME, "
+           "CUDA_PATH, CUDA_ROOT, /usr/local/cuda, PATH)">,
+    Option<"report", "report", "bool", /*default=*/"true",
+           "Print each kernel's resource report to stdout">,
+  ];
+}
+
 #endif // FA4_TRANSFORMS_PASSES_TD

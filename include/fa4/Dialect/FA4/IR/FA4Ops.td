@@ -675,8 +675,9 @@ def FA4_LaunchOp : FA4_Op<"launch"> {
     kernel: the kernel (`@module::@kernel`) and the operands, in the order
     the op had them (query, key, value, output, then LSE if any). The launch
     configuration, the TMA descriptors and the scalar arguments are derived
-    from these operands as the kernel's launch manifest describes; the
-    Python runtime performs exactly that.
+    from these operands as the kernel's launch manifest (`manifest`, written
+    as JSON by `fa4-emit-kernels`) describes; the Python runtime performs
+    exactly that.
 
     ```mlir
     fa4.launch @fa4_kernels::@attention_0(%q, %k, %v, %o)
@@ -686,7 +687,8 @@ def FA4_LaunchOp : FA4_Op<"launch"> {
 
     PTX: none (host side).
   }];
-  let arguments = (ins SymbolRefAttr:$kernel, Variadic<AnyMemRef>:$operands);
+  let arguments = (ins SymbolRefAttr:$kernel, Variadic<AnyMemRef>:$operands,
+                       OptionalAttr<DictionaryAttr>:$manifest);
   let assemblyFormat = "$kernel `(` $operands `)` attr-dict `:` type($operands)";
 }
 

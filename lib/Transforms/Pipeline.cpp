@@ -1,0 +1,63 @@
+//===- Pipeline.cpp - the fa4-compile pipeline ----------------------------===//
+
+#include "fa4/Transforms/Pipeline.h"
+#include "fa4/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+using namespace mlir::fa4;
+
+void mlir::fa4::buildCompilePipeline(OpPassManager &pm,
+                                     const CompileOptions &options) {
+  FA4PlanOptions plan;
+  plan.arch = options.arch;
+  plan.blockN = options.blockN;
+  plan.qStages = options.qStages;
+  plan.kvStages = options.kvStages;
+  plan.gqaPack = options.gqaPack;
+  plan.scheduler = options.scheduler;
+  plan.softmaxRegs = options.softmaxRegs;
+  plan.correctionRegs = options.correctionRegs;
+  plan.producerRegs = options.producerRegs;
+  plan.emulatedExp2 = options.emulatedExp2;
+  plan.pvSplit = options.pvSplit;
+  plan.rescaleThreshold = options.rescaleThreshold;
+  pm.addPass(createFA4Plan(plan));
+  pm.addPass(createFA4Specialize());
+  pm.addPass(createFA4InsertBarriers());
+  pm.addPass(createFA4LowerWarpSpecialize());
+
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(memref::createExpandStridedMetadataPass());
+  kernels.addPass(createSCFToControlFlowPass());
+  // 32-bit index arithmetic: half the registers for addresses and counters.
+  ConvertGpuOpsToNVVMOpsOptions nvvm;
+  nvvm.indexBitwidth = 32;
+  kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  pm.addPass(createConvertNVVMToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa";
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  if (!options.emitDir.empty()) {
+    FA4EmitKernelsOptions emit;
+    emit.emitDir = options.emitDir;
+    emit.ptxas = options.ptxas;
+    pm.addPass(createFA4EmitKernels(emit));
+  }
+}
+
+void mlir::fa4::registerCompilePipeline() {
+  PassPipelineRegistration<CompileOptions>(
+      "fa4-compile",
+      "Compile fa4.attention to warp-specialized kernels: plan, specialize, "
+      "barriers, roles, NVVM, PTX, and (with emit-dir) PTX/cubin/manifest "
+      "files and a resource report",
+      buildCompilePipeline);
+}

@@ -1,0 +1,23 @@
+// RUN: fa4-opt %s -split-input-file --fa4-emit-kernels="emit-dir=%t" -verify-diagnostics
+// RUN: not fa4-opt %s -split-input-file --fa4-emit-kernels 2>&1 | FileCheck %s --check-prefix=NODIR
+
+// NODIR: fa4-emit-kernels: emit-dir is required
+
+// A launch whose kernel was not compiled to a binary.
+func.func @f(%q: memref<1x128x1x64xf16>) {
+  // expected-error @+1 {{kernel @missing has no gpu.binary; run gpu-module-to-binary first}}
+  fa4.launch @missing::@missing(%q, %q, %q, %q) {manifest = {kernel = "missing", arch = "sm_100a"}} : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>
+  return
+}
+
+// -----
+
+// A binary that holds a cubin instead of PTX.
+module attributes {gpu.container_module} {
+  gpu.binary @k [#gpu.object<#nvvm.target<chip = "sm_100a">, bin = "\00">]
+  func.func @f(%q: memref<1x128x1x64xf16>) {
+    // expected-error @+1 {{needs the PTX of @k (gpu-module-to-binary{format=isa})}}
+    fa4.launch @k::@k(%q, %q, %q, %q) {manifest = {kernel = "k", arch = "sm_100a"}} : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>
+    return
+  }
+}
