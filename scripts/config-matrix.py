@@ -6,7 +6,7 @@ For every configuration it writes the attention module, runs the fa4
 pipeline with fa4-opt up to PTX, assembles it with `ptxas -v` and prints one
 line:
 
-  <dtype> d<head dim> gqa<ratio>: spill <bytes> registers <n> smem <bytes>
+  <full|causal> <dtype> d<head dim> gqa<ratio>: spill <bytes> registers <n> smem <bytes>
 
 usage: config-matrix.py --fa4-opt PATH --ptxas PATH [--work DIR]
 """
@@ -28,15 +28,17 @@ PIPELINE = ("builtin.module(fa4-plan, fa4-specialize, fa4-insert-barriers, "
 DTYPES = ["bf16", "f16"]
 HEAD_DIMS = [64, 128]
 GQA_RATIOS = [1, 4, 8]
+CAUSAL = [False, True]
 KV_HEADS = 8
 
 
-def module(dtype, head_dim, ratio):
+def module(dtype, head_dim, ratio, causal):
     hq, hkv = KV_HEADS * ratio, KV_HEADS
     qt = f"memref<?x?x{hq}x{head_dim}x{dtype}>"
     kt = f"memref<?x?x{hkv}x{head_dim}x{dtype}>"
+    attrs = " {causal}" if causal else ""
     return (f"func.func @attention(%q: {qt}, %k: {kt}, %v: {kt}, %o: {qt}) {{\n"
-            f"  fa4.attention ins(%q, %k, %v : {qt}, {kt}, {kt}) outs(%o : {qt})\n"
+            f"  fa4.attention ins(%q, %k, %v : {qt}, {kt}, {kt}) outs(%o : {qt}){attrs}\n"
             f"  return\n}}\n")
 
 
@@ -58,13 +60,15 @@ def main():
     extract = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                            "extract-ptx.py")
 
-    for dtype, head_dim, ratio in itertools.product(DTYPES, HEAD_DIMS, GQA_RATIOS):
-        name = f"{dtype}_d{head_dim}_gqa{ratio}"
+    for causal, dtype, head_dim, ratio in itertools.product(
+            CAUSAL, DTYPES, HEAD_DIMS, GQA_RATIOS):
+        mask = "causal" if causal else "full"
+        name = f"{mask}_{dtype}_d{head_dim}_gqa{ratio}"
         source = os.path.join(work, name + ".mlir")
         binary = os.path.join(work, name + ".bin.mlir")
         ptx = os.path.join(work, name + ".ptx")
         with open(source, "w") as f:
-            f.write(module(dtype, head_dim, ratio))
+            f.write(module(dtype, head_dim, ratio, causal))
         run([args.fa4_opt, source, f"--pass-pipeline={PIPELINE}", "-o", binary])
         run([sys.executable, extract, binary, ptx])
         report = run([args.ptxas, "-arch=sm_100a", "-v", ptx, "-o",
@@ -72,7 +76,7 @@ def main():
         spill = re.search(r"(\d+) bytes spill stores", report).group(1)
         registers = re.search(r"Used (\d+) registers", report).group(1)
         smem = re.search(r"(\d+) bytes smem", report)
-        print(f"{dtype} d{head_dim} gqa{ratio}: spill {spill} registers "
+        print(f"{mask} {dtype} d{head_dim} gqa{ratio}: spill {spill} registers "
               f"{registers} smem {smem.group(1) if smem else 0}")
 
 

@@ -42,6 +42,7 @@ struct KernelShape {
   PlanAttr plan;
   Type element;
   int64_t headDim, queryHeads, kvHeads, groupSize, pack;
+  bool causal;
 
   int64_t atoms() const { return headDim / kAtom; }
   /// Query positions of one 128-row tile (pack heads share each position).
@@ -145,15 +146,30 @@ private:
     return EndpointAttr::get(ctx, EndpointKind::threads, n);
   }
 
-  /// A persistent loop over this CTA's work tiles, counting them; `body`
-  /// gets the tile and its ordinal within the CTA.
-  void forEachTile(function_ref<void(Value tile, Value ordinal)> body);
+  /// One work tile of the persistent loop, as every role sees it.
+  struct Tile {
+    Value ordinal;          // tiles this CTA processed before
+    Value batch, headBlock; // which (batch, block of packed query heads)
+    Value position;         // first query position of Q stage 0
+    Value blocks;           // KV blocks the tile visits
+    Value kvBase;           // KV blocks this CTA visited before
+    Value statsBase;        // statistics hand-offs before (blocks + 1 each)
+  };
+  /// A persistent loop over this CTA's work tiles. Hand-off numbers of the
+  /// KV loop continue across tiles, so the loop carries the number of KV
+  /// blocks visited so far (tiles visit different numbers when causal).
+  void forEachTile(function_ref<void(const Tile &)> body);
   /// A loop over [0, count) with the body built in place.
   void forRange(Value count, function_ref<void(Value)> body);
   /// Runs `body` in one elected thread of the warp.
   void elected(function_ref<void()> body);
-  /// (batch, kv head, first query position) of a work tile.
-  std::tuple<Value, Value, Value> tileCoordinates(Value tile);
+  /// (batch, head block, first query position) of work tile `index`.
+  std::tuple<Value, Value, Value> tileCoordinates(Value index);
+  /// KV blocks a tile starting at query `position` visits: all of them, or
+  /// when causal only those up to the diagonal of its last row.
+  Value tileBlocks(Value position);
+  /// The last key (exclusive) query `position` may see.
+  Value keyLimit(Value position);
 
   void buildSoftmax(int64_t stage);
   void buildCorrection();
@@ -168,7 +184,7 @@ private:
 
   // Kernel-wide values.
   Value qDesc, kDesc, vDesc, oDesc, batch, seqQ, seqKv, scaleLog2;
-  Value smem, slot, tiles, blocks, tilesPerHead;
+  Value smem, slot, tiles, kvBlocks, tilesPerHead;
   Value q, kv, epi;
   SmallVector<Value> s, pFirst, pSecond, stats, oReady;
 };
@@ -180,15 +196,23 @@ void KernelBuilder::forRange(Value count, function_ref<void(Value)> body) {
   body(loop.getInductionVar());
 }
 
-void KernelBuilder::forEachTile(function_ref<void(Value, Value)> body) {
+void KernelBuilder::forEachTile(function_ref<void(const Tile &)> body) {
   Value first = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value grid = gpu::GridDimOp::create(b, gpu::Dimension::x);
-  auto loop = scf::ForOp::create(b, first, tiles, grid, ValueRange{idx(0)});
+  auto loop =
+      scf::ForOp::create(b, first, tiles, grid, ValueRange{idx(0), idx(0)});
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
-  Value ordinal = loop.getRegionIterArg(0);
-  body(loop.getInductionVar(), ordinal);
-  scf::YieldOp::create(b, ValueRange{add(ordinal, 1)});
+  Tile tile;
+  tile.ordinal = loop.getRegionIterArg(0);
+  tile.kvBase = loop.getRegionIterArg(1);
+  tile.statsBase = add(tile.kvBase, tile.ordinal);
+  std::tie(tile.batch, tile.headBlock, tile.position) =
+      tileCoordinates(loop.getInductionVar());
+  tile.blocks = tileBlocks(tile.position);
+  body(tile);
+  scf::YieldOp::create(
+      b, ValueRange{add(tile.ordinal, 1), add(tile.kvBase, tile.blocks)});
 }
 
 void KernelBuilder::elected(function_ref<void()> body) {
@@ -198,16 +222,46 @@ void KernelBuilder::elected(function_ref<void()> body) {
   body();
 }
 
-std::tuple<Value, Value, Value> KernelBuilder::tileCoordinates(Value tile) {
-  // Tiles are ordered (batch, head block, query block), query block fastest.
-  Value queryBlock = arith::RemUIOp::create(b, tile, tilesPerHead);
-  Value batchHead = arith::DivUIOp::create(b, tile, tilesPerHead);
+std::tuple<Value, Value, Value> KernelBuilder::tileCoordinates(Value index) {
   int64_t headBlocks = shape.queryHeads / shape.pack;
+  Value queryBlock, batchHead;
+  if (shape.plan.getScheduler() == Scheduler::lpt) {
+    // Longest first: the last query blocks (the most KV blocks when causal)
+    // of every (batch, head block), then the ones before them.
+    Value batchHeads = mul(batch, headBlocks);
+    batchHead = arith::RemUIOp::create(b, index, batchHeads);
+    Value fromLast = arith::DivUIOp::create(b, index, batchHeads);
+    queryBlock = arith::SubIOp::create(b, add(tilesPerHead, -1), fromLast);
+  } else {
+    // (batch, head block, query block), query block fastest.
+    queryBlock = arith::RemUIOp::create(b, index, tilesPerHead);
+    batchHead = arith::DivUIOp::create(b, index, tilesPerHead);
+  }
   Value headBlock = rem(batchHead, headBlocks);
   Value batchIndex = div(batchHead, headBlocks);
   Value position =
       mul(queryBlock, shape.plan.getQStages() * shape.positionsPerTile());
   return {batchIndex, headBlock, position};
+}
+
+Value KernelBuilder::keyLimit(Value position) {
+  if (!shape.causal)
+    return seqKv;
+  // Bottom-right aligned: query i sees keys j <= i + Skv - Sq.
+  Value limit = arith::SubIOp::create(b, add(add(position, seqKv), 1), seqQ);
+  return arith::MinSIOp::create(b, arith::MaxSIOp::create(b, limit, idx(0)),
+                                seqKv);
+}
+
+Value KernelBuilder::tileBlocks(Value position) {
+  if (!shape.causal)
+    return kvBlocks;
+  // Blocks up to the diagonal of the tile's last row; the blocks after it
+  // are fully masked and skipped.
+  Value lastRow = add(position, shape.plan.getQStages() *
+                                    shape.positionsPerTile() - 1);
+  return div(add(keyLimit(lastRow), shape.plan.getBlockN() - 1),
+             shape.plan.getBlockN());
 }
 
 void KernelBuilder::buildSoftmax(int64_t stage) {
@@ -231,10 +285,14 @@ void KernelBuilder::buildSoftmax(int64_t stage) {
   Value zero = f32(0.0f), one = f32(1.0f);
   Value stageIndex = idx(stage);
 
-  forEachTile([&](Value, Value ordinal) {
-    Value base = mul(ordinal, blocks);
-    Value statsBase = mul(ordinal, add(blocks, 1));
-    auto loop = scf::ForOp::create(b, idx(0), blocks, idx(1),
+  forEachTile([&](const Tile &tile) {
+    Value base = tile.kvBase, statsBase = tile.statsBase;
+    // This thread's row is query position `position + row / pack` (pack
+    // heads share a position); it sees keys below rowLimit.
+    Value rowPosition = add(add(tile.position, stage * shape.positionsPerTile()),
+                            div(row, shape.pack));
+    Value rowLimit = keyLimit(rowPosition);
+    auto loop = scf::ForOp::create(b, idx(0), tile.blocks, idx(1),
                                    ValueRange{negInf, zero});
     {
       OpBuilder::InsertionGuard guard(b);
@@ -249,10 +307,10 @@ void KernelBuilder::buildSoftmax(int64_t stage) {
             TmemLoadOp::create(b, chunkType, sRegion, c * kChunk));
       Tcgen05WaitOp::create(b, Tcgen05WaitKind::load);
 
-      // Scores in log2 units; keys at or past Skv (the tail of the last
-      // block) are masked to -inf.
+      // Scores in log2 units; keys at or past the row's limit (Skv, or the
+      // causal diagonal) are masked to -inf.
       Value remaining = arith::IndexCastOp::create(
-          b, b.getI32Type(), arith::SubIOp::create(b, seqKv, mul(n, blockN)));
+          b, b.getI32Type(), arith::SubIOp::create(b, rowLimit, mul(n, blockN)));
       Value limit = vector::BroadcastOp::create(b, chunkIndexType, remaining);
       Value negInfChunk = vector::BroadcastOp::create(b, chunkType, negInf);
       Value tileMax = negInf;
@@ -319,7 +377,7 @@ void KernelBuilder::buildSoftmax(int64_t stage) {
       scf::YieldOp::create(b, ValueRange{ref, sum});
     }
     // The row sum and max for the epilogue.
-    Value finalIndex = add(statsBase, blocks);
+    Value finalIndex = add(statsBase, tile.blocks);
     ChannelAcquireOp::create(b, stats[stage], finalIndex);
     memref::StoreOp::create(b, loop.getResult(1), statsBuffer,
                             ValueRange{stageIndex, idx(0), row});
@@ -343,10 +401,9 @@ void KernelBuilder::buildCorrection() {
   Value one = f32(1.0f), zero = f32(0.0f);
   int64_t oChunks = shape.headDim / kOChunk;
 
-  forEachTile([&](Value, Value ordinal) {
-    Value base = mul(ordinal, blocks);
-    Value statsBase = mul(ordinal, add(blocks, 1));
-    forRange(blocks, [&](Value n) {
+  forEachTile([&](const Tile &tile) {
+    Value base = tile.kvBase, statsBase = tile.statsBase;
+    forRange(tile.blocks, [&](Value n) {
       Value k = add(base, n);
       Value statsIndex = add(statsBase, n);
       for (int64_t stage = 0; stage < plan.getQStages(); ++stage) {
@@ -382,28 +439,30 @@ void KernelBuilder::buildCorrection() {
     // Epilogue: O / row_sum in the output type, into the staging tile in the
     // 128-byte swizzle the TMA store reads (16-byte chunk c of row r sits at
     // chunk c xor (r mod 8)).
-    Value finalIndex = add(statsBase, blocks);
+    Value finalIndex = add(statsBase, tile.blocks);
     Value swizzle = rem(row, 8);
     for (int64_t stage = 0; stage < plan.getQStages(); ++stage) {
-      ChannelWaitOp::create(b, oReady[stage], ordinal);
+      ChannelWaitOp::create(b, oReady[stage], tile.ordinal);
       ChannelWaitOp::create(b, stats[stage], finalIndex);
       Value rowSum = memref::LoadOp::create(
           b, statsBuffer, ValueRange{idx(stage), idx(0), row});
       ChannelReleaseOp::create(b, stats[stage], finalIndex);
+      // A row that saw no key (causal, Sq > Skv) outputs 0, whatever O holds.
       Value positive =
           arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, rowSum, zero);
-      Value inverse = arith::SelectOp::create(
-          b, positive, arith::DivFOp::create(b, one, rowSum), zero);
-      Value factor = vector::BroadcastOp::create(b, chunkType, inverse);
-      Value handoff = add(mul(ordinal, plan.getQStages()), stage);
+      Value factor = vector::BroadcastOp::create(
+          b, chunkType, arith::DivFOp::create(b, one, rowSum));
+      Value zeros = vector::BroadcastOp::create(b, chunkType, zero);
+      Value handoff = add(mul(tile.ordinal, plan.getQStages()), stage);
       ChannelAcquireOp::create(b, epi, handoff);
       Value oRegion = tmemView(shape.oColumn(stage), shape.headDim, f32Type);
       for (int64_t c = 0; c < oChunks; ++c) {
         Value o = TmemLoadOp::create(b, chunkType, oRegion, c * kOChunk);
         Tcgen05WaitOp::create(b, Tcgen05WaitKind::load);
+        Value normalized = arith::SelectOp::create(
+            b, positive, arith::MulFOp::create(b, o, factor), zeros);
         Value packed = arith::TruncFOp::create(
-            b, VectorType::get({kOChunk}, shape.element),
-            arith::MulFOp::create(b, o, factor));
+            b, VectorType::get({kOChunk}, shape.element), normalized);
         int64_t firstColumn = c * kOChunk;
         Value atom = idx(firstColumn / kAtom);
         for (int64_t piece = 0; piece < kOChunk / 8; ++piece) {
@@ -432,8 +491,8 @@ void KernelBuilder::buildMma() {
   Value trueValue = arith::ConstantIntOp::create(b, 1, 1);
 
   elected([&] {
-    forEachTile([&](Value, Value ordinal) {
-      Value base = mul(ordinal, blocks);
+    forEachTile([&](const Tile &tile) {
+      Value base = tile.kvBase, ordinal = tile.ordinal;
       SmallVector<Value> qHandoff, qTile, sRegion, pTop, pBottom, oRegion;
       for (int64_t stage = 0; stage < stages; ++stage) {
         qHandoff.push_back(add(mul(ordinal, stages), stage));
@@ -477,7 +536,7 @@ void KernelBuilder::buildMma() {
       // Per KV block: the previous block's PVs, then this block's QK^T, for
       // every Q stage. tcgen05 MMAs of one thread run in order, so S is
       // overwritten only after the PV that read P from it.
-      forRange(blocks, [&](Value n) {
+      forRange(tile.blocks, [&](Value n) {
         Value k = add(base, n);
         Value kHandoff = mul(k, 2);
         Value kOffset = add(mul(rem(kHandoff, kvStages), shape.tileBytes()),
@@ -512,16 +571,24 @@ void KernelBuilder::buildMma() {
         ChannelWaitOp::create(b, kv, add(kHandoff, 1));
       });
 
-      // The last block's PVs complete O.
-      Value last = arith::SubIOp::create(b, add(base, blocks), idx(1));
-      Value lastV = add(mul(last, 2), 1);
-      Value accumulate =
-          arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, blocks, idx(1));
-      for (int64_t stage = 0; stage < stages; ++stage) {
-        pv(stage, last, vParts(lastV), accumulate);
-        ChannelCommitOp::create(b, oReady[stage], ordinal);
+      // The last block's PVs complete O (a tile with no block has none: its
+      // rows saw no key).
+      Value anyBlock =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, tile.blocks, idx(0));
+      auto lastIf = scf::IfOp::create(b, anyBlock);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(lastIf.thenBlock());
+        Value last = arith::SubIOp::create(b, add(base, tile.blocks), idx(1));
+        Value lastV = add(mul(last, 2), 1);
+        Value accumulate = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
+                                                 tile.blocks, idx(1));
+        for (int64_t stage = 0; stage < stages; ++stage)
+          pv(stage, last, vParts(lastV), accumulate);
+        ChannelReleaseOp::create(b, kv, lastV);
       }
-      ChannelReleaseOp::create(b, kv, lastV);
+      for (int64_t stage = 0; stage < stages; ++stage)
+        ChannelCommitOp::create(b, oReady[stage], ordinal);
       for (Value handoff : qHandoff)
         ChannelReleaseOp::create(b, q, handoff);
     });
@@ -532,9 +599,10 @@ void KernelBuilder::buildLoad() {
   PlanAttr plan = shape.plan;
   int64_t stages = plan.getQStages(), kvStages = plan.getKvStages();
   elected([&] {
-    forEachTile([&](Value tile, Value ordinal) {
-      auto [batchIndex, headBlock, position] = tileCoordinates(tile);
-      Value firstHead = mul(headBlock, shape.pack);
+    forEachTile([&](const Tile &tile) {
+      Value batchIndex = tile.batch, position = tile.position;
+      Value ordinal = tile.ordinal;
+      Value firstHead = mul(tile.headBlock, shape.pack);
       Value kvHead = div(firstHead, shape.groupSize);
       // One box per 64-column atom of a tile at `offset`.
       auto loadTile = [&](Value desc, Value channelValue, Value handoff,
@@ -552,9 +620,8 @@ void KernelBuilder::buildLoad() {
         loadTile(qDesc, q, add(mul(ordinal, stages), stage),
                  idx(shape.qOffset() + stage * shape.tileBytes()), true,
                  firstHead, add(position, stage * shape.positionsPerTile()));
-      Value base = mul(ordinal, blocks);
-      forRange(blocks, [&](Value n) {
-        Value k = add(base, n);
+      forRange(tile.blocks, [&](Value n) {
+        Value k = add(tile.kvBase, n);
         Value row = mul(n, plan.getBlockN());
         SmallVector<Value, 2> descriptors = {kDesc, vDesc};
         for (auto [which, desc] : llvm::enumerate(descriptors)) {
@@ -571,11 +638,11 @@ void KernelBuilder::buildLoad() {
 void KernelBuilder::buildStore() {
   int64_t stages = shape.plan.getQStages();
   elected([&] {
-    forEachTile([&](Value tile, Value ordinal) {
-      auto [batchIndex, headBlock, position] = tileCoordinates(tile);
-      Value firstHead = mul(headBlock, shape.pack);
+    forEachTile([&](const Tile &tile) {
+      Value firstHead = mul(tile.headBlock, shape.pack);
+      Value batchIndex = tile.batch, position = tile.position;
       for (int64_t stage = 0; stage < stages; ++stage) {
-        Value handoff = add(mul(ordinal, stages), stage);
+        Value handoff = add(mul(tile.ordinal, stages), stage);
         ChannelWaitOp::create(b, epi, handoff);
         Value row = add(position, stage * shape.positionsPerTile());
         for (int64_t a = 0; a < shape.atoms(); ++a) {
@@ -627,7 +694,7 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
   int64_t positionsPerCta = stages * shape.positionsPerTile();
   tilesPerHead = div(add(seqQ, positionsPerCta - 1), positionsPerCta);
   tiles = mul(mul(batch, shape.queryHeads / shape.pack), tilesPerHead);
-  blocks = div(add(seqKv, plan.getBlockN() - 1), plan.getBlockN());
+  kvBlocks = div(add(seqKv, plan.getBlockN() - 1), plan.getBlockN());
 
   // The hand-offs of the FA4 protocol.
   q = channel("q", stages, tma(), mma());
@@ -793,9 +860,6 @@ DictionaryAttr buildManifest(AttentionOp op, const KernelShape &shape,
 LogicalResult checkSupported(AttentionOp op, PlanAttr plan) {
   if (plan.getArch() != Arch::sm_100a)
     return op.emitOpError() << "fa4-specialize builds sm_100a kernels only";
-  if (op.getCausal())
-    return op.emitOpError() << "causal attention is not built by "
-                               "fa4-specialize yet";
   if (op.getLse())
     return op.emitOpError() << "the LSE output is not built by "
                                "fa4-specialize yet";
@@ -839,7 +903,8 @@ struct FA4SpecializePass
                         op.getNumQueryHeads(),
                         op.getNumKeyValueHeads(),
                         op.getGroupSize(),
-                        plan.getGqaPack()};
+                        plan.getGqaPack(),
+                        op.getCausal()};
 
       // One gpu.module per kernel, both named after the function, so that
       // each binary holds exactly one kernel.

@@ -95,3 +95,33 @@ func.func @gqa(%q: memref<?x?x32x64xf16>, %k: memref<?x?x8x64xf16>,
                 outs(%o : memref<?x?x32x64xf16>)
   return
 }
+
+// -----
+
+// Causal (bottom-right aligned): the LPT order walks query blocks from the
+// last; a tile visits only the KV blocks up to the diagonal of its last row;
+// each softmax row masks keys past its own diagonal.
+// CHECK-LABEL: gpu.func @causal_attention
+// CHECK-SAME: scheduler = lpt
+// CHECK-SAME: pvSplit = 64
+// CHECK: fa4.role "softmax0"
+// Tile order: query block = tiles_per_head - 1 - index / (batch * heads).
+// CHECK: %[[FROM_LAST:.*]] = arith.divui
+// CHECK: arith.subi %{{.*}}, %[[FROM_LAST]]
+// The row's key limit: min(max(position + 1 + Skv - Sq, 0), Skv).
+// CHECK: arith.maxsi
+// CHECK: arith.minsi
+// CHECK: scf.for
+// CHECK: arith.cmpi slt
+// CHECK: fa4.role "mma"
+// A tile without KV blocks (rows before the first key) skips the last PVs
+// but still signals O ready.
+// CHECK: scf.if
+// CHECK: fa4.channel.release
+// CHECK: fa4.channel.commit
+func.func @causal(%q: memref<?x?x8x64xbf16>, %k: memref<?x?x8x64xbf16>,
+                  %v: memref<?x?x8x64xbf16>, %o: memref<?x?x8x64xbf16>) {
+  fa4.attention ins(%q, %k, %v : memref<?x?x8x64xbf16>, memref<?x?x8x64xbf16>, memref<?x?x8x64xbf16>)
+                outs(%o : memref<?x?x8x64xbf16>) {causal}
+  return
+}

@@ -132,7 +132,11 @@ def FA4Specialize : Pass<"fa4-specialize", "::mlir::ModuleOp"> {
 
     - a persistent loop over work tiles of (batch, block of `gqaPack` query
       heads, `qStages` x 128 rows), each tile's rows packing `gqaPack` heads
-      per query position;
+      per query position, in the plan's order (`linear`, or `lpt`: the last
+      query blocks, which do the most work when causal, first);
+    - causal attention bottom-right aligned: a tile visits only the KV
+      blocks up to the diagonal of its last row, and each row masks the keys
+      past its own diagonal;
     - roles: one softmax warpgroup per Q stage (online softmax in base 2,
       keys past Skv masked, conditional rescale, split exp2, P written over
       S in two parts), the correction and epilogue warpgroup (warp-uniform O
@@ -146,9 +150,9 @@ def FA4Specialize : Pass<"fa4-specialize", "::mlir::ModuleOp"> {
     descriptors of Q, K, V and O, batch, Sq, Skv (index) and the softmax
     scale times log2(e) (f32).
 
-    The pass refuses, at the op: an op without a plan, causal attention and
-    the LSE output (not built yet), and plans it cannot build (blockN other
-    than 128, a pvSplit that is not a multiple of 32).
+    The pass refuses, at the op: an op without a plan, the LSE output (not
+    built yet), and plans it cannot build (blockN other than 128, a pvSplit
+    that is not a multiple of 32).
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",
