@@ -33,12 +33,16 @@ KV_HEADS = 8
 
 
 def module(dtype, head_dim, ratio, causal):
+    """The attention op of one configuration; causal ones also write LSE."""
     hq, hkv = KV_HEADS * ratio, KV_HEADS
     qt = f"memref<?x?x{hq}x{head_dim}x{dtype}>"
     kt = f"memref<?x?x{hkv}x{head_dim}x{dtype}>"
+    lt = f"memref<?x{hq}x?xf32>"
+    lse_arg = f", %lse: {lt}" if causal else ""
+    lse = f" lse(%lse : {lt})" if causal else ""
     attrs = " {causal}" if causal else ""
-    return (f"func.func @attention(%q: {qt}, %k: {kt}, %v: {kt}, %o: {qt}) {{\n"
-            f"  fa4.attention ins(%q, %k, %v : {qt}, {kt}, {kt}) outs(%o : {qt}){attrs}\n"
+    return (f"func.func @attention(%q: {qt}, %k: {kt}, %v: {kt}, %o: {qt}{lse_arg}) {{\n"
+            f"  fa4.attention ins(%q, %k, %v : {qt}, {kt}, {kt}) outs(%o : {qt}){lse}{attrs}\n"
             f"  return\n}}\n")
 
 

@@ -10,6 +10,7 @@
 #include "fa4/Dialect/FA4/IR/FA4Ops.h"
 #include "fa4/Transforms/Passes.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -42,7 +43,7 @@ struct KernelShape {
   PlanAttr plan;
   Type element;
   int64_t headDim, queryHeads, kvHeads, groupSize, pack;
-  bool causal;
+  bool causal, lse;
 
   int64_t atoms() const { return headDim / kAtom; }
   /// Query positions of one 128-row tile (pack heads share each position).
@@ -171,6 +172,11 @@ private:
   /// The last key (exclusive) query `position` may see.
   Value keyLimit(Value position);
 
+  /// Writes the natural-log LSE of this thread's row: (max + log2(sum)) *
+  /// ln 2 in the base-2, scale-folded units of the softmax; -inf for a row
+  /// that saw no key. Rows past Sq write nothing.
+  void storeLse(const Tile &tile, int64_t stage, Value row, Value rowSum,
+                Value rowMax);
   void buildSoftmax(int64_t stage);
   void buildCorrection();
   void buildMma();
@@ -183,7 +189,7 @@ private:
   int64_t channelSlots = 0;
 
   // Kernel-wide values.
-  Value qDesc, kDesc, vDesc, oDesc, batch, seqQ, seqKv, scaleLog2;
+  Value qDesc, kDesc, vDesc, oDesc, batch, seqQ, seqKv, scaleLog2, lseOut;
   Value smem, slot, tiles, kvBlocks, tilesPerHead;
   Value q, kv, epi;
   SmallVector<Value> s, pFirst, pSecond, stats, oReady;
@@ -387,6 +393,37 @@ void KernelBuilder::buildSoftmax(int64_t stage) {
   });
 }
 
+void KernelBuilder::storeLse(const Tile &tile, int64_t stage, Value row,
+                             Value rowSum, Value rowMax) {
+  Type f32Type = b.getF32Type();
+  Value position = add(add(tile.position, stage * shape.positionsPerTile()),
+                       div(row, shape.pack));
+  Value inside =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, position, seqQ);
+  auto ifOp = scf::IfOp::create(b, inside);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  // lg2.approx, not math.log2: GPU-to-NVVM would call libdevice for it.
+  Value log2Sum = LLVM::CallIntrinsicOp::create(
+                      b, f32Type, b.getStringAttr("llvm.nvvm.lg2.approx.f"),
+                      ValueRange{rowSum})
+                      .getResult(0);
+  Value lse = arith::MulFOp::create(
+      b, arith::AddFOp::create(b, rowMax, log2Sum), f32(M_LN2));
+  Value positive =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, rowSum, f32(0.0f));
+  lse = arith::SelectOp::create(
+      b, positive, lse, f32(-std::numeric_limits<float>::infinity()));
+  // Element (batch, head, position) of a contiguous [B, Hq, Sq] tensor.
+  Value head = add(mul(tile.headBlock, shape.pack), rem(row, shape.pack));
+  Value flat = add(mul(add(mul(tile.batch, shape.queryHeads), head), seqQ),
+                   position);
+  Value offset = arith::IndexCastOp::create(b, b.getI64Type(), flat);
+  Value address = LLVM::GEPOp::create(b, lseOut.getType(), f32Type, lseOut,
+                                      ValueRange{offset});
+  LLVM::StoreOp::create(b, lse, address);
+}
+
 void KernelBuilder::buildCorrection() {
   PlanAttr plan = shape.plan;
   Type f32Type = b.getF32Type();
@@ -446,7 +483,11 @@ void KernelBuilder::buildCorrection() {
       ChannelWaitOp::create(b, stats[stage], finalIndex);
       Value rowSum = memref::LoadOp::create(
           b, statsBuffer, ValueRange{idx(stage), idx(0), row});
+      Value rowMax = memref::LoadOp::create(
+          b, statsBuffer, ValueRange{idx(stage), idx(1), row});
       ChannelReleaseOp::create(b, stats[stage], finalIndex);
+      if (shape.lse)
+        storeLse(tile, stage, row, rowSum, rowMax);
       // A row that saw no key (causal, Sq > Skv) outputs 0, whatever O holds.
       Value positive =
           arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, rowSum, zero);
@@ -669,6 +710,9 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
   SmallVector<Type> arguments = {descriptorType(true), descriptorType(false),
                                  descriptorType(false), descriptorType(true),
                                  index, index, index, b.getF32Type()};
+  // LSE [B, Hq, Sq] in f32, as a pointer to global memory.
+  if (shape.lse)
+    arguments.push_back(LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1));
   Type slotType = sharedType({1}, b.getI32Type());
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(module.getBody());
@@ -687,6 +731,8 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
   seqQ = entry.getArgument(5);
   seqKv = entry.getArgument(6);
   scaleLog2 = entry.getArgument(7);
+  if (shape.lse)
+    lseOut = entry.getArgument(8);
   slot = kernel.getWorkgroupAttributions().front();
 
   smem = gpu::DynamicSharedMemoryOp::create(b, smemType());
@@ -818,6 +864,17 @@ DictionaryAttr buildManifest(AttentionOp op, const KernelShape &shape,
                  named("source", b.getStringAttr(source))});
   };
   double scaleLog2 = op.getEffectiveScale() * M_LOG2E;
+  SmallVector<Attribute> params = {
+      param("query_map", "tensor_map", "tensor_maps[0]"),
+      param("key_map", "tensor_map", "tensor_maps[1]"),
+      param("value_map", "tensor_map", "tensor_maps[2]"),
+      param("output_map", "tensor_map", "tensor_maps[3]"),
+      param("batch", "i32", "query.shape[0]"),
+      param("seq_q", "i32", "query.shape[1]"),
+      param("seq_kv", "i32", "key.shape[1]"),
+      param("scale_log2", "f32", "scale_log2")};
+  if (shape.lse)
+    params.push_back(param("lse", "pointer", "lse.data"));
 
   return dict({
       named("kernel", b.getStringAttr(kernel)),
@@ -836,15 +893,7 @@ DictionaryAttr buildManifest(AttentionOp op, const KernelShape &shape,
                                 i64(shape.queryHeads / shape.pack)),
                           named("query_rows_per_cta",
                                 i64(stages * shape.positionsPerTile()))})),
-      named("params",
-            b.getArrayAttr({param("query_map", "tensor_map", "tensor_maps[0]"),
-                            param("key_map", "tensor_map", "tensor_maps[1]"),
-                            param("value_map", "tensor_map", "tensor_maps[2]"),
-                            param("output_map", "tensor_map", "tensor_maps[3]"),
-                            param("batch", "i32", "query.shape[0]"),
-                            param("seq_q", "i32", "query.shape[1]"),
-                            param("seq_kv", "i32", "key.shape[1]"),
-                            param("scale_log2", "f32", "scale_log2")})),
+      named("params", b.getArrayAttr(params)),
       named("tensor_maps",
             b.getArrayAttr({tensorMap("query", 0, true),
                             tensorMap("key", 1, false),
@@ -860,9 +909,11 @@ DictionaryAttr buildManifest(AttentionOp op, const KernelShape &shape,
 LogicalResult checkSupported(AttentionOp op, PlanAttr plan) {
   if (plan.getArch() != Arch::sm_100a)
     return op.emitOpError() << "fa4-specialize builds sm_100a kernels only";
-  if (op.getLse())
-    return op.emitOpError() << "the LSE output is not built by "
-                               "fa4-specialize yet";
+  if (TypedValue<MemRefType> lse = op.getLse())
+    if (!lse.getType().getLayout().isIdentity())
+      return op.emitOpError() << "fa4-specialize writes LSE to a contiguous "
+                                 "[B, Hq, Sq] tensor, got "
+                              << lse.getType();
   if (plan.getBlockN() != kRows)
     return op.emitOpError() << "fa4-specialize needs blockN = " << kRows
                             << ", the plan has " << plan.getBlockN();
@@ -904,7 +955,8 @@ struct FA4SpecializePass
                         op.getNumKeyValueHeads(),
                         op.getGroupSize(),
                         plan.getGqaPack(),
-                        op.getCausal()};
+                        op.getCausal(),
+                        static_cast<bool>(op.getLse())};
 
       // One gpu.module per kernel, both named after the function, so that
       // each binary holds exactly one kernel.

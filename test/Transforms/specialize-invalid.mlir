@@ -9,9 +9,9 @@ func.func @no_plan(%q: memref<1x128x1x64xf16>, %o: memref<1x128x1x64xf16>) {
 // -----
 
 #plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
-func.func @lse(%q: memref<1x128x1x64xf16>, %o: memref<1x128x1x64xf16>, %lse: memref<1x1x128xf32>) {
-  // expected-error @+1 {{the LSE output is not built by fa4-specialize yet}}
-  fa4.attention ins(%q, %q, %q : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>) outs(%o : memref<1x128x1x64xf16>) lse(%lse : memref<1x1x128xf32>) {plan = #plan}
+func.func @lse(%q: memref<1x128x1x64xf16>, %o: memref<1x128x1x64xf16>, %lse: memref<1x1x128xf32, strided<[512, 256, 1]>>) {
+  // expected-error @+1 {{fa4-specialize writes LSE to a contiguous [B, Hq, Sq] tensor, got 'memref<1x1x128xf32, strided<[512, 256, 1]>>'}}
+  fa4.attention ins(%q, %q, %q : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>) outs(%o : memref<1x128x1x64xf16>) lse(%lse : memref<1x1x128xf32, strided<[512, 256, 1]>>) {plan = #plan}
   return
 }
 

@@ -101,7 +101,12 @@ func.func @gqa(%q: memref<?x?x32x64xf16>, %k: memref<?x?x8x64xf16>,
 // Causal (bottom-right aligned): the LPT order walks query blocks from the
 // last; a tile visits only the KV blocks up to the diagonal of its last row;
 // each softmax row masks keys past its own diagonal.
+// The LSE: one extra kernel argument (a global pointer), written per row.
+// CHECK-LABEL: func.func @causal
+// CHECK: fa4.launch @causal_attention::@causal_attention
+// CHECK-SAME: kind = "pointer", name = "lse"
 // CHECK-LABEL: gpu.func @causal_attention
+// CHECK-SAME: %{{.*}}: f32, %{{.*}}: !llvm.ptr<1>)
 // CHECK-SAME: scheduler = lpt
 // CHECK-SAME: pvSplit = 64
 // CHECK: fa4.role "softmax0"
@@ -113,6 +118,10 @@ func.func @gqa(%q: memref<?x?x32x64xf16>, %k: memref<?x?x8x64xf16>,
 // CHECK: arith.minsi
 // CHECK: scf.for
 // CHECK: arith.cmpi slt
+// The correction warpgroup writes LSE = (max + lg2(sum)) * ln 2 per row.
+// CHECK: fa4.role "correction"
+// CHECK: llvm.call_intrinsic "llvm.nvvm.lg2.approx.f"
+// CHECK: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<1>
 // CHECK: fa4.role "mma"
 // A tile without KV blocks (rows before the first key) skips the last PVs
 // but still signals O ready.
@@ -120,8 +129,9 @@ func.func @gqa(%q: memref<?x?x32x64xf16>, %k: memref<?x?x8x64xf16>,
 // CHECK: fa4.channel.release
 // CHECK: fa4.channel.commit
 func.func @causal(%q: memref<?x?x8x64xbf16>, %k: memref<?x?x8x64xbf16>,
-                  %v: memref<?x?x8x64xbf16>, %o: memref<?x?x8x64xbf16>) {
+                  %v: memref<?x?x8x64xbf16>, %o: memref<?x?x8x64xbf16>,
+                  %lse: memref<?x8x?xf32>) {
   fa4.attention ins(%q, %k, %v : memref<?x?x8x64xbf16>, memref<?x?x8x64xbf16>, memref<?x?x8x64xbf16>)
-                outs(%o : memref<?x?x8x64xbf16>) {causal}
+                outs(%o : memref<?x?x8x64xbf16>) lse(%lse : memref<?x8x?xf32>) {causal}
   return
 }

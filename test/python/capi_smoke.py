@@ -10,11 +10,10 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "attention.mlir"
 
 with fa4.Context() as ctx:
     # CHECK: fa4.attention ins(%{{.*}} : memref<?x?x32x128xbf16>, memref<?x?x8x128xbf16>, memref<?x?x8x128xbf16>)
-    # CHECK-SAME: outs(%{{.*}} : memref<?x?x32x128xbf16>)
+    # CHECK-SAME: lse(%{{.*}} : memref<?x32x?xf32>) {causal}
     print(ctx.verify(EXAMPLE.read_text()))
 
-    bad = EXAMPLE.read_text().replace("outs(%o : memref<?x?x32x128xbf16>)",
-                                      "outs(%o : memref<?x?x32x128xbf16>) {scale = -1.0 : f32}")
+    bad = EXAMPLE.read_text().replace("{causal}", "{causal, scale = -1.0 : f32}")
     try:
         ctx.verify(bad)
         print("accepted invalid input")

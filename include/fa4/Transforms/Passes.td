@@ -148,11 +148,16 @@ def FA4Specialize : Pass<"fa4-specialize", "::mlir::ModuleOp"> {
 
     Barriers are added by `fa4-insert-barriers`. Kernel arguments: the TMA
     descriptors of Q, K, V and O, batch, Sq, Skv (index) and the softmax
-    scale times log2(e) (f32).
+    scale times log2(e) (f32). The launch manifest is attached to the
+    `fa4.launch` as `manifest`.
 
-    The pass refuses, at the op: an op without a plan, the LSE output (not
-    built yet), and plans it cannot build (blockN other than 128, a pvSplit
-    that is not a multiple of 32).
+    With an LSE operand the kernel takes one more argument, a pointer to the
+    contiguous [B, Hq, Sq] f32 tensor, and the correction warpgroup writes
+    `(max + lg2(sum)) * ln 2` per row (`-inf` for rows that saw no key).
+
+    The pass refuses, at the op: an op without a plan, an LSE operand that
+    is not contiguous, and plans it cannot build (blockN other than 128, a
+    pvSplit that is not a multiple of 32).
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",
