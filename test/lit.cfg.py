@@ -37,6 +37,9 @@ llvm_config.add_tool_substitutions(tools, [config.fa4_tools_dir, config.llvm_too
 
 if config.fa4_has_capi:
     config.available_features.add("capi")
+if config.fa4_cuobjdump:
+    config.available_features.add("cuobjdump")
+    config.substitutions.append(("%cuobjdump", config.fa4_cuobjdump))
 if config.fa4_ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", config.fa4_ptxas))
