@@ -32,7 +32,10 @@ struct ChannelBarriers {
   StringRef name;
   int64_t stages;
   EndpointAttr producer, consumer;
-  Value full, empty;
+  /// The full direction: an mbarrier group, or a named barrier id.
+  Value full;
+  std::optional<uint32_t> namedBarrier;
+  Value empty;
   /// The kernel runs on a chip with tcgen05 (its gpu.module targets one).
   bool tcgen05Target;
 
@@ -159,6 +162,19 @@ LogicalResult lowerStep(Operation *step, const ChannelBarriers &channel) {
         b, loc, parityOf(b, loc, iteration, channel.stages),
         arith::ConstantIntOp::create(b, loc, 1, 1));
     wait(channel.empty, previous, channel.producer, channel.consumer);
+  } else if (channel.namedBarrier && isa<ChannelWaitOp, ChannelCommitOp>(step)) {
+    // Producer arrives, consumer syncs; both count every thread of both.
+    int32_t threads = static_cast<int32_t>(channel.producer.getThreads() +
+                                           channel.consumer.getThreads());
+    if (isa<ChannelCommitOp>(step)) {
+      if (channel.needsTcgen05Fence(channel.producer, channel.consumer))
+        Tcgen05FenceOp::create(b, loc, Tcgen05FenceKind::before_thread_sync);
+      NamedBarrierArriveOp::create(b, loc, *channel.namedBarrier, threads);
+    } else {
+      NamedBarrierSyncOp::create(b, loc, *channel.namedBarrier, threads);
+      if (channel.needsTcgen05Fence(channel.consumer, channel.producer))
+        Tcgen05FenceOp::create(b, loc, Tcgen05FenceKind::after_thread_sync);
+    }
   } else if (isa<ChannelWaitOp>(step)) {
     wait(channel.full, parityOf(b, loc, iteration, channel.stages),
          channel.consumer, channel.producer);
@@ -181,13 +197,16 @@ ChannelBarriers createBarriers(ChannelOp channel) {
   auto groupType = nvgpu::MBarrierGroupType::get(
       ctx, gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup),
       channel.getType().getStages());
-  ChannelBarriers barriers{channel.getName(),
-                           channel.getType().getStages(),
-                           channel.getProducer(),
-                           channel.getConsumer(),
-                           nvgpu::MBarrierCreateOp::create(b, loc, groupType),
-                           nvgpu::MBarrierCreateOp::create(b, loc, groupType),
-                           inTcgen05Module(channel)};
+  std::optional<uint32_t> namedBarrier = channel.getNamedBarrier();
+  ChannelBarriers barriers{
+      channel.getName(),
+      channel.getType().getStages(),
+      channel.getProducer(),
+      channel.getConsumer(),
+      namedBarrier ? Value() : nvgpu::MBarrierCreateOp::create(b, loc, groupType),
+      namedBarrier,
+      nvgpu::MBarrierCreateOp::create(b, loc, groupType),
+      inTcgen05Module(channel)};
 
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
@@ -200,8 +219,9 @@ ChannelBarriers createBarriers(ChannelOp channel) {
       b, loc, channel.getConsumer().getArrivals());
   for (int64_t stage = 0; stage < barriers.stages; ++stage) {
     Value slot = arith::ConstantIndexOp::create(b, loc, stage);
-    nvgpu::MBarrierInitOp::create(b, loc, barriers.full, fullCount, slot,
-                                  /*predicate=*/Value());
+    if (barriers.full)
+      nvgpu::MBarrierInitOp::create(b, loc, barriers.full, fullCount, slot,
+                                    /*predicate=*/Value());
     nvgpu::MBarrierInitOp::create(b, loc, barriers.empty, emptyCount, slot,
                                   /*predicate=*/Value());
   }

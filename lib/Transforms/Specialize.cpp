@@ -77,8 +77,9 @@ public:
       : b(b), shape(shape), ctx(b.getContext()) {}
 
   gpu::GPUFuncOp build(gpu::GPUModuleOp module, StringRef name);
-  /// mbarriers the kernel's channels become (a full and an empty per slot).
-  int64_t getMbarrierCount() const { return 2 * channelSlots; }
+  /// mbarriers and named barriers the kernel's channels become.
+  int64_t getMbarrierCount() const { return mbarriers; }
+  int64_t getNamedBarrierCount() const { return namedBarriers; }
 
 private:
   // Arithmetic on index values.
@@ -136,10 +137,15 @@ private:
 
   // Channels.
   Value channel(StringRef name, int64_t stages, EndpointAttr producer,
-                EndpointAttr consumer) {
-    channelSlots += stages;
-    return ChannelOp::create(b, ChannelType::get(ctx, stages), name, producer,
-                             consumer);
+                EndpointAttr consumer,
+                std::optional<uint32_t> namedBarrier = std::nullopt) {
+    // A full and an empty mbarrier per slot, or only the empty one when a
+    // named barrier carries the full direction.
+    mbarriers += namedBarrier ? stages : 2 * stages;
+    namedBarriers += namedBarrier ? 1 : 0;
+    return ChannelOp::create(
+        b, ChannelType::get(ctx, stages), name, producer, consumer,
+        namedBarrier ? b.getI32IntegerAttr(*namedBarrier) : IntegerAttr());
   }
   EndpointAttr tma() { return EndpointAttr::get(ctx, EndpointKind::tma, 0); }
   EndpointAttr mma() { return EndpointAttr::get(ctx, EndpointKind::mma, 0); }
@@ -186,7 +192,7 @@ private:
   ImplicitLocOpBuilder &b;
   const KernelShape &shape;
   MLIRContext *ctx;
-  int64_t channelSlots = 0;
+  int64_t mbarriers = 0, namedBarriers = 0;
 
   // Kernel-wide values.
   Value qDesc, kDesc, vDesc, oDesc, batch, seqQ, seqKv, scaleLog2, lseOut;
@@ -753,8 +759,11 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
                              threads(2 * kWarpgroup), mma()));
     pSecond.push_back(
         channel("p_ready_2_" + suffix, 1, threads(kWarpgroup), mma()));
+    // The statistics hand-off pairs a softmax warpgroup with the
+    // correction warpgroup on hardware barrier 1 + stage (0 is the CTA's).
     stats.push_back(channel("softmax_corr" + suffix, 1, threads(kWarpgroup),
-                            threads(kWarpgroup)));
+                            threads(kWarpgroup),
+                            static_cast<uint32_t>(1 + stage)));
     oReady.push_back(channel("o_ready" + suffix, 1, mma(), threads(kWarpgroup)));
   }
   epi = channel("corr_epi", 1, threads(kWarpgroup), threads(1));
@@ -817,7 +826,8 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
 /// The launch manifest of a kernel: everything a runtime needs to run it on
 /// the operands of its fa4.launch, as plain data (written out as JSON).
 DictionaryAttr buildManifest(AttentionOp op, const KernelShape &shape,
-                             StringRef kernel, int64_t mbarriers) {
+                             StringRef kernel, int64_t mbarriers,
+                             int64_t namedBarriers) {
   Builder b(op.getContext());
   PlanAttr plan = shape.plan;
   auto named = [&](StringRef key, Attribute value) {
@@ -884,7 +894,7 @@ DictionaryAttr buildManifest(AttentionOp op, const KernelShape &shape,
       named("dynamic_smem_bytes", i64(shape.smemBytes())),
       named("tmem_columns", i64(shape.tmemColumns())),
       named("mbarriers", i64(mbarriers)),
-      named("named_barriers", i64(0)),
+      named("named_barriers", i64(namedBarriers)),
       named("roles", b.getArrayAttr(roles)),
       // Persistent CTAs: min(tiles, SMs), tiles = batch * head_blocks *
       // ceil(seq_q / query_rows_per_cta).
@@ -981,7 +991,8 @@ struct FA4SpecializePass
                                           {FlatSymbolRefAttr::get(kernel)}),
                        op->getOperands(),
                        buildManifest(op, shape, kernel.getName(),
-                                     kernelBuilder.getMbarrierCount()));
+                                     kernelBuilder.getMbarrierCount(),
+                                     kernelBuilder.getNamedBarrierCount()));
       op.erase();
     }
   }

@@ -1,4 +1,5 @@
 // RUN: fa4-opt %s --fa4-insert-barriers | FileCheck %s
+// RUN: fa4-opt %s --fa4-insert-barriers | FileCheck %s --check-prefix=NAMED
 // RUN: fa4-opt %s --pass-pipeline="builtin.module(fa4-insert-barriers, fa4-lower-warp-specialize, gpu.module(convert-scf-to-cf, convert-gpu-to-nvvm), convert-nvvm-to-llvm, reconcile-unrealized-casts, gpu-module-to-binary{format=isa})" | FileCheck %s --check-prefix=PTX
 // RUN: %if ptxas %{ fa4-opt %s --pass-pipeline="builtin.module(fa4-insert-barriers, fa4-lower-warp-specialize, gpu.module(convert-scf-to-cf, convert-gpu-to-nvvm), convert-nvvm-to-llvm, reconcile-unrealized-casts, gpu-module-to-binary{format=bin toolkit=%cuda_toolkit})" | FileCheck %s --check-prefix=CUBIN %}
 
@@ -63,6 +64,21 @@
 // CHECK-NOT: fa4.tma.load
 // CHECK-NOT: fa4.channel
 
+// A named-barrier channel: only its empty mbarrier is created; the producer
+// arrives on barrier 3, the consumer syncs on it, both counting 128 + 32.
+// NAMED-LABEL: gpu.func @pipeline
+// NAMED-COUNT-5: nvgpu.mbarrier.create
+// NAMED-NOT: nvgpu.mbarrier.create
+// NAMED: fa4.role "softmax"
+// NAMED: nvgpu.mbarrier.arrive
+// NAMED: nvgpu.mbarrier.try_wait.parity
+// NAMED: fa4.tcgen05.fence before_thread_sync
+// NAMED-NEXT: fa4.named_barrier.arrive 3, 160 threads
+// NAMED: fa4.role "reader"
+// NAMED: fa4.named_barrier.sync 3, 160 threads
+// NAMED-NEXT: fa4.tcgen05.fence after_thread_sync
+// NAMED: nvgpu.mbarrier.arrive
+
 // PTX-DAG: mbarrier.init.shared.b64
 // PTX-DAG: mbarrier.try_wait.parity.shared.b64
 // PTX-DAG: mbarrier.arrive.expect_tx.shared.b64
@@ -88,6 +104,7 @@ module attributes {gpu.container_module} {
       %q = memref.view %smem[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to !tile
       %kv = fa4.channel "kv" : !fa4.channel<3> producer <tma> consumer <mma>
       %s_ready = fa4.channel "s" : !fa4.channel<2> producer <mma> consumer <threads = 128>
+      %row_max = fa4.channel "max" : !fa4.channel<1> producer <threads = 128> consumer <threads = 32> {named_barrier = 3 : i32}
       fa4.warp_specialize warps 8 {
         fa4.role "softmax" warps [0, 4) registers 192 {
           %tmem = fa4.tmem.base %slot : memref<1xi32, #gpu.address_space<workgroup>> -> !fa4.tmem<128x256xf32>
@@ -98,6 +115,8 @@ module attributes {gpu.container_module} {
             fa4.tcgen05.wait load
             vector.store %row, %out[%c0] : memref<32xf32>, vector<32xf32>
             fa4.channel.release %s_ready[%i] : !fa4.channel<2>
+            fa4.channel.acquire %row_max[%i] : !fa4.channel<1>
+            fa4.channel.commit %row_max[%i] : !fa4.channel<1>
           }
         }
         fa4.role "mma" warps [4, 5) registers 48 {
@@ -115,6 +134,12 @@ module attributes {gpu.container_module} {
               fa4.channel.commit %s_ready[%i] : !fa4.channel<2>
               fa4.channel.release %kv[%i] : !fa4.channel<3>
             }
+          }
+        }
+        fa4.role "reader" warps [6, 7) registers 48 {
+          scf.for %i = %c0 to %blocks step %c1 {
+            fa4.channel.wait %row_max[%i] : !fa4.channel<1>
+            fa4.channel.release %row_max[%i] : !fa4.channel<1>
           }
         }
         fa4.role "load" warps [5, 6) registers 48 {

@@ -5,11 +5,13 @@
 // CHECK-NOT: fa4.attention
 // The launch carries the manifest: 512 threads, 198656 bytes of dynamic
 // shared memory (Q 2 x 32K, K/V 3 x 32K, O 32K, statistics 2K), 512 TMEM
-// columns, 32 mbarriers, the TMA boxes.
+// columns, 30 mbarriers and 2 named barriers (the statistics hand-offs),
+// the TMA boxes.
 // CHECK: fa4.launch @mha_attention::@mha_attention(%arg0, %arg1, %arg2, %arg3)
 // CHECK-SAME: block = [512, 1, 1]
 // CHECK-SAME: dynamic_smem_bytes = 198656
-// CHECK-SAME: mbarriers = 32
+// CHECK-SAME: mbarriers = 30
+// CHECK-SAME: named_barriers = 2
 // CHECK-SAME: tensor_maps = [{box = [64, 1, 128, 1], element = "bf16", oob_fill = "zero", operand = "query", operand_index = 0 : i64, swizzle = "128B"}
 // CHECK-SAME: tmem_columns = 512
 // One gpu.module per kernel, both named after the function.
@@ -27,7 +29,8 @@
 // CHECK-DAG: fa4.channel "s_ready0" : !fa4.channel<1> producer <mma> consumer <threads = 128>
 // CHECK-DAG: fa4.channel "p_o_rescale0" : !fa4.channel<1> producer <threads = 256> consumer <mma>
 // CHECK-DAG: fa4.channel "p_ready_2_0" : !fa4.channel<1> producer <threads = 128> consumer <mma>
-// CHECK-DAG: fa4.channel "softmax_corr0" : !fa4.channel<1> producer <threads = 128> consumer <threads = 128>
+// CHECK-DAG: fa4.channel "softmax_corr0" : !fa4.channel<1> producer <threads = 128> consumer <threads = 128> {named_barrier = 1 : i32}
+// CHECK-DAG: fa4.channel "softmax_corr1" : !fa4.channel<1> producer <threads = 128> consumer <threads = 128> {named_barrier = 2 : i32}
 // CHECK-DAG: fa4.channel "o_ready0" : !fa4.channel<1> producer <mma> consumer <threads = 128>
 // CHECK-DAG: fa4.channel "s_ready1"
 // CHECK-DAG: fa4.channel "corr_epi" : !fa4.channel<1> producer <threads = 128> consumer <threads = 1>

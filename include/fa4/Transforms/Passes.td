@@ -105,6 +105,10 @@ def FA4InsertBarriers : Pass<"fa4-insert-barriers"> {
     | `fa4.channel.wait` | wait on `full[s]` for parity `r mod 2` |
     | `fa4.channel.release` | `tcgen05.commit` (MMA consumer) or `mbarrier.arrive` (threads) on `empty[s]` |
 
+    A channel with `named_barrier = id` keeps only its empty mbarrier: the
+    commit becomes `bar.arrive id, N` and the wait `bar.sync id, N`, N
+    counting the threads of both sides.
+
     MMA issuers follow their waits with `tcgen05.fence::after_thread_sync`.
     Thread sides do the same, and precede their arrivals with
     `tcgen05.fence::before_thread_sync`, when the other side is an MMA or

@@ -81,3 +81,27 @@ func.func @f(%d: !desc, %buf: memref<128x64xbf16>, %i: index) {
   }
   return
 }
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{a named barrier connects two threads endpoints}}
+  %c = fa4.channel "c" : !fa4.channel<1> producer <mma> consumer <threads = 128> {named_barrier = 1 : i32}
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{a named barrier has no phase: the channel needs exactly one stage, got 2}}
+  %c = fa4.channel "c" : !fa4.channel<2> producer <threads = 128> consumer <threads = 128> {named_barrier = 1 : i32}
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{named barrier id must be in [1, 15] (0 is gpu.barrier's), got 0}}
+  %c = fa4.channel "c" : !fa4.channel<1> producer <threads = 128> consumer <threads = 128> {named_barrier = 0 : i32}
+  return
+}

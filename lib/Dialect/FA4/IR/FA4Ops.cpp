@@ -487,9 +487,26 @@ LogicalResult WarpSpecializeOp::verify() {
 // Channels
 //===----------------------------------------------------------------------===//
 
+static LogicalResult verifyNamedBarrier(Operation *op, int64_t id,
+                                        int64_t threads);
+
 LogicalResult ChannelOp::verify() {
   if (getConsumer().getKind() == EndpointKind::tma)
     return emitOpError() << "a TMA endpoint can only produce";
+  if (std::optional<uint32_t> id = getNamedBarrier()) {
+    if (getProducer().getKind() != EndpointKind::threads ||
+        getConsumer().getKind() != EndpointKind::threads)
+      return emitOpError() << "a named barrier connects two threads "
+                              "endpoints";
+    if (getType().getStages() != 1)
+      return emitOpError() << "a named barrier has no phase: the channel "
+                              "needs exactly one stage, got "
+                           << getType().getStages();
+    if (failed(verifyNamedBarrier(
+            *this, *id,
+            getProducer().getThreads() + getConsumer().getThreads())))
+      return failure();
+  }
   if ((*this)->getParentOfType<RoleOp>())
     return emitOpError() << "must be declared outside the roles that use it";
   return success();

@@ -587,14 +587,24 @@ def FA4_ChannelOp : FA4_Op<"channel"> {
 
     Declared in the kernel body, outside the roles that use it.
 
+    With `named_barrier = id` (a single-slot channel between two thread
+    endpoints) the full direction is the hardware named barrier `id` instead
+    of an mbarrier: the producer arrives on it, the consumer syncs on it,
+    both counting all threads of both sides. Named barriers have no phase;
+    the empty mbarrier keeps the producer a round behind.
+
     ```mlir
     %kv = fa4.channel "kv" : !fa4.channel<3> producer <tma> consumer <mma>
+    %st = fa4.channel "stats" : !fa4.channel<1> producer <threads = 128>
+              consumer <threads = 128> {named_barrier = 1 : i32}
     ```
 
-    PTX (after barrier insertion): `mbarrier.init.shared.b64` for every slot.
+    PTX (after barrier insertion): `mbarrier.init.shared.b64` for every slot
+    (the empty one only, with a named barrier).
   }];
   let arguments = (ins StrAttr:$name, FA4_EndpointAttr:$producer,
-                       FA4_EndpointAttr:$consumer);
+                       FA4_EndpointAttr:$consumer,
+                       OptionalAttr<I32Attr>:$named_barrier);
   let results = (outs FA4_ChannelType:$channel);
   let assemblyFormat = [{
     $name `:` qualified(type($channel)) `producer` $producer `consumer` $consumer attr-dict
