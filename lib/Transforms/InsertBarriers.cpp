@@ -8,9 +8,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "fa4/Dialect/FA4/IR/FA4Ops.h"
+#include "fa4/Dialect/FA4/IR/Targets.h"
 #include "fa4/Transforms/Passes.h"
 
-#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/Builders.h"
 
@@ -53,15 +53,7 @@ struct ChannelBarriers {
 
 /// Whether `op` sits in a gpu.module that targets a chip with tcgen05.
 bool inTcgen05Module(Operation *op) {
-  auto module = op->getParentOfType<gpu::GPUModuleOp>();
-  std::optional<ArrayAttr> targets =
-      module ? module.getTargets() : std::nullopt;
-  if (!targets || !*targets)
-    return false;
-  return llvm::any_of(*targets, [](Attribute target) {
-    auto nvvm = dyn_cast<NVVM::NVVMTargetAttr>(target);
-    return nvvm && (nvvm.getChip() == "sm_100a" || nvvm.getChip() == "sm_101a");
-  });
+  return llvm::any_of(enclosingNvvmChips(op), hasTcgen05);
 }
 
 /// The slot of hand-off `iteration`.

@@ -4,6 +4,7 @@
 #include "fa4/Conversion/Passes.h"
 #include "fa4/Dialect/FA4/IR/Exp2.h"
 #include "fa4/Dialect/FA4/IR/FA4Ops.h"
+#include "fa4/Dialect/FA4/IR/Targets.h"
 
 #include "mlir/Conversion/ConvertToLLVM/ToLLVMInterface.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
@@ -218,21 +219,13 @@ LogicalResult verifyTcgen05Targets(Operation *root) {
             FA4Dialect::getDialectNamespace() ||
         isa<AttentionOp>(op))
       return WalkResult::advance();
-    auto module = op->getParentOfType<gpu::GPUModuleOp>();
-    std::optional<ArrayAttr> targets =
-        module ? module.getTargets() : std::nullopt;
-    if (!targets || !*targets)
-      return WalkResult::advance();
-    for (Attribute target : *targets) {
-      auto nvvmTarget = dyn_cast<NVVM::NVVMTargetAttr>(target);
-      if (!nvvmTarget)
+    for (StringRef chip : enclosingNvvmChips(op)) {
+      if (hasTcgen05(chip))
         continue;
-      StringRef chip = nvvmTarget.getChip();
-      if (chip != "sm_100a" && chip != "sm_101a") {
-        op->emitOpError() << "needs tcgen05 (sm_100a or sm_101a), but gpu.module @"
-                          << module.getName() << " targets " << chip;
-        return WalkResult::interrupt();
-      }
+      op->emitOpError() << "needs tcgen05 (sm_100a or sm_101a), but gpu.module @"
+                        << op->getParentOfType<gpu::GPUModuleOp>().getName()
+                        << " targets " << chip;
+      return WalkResult::interrupt();
     }
     return WalkResult::advance();
   });
