@@ -36,6 +36,7 @@ constexpr int64_t kChunk = 32;        // columns per softmax TMEM access
 constexpr int64_t kOChunk = 16;       // columns per correction TMEM access
 constexpr int64_t kWarpgroup = 128;   // threads
 constexpr int64_t kStatsPerRow = 2;   // acc_scale or row_sum; row max
+constexpr int64_t kLptGroup = 8;      // (batch, head) pairs per LPT L2 group
 
 /// Everything the kernel's shape depends on, derived once from the op and its
 /// plan.
@@ -238,11 +239,19 @@ std::tuple<Value, Value, Value> KernelBuilder::tileCoordinates(Value index) {
   int64_t headBlocks = shape.queryHeads / shape.pack;
   Value queryBlock, batchHead;
   if (shape.plan.getScheduler() == Scheduler::lpt) {
-    // Longest first: the last query blocks (the most KV blocks when causal)
-    // of every (batch, head block), then the ones before them.
+    // Longest first, grouped for L2: (batch, head block) pairs form groups
+    // of kLptGroup; a group's tiles run together, the last query blocks
+    // (the most KV blocks when causal) first, so that concurrent CTAs share
+    // the K/V of few heads.
     Value batchHeads = mul(batch, headBlocks);
-    batchHead = arith::RemUIOp::create(b, index, batchHeads);
-    Value fromLast = arith::DivUIOp::create(b, index, batchHeads);
+    Value groupTiles = mul(tilesPerHead, kLptGroup);
+    Value group = arith::DivUIOp::create(b, index, groupTiles);
+    Value within = arith::RemUIOp::create(b, index, groupTiles);
+    Value firstPair = mul(group, kLptGroup);
+    Value groupSize = arith::MinUIOp::create(
+        b, idx(kLptGroup), arith::SubIOp::create(b, batchHeads, firstPair));
+    batchHead = add(firstPair, arith::RemUIOp::create(b, within, groupSize));
+    Value fromLast = arith::DivUIOp::create(b, within, groupSize);
     queryBlock = arith::SubIOp::create(b, add(tilesPerHead, -1), fromLast);
   } else {
     // (batch, head block, query block), query block fastest.

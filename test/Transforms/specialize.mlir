@@ -113,8 +113,13 @@ func.func @gqa(%q: memref<?x?x32x64xf16>, %k: memref<?x?x8x64xf16>,
 // CHECK-SAME: scheduler = lpt
 // CHECK-SAME: pvSplit = 64
 // CHECK: fa4.role "softmax0"
-// Tile order: query block = tiles_per_head - 1 - index / (batch * heads).
-// CHECK: %[[FROM_LAST:.*]] = arith.divui
+// Tile order: groups of 8 (batch, head) pairs, each group's query blocks
+// from the last: pair = 8 g + within mod size, query block =
+// tiles_per_head - 1 - within / size.
+// CHECK: %[[GROUP_TILES:.*]] = arith.muli %{{.*}}, %c8
+// CHECK: %[[WITHIN:.*]] = arith.remui %{{.*}}, %[[GROUP_TILES]]
+// CHECK: %[[SIZE:.*]] = arith.minui %c8
+// CHECK: %[[FROM_LAST:.*]] = arith.divui %[[WITHIN]], %[[SIZE]]
 // CHECK: arith.subi %{{.*}}, %[[FROM_LAST]]
 // The row's key limit: min(max(position + 1 + Skv - Sq, 0), Skv).
 // CHECK: arith.maxsi
@@ -131,10 +136,10 @@ func.func @gqa(%q: memref<?x?x32x64xf16>, %k: memref<?x?x8x64xf16>,
 // CHECK: scf.if
 // CHECK: fa4.channel.release
 // CHECK: fa4.channel.commit
-func.func @causal(%q: memref<?x?x8x64xbf16>, %k: memref<?x?x8x64xbf16>,
-                  %v: memref<?x?x8x64xbf16>, %o: memref<?x?x8x64xbf16>,
-                  %lse: memref<?x8x?xf32>) {
-  fa4.attention ins(%q, %k, %v : memref<?x?x8x64xbf16>, memref<?x?x8x64xbf16>, memref<?x?x8x64xbf16>)
-                outs(%o : memref<?x?x8x64xbf16>) lse(%lse : memref<?x8x?xf32>) {causal}
+func.func @causal(%q: memref<?x?x4x64xbf16>, %k: memref<?x?x4x64xbf16>,
+                  %v: memref<?x?x4x64xbf16>, %o: memref<?x?x4x64xbf16>,
+                  %lse: memref<?x4x?xf32>) {
+  fa4.attention ins(%q, %k, %v : memref<?x?x4x64xbf16>, memref<?x?x4x64xbf16>, memref<?x?x4x64xbf16>)
+                outs(%o : memref<?x?x4x64xbf16>) lse(%lse : memref<?x4x?xf32>) {causal}
   return
 }

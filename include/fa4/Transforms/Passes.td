@@ -136,8 +136,9 @@ def FA4Specialize : Pass<"fa4-specialize", "::mlir::ModuleOp"> {
 
     - a persistent loop over work tiles of (batch, block of `gqaPack` query
       heads, `qStages` x 128 rows), each tile's rows packing `gqaPack` heads
-      per query position, in the plan's order (`linear`, or `lpt`: the last
-      query blocks, which do the most work when causal, first);
+      per query position, in the plan's order (`linear`, or `lpt`: groups
+      of 8 (batch, head) pairs for L2 reuse, each group's last query
+      blocks, which do the most work when causal, first);
     - causal attention bottom-right aligned: a tile visits only the KV
       blocks up to the diagonal of its last row, and each row masks the keys
       past its own diagonal;
