@@ -11,7 +11,6 @@
 #include "fa4/Transforms/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -43,7 +42,7 @@ constexpr int64_t kLptGroup = 8;      // (batch, head) pairs per LPT L2 group
 struct KernelShape {
   PlanAttr plan;
   Type element;
-  int64_t headDim, queryHeads, kvHeads, groupSize, pack;
+  int64_t headDim, queryHeads, groupSize, pack;
   bool causal, lse;
 
   int64_t atoms() const { return headDim / kAtom; }
@@ -971,7 +970,6 @@ struct FA4SpecializePass
                         shapeOf(op.getQuery()).getElementType(),
                         op.getHeadDimQK(),
                         op.getNumQueryHeads(),
-                        op.getNumKeyValueHeads(),
                         op.getGroupSize(),
                         plan.getGqaPack(),
                         op.getCausal(),

@@ -15,7 +15,7 @@
 // A plannable op for the option diagnostics.
 func.func @mha(%q: memref<1x256x4x128xbf16>, %k: memref<1x256x4x128xbf16>,
                %v: memref<1x256x4x128xbf16>, %o: memref<1x256x4x128xbf16>) {
-  // SMEM: plan-invalid.mlir:[[@LINE+4]]:3: error: 'fa4.attention' op invalid plan: plan needs 264192 bytes of shared memory (2 Q stages, 5 K/V stages, O staging, statistics), more than the 232448 available
+  // SMEM: plan-invalid.mlir:[[@LINE+4]]:3: error: 'fa4.attention' op invalid plan: plan needs 265216 bytes of shared memory (2 Q stages, 5 K/V stages, O staging, statistics), more than the 232448 available
   // REGS: plan-invalid.mlir:[[@LINE+3]]:3: error: 'fa4.attention' op invalid plan: register budgets (2 x 240 softmax + 64 correction + 48 producer) x 128 threads need 75776 registers per CTA of 4 warpgroups, more than 65536
   // SPLIT: plan-invalid.mlir:[[@LINE+2]]:3: error: 'fa4.attention' op invalid plan: pvSplit must be a multiple of 16 in (0, blockN = 128), got 100
   // PACK: plan-invalid.mlir:[[@LINE+1]]:3: error: 'fa4.attention' op gqa-pack 3 must divide both the GQA ratio (1) and the 128-row Q tile

@@ -27,14 +27,15 @@ void FA4Dialect::registerAttributes() {
 //===----------------------------------------------------------------------===//
 
 /// Q stages, the K/V ring, one O staging tile (all 16-bit), the per-row
-/// statistics exchange (f32 per row and Q stage) and the reserve for
-/// mbarriers.
+/// statistics exchange (two f32 per row and Q stage: the rescale factor or
+/// row sum, and the row max) and the reserve for mbarriers. fa4-specialize
+/// lays shared memory out in exactly these pieces.
 static int64_t smemBytes(int64_t qStages, int64_t kvStages, int64_t blockM,
                          int64_t blockN, int64_t headDim) {
   const int64_t elementBytes = 2;
   return elementBytes * headDim *
              (qStages * blockM + kvStages * blockN + blockM) +
-         qStages * blockM * int64_t(sizeof(float)) +
+         qStages * blockM * 2 * int64_t(sizeof(float)) +
          limits::kSmemReservedBytes;
 }
 
