@@ -130,10 +130,33 @@ LogicalResult lowerTmaCommit(ChannelCommitOp commit,
   return success();
 }
 
+/// The full direction of a named-barrier channel: the producer arrives,
+/// the consumer syncs, both counting every thread of both sides.
+void lowerNamedBarrierStep(Operation *step, const ChannelBarriers &channel) {
+  OpBuilder b(step);
+  Location loc = step->getLoc();
+  int32_t threads = static_cast<int32_t>(channel.producer.getThreads() +
+                                         channel.consumer.getThreads());
+  if (isa<ChannelCommitOp>(step)) {
+    if (channel.needsTcgen05Fence(channel.producer, channel.consumer))
+      Tcgen05FenceOp::create(b, loc, Tcgen05FenceKind::before_thread_sync);
+    NamedBarrierArriveOp::create(b, loc, *channel.namedBarrier, threads);
+  } else {
+    NamedBarrierSyncOp::create(b, loc, *channel.namedBarrier, threads);
+    if (channel.needsTcgen05Fence(channel.consumer, channel.producer))
+      Tcgen05FenceOp::create(b, loc, Tcgen05FenceKind::after_thread_sync);
+  }
+  step->erase();
+}
+
 LogicalResult lowerStep(Operation *step, const ChannelBarriers &channel) {
   if (auto commit = dyn_cast<ChannelCommitOp>(step))
     if (channel.producer.getKind() == EndpointKind::tma)
       return lowerTmaCommit(commit, channel);
+  if (channel.namedBarrier && isa<ChannelWaitOp, ChannelCommitOp>(step)) {
+    lowerNamedBarrierStep(step, channel);
+    return success();
+  }
 
   OpBuilder b(step);
   Location loc = step->getLoc();
@@ -154,19 +177,6 @@ LogicalResult lowerStep(Operation *step, const ChannelBarriers &channel) {
         b, loc, parityOf(b, loc, iteration, channel.stages),
         arith::ConstantIntOp::create(b, loc, 1, 1));
     wait(channel.empty, previous, channel.producer, channel.consumer);
-  } else if (channel.namedBarrier && isa<ChannelWaitOp, ChannelCommitOp>(step)) {
-    // Producer arrives, consumer syncs; both count every thread of both.
-    int32_t threads = static_cast<int32_t>(channel.producer.getThreads() +
-                                           channel.consumer.getThreads());
-    if (isa<ChannelCommitOp>(step)) {
-      if (channel.needsTcgen05Fence(channel.producer, channel.consumer))
-        Tcgen05FenceOp::create(b, loc, Tcgen05FenceKind::before_thread_sync);
-      NamedBarrierArriveOp::create(b, loc, *channel.namedBarrier, threads);
-    } else {
-      NamedBarrierSyncOp::create(b, loc, *channel.namedBarrier, threads);
-      if (channel.needsTcgen05Fence(channel.consumer, channel.producer))
-        Tcgen05FenceOp::create(b, loc, Tcgen05FenceKind::after_thread_sync);
-    }
   } else if (isa<ChannelWaitOp>(step)) {
     wait(channel.full, parityOf(b, loc, iteration, channel.stages),
          channel.consumer, channel.producer);
