@@ -24,6 +24,13 @@ MLIR_CAPI_EXPORTED void fa4RegisterAllDialects(MlirDialectRegistry registry);
 /// Registers the fa4 passes and the upstream passes the pipeline uses.
 MLIR_CAPI_EXPORTED void fa4RegisterAllPasses(void);
 
+/// Runs the fa4-compile pipeline on `module` in place. `options` is the
+/// pipeline's option string as fa4-opt takes it (for example
+/// "emit-dir=kernels kv-stages=4"). Fails, with diagnostics on the module's
+/// context, if the options do not parse or a pass fails.
+MLIR_CAPI_EXPORTED MlirLogicalResult fa4CompileModule(MlirModule module,
+                                                      MlirStringRef options);
+
 #ifdef __cplusplus
 }
 #endif

@@ -68,6 +68,7 @@ def load_library(path=None):
         "mlirModuleGetOperation": ([_Handle], _Handle),
         "mlirOperationVerify": ([_Handle], ctypes.c_bool),
         "mlirOperationPrint": ([_Handle, _StringCallback, ctypes.c_void_p], None),
+        "fa4CompileModule": ([_Handle, _StringRef], ctypes.c_int8),
     }
     for name, (argtypes, restype) in signatures.items():
         fn = getattr(lib, name)
@@ -115,17 +116,35 @@ class Context:
     def __exit__(self, *exc):
         self.close()
 
-    def verify(self, source):
-        """Parses and verifies `source`; returns its printed form or raises MLIRError."""
+    def _parse(self, source):
         self._diagnostics.clear()
         data = source.encode()
         module = self._lib.mlirModuleCreateParse(self._ctx, _StringRef(data, len(data)))
         if not module.ptr:
             raise MLIRError("failed to parse", list(self._diagnostics))
+        return module
+
+    def verify(self, source):
+        """Parses and verifies `source`; returns its printed form or raises MLIRError."""
+        module = self._parse(source)
         try:
             op = self._lib.mlirModuleGetOperation(module)
             if not self._lib.mlirOperationVerify(op):
                 raise MLIRError("failed to verify", list(self._diagnostics))
+            return _to_string(self._lib, self._lib.mlirOperationPrint, op)
+        finally:
+            self._lib.mlirModuleDestroy(module)
+
+    def compile(self, source, options=""):
+        """Runs the fa4-compile pipeline on `source` with fa4-opt's option
+        string (e.g. "emit-dir=kernels"); returns the compiled module's text
+        or raises MLIRError."""
+        module = self._parse(source)
+        try:
+            data = options.encode()
+            if not self._lib.fa4CompileModule(module, _StringRef(data, len(data))):
+                raise MLIRError("fa4-compile failed", list(self._diagnostics))
+            op = self._lib.mlirModuleGetOperation(module)
             return _to_string(self._lib, self._lib.mlirOperationPrint, op)
         finally:
             self._lib.mlirModuleDestroy(module)

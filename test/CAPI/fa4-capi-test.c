@@ -6,6 +6,7 @@
 #include "fa4-c/Dialects.h"
 #include "mlir-c/Diagnostics.h"
 #include "mlir-c/IR.h"
+#include "mlir-c/Support.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -72,6 +73,27 @@ int main(void) {
   // CHECK: invalid module parsed: 0
   module = mlirModuleCreateParse(ctx, mlirStringRefCreateFromCString(kInvalid));
   printf("invalid module parsed: %d\n", !mlirModuleIsNull(module));
+
+  // The whole pipeline through the C API: the attention op becomes a launch
+  // and a gpu.binary.
+  module = mlirModuleCreateParse(ctx, mlirStringRefCreateFromCString(kValid));
+  MlirLogicalResult compiled =
+      fa4CompileModule(module, mlirStringRefCreateFromCString("kv-stages=2"));
+  // CHECK: compiled: 1
+  printf("compiled: %d\n", mlirLogicalResultIsSuccess(compiled));
+  // CHECK: fa4.launch @f_attention::@f_attention
+  // CHECK: gpu.binary @f_attention
+  mlirOperationPrint(mlirModuleGetOperation(module), printToStdout, NULL);
+  printf("\n");
+  mlirModuleDestroy(module);
+
+  // CHECK: diagnostic: fa4-compile: cannot parse options 'no-such-option=1'
+  // CHECK: bad options rejected: 1
+  module = mlirModuleCreateParse(ctx, mlirStringRefCreateFromCString(kValid));
+  compiled = fa4CompileModule(
+      module, mlirStringRefCreateFromCString("no-such-option=1"));
+  printf("bad options rejected: %d\n", mlirLogicalResultIsFailure(compiled));
+  mlirModuleDestroy(module);
 
   mlirContextDestroy(ctx);
   // CHECK: done

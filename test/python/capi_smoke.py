@@ -22,3 +22,16 @@ with fa4.Context() as ctx:
         # CHECK-NEXT: 'fa4.attention' op scale must be positive and finite, got -1.000000e+00
         print(f"rejected: {len(err.diagnostics)} diagnostic(s)")
         print(err.diagnostics[0])
+
+    # The whole compiler from Python: the attention op becomes a launch of a
+    # compiled kernel.
+    compiled = ctx.compile(EXAMPLE.read_text(), "kv-stages=2")
+    # CHECK: compiled: launch True, binary True
+    print(f"compiled: launch {'fa4.launch @gqa_causal_attention' in compiled}, "
+          f"binary {'gpu.binary @gqa_causal_attention' in compiled}")
+    try:
+        ctx.compile(EXAMPLE.read_text(), "head-dim=256")
+    except fa4.MLIRError as err:
+        # CHECK: fa4-compile failed
+        # CHECK-SAME: cannot parse options 'head-dim=256'
+        print(str(err).replace("\n", " "))
