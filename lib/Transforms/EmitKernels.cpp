@@ -162,6 +162,36 @@ void printReport(llvm::raw_ostream &os, DictionaryAttr manifest,
      << (resources ? ",cubin" : "") << ",json}\n";
 }
 
+/// The manifest has every entry the report and the runtime read, each of
+/// the right kind; the storage entries come from the allocation passes.
+LogicalResult checkManifest(LaunchOp launch, DictionaryAttr manifest) {
+  struct Entry {
+    StringRef key;
+    bool (*valid)(Attribute);
+    StringRef setBy;
+  };
+  auto isInteger = +[](Attribute a) { return isa<IntegerAttr>(a); };
+  auto isArray = +[](Attribute a) { return isa<ArrayAttr>(a); };
+  auto isDictionary = +[](Attribute a) { return isa<DictionaryAttr>(a); };
+  const Entry entries[] = {
+      {"block", isArray, "fa4-specialize"},
+      {"grid", isDictionary, "fa4-specialize"},
+      {"roles", isArray, "fa4-specialize"},
+      {"mbarriers", isInteger, "fa4-specialize"},
+      {"named_barriers", isInteger, "fa4-specialize"},
+      {"dynamic_smem_bytes", isInteger, "fa4-allocate-smem"},
+      {"tmem_columns", isInteger, "fa4-allocate-tmem"},
+  };
+  for (const Entry &entry : entries) {
+    Attribute value = manifest.get(entry.key);
+    if (!value || !entry.valid(value))
+      return launch.emitOpError()
+             << "manifest needs '" << entry.key << "' (set by " << entry.setBy
+             << ")" << (value ? " of another kind" : "");
+  }
+  return success();
+}
+
 struct FA4EmitKernelsPass
     : public fa4::impl::FA4EmitKernelsBase<FA4EmitKernelsPass> {
   using Base::Base;
@@ -193,6 +223,10 @@ struct FA4EmitKernelsPass
 
   LogicalResult emit(LaunchOp launch, StringRef ptxasPath) {
     DictionaryAttr manifest = *launch.getManifest();
+    if (!isa_and_nonnull<StringAttr>(manifest.get("kernel")) ||
+        !isa_and_nonnull<StringAttr>(manifest.get("arch")))
+      return launch.emitOpError()
+             << "manifest needs the strings 'kernel' and 'arch'";
     StringRef kernel = cast<StringAttr>(manifest.get("kernel")).getValue();
     auto binary = SymbolTable::lookupNearestSymbolFrom<gpu::BinaryOp>(
         launch, launch.getKernel().getRootReference());
@@ -205,6 +239,9 @@ struct FA4EmitKernelsPass
       return launch.emitOpError()
              << "needs the PTX of @" << binary.getName()
              << " (gpu-module-to-binary{format=isa})";
+
+    if (failed(checkManifest(launch, manifest)))
+      return failure();
 
     SmallString<128> ptx(emitDir), cubin(emitDir), json(emitDir);
     llvm::sys::path::append(ptx, kernel + ".ptx");

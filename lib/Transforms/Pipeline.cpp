@@ -29,6 +29,8 @@ void mlir::fa4::buildCompilePipeline(OpPassManager &pm,
   plan.rescaleThreshold = options.rescaleThreshold;
   pm.addPass(createFA4Plan(plan));
   pm.addPass(createFA4Specialize());
+  pm.addPass(createFA4AllocateTmem());
+  pm.addPass(createFA4AllocateSmem());
   pm.addPass(createFA4InsertBarriers());
   pm.addPass(createFA4LowerWarpSpecialize());
 
@@ -57,7 +59,7 @@ void mlir::fa4::registerCompilePipeline() {
   PassPipelineRegistration<CompileOptions>(
       "fa4-compile",
       "Compile fa4.attention to warp-specialized kernels: plan, specialize, "
-      "barriers, roles, NVVM, PTX, and (with emit-dir) PTX/cubin/manifest "
+      "TMEM and shared-memory placement, barriers, roles, NVVM, PTX, and (with emit-dir) PTX/cubin/manifest "
       "files and a resource report",
       buildCompilePipeline);
 }

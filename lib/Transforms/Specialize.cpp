@@ -50,23 +50,8 @@ struct KernelShape {
   int64_t positionsPerTile() const { return kRows / pack; }
   int64_t tileBytes() const { return kRows * headDim * 2; }
   int64_t atomBytes() const { return kRows * kAtom * 2; }
-  // Shared memory, byte offsets (every tile 1024-byte aligned).
-  int64_t qOffset() const { return 0; }
-  int64_t kvOffset() const { return plan.getQStages() * tileBytes(); }
-  int64_t oOffset() const {
-    return kvOffset() + plan.getKvStages() * tileBytes();
-  }
-  int64_t statsOffset() const { return oOffset() + tileBytes(); }
-  int64_t smemBytes() const {
-    return statsOffset() + plan.getQStages() * kStatsPerRow * kRows * 4;
-  }
-  // Tensor Memory, 32-bit columns.
-  int64_t sColumn(int64_t stage) const { return stage * plan.getBlockN(); }
-  int64_t oColumn(int64_t stage) const {
-    return plan.getQStages() * plan.getBlockN() + stage * headDim;
-  }
-  int64_t tmemColumns() const {
-    return llvm::PowerOf2Ceil(plan.getTmemColumns());
+  int64_t statsBytes() const {
+    return plan.getQStages() * kStatsPerRow * kRows * 4;
   }
 };
 
@@ -102,9 +87,6 @@ private:
     return MemRefType::get(shapeDims, element, MemRefLayoutAttrInterface(),
                            workgroup());
   }
-  MemRefType smemType() {
-    return sharedType({ShapedType::kDynamic}, b.getI8Type());
-  }
   MemRefType tileType(int64_t rows) {
     return sharedType({shape.atoms(), rows, kAtom}, shape.element);
   }
@@ -124,15 +106,14 @@ private:
   TmemType tmemType(int64_t elements, Type element) {
     return TmemType::get(ctx, kRows, elements, element);
   }
-  Value tmemView(int64_t column, int64_t elements, Type element) {
-    return TmemViewOp::create(b, tmemType(elements, element), tmem(), column);
+  /// `elements` of `element` type from `column` of TMEM `region`.
+  Value tmemView(Value region, int64_t column, int64_t elements,
+                 Type element) {
+    return TmemViewOp::create(b, tmemType(elements, element), region, column);
   }
-  Value tmem() {
-    return TmemBaseOp::create(
-        b, tmemType(shape.tmemColumns(), b.getF32Type()), slot);
-  }
-  Value smemView(Value offset, Type type) {
-    return memref::ViewOp::create(b, type, smem, offset, ValueRange{});
+  /// A `type` view at byte `offset` of shared-memory `buffer`.
+  Value smemView(Value buffer, Value offset, Type type) {
+    return memref::ViewOp::create(b, type, buffer, offset, ValueRange{});
   }
 
   // Channels.
@@ -196,7 +177,10 @@ private:
 
   // Kernel-wide values.
   Value qDesc, kDesc, vDesc, oDesc, batch, seqQ, seqKv, scaleLog2, lseOut;
-  Value smem, slot, tiles, kvBlocks, tilesPerHead;
+  Value tiles, kvBlocks, tilesPerHead;
+  // Buffers: shared memory (bytes) and Tensor Memory per Q stage.
+  Value qSmem, kvSmem, oSmem, statsSmem;
+  SmallVector<Value> sTmem, pTmem, oTmem;
   Value q, kv, epi;
   SmallVector<Value> s, pFirst, pSecond, stats, oReady;
 };
@@ -291,12 +275,9 @@ void KernelBuilder::buildSoftmax(int64_t stage) {
   auto chunkType = VectorType::get({kChunk}, f32Type);
   auto chunkIndexType = VectorType::get({kChunk}, b.getI32Type());
 
-  Value sRegion = tmemView(shape.sColumn(stage), blockN, f32Type);
-  // P: 16-bit over the upper half of S.
-  Value pRegion =
-      tmemView(shape.sColumn(stage) + blockN / 2, blockN, shape.element);
+  Value sRegion = sTmem[stage], pRegion = pTmem[stage];
   Value statsBuffer = smemView(
-      idx(shape.statsOffset()),
+      statsSmem, idx(0),
       sharedType({plan.getQStages(), kStatsPerRow, kRows}, f32Type));
   Value row = rem(gpu::ThreadIdOp::create(b, gpu::Dimension::x), kRows);
   Value scale = vector::BroadcastOp::create(b, chunkType, scaleLog2);
@@ -445,9 +426,9 @@ void KernelBuilder::buildCorrection() {
   // is small.
   auto chunkType = VectorType::get({kOChunk}, f32Type);
   Value statsBuffer = smemView(
-      idx(shape.statsOffset()),
+      statsSmem, idx(0),
       sharedType({plan.getQStages(), kStatsPerRow, kRows}, f32Type));
-  Value staging = smemView(idx(shape.oOffset()), tileType(kRows));
+  Value staging = smemView(oSmem, idx(0), tileType(kRows));
   Value row = rem(gpu::ThreadIdOp::create(b, gpu::Dimension::x), kRows);
   Value one = f32(1.0f), zero = f32(0.0f);
   int64_t oChunks = shape.headDim / kOChunk;
@@ -473,7 +454,7 @@ void KernelBuilder::buildCorrection() {
         {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(ifOp.thenBlock());
-          Value oRegion = tmemView(shape.oColumn(stage), shape.headDim, f32Type);
+          Value oRegion = oTmem[stage];
           Value factor = vector::BroadcastOp::create(b, chunkType, accScale);
           for (int64_t c = 0; c < oChunks; ++c) {
             Value o = TmemLoadOp::create(b, chunkType, oRegion, c * kOChunk);
@@ -510,7 +491,7 @@ void KernelBuilder::buildCorrection() {
       Value zeros = vector::BroadcastOp::create(b, chunkType, zero);
       Value handoff = add(mul(tile.ordinal, plan.getQStages()), stage);
       ChannelAcquireOp::create(b, epi, handoff);
-      Value oRegion = tmemView(shape.oColumn(stage), shape.headDim, f32Type);
+      Value oRegion = oTmem[stage];
       for (int64_t c = 0; c < oChunks; ++c) {
         Value o = TmemLoadOp::create(b, chunkType, oRegion, c * kOChunk);
         Tcgen05WaitOp::create(b, Tcgen05WaitKind::load);
@@ -552,21 +533,19 @@ void KernelBuilder::buildMma() {
       for (int64_t stage = 0; stage < stages; ++stage) {
         qHandoff.push_back(add(mul(ordinal, stages), stage));
         ChannelWaitOp::create(b, q, qHandoff.back());
-        qTile.push_back(smemView(
-            idx(shape.qOffset() + stage * shape.tileBytes()), tileType(kRows)));
-        sRegion.push_back(tmemView(shape.sColumn(stage), blockN, f32Type));
-        int64_t pColumn = shape.sColumn(stage) + blockN / 2;
-        pTop.push_back(tmemView(pColumn, split, shape.element));
-        pBottom.push_back(
-            tmemView(pColumn + split / 2, blockN - split, shape.element));
-        oRegion.push_back(
-            tmemView(shape.oColumn(stage), shape.headDim, f32Type));
+        qTile.push_back(smemView(qSmem, idx(stage * shape.tileBytes()),
+                                 tileType(kRows)));
+        sRegion.push_back(sTmem[stage]);
+        // P[0, split) and P[split, blockN): 16-bit, two per column.
+        pTop.push_back(tmemView(pTmem[stage], 0, split, shape.element));
+        pBottom.push_back(tmemView(pTmem[stage], split / 2, blockN - split,
+                                   shape.element));
+        oRegion.push_back(oTmem[stage]);
       }
       // The two row ranges of a V tile the two PV MMAs read.
       auto vParts = [&](Value handoff) {
-        Value offset = add(mul(rem(handoff, kvStages), shape.tileBytes()),
-                           shape.kvOffset());
-        Value v = smemView(offset, tileType(kRows));
+        Value offset = mul(rem(handoff, kvStages), shape.tileBytes());
+        Value v = smemView(kvSmem, offset, tileType(kRows));
         int64_t atoms = shape.atoms();
         Value top = memref::SubViewOp::create(
             b, v, ArrayRef<int64_t>{0, 0, 0},
@@ -594,9 +573,8 @@ void KernelBuilder::buildMma() {
       forRange(tile.blocks, [&](Value n) {
         Value k = add(base, n);
         Value kHandoff = mul(k, 2);
-        Value kOffset = add(mul(rem(kHandoff, kvStages), shape.tileBytes()),
-                            shape.kvOffset());
-        Value kTile = smemView(kOffset, tileType(kRows));
+        Value kOffset = mul(rem(kHandoff, kvStages), shape.tileBytes());
+        Value kTile = smemView(kvSmem, kOffset, tileType(kRows));
         ChannelWaitOp::create(b, kv, kHandoff);
         Value started =
             arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, n, idx(0));
@@ -659,12 +637,14 @@ void KernelBuilder::buildLoad() {
       Value ordinal = tile.ordinal;
       Value firstHead = mul(tile.headBlock, shape.pack);
       Value kvHead = div(firstHead, shape.groupSize);
-      // One box per 64-column atom of a tile at `offset`.
+      // One box per 64-column atom of a tile at byte `offset` of `buffer`.
       auto loadTile = [&](Value desc, Value channelValue, Value handoff,
-                          Value offset, bool packed, Value head, Value rowIndex) {
+                          Value buffer, Value offset, bool packed, Value head,
+                          Value rowIndex) {
         ChannelAcquireOp::create(b, channelValue, handoff);
         for (int64_t a = 0; a < shape.atoms(); ++a) {
-          Value box = smemView(add(offset, a * shape.atomBytes()), boxType(packed));
+          Value box = smemView(buffer, add(offset, a * shape.atomBytes()),
+                               boxType(packed));
           TmaLoadOp::create(b, desc,
                             ValueRange{idx(a * kAtom), head, rowIndex, batchIndex},
                             box, channelValue, handoff);
@@ -672,18 +652,17 @@ void KernelBuilder::buildLoad() {
         ChannelCommitOp::create(b, channelValue, handoff);
       };
       for (int64_t stage = 0; stage < stages; ++stage)
-        loadTile(qDesc, q, add(mul(ordinal, stages), stage),
-                 idx(shape.qOffset() + stage * shape.tileBytes()), true,
-                 firstHead, add(position, stage * shape.positionsPerTile()));
+        loadTile(qDesc, q, add(mul(ordinal, stages), stage), qSmem,
+                 idx(stage * shape.tileBytes()), true, firstHead,
+                 add(position, stage * shape.positionsPerTile()));
       forRange(tile.blocks, [&](Value n) {
         Value k = add(tile.kvBase, n);
         Value row = mul(n, plan.getBlockN());
         SmallVector<Value, 2> descriptors = {kDesc, vDesc};
         for (auto [which, desc] : llvm::enumerate(descriptors)) {
           Value handoff = add(mul(k, 2), static_cast<int64_t>(which));
-          Value offset = add(mul(rem(handoff, kvStages), shape.tileBytes()),
-                             shape.kvOffset());
-          loadTile(desc, kv, handoff, offset, false, kvHead, row);
+          Value offset = mul(rem(handoff, kvStages), shape.tileBytes());
+          loadTile(desc, kv, handoff, kvSmem, offset, false, kvHead, row);
         }
       });
     });
@@ -701,8 +680,8 @@ void KernelBuilder::buildStore() {
         ChannelWaitOp::create(b, epi, handoff);
         Value row = add(position, stage * shape.positionsPerTile());
         for (int64_t a = 0; a < shape.atoms(); ++a) {
-          Value box = smemView(idx(shape.oOffset() + a * shape.atomBytes()),
-                               boxType(true));
+          Value box =
+              smemView(oSmem, idx(a * shape.atomBytes()), boxType(true));
           nvgpu::TmaAsyncStoreOp::create(
               b, box, oDesc,
               ValueRange{idx(a * kAtom), firstHead, row, batchIndex},
@@ -727,14 +706,32 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
   // LSE [B, Hq, Sq] in f32, as a pointer to global memory.
   if (shape.lse)
     arguments.push_back(LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1));
-  Type slotType = sharedType({1}, b.getI32Type());
+  // Shared-memory buffers, in bytes, placed later by fa4-allocate-smem.
+  // Tiles are in the 128-byte swizzle, whose pattern spans 1024 bytes.
+  struct SmemBuffer {
+    StringRef name;
+    int64_t bytes, alignment;
+  };
+  SmallVector<SmemBuffer> smemBuffers = {
+      {"q", plan.getQStages() * shape.tileBytes(), 1024},
+      {"kv", plan.getKvStages() * shape.tileBytes(), 1024},
+      {"o_staging", shape.tileBytes(), 1024},
+      {"statistics", shape.statsBytes(), 16}};
+  SmallVector<Type> smemTypes;
+  for (const SmemBuffer &buffer : smemBuffers)
+    smemTypes.push_back(sharedType({buffer.bytes}, b.getI8Type()));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(module.getBody());
   auto kernel = gpu::GPUFuncOp::create(
-      b, name, FunctionType::get(ctx, arguments, {}), TypeRange(slotType),
-      TypeRange());
+      b, name, FunctionType::get(ctx, arguments, {}), smemTypes, TypeRange());
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   kernel->setAttr("fa4.plan", plan);
+  for (auto [index, buffer] : llvm::enumerate(smemBuffers)) {
+    kernel.setWorkgroupAttributionAttr(index, "fa4.name",
+                                       b.getStringAttr(buffer.name));
+    kernel.setWorkgroupAttributionAttr(index, "fa4.alignment",
+                                       b.getI64IntegerAttr(buffer.alignment));
+  }
   Block &entry = kernel.getBody().front();
   b.setInsertionPointToStart(&entry);
   qDesc = entry.getArgument(0);
@@ -747,9 +744,12 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
   scaleLog2 = entry.getArgument(7);
   if (shape.lse)
     lseOut = entry.getArgument(8);
-  slot = kernel.getWorkgroupAttributions().front();
+  ArrayRef<BlockArgument> attributions = kernel.getWorkgroupAttributions();
+  qSmem = attributions[0];
+  kvSmem = attributions[1];
+  oSmem = attributions[2];
+  statsSmem = attributions[3];
 
-  smem = gpu::DynamicSharedMemoryOp::create(b, smemType());
   int64_t stages = plan.getQStages();
   int64_t positionsPerCta = stages * shape.positionsPerTile();
   tilesPerHead = div(add(seqQ, positionsPerCta - 1), positionsPerCta);
@@ -776,22 +776,19 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
   }
   epi = channel("corr_epi", 1, threads(kWarpgroup), threads(1));
 
-  // One warp allocates the CTA's Tensor Memory.
-  Value warp = div(gpu::ThreadIdOp::create(b, gpu::Dimension::x), 32);
-  Value firstWarp =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, warp, idx(0));
-  auto allocIf = scf::IfOp::create(b, firstWarp);
-  {
-    OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPointToStart(allocIf.thenBlock());
-    TmemAllocOp::create(b, slot, shape.tmemColumns());
-  }
-  auto threadSync = [&] {
-    Tcgen05FenceOp::create(b, Tcgen05FenceKind::before_thread_sync);
-    gpu::BarrierOp::create(b);
-    Tcgen05FenceOp::create(b, Tcgen05FenceKind::after_thread_sync);
+  // Tensor Memory per Q stage: S (f32 scores), the O accumulator and P
+  // (16-bit probabilities, written once S is read). fa4-allocate-tmem
+  // places them.
+  Type f32Type = b.getF32Type();
+  auto tmemBuffers = [&](StringRef prefix, int64_t elements, Type element,
+                         SmallVectorImpl<Value> &buffers) {
+    for (int64_t stage = 0; stage < stages; ++stage)
+      buffers.push_back(TmemBufferOp::create(
+          b, tmemType(elements, element), prefix.str() + std::to_string(stage)));
   };
-  threadSync();
+  tmemBuffers("s", plan.getBlockN(), f32Type, sTmem);
+  tmemBuffers("o", shape.headDim, f32Type, oTmem);
+  tmemBuffers("p", plan.getBlockN(), shape.element, pTmem);
 
   int64_t warps = 4 * plan.getNumWarpgroups();
   auto specialize = WarpSpecializeOp::create(b, warps);
@@ -820,13 +817,6 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
          [&] { buildStore(); });
   }
 
-  threadSync();
-  auto freeIf = scf::IfOp::create(b, firstWarp);
-  {
-    OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPointToStart(freeIf.thenBlock());
-    TmemDeallocOp::create(b, tmem());
-  }
   gpu::ReturnOp::create(b);
   return kernel;
 }
@@ -899,8 +889,6 @@ DictionaryAttr buildManifest(AttentionOp op, const KernelShape &shape,
       named("arch", b.getStringAttr(stringifyArch(plan.getArch()))),
       named("block", ints({warps * 32, 1, 1})),
       named("cluster", ints({1, 1, 1})),
-      named("dynamic_smem_bytes", i64(shape.smemBytes())),
-      named("tmem_columns", i64(shape.tmemColumns())),
       named("mbarriers", i64(mbarriers)),
       named("named_barriers", i64(namedBarriers)),
       named("roles", b.getArrayAttr(roles)),

@@ -12,7 +12,7 @@
 // REPORT-NEXT: block 512 threads; persistent grid over batch x 8 head blocks x ceil(seq_q / 64) tiles
 // REPORT-NEXT: roles: softmax0 [warps 0-3, 200 regs] softmax1 [warps 4-7, 200 regs] correction [warps 8-11, 64 regs] mma [warps 12-12, 48 regs] load [warps 13-13, 48 regs] store [warps 14-14, 48 regs]
 // REPORT-NEXT: ptxas:
-// REPORT-NEXT: shared memory: 198656 bytes dynamic
+// REPORT-NEXT: shared memory: 198660 bytes dynamic
 // REPORT-NEXT: tensor memory: 512 columns
 // REPORT-NEXT: barriers: 30 mbarriers, 2 named
 // REPORT-NEXT: files: {{.*}}/kernels/gqa_attention.{ptx
@@ -23,7 +23,7 @@
 
 // JSON: "block": [
 // JSON-NEXT: 512,
-// JSON: "dynamic_smem_bytes": 198656,
+// JSON: "dynamic_smem_bytes": 198660,
 // JSON: "ptx": "gqa_attention.ptx"
 // JSON: "grid": {
 // JSON-NEXT: "head_blocks": 8,

@@ -21,3 +21,24 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// A manifest without the kernel's name.
+func.func @f(%q: memref<1x128x1x64xf16>) {
+  // expected-error @+1 {{manifest needs the strings 'kernel' and 'arch'}}
+  fa4.launch @k::@k(%q, %q, %q, %q) {manifest = {arch = "sm_100a"}} : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>
+  return
+}
+
+// -----
+
+// A kernel whose shared memory was never placed: the manifest has no size.
+module attributes {gpu.container_module} {
+  gpu.binary @k [#gpu.object<#nvvm.target<chip = "sm_100a">, assembly = "">]
+  func.func @f(%q: memref<1x128x1x64xf16>) {
+    // expected-error @+1 {{manifest needs 'dynamic_smem_bytes' (set by fa4-allocate-smem)}}
+    fa4.launch @k::@k(%q, %q, %q, %q) {manifest = {kernel = "k", arch = "sm_100a", block = [512, 1, 1], grid = {}, roles = [], mbarriers = 30, named_barriers = 2, tmem_columns = 512}} : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>
+    return
+  }
+}

@@ -3,24 +3,28 @@
 // MHA, bf16, head dim 128: the FA4 CTA of the default plan.
 // CHECK-LABEL: func.func @mha
 // CHECK-NOT: fa4.attention
-// The launch carries the manifest: 512 threads, 198656 bytes of dynamic
-// shared memory (Q 2 x 32K, K/V 3 x 32K, O 32K, statistics 2K), 512 TMEM
-// columns, 30 mbarriers and 2 named barriers (the statistics hand-offs),
-// the TMA boxes.
+// The launch carries the manifest: 512 threads, 30 mbarriers and 2 named
+// barriers (the statistics hand-offs), the TMA boxes. Shared memory and
+// TMEM sizes are left to the allocation passes.
 // CHECK: fa4.launch @mha_attention::@mha_attention(%arg0, %arg1, %arg2, %arg3)
 // CHECK-SAME: block = [512, 1, 1]
-// CHECK-SAME: dynamic_smem_bytes = 198656
+// CHECK-NOT: dynamic_smem_bytes
 // CHECK-SAME: mbarriers = 30
 // CHECK-SAME: named_barriers = 2
 // CHECK-SAME: tensor_maps = [{box = [64, 1, 128, 1], element = "bf16", oob_fill = "zero", operand = "query", operand_index = 0 : i64, swizzle = "128B"}
-// CHECK-SAME: tmem_columns = 512
+// CHECK-NOT: tmem_columns
 // One gpu.module per kernel, both named after the function.
 // CHECK: gpu.module @mha_attention [#nvvm.target<chip = "sm_100a", features = "+ptx86">]
 // Q, K, V, O descriptors (one 128 x 64 box per swizzle atom), batch, Sq, Skv,
-// scale * log2(e); the TMEM address slot in shared memory.
+// scale * log2(e). Shared-memory buffers in bytes, not yet placed: Q stages
+// (2 x 32K), the K/V ring (3 x 32K), the O staging tile (32K), statistics
+// (2 stages x 2 floats x 128 rows).
 // CHECK: gpu.func @mha_attention(%{{.*}}: !nvgpu.tensormap.descriptor<tensor = memref<1x128x1x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b
 // CHECK-SAME: %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: f32)
-// CHECK-SAME: workgroup(%[[SLOT:.*]] : memref<1xi32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%{{.*}} : memref<65536xi8, #gpu.address_space<workgroup>> {fa4.alignment = 1024 : i64, fa4.name = "q"},
+// CHECK-SAME: %{{.*}} : memref<98304xi8, #gpu.address_space<workgroup>> {fa4.alignment = 1024 : i64, fa4.name = "kv"},
+// CHECK-SAME: %{{.*}} : memref<32768xi8, #gpu.address_space<workgroup>> {fa4.alignment = 1024 : i64, fa4.name = "o_staging"},
+// CHECK-SAME: %{{.*}} : memref<2048xi8, #gpu.address_space<workgroup>> {fa4.alignment = 16 : i64, fa4.name = "statistics"})
 // CHECK-SAME: kernel
 // CHECK-SAME: fa4.plan = #fa4.plan<arch = sm_100a
 // The hand-offs and who signals them.
@@ -34,25 +38,30 @@
 // CHECK-DAG: fa4.channel "o_ready0" : !fa4.channel<1> producer <mma> consumer <threads = 128>
 // CHECK-DAG: fa4.channel "s_ready1"
 // CHECK-DAG: fa4.channel "corr_epi" : !fa4.channel<1> producer <threads = 128> consumer <threads = 1>
-// CHECK: fa4.tmem.alloc 512 columns into %[[SLOT]]
+// TMEM buffers per Q stage, not yet placed: S and O in f32, P in bf16.
+// CHECK: %[[S0:.*]] = fa4.tmem.buffer "s0" : !fa4.tmem<128x128xf32>
+// CHECK: %[[S1:.*]] = fa4.tmem.buffer "s1" : !fa4.tmem<128x128xf32>
+// CHECK: %[[O0:.*]] = fa4.tmem.buffer "o0" : !fa4.tmem<128x128xf32>
+// CHECK: %[[O1:.*]] = fa4.tmem.buffer "o1" : !fa4.tmem<128x128xf32>
+// CHECK: %[[P0:.*]] = fa4.tmem.buffer "p0" : !fa4.tmem<128x128xbf16>
+// CHECK-NOT: fa4.tmem.alloc
 // Roles and register budgets.
 // CHECK: fa4.warp_specialize warps 16 {
 // CHECK: fa4.role "softmax0" warps [0, 4) registers 200 {
-// S at columns [0, 128), P (bf16) over its upper half.
-// CHECK: fa4.tmem.view %{{.*}}[0] : !fa4.tmem<128x512xf32> -> !fa4.tmem<128x128xf32>
-// CHECK: fa4.tmem.view %{{.*}}[64] : !fa4.tmem<128x512xf32> -> !fa4.tmem<128x128xbf16>
+// Softmax reads S, then writes P.
+// CHECK: fa4.tmem.load %[[S0]][0] : !fa4.tmem<128x128xf32> -> vector<32xf32>
 // CHECK: fa4.exp2 %{{.*}} emulated 3 : vector<32xf32>
+// CHECK: fa4.tmem.store %{{.*}}, %[[P0]][0] : vector<32xbf16>, !fa4.tmem<128x128xbf16>
 // CHECK: fa4.role "softmax1" warps [4, 8) registers 200 {
-// CHECK: fa4.tmem.view %{{.*}}[128] : !fa4.tmem<128x512xf32> -> !fa4.tmem<128x128xf32>
+// CHECK: fa4.tmem.load %[[S1]][0]
 // CHECK: fa4.role "correction" warps [8, 12) registers 64 {
 // CHECK: fa4.warp_any
-// O of stage 1 at columns [384, 512).
-// CHECK: fa4.tmem.view %{{.*}}[384] : !fa4.tmem<128x512xf32> -> !fa4.tmem<128x128xf32>
+// CHECK: fa4.tmem.load %[[O0]][0] : !fa4.tmem<128x128xf32> -> vector<16xf32>
 // CHECK: fa4.fence_proxy_async
 // CHECK: fa4.role "mma" warps [12, 13) registers 48 {
-// PV in two parts: P[0, 96) and P[96, 128) (columns 112..128 of the view).
-// CHECK-DAG: fa4.tmem.view %{{.*}}[64] : !fa4.tmem<128x512xf32> -> !fa4.tmem<128x96xbf16>
-// CHECK-DAG: fa4.tmem.view %{{.*}}[112] : !fa4.tmem<128x512xf32> -> !fa4.tmem<128x32xbf16>
+// PV in two parts: P[0, 96) and P[96, 128) (columns 48..64 of P).
+// CHECK-DAG: fa4.tmem.view %[[P0]][0] : !fa4.tmem<128x128xbf16> -> !fa4.tmem<128x96xbf16>
+// CHECK-DAG: fa4.tmem.view %[[P0]][48] : !fa4.tmem<128x128xbf16> -> !fa4.tmem<128x32xbf16>
 // CHECK: fa4.mma {{.*}} b_major(mn) : !fa4.tmem<128x96xbf16>, memref<2x96x64xbf16
 // CHECK: fa4.mma {{.*}} b_major(mn) : !fa4.tmem<128x32xbf16>, memref<2x32x64xbf16
 // CHECK: fa4.mma {{.*}} b_major(k) : memref<2x128x64xbf16
@@ -60,7 +69,7 @@
 // CHECK-COUNT-2: fa4.tma.load %arg0
 // CHECK: fa4.role "store" warps [14, 15) registers 48 {
 // CHECK: nvgpu.tma.async.store
-// CHECK: fa4.tmem.dealloc
+// CHECK-NOT: fa4.tmem.dealloc
 func.func @mha(%q: memref<?x?x16x128xbf16>, %k: memref<?x?x16x128xbf16>,
                %v: memref<?x?x16x128xbf16>, %o: memref<?x?x16x128xbf16>) {
   fa4.attention ins(%q, %k, %v : memref<?x?x16x128xbf16>, memref<?x?x16x128xbf16>, memref<?x?x16x128xbf16>)
@@ -72,20 +81,18 @@ func.func @mha(%q: memref<?x?x16x128xbf16>, %k: memref<?x?x16x128xbf16>,
 
 // GQA 4, f16, head dim 64: each 128-row tile holds 32 query positions x 4
 // heads (the TMA box of Q and O is [1, 32, 4, 64]); K/V boxes are one head.
-// One 64-column atom per tile (one load per Q stage, K and V); O of stage 1
-// at columns [320, 384).
+// One 64-column atom per tile (one load per Q stage, K and V); O and P
+// buffers of 64 columns.
 // CHECK-LABEL: func.func @gqa
 // CHECK: fa4.launch @gqa_attention::@gqa_attention
-// CHECK-SAME: dynamic_smem_bytes = 100352
 // CHECK-SAME: box = [64, 4, 32, 1], element = "f16"
 // CHECK-LABEL: gpu.func @gqa_attention
 // CHECK-SAME: (%arg0: !nvgpu.tensormap.descriptor<tensor = memref<1x32x4x64xf16, #gpu.address_space<workgroup>>
 // CHECK-SAME: %arg1: !nvgpu.tensormap.descriptor<tensor = memref<1x128x1x64xf16, #gpu.address_space<workgroup>>
 // CHECK-SAME: %arg3: !nvgpu.tensormap.descriptor<tensor = memref<1x32x4x64xf16, #gpu.address_space<workgroup>>
 // CHECK-SAME: gqaPack = 4
-// CHECK: fa4.tmem.alloc 512 columns
-// CHECK: fa4.role "correction"
-// CHECK: fa4.tmem.view %{{.*}}[320] : !fa4.tmem<128x512xf32> -> !fa4.tmem<128x64xf32>
+// CHECK: fa4.tmem.buffer "o1" : !fa4.tmem<128x64xf32>
+// CHECK: fa4.tmem.buffer "p1" : !fa4.tmem<128x128xf16>
 // CHECK: fa4.role "load"
 // CHECK-COUNT-2: fa4.tma.load %arg0
 // CHECK-NOT: fa4.tma.load %arg0

@@ -85,6 +85,71 @@ def FA4LowerWarpSpecialize : Pass<"fa4-lower-warp-specialize"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def FA4AllocateTmem : Pass<"fa4-allocate-tmem", "::mlir::ModuleOp"> {
+  let summary = "Place the Tensor Memory buffers of each kernel";
+  let description = [{
+    Chooses the columns of every `fa4.tmem.buffer` of a kernel and makes the
+    kernel own its Tensor Memory. Buffers are placed largest first; each one
+    shares the columns of an already placed buffer when it fits in them and
+    is never live together with any buffer already there (see
+    `BufferLiveness.h`: the same roles use both, and in each of them the two
+    live ranges are disjoint, loop bodies checked per iteration). A sharing
+    buffer takes the top of the range: P, written by softmax after its last
+    read of S and read by the MMA before it next writes S, becomes a 16-bit
+    view over the upper half of S. Every other buffer takes the next free
+    columns.
+
+    The placed kernel gets a workgroup attribution `tmem_address` (the slot
+    `tcgen05.alloc` writes), warp 0 allocates the smallest power of two (at
+    least 32) covering the columns at entry, all threads read the address
+    after a CTA barrier between tcgen05 fences, each buffer becomes a
+    `fa4.tmem.view` of the allocation named after it (`fa4.name`), and warp
+    0 frees the allocation after a final barrier. The `tmem_columns` of the
+    kernel's `fa4.launch` manifests is set to the allocation.
+
+    The pass refuses, with an error at the kernel and a note per buffer
+    giving its columns, a kernel whose buffers need more than 512 columns;
+    also buffers outside a kernel and kernels that already allocate Tensor
+    Memory themselves.
+  }];
+  let options = [
+    Option<"alias", "alias", "bool", /*default=*/"true",
+           "Let buffers that are never live together share columns">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def FA4AllocateSmem : Pass<"fa4-allocate-smem", "::mlir::ModuleOp"> {
+  let summary = "Place the shared-memory buffers of each kernel";
+  let description = [{
+    Lays out the workgroup attributions of every `gpu.func` kernel that
+    carries an `fa4.plan` in the kernel's dynamic shared memory, and replaces
+    each with a `memref.view` of `gpu.dynamic_shared_memory` at its offset.
+    An attribution's `fa4.alignment` (a power of two; 1024 for tiles in the
+    128-byte TMA/MMA swizzle, whose pattern repeats every 1024 bytes) sets
+    its alignment, 16 bytes otherwise; `fa4.name` names it in diagnostics and
+    in the placed IR. Buffers are placed largest first and share bytes under
+    the same liveness rule as `fa4-allocate-tmem` (in the FA4 kernel every
+    shared buffer is live with every other: Q and K/V meet in one MMA, the
+    staging tile and statistics have different roles). The
+    `dynamic_smem_bytes` of the kernel's `fa4.launch` manifests is set to
+    the end of the last buffer.
+
+    Attributions must be statically shaped memrefs of integers or floats.
+    The pass refuses, with an error at the kernel and a note per buffer
+    giving its byte range, a layout larger than 227 KB (232448 bytes), the
+    most dynamic shared memory a CTA can use on sm_90a and sm_100a.
+  }];
+  let options = [
+    Option<"alias", "alias", "bool", /*default=*/"true",
+           "Let buffers that are never live together share bytes">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def FA4InsertBarriers : Pass<"fa4-insert-barriers"> {
   let summary = "Turn channels between roles into mbarrier protocols";
   let description = [{

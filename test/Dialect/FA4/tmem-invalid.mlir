@@ -170,3 +170,31 @@ func.func @f(%t: !fa4.tmem<128x512xf32>) {
   %s = fa4.tmem.view %t[-32] : !fa4.tmem<128x512xf32> -> !fa4.tmem<128x128xf32>
   return
 }
+
+// -----
+
+func.func @buffer_lanes() {
+  // expected-error @+1 {{a buffer spans all 128 lanes, got 64}}
+  %b = fa4.tmem.buffer "b" : !fa4.tmem<64x128xf32>
+  return
+}
+
+// -----
+
+func.func @buffer_name() {
+  // expected-error @+1 {{needs a non-empty name}}
+  %b = fa4.tmem.buffer "" : !fa4.tmem<128x128xf32>
+  return
+}
+
+// -----
+
+func.func @buffer_in_role() {
+  fa4.warp_specialize warps 4 {
+    fa4.role "a" warps [0, 4) registers 64 {
+      // expected-error @+1 {{must be declared outside the roles that use it}}
+      %b = fa4.tmem.buffer "b" : !fa4.tmem<128x128xf32>
+    }
+  }
+  return
+}

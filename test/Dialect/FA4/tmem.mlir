@@ -26,3 +26,14 @@ func.func @tmem_roundtrip(%slot: memref<1xi32, #gpu.address_space<workgroup>>) {
   fa4.tmem.dealloc %tmem : !fa4.tmem<128x512xf32>
   return
 }
+
+// A buffer not yet placed, used like any TMEM region.
+// CHECK-LABEL: func.func @buffer
+func.func @buffer() {
+  // CHECK: %[[B:.*]] = fa4.tmem.buffer "s0" : !fa4.tmem<128x128xf32>
+  %s = fa4.tmem.buffer "s0" : !fa4.tmem<128x128xf32>
+  // CHECK: fa4.tmem.load %[[B]][0] : !fa4.tmem<128x128xf32> -> vector<32xf32>
+  %row = fa4.tmem.load %s[0] : !fa4.tmem<128x128xf32> -> vector<32xf32>
+  fa4.tcgen05.wait load
+  return
+}

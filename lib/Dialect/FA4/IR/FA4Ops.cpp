@@ -253,6 +253,17 @@ LogicalResult TmemViewOp::verify() {
   return success();
 }
 
+LogicalResult TmemBufferOp::verify() {
+  if (getBuffer().getType().getLanes() != limits::kTmemLanes)
+    return emitOpError() << "a buffer spans all " << limits::kTmemLanes
+                         << " lanes, got " << getBuffer().getType().getLanes();
+  if (getName().empty())
+    return emitOpError() << "needs a non-empty name";
+  if ((*this)->getParentOfType<RoleOp>())
+    return emitOpError() << "must be declared outside the roles that use it";
+  return success();
+}
+
 /// Checks a row fragment of `vectorType` at `offset` elements of `tmem`:
 /// same element width, whole 32-bit columns, a power-of-two number of them
 /// (at most 128), inside the region.
@@ -534,4 +545,15 @@ LogicalResult TmaLoadOp::verify() {
     return emitOpError() << "loads into a static shared-memory buffer, got "
                          << buffer;
   return verifyChannelStep(*this);
+}
+
+void LaunchOp::setManifestEntry(Operation *root, SymbolRefAttr kernel,
+                                StringRef key, Attribute value) {
+  root->walk([&](LaunchOp launch) {
+    if (launch.getKernel() != kernel)
+      return;
+    NamedAttrList entries(launch.getManifestAttr());
+    entries.set(key, value);
+    launch.setManifestAttr(entries.getDictionary(launch.getContext()));
+  });
 }

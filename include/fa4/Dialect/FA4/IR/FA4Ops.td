@@ -200,6 +200,30 @@ def FA4_TmemViewOp : FA4_Op<"tmem.view", [Pure]> {
   let hasVerifier = 1;
 }
 
+def FA4_TmemBufferOp : FA4_Op<"tmem.buffer"> {
+  let summary = "a Tensor Memory buffer of the kernel, not yet placed";
+  let description = [{
+    Declares a region of the CTA's Tensor Memory by its shape only: 128
+    lanes by the result's elements. Roles access it (and views of it) like
+    any TMEM region; `fa4-allocate-tmem` later chooses its columns, lets
+    buffers that are never live together share columns (P over S), and
+    replaces it with a `fa4.tmem.view` of the allocation. Declared in the
+    kernel body, outside the roles, like a channel. `name` identifies the
+    buffer in diagnostics and in the placed IR.
+
+    ```mlir
+    %s0 = fa4.tmem.buffer "s0" : !fa4.tmem<128x128xf32>
+    %p0 = fa4.tmem.buffer "p0" : !fa4.tmem<128x128xbf16>
+    ```
+
+    PTX: none; after allocation, the TMEM address of its first column.
+  }];
+  let arguments = (ins StrAttr:$name);
+  let results = (outs FA4_TmemType:$buffer);
+  let assemblyFormat = "$name attr-dict `:` qualified(type($buffer))";
+  let hasVerifier = 1;
+}
+
 def FA4_TmemLoadOp : FA4_Op<"tmem.load"> {
   let summary = "load one row fragment per thread from Tensor Memory";
   let description = [{
@@ -700,6 +724,13 @@ def FA4_LaunchOp : FA4_Op<"launch"> {
   let arguments = (ins SymbolRefAttr:$kernel, Variadic<AnyMemRef>:$operands,
                        OptionalAttr<DictionaryAttr>:$manifest);
   let assemblyFormat = "$kernel `(` $operands `)` attr-dict `:` type($operands)";
+  let extraClassDeclaration = [{
+    /// Sets `key` to `value` in the manifest of every launch of `kernel`
+    /// (`@module::@kernel`) under `root`: the storage passes record there
+    /// what they decide.
+    static void setManifestEntry(Operation *root, SymbolRefAttr kernel,
+                                 StringRef key, Attribute value);
+  }];
 }
 
 #endif // FA4_DIALECT_FA4_IR_FA4OPS_TD

@@ -1,0 +1,141 @@
+// RUN: fa4-opt %s -split-input-file --fa4-allocate-tmem | FileCheck %s
+// RUN: fa4-opt %s -split-input-file --fa4-allocate-tmem="alias=false" | FileCheck %s --check-prefix=NOALIAS
+
+// One role reads S to the end (tcgen05.wait load) before it writes P, so P
+// takes the top of S's columns: 128 + 0 columns, 128 allocated. The kernel
+// gets the address slot, allocates in warp 0 between the barriers and frees
+// at the end; each role reads the address at its start.
+// CHECK-LABEL: gpu.func @sequential
+// CHECK-SAME: workgroup(%[[SLOT:.*]] : memref<1xi32, #gpu.address_space<workgroup>> {fa4.name = "tmem_address"})
+// CHECK: scf.if
+// CHECK-NEXT: fa4.tmem.alloc 128 columns into %[[SLOT]]
+// CHECK: fa4.tcgen05.fence before_thread_sync
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: fa4.tcgen05.fence after_thread_sync
+// CHECK-NOT: fa4.tmem.buffer
+// CHECK: fa4.role "softmax"
+// CHECK-DAG: %[[S:.*]] = fa4.tmem.view %{{.*}}[0] {fa4.name = "s"} : !fa4.tmem<128x128xf32> -> !fa4.tmem<128x128xf32>
+// CHECK-DAG: %[[P:.*]] = fa4.tmem.view %{{.*}}[64] {fa4.name = "p"} : !fa4.tmem<128x128xf32> -> !fa4.tmem<128x128xbf16>
+// CHECK: fa4.tmem.load %[[S]][0]
+// CHECK: fa4.tmem.store %{{.*}}, %[[P]][0]
+// CHECK: gpu.barrier
+// CHECK: fa4.tmem.dealloc
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.return
+// NOALIAS-LABEL: gpu.func @sequential
+// NOALIAS: fa4.tmem.alloc 256 columns
+// NOALIAS-DAG: fa4.tmem.view %{{.*}}[0] {fa4.name = "s"}
+// NOALIAS-DAG: fa4.tmem.view %{{.*}}[128] {fa4.name = "p"}
+module attributes {gpu.container_module} {
+  gpu.module @m [#nvvm.target<chip = "sm_100a">] {
+    gpu.func @sequential() kernel {
+      %s = fa4.tmem.buffer "s" : !fa4.tmem<128x128xf32>
+      %p = fa4.tmem.buffer "p" : !fa4.tmem<128x128xbf16>
+      fa4.warp_specialize warps 4 {
+        fa4.role "softmax" warps [0, 4) registers 128 {
+          %x = fa4.tmem.load %s[0] : !fa4.tmem<128x128xf32> -> vector<32xf32>
+          fa4.tcgen05.wait load
+          %y = arith.truncf %x : vector<32xf32> to vector<32xbf16>
+          fa4.tmem.store %y, %p[0] : vector<32xbf16>, !fa4.tmem<128x128xbf16>
+          fa4.tcgen05.wait store
+        }
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// The store to P is issued while the load of S may still be in flight (no
+// wait in between): both are live, so P gets columns of its own.
+// CHECK-LABEL: gpu.func @in_flight
+// CHECK: fa4.tmem.alloc 256 columns
+// CHECK-DAG: fa4.tmem.view %{{.*}}[0] {fa4.name = "s"}
+// CHECK-DAG: fa4.tmem.view %{{.*}}[128] {fa4.name = "p"}
+module attributes {gpu.container_module} {
+  gpu.module @m [#nvvm.target<chip = "sm_100a">] {
+    gpu.func @in_flight() kernel {
+      %s = fa4.tmem.buffer "s" : !fa4.tmem<128x128xf32>
+      %p = fa4.tmem.buffer "p" : !fa4.tmem<128x128xbf16>
+      %c = arith.constant dense<1.0> : vector<32xbf16>
+      fa4.warp_specialize warps 4 {
+        fa4.role "softmax" warps [0, 4) registers 128 {
+          %x = fa4.tmem.load %s[0] : !fa4.tmem<128x128xf32> -> vector<32xf32>
+          fa4.tmem.store %c, %p[0] : vector<32xbf16>, !fa4.tmem<128x128xbf16>
+          fa4.tcgen05.wait load
+          fa4.tcgen05.wait store
+        }
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// In a loop, each iteration reads S and then writes P: the live ranges are
+// checked per iteration, and P shares S. O is used by another role as well,
+// so it keeps its own columns. 128 + 64 columns: 256 allocated.
+// CHECK-LABEL: gpu.func @loop
+// CHECK: fa4.tmem.alloc 256 columns
+// CHECK-DAG: fa4.tmem.view %{{.*}}[0] {fa4.name = "s"}
+// CHECK-DAG: fa4.tmem.view %{{.*}}[128] {fa4.name = "o"}
+// CHECK-DAG: fa4.tmem.view %{{.*}}[64] {fa4.name = "p"}
+module attributes {gpu.container_module} {
+  gpu.module @m [#nvvm.target<chip = "sm_100a">] {
+    gpu.func @loop(%n: index) kernel {
+      %s = fa4.tmem.buffer "s" : !fa4.tmem<128x128xf32>
+      %o = fa4.tmem.buffer "o" : !fa4.tmem<128x64xf32>
+      %p = fa4.tmem.buffer "p" : !fa4.tmem<128x128xbf16>
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      fa4.warp_specialize warps 8 {
+        fa4.role "softmax" warps [0, 4) registers 128 {
+          scf.for %i = %c0 to %n step %c1 {
+            %x = fa4.tmem.load %s[0] : !fa4.tmem<128x128xf32> -> vector<32xf32>
+            fa4.tcgen05.wait load
+            %y = arith.truncf %x : vector<32xf32> to vector<32xbf16>
+            fa4.tmem.store %y, %p[0] : vector<32xbf16>, !fa4.tmem<128x128xbf16>
+            fa4.tcgen05.wait store
+            %z = fa4.tmem.load %o[0] : !fa4.tmem<128x64xf32> -> vector<32xf32>
+            fa4.tcgen05.wait load
+          }
+        }
+        fa4.role "correction" warps [4, 8) registers 128 {
+          %z = fa4.tmem.load %o[0] : !fa4.tmem<128x64xf32> -> vector<32xf32>
+          fa4.tcgen05.wait load
+        }
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// S is written in one role and P in another: they may run at the same time.
+// CHECK-LABEL: gpu.func @two_roles
+// CHECK: fa4.tmem.alloc 256 columns
+// CHECK-DAG: fa4.tmem.view %{{.*}}[0] {fa4.name = "s"}
+// CHECK-DAG: fa4.tmem.view %{{.*}}[128] {fa4.name = "p"}
+module attributes {gpu.container_module} {
+  gpu.module @m [#nvvm.target<chip = "sm_100a">] {
+    gpu.func @two_roles() kernel {
+      %s = fa4.tmem.buffer "s" : !fa4.tmem<128x128xf32>
+      %p = fa4.tmem.buffer "p" : !fa4.tmem<128x128xbf16>
+      %c = arith.constant dense<1.0> : vector<32xbf16>
+      fa4.warp_specialize warps 8 {
+        fa4.role "a" warps [0, 4) registers 128 {
+          %x = fa4.tmem.load %s[0] : !fa4.tmem<128x128xf32> -> vector<32xf32>
+          fa4.tcgen05.wait load
+        }
+        fa4.role "b" warps [4, 8) registers 128 {
+          fa4.tmem.store %c, %p[0] : vector<32xbf16>, !fa4.tmem<128x128xbf16>
+          fa4.tcgen05.wait store
+        }
+      }
+      gpu.return
+    }
+  }
+}
