@@ -103,6 +103,18 @@ struct TmemAllocLowering : ConvertOpToLLVMPattern<TmemAllocOp> {
   }
 };
 
+/// A buffer has no address until fa4-allocate-tmem places it; say so rather
+/// than fail to legalize it.
+struct TmemBufferLowering : ConvertOpToLLVMPattern<TmemBufferOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(TmemBufferOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    return op.emitOpError() << "has no columns yet; run fa4-allocate-tmem "
+                               "before the NVVM conversion";
+  }
+};
+
 struct TmemBaseLowering : ConvertOpToLLVMPattern<TmemBaseOp> {
   using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
   LogicalResult
@@ -654,7 +666,7 @@ void mlir::fa4::registerConvertFA4ToLLVMInterfaces(DialectRegistry &registry) {
 
 void mlir::fa4::populateFA4ToNVVMConversionPatterns(
     LLVMTypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<TmemAllocLowering, TmemBaseLowering, TmemDeallocLowering,
+  patterns.add<TmemAllocLowering, TmemBufferLowering, TmemBaseLowering, TmemDeallocLowering,
                TmemViewLowering, TmemLoadLowering, TmemStoreLowering,
                Tcgen05WaitLowering, Tcgen05FenceLowering, MmaLowering,
                MmaCommitLowering,

@@ -19,3 +19,18 @@ func.func @semantic(%q: memref<1x128x1x64xf16>, %o: memref<1x128x1x64xf16>) {
   fa4.attention ins(%q, %q, %q : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>) outs(%o : memref<1x128x1x64xf16>)
   return
 }
+
+// -----
+
+// A TMEM buffer that fa4-allocate-tmem never placed has no address.
+module attributes {gpu.container_module} {
+  gpu.module @kernels [#nvvm.target<chip = "sm_100a">] {
+    gpu.func @k() kernel {
+      // expected-error @+2 {{has no columns yet; run fa4-allocate-tmem before the NVVM conversion}}
+      // expected-error @+1 {{failed to legalize operation 'fa4.tmem.buffer'}}
+      %s = fa4.tmem.buffer "s" : !fa4.tmem<128x128xf32>
+      %row = fa4.tmem.load %s[0] : !fa4.tmem<128x128xf32> -> vector<32xf32>
+      gpu.return
+    }
+  }
+}
