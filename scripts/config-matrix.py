@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 
-PIPELINE = ("builtin.module(fa4-plan, fa4-specialize, fa4-allocate-tmem, fa4-allocate-smem, fa4-insert-barriers, "
+PIPELINE = ("builtin.module(fa4-plan, fa4-tile, fa4-specialize, fa4-allocate-tmem, fa4-allocate-smem, fa4-insert-barriers, "
             "fa4-lower-warp-specialize, gpu.module(expand-strided-metadata, "
             "convert-scf-to-cf, convert-gpu-to-nvvm{index-bitwidth=32}), "
             "convert-nvvm-to-llvm, reconcile-unrealized-casts, "

@@ -28,6 +28,7 @@ void mlir::fa4::buildCompilePipeline(OpPassManager &pm,
   plan.pvSplit = options.pvSplit;
   plan.rescaleThreshold = options.rescaleThreshold;
   pm.addPass(createFA4Plan(plan));
+  pm.addPass(createFA4Tile());
   pm.addPass(createFA4Specialize());
   pm.addPass(createFA4AllocateTmem());
   pm.addPass(createFA4AllocateSmem());
@@ -58,7 +59,7 @@ void mlir::fa4::buildCompilePipeline(OpPassManager &pm,
 void mlir::fa4::registerCompilePipeline() {
   PassPipelineRegistration<CompileOptions>(
       "fa4-compile",
-      "Compile fa4.attention to warp-specialized kernels: plan, specialize, "
+      "Compile fa4.attention to warp-specialized kernels: plan, tile, specialize, "
       "TMEM and shared-memory placement, barriers, roles, NVVM, PTX, and (with emit-dir) PTX/cubin/manifest "
       "files and a resource report",
       buildCompilePipeline);

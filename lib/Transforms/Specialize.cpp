@@ -37,13 +37,16 @@ constexpr int64_t kWarpgroup = 128;   // threads
 constexpr int64_t kStatsPerRow = 2;   // acc_scale or row_sum; row max
 constexpr int64_t kLptGroup = 8;      // (batch, head) pairs per LPT L2 group
 
-/// Everything the kernel's shape depends on, derived once from the op and its
-/// plan.
+/// Everything the kernel's shape depends on, read once from the tiled program
+/// and its plan.
 struct KernelShape {
   PlanAttr plan;
   Type element;
   int64_t headDim, queryHeads, groupSize, pack;
   bool causal, lse;
+  Scheduler scheduler;
+  double scaleLog2;
+  int64_t rescaleThreshold, emulatedExp2;
 
   int64_t atoms() const { return headDim / kAtom; }
   /// Query positions of one 128-row tile (pack heads share each position).
@@ -221,7 +224,7 @@ void KernelBuilder::elected(function_ref<void()> body) {
 std::tuple<Value, Value, Value> KernelBuilder::tileCoordinates(Value index) {
   int64_t headBlocks = shape.queryHeads / shape.pack;
   Value queryBlock, batchHead;
-  if (shape.plan.getScheduler() == Scheduler::lpt) {
+  if (shape.scheduler == Scheduler::lpt) {
     // Longest first, grouped for L2: (batch, head block) pairs form groups
     // of kLptGroup; a group's tiles run together, the last query blocks
     // (the most KV blocks when causal) first, so that concurrent CTAs share
@@ -281,7 +284,7 @@ void KernelBuilder::buildSoftmax(int64_t stage) {
       sharedType({plan.getQStages(), kStatsPerRow, kRows}, f32Type));
   Value row = rem(gpu::ThreadIdOp::create(b, gpu::Dimension::x), kRows);
   Value scale = vector::BroadcastOp::create(b, chunkType, scaleLog2);
-  Value threshold = f32(static_cast<float>(plan.getRescaleThreshold()));
+  Value threshold = f32(static_cast<float>(shape.rescaleThreshold));
   Value negInf = f32(-std::numeric_limits<float>::infinity());
   Value zero = f32(0.0f), one = f32(1.0f);
   Value stageIndex = idx(stage);
@@ -363,7 +366,7 @@ void KernelBuilder::buildSoftmax(int64_t stage) {
       for (int64_t c = 0; c < chunks; ++c) {
         Value p = Exp2Op::create(
             b, arith::SubFOp::create(b, scores[c], refChunk),
-            plan.getEmulatedExp2());
+            shape.emulatedExp2);
         sum = vector::ReductionOp::create(b, vector::CombiningKind::ADD, p, sum);
         Value packed = arith::TruncFOp::create(
             b, VectorType::get({kChunk}, shape.element), p);
@@ -522,7 +525,6 @@ void KernelBuilder::buildMma() {
   PlanAttr plan = shape.plan;
   int64_t blockN = plan.getBlockN(), split = plan.getPvSplit();
   int64_t stages = plan.getQStages(), kvStages = plan.getKvStages();
-  Type f32Type = b.getF32Type();
   Value falseValue = arith::ConstantIntOp::create(b, 0, 1);
   Value trueValue = arith::ConstantIntOp::create(b, 1, 1);
 
@@ -823,10 +825,10 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
 
 /// The launch manifest of a kernel: everything a runtime needs to run it on
 /// the operands of its fa4.launch, as plain data (written out as JSON).
-DictionaryAttr buildManifest(AttentionOp op, const KernelShape &shape,
+DictionaryAttr buildManifest(MLIRContext *ctx, const KernelShape &shape,
                              StringRef kernel, int64_t mbarriers,
                              int64_t namedBarriers) {
-  Builder b(op.getContext());
+  Builder b(ctx);
   PlanAttr plan = shape.plan;
   auto named = [&](StringRef key, Attribute value) {
     return b.getNamedAttr(key, value);
@@ -871,7 +873,7 @@ DictionaryAttr buildManifest(AttentionOp op, const KernelShape &shape,
                  named("kind", b.getStringAttr(kind)),
                  named("source", b.getStringAttr(source))});
   };
-  double scaleLog2 = op.getEffectiveScale() * M_LOG2E;
+  double scaleLog2 = shape.scaleLog2;
   SmallVector<Attribute> params = {
       param("query_map", "tensor_map", "tensor_maps[0]"),
       param("key_map", "tensor_map", "tensor_maps[1]"),
@@ -905,90 +907,256 @@ DictionaryAttr buildManifest(AttentionOp op, const KernelShape &shape,
                             tensorMap("key", 1, false),
                             tensorMap("value", 2, false),
                             tensorMap("output", 3, true)})),
-      named("scale", b.getF64FloatAttr(op.getEffectiveScale())),
+      named("scale", b.getF64FloatAttr(scaleLog2 / M_LOG2E)),
       named("scale_log2", b.getF64FloatAttr(scaleLog2)),
       named("plan", plan),
   });
 }
 
-/// What fa4-specialize cannot build yet, reported at the op.
-LogicalResult checkSupported(AttentionOp op, PlanAttr plan) {
+/// The FA4 forward program as fa4-tile writes it.
+struct TiledProgram {
+  TileCoordsOp coords;
+  TileLoadOp query, key, value;
+  TileMatmulOp scores, product;
+  TileMaskOp mask;
+  TileSoftmaxOp softmax;
+  TileRescaleOp rescale;
+  TileNormalizeOp normalize;
+  TileStoreOp store;
+  TileStoreLseOp lse; // null without LSE
+  scf::ForOp kvLoop;
+};
+
+/// Finds the FA4 forward program in `kernel`, or reports at the first op
+/// that differs.
+FailureOr<TiledProgram> recognize(gpu::GPUFuncOp kernel) {
+  auto fail = [&](Operation *at, const Twine &what) -> FailureOr<TiledProgram> {
+    at->emitOpError() << "is not the FA4 forward program fa4-specialize "
+                         "builds: "
+                      << what;
+    return failure();
+  };
+  SmallVector<Operation *> all;
+  kernel.walk([&](Operation *op) {
+    if (op->getDialect() && isa<FA4Dialect>(op->getDialect()))
+      all.push_back(op);
+  });
+  auto collect = [&](auto type, SmallVectorImpl<decltype(type)> &into) {
+    using Op = decltype(type);
+    for (Operation *op : all)
+      if (auto typed = dyn_cast<Op>(op))
+        into.push_back(typed);
+  };
+  SmallVector<TileCoordsOp> coords;
+  SmallVector<TileLoadOp> loads;
+  SmallVector<TileMatmulOp> matmuls;
+  SmallVector<TileMaskOp> masks;
+  SmallVector<TileSoftmaxOp> softmaxes;
+  SmallVector<TileRescaleOp> rescales;
+  SmallVector<TileNormalizeOp> normalizes;
+  SmallVector<TileStoreOp> stores;
+  SmallVector<TileStoreLseOp> lses;
+  collect(TileCoordsOp(), coords);
+  collect(TileLoadOp(), loads);
+  collect(TileMatmulOp(), matmuls);
+  collect(TileMaskOp(), masks);
+  collect(TileSoftmaxOp(), softmaxes);
+  collect(TileRescaleOp(), rescales);
+  collect(TileNormalizeOp(), normalizes);
+  collect(TileStoreOp(), stores);
+  collect(TileStoreLseOp(), lses);
+  auto count = [&](size_t got, size_t want, StringRef name) {
+    return got == want ? success()
+                       : LogicalResult(fail(kernel, Twine(got) + " '" + name +
+                                                        "' ops, expected " +
+                                                        Twine(want)));
+  };
+  if (failed(count(coords.size(), 1, "fa4.tile.coords")) ||
+      failed(count(loads.size(), 3, "fa4.tile.load")) ||
+      failed(count(matmuls.size(), 2, "fa4.tile.matmul")) ||
+      failed(count(masks.size(), 1, "fa4.tile.mask")) ||
+      failed(count(softmaxes.size(), 1, "fa4.tile.softmax")) ||
+      failed(count(rescales.size(), 1, "fa4.tile.rescale")) ||
+      failed(count(normalizes.size(), 1, "fa4.tile.normalize")) ||
+      failed(count(stores.size(), 1, "fa4.tile.store")) ||
+      (lses.size() > 1 && failed(count(lses.size(), 1, "fa4.tile.store_lse"))))
+    return failure();
+  if (all.size() != 11 + lses.size())
+    return fail(kernel, "it holds fa4 ops other than the tile ops");
+
+  TiledProgram p;
+  p.coords = coords[0];
+  p.mask = masks[0];
+  p.softmax = softmaxes[0];
+  p.rescale = rescales[0];
+  p.normalize = normalizes[0];
+  p.store = stores[0];
+  p.lse = lses.empty() ? TileStoreLseOp() : lses[0];
+  p.scores = matmuls[0].getTransposeB() ? matmuls[0] : matmuls[1];
+  p.product = matmuls[0].getTransposeB() ? matmuls[1] : matmuls[0];
+  if (!p.scores.getTransposeB() || p.product.getTransposeB() ||
+      p.scores.getAcc() || !p.product.getAcc())
+    return fail(kernel, "expected Q K^T without an accumulator and P V "
+                        "accumulating");
+  p.query = p.scores.getA().getDefiningOp<TileLoadOp>();
+  p.key = p.scores.getB().getDefiningOp<TileLoadOp>();
+  p.value = p.product.getB().getDefiningOp<TileLoadOp>();
+  if (!p.query || !p.key || !p.value)
+    return fail(p.scores, "the matmul operands must be loaded tiles");
+
+  Block &entry = kernel.getBody().front();
+  auto isArgument = [&](Value v, unsigned index) {
+    return index < kernel.getNumArguments() && v == entry.getArgument(index);
+  };
+  if (!isArgument(p.query.getSource(), 0) || !isArgument(p.key.getSource(), 1) ||
+      !isArgument(p.value.getSource(), 2))
+    return fail(p.query, "Q, K and V must be the kernel's first three "
+                         "arguments");
+  if (!isArgument(p.store.getDest(), 3))
+    return fail(p.store, "O must be the kernel's fourth argument");
+  if (p.lse && !isArgument(p.lse.getDest(), 4))
+    return fail(p.lse, "LSE must be the kernel's fifth argument");
+
+  p.kvLoop = dyn_cast<scf::ForOp>(p.softmax->getParentOp());
+  if (!p.kvLoop || p.kvLoop.getNumRegionIterArgs() != 3)
+    return fail(p.softmax, "it must be in the KV loop carrying O, the row "
+                           "maxima and the row sums");
+  auto iter = [&](unsigned i) { return p.kvLoop.getRegionIterArg(i); };
+  auto result = [&](unsigned i) { return p.kvLoop.getResult(i); };
+  auto yield = cast<scf::YieldOp>(p.kvLoop.getBody()->getTerminator());
+  if (p.key->getParentOp() != p.kvLoop || p.value->getParentOp() != p.kvLoop ||
+      p.query->getParentOp() == p.kvLoop)
+    return fail(p.kvLoop, "K and V are loaded in the KV loop, Q before it");
+  if (p.mask.getScores() != p.scores.getResult() ||
+      p.softmax.getScores() != p.mask.getResult())
+    return fail(p.softmax, "the scores must be masked, then exponentiated");
+  if (p.softmax.getMax() != iter(1) || p.softmax.getSum() != iter(2) ||
+      p.rescale.getTile() != iter(0) ||
+      p.rescale.getFactors() != p.softmax.getCorrection() ||
+      p.product.getA() != p.softmax.getProbabilities() ||
+      p.product.getAcc() != p.rescale.getResult())
+    return fail(p.softmax, "O must be rescaled by the correction before P V "
+                           "accumulates into it");
+  if (yield.getOperands() !=
+      ValueRange{p.product.getResult(), p.softmax.getNewMax(),
+                 p.softmax.getNewSum()})
+    return fail(yield, "the KV loop must carry O, the new maxima and sums");
+  if (p.normalize.getTile() != result(0) || p.normalize.getSums() != result(2) ||
+      p.store.getTile() != p.normalize.getResult())
+    return fail(p.normalize, "O must be normalized by the final sums and "
+                             "stored");
+  if (p.lse && (p.lse.getMax() != result(1) || p.lse.getSum() != result(2)))
+    return fail(p.lse, "LSE comes from the final maxima and sums");
+  return p;
+}
+
+/// Reads the kernel's shape from its program, checking it against the plan
+/// and what fa4-specialize can build.
+FailureOr<KernelShape> readShape(gpu::GPUFuncOp kernel, PlanAttr plan,
+                                 TiledProgram p) {
   if (plan.getArch() != Arch::sm_100a)
-    return op.emitOpError() << "fa4-specialize builds sm_100a kernels only";
-  if (TypedValue<MemRefType> lse = op.getLse())
-    if (!lse.getType().getLayout().isIdentity())
-      return op.emitOpError() << "fa4-specialize writes LSE to a contiguous "
-                                 "[B, Hq, Sq] tensor, got "
-                              << lse.getType();
+    return kernel.emitOpError() << "fa4-specialize builds sm_100a kernels only";
   if (plan.getBlockN() != kRows)
-    return op.emitOpError() << "fa4-specialize needs blockN = " << kRows
-                            << ", the plan has " << plan.getBlockN();
+    return kernel.emitOpError() << "fa4-specialize needs blockN = " << kRows
+                                << ", the plan has " << plan.getBlockN();
   if (plan.getPvSplit() % kChunk != 0)
-    return op.emitOpError() << "fa4-specialize needs a pvSplit that is a "
-                               "multiple of "
-                            << kChunk << ", the plan has " << plan.getPvSplit();
-  return success();
+    return kernel.emitOpError()
+           << "fa4-specialize needs a pvSplit that is a multiple of " << kChunk
+           << ", the plan has " << plan.getPvSplit();
+  if (p.lse) {
+    MemRefType lse = p.lse.getDest().getType();
+    if (!lse.getLayout().isIdentity())
+      return kernel.emitOpError() << "fa4-specialize writes LSE to a "
+                                     "contiguous [B, Hq, Sq] tensor, got "
+                                  << lse;
+  }
+
+  RankedTensorType query = p.query.getTile().getType();
+  RankedTensorType key = p.key.getTile().getType();
+  MemRefType queryTensor = p.query.getSource().getType();
+  MemRefType keyTensor = p.key.getSource().getType();
+  int64_t pack = p.coords.getHeads();
+  auto disagree = [&](Operation *at, const Twine &what) {
+    return at->emitOpError() << "disagrees with the kernel's plan: " << what;
+  };
+  if (query.getDimSize(0) != plan.getBlockM() ||
+      key.getDimSize(0) != plan.getBlockN() ||
+      p.value.getTile().getType().getDimSize(0) != plan.getBlockN())
+    return disagree(p.query, "Q tiles must have blockM rows, K and V tiles "
+                             "blockN");
+  if (query.getDimSize(1) != plan.getHeadDim() ||
+      key.getDimSize(1) != plan.getHeadDim() ||
+      p.value.getTile().getType().getDimSize(1) != plan.getHeadDim())
+    return disagree(p.query, "tiles must have headDim columns");
+  if (pack != plan.getGqaPack() || p.query.getHeads() != pack ||
+      p.mask.getHeads() != pack || p.store.getHeads() != pack ||
+      (p.lse && p.lse.getHeads() != pack) || p.key.getHeads() != 1 ||
+      p.value.getHeads() != 1)
+    return disagree(p.coords, "Q, O, LSE and the mask must pack gqaPack "
+                              "heads per position, K and V one");
+  if (p.coords.getPositions() !=
+      plan.getQStages() * (plan.getBlockM() / pack))
+    return disagree(p.coords, "a work tile must span qStages Q tiles");
+
+  KernelShape shape;
+  shape.plan = plan;
+  shape.element = query.getElementType();
+  shape.headDim = query.getDimSize(1);
+  shape.queryHeads = queryTensor.getDimSize(2);
+  shape.groupSize = shape.queryHeads / keyTensor.getDimSize(2);
+  shape.pack = pack;
+  shape.causal = p.mask.getCausal();
+  shape.lse = static_cast<bool>(p.lse);
+  shape.scheduler = p.coords.getScheduler();
+  shape.scaleLog2 = p.softmax.getScaleLog2().convertToDouble();
+  shape.rescaleThreshold = p.softmax.getThreshold();
+  shape.emulatedExp2 = p.softmax.getEmulated();
+  return shape;
 }
 
 struct FA4SpecializePass
     : public fa4::impl::FA4SpecializeBase<FA4SpecializePass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<AttentionOp> ops;
-    module.walk([&](AttentionOp op) { ops.push_back(op); });
-    if (ops.empty())
-      return;
+    SmallVector<gpu::GPUFuncOp> kernels;
+    module.walk([&](gpu::GPUFuncOp kernel) {
+      bool tiled = false;
+      kernel.walk([&](TileCoordsOp) { tiled = true; });
+      if (kernel->hasAttr("fa4.plan") || tiled)
+        kernels.push_back(kernel);
+    });
 
     MLIRContext *ctx = &getContext();
-    SymbolTable symbols(module);
-    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-                    UnitAttr::get(ctx));
-
-    for (AttentionOp op : ops) {
-      PlanAttr plan = op.getPlanAttr();
+    for (gpu::GPUFuncOp kernel : kernels) {
+      auto plan = kernel->getAttrOfType<PlanAttr>("fa4.plan");
       if (!plan) {
-        op.emitOpError() << "has no plan; run fa4-plan first";
+        kernel.emitOpError() << "holds a tiled program but no fa4.plan";
         return signalPassFailure();
       }
-      if (failed(checkSupported(op, plan)))
+      FailureOr<TiledProgram> program = recognize(kernel);
+      if (failed(program))
+        return signalPassFailure();
+      FailureOr<KernelShape> shape = readShape(kernel, plan, *program);
+      if (failed(shape))
         return signalPassFailure();
 
-      auto shapeOf = [&](Value v) { return cast<MemRefType>(v.getType()); };
-      KernelShape shape{plan,
-                        shapeOf(op.getQuery()).getElementType(),
-                        op.getHeadDimQK(),
-                        op.getNumQueryHeads(),
-                        op.getGroupSize(),
-                        plan.getGqaPack(),
-                        op.getCausal(),
-                        static_cast<bool>(op.getLse())};
+      // The role-level kernel takes the tiled one's place and name.
+      auto gpuModule = kernel->getParentOfType<gpu::GPUModuleOp>();
+      std::string name = kernel.getName().str();
+      Location loc = kernel.getLoc();
+      kernel.erase();
+      ImplicitLocOpBuilder builder(loc, ctx);
+      KernelBuilder kernelBuilder(builder, *shape);
+      gpu::GPUFuncOp roles = kernelBuilder.build(gpuModule, name);
 
-      // One gpu.module per kernel, both named after the function, so that
-      // each binary holds exactly one kernel.
-      auto parent = op->getParentOfType<FunctionOpInterface>();
-      std::string name =
-          (parent ? parent.getName().str() : std::string("kernel")) +
-          "_attention";
-      OpBuilder moduleBuilder = OpBuilder::atBlockEnd(module.getBody());
-      auto kernels = gpu::GPUModuleOp::create(
-          moduleBuilder, op.getLoc(), name,
-          moduleBuilder.getArrayAttr({NVVM::NVVMTargetAttr::get(
-              ctx, /*optLevel=*/2, "nvptx64-nvidia-cuda", "sm_100a",
-              "+ptx86")}));
-      symbols.insert(kernels); // renames on collision
-      ImplicitLocOpBuilder builder(op.getLoc(), ctx);
-      KernelBuilder kernelBuilder(builder, shape);
-      gpu::GPUFuncOp kernel = kernelBuilder.build(kernels, kernels.getName());
-
-      OpBuilder replacement(op);
-      LaunchOp::create(replacement, op.getLoc(),
-                       SymbolRefAttr::get(ctx, kernels.getName(),
-                                          {FlatSymbolRefAttr::get(kernel)}),
-                       op->getOperands(),
-                       buildManifest(op, shape, kernel.getName(),
-                                     kernelBuilder.getMbarrierCount(),
-                                     kernelBuilder.getNamedBarrierCount()));
-      op.erase();
+      DictionaryAttr manifest =
+          buildManifest(ctx, *shape, name, kernelBuilder.getMbarrierCount(),
+                        kernelBuilder.getNamedBarrierCount());
+      auto symbol = SymbolRefAttr::get(gpuModule.getNameAttr(),
+                                       {FlatSymbolRefAttr::get(roles)});
+      for (NamedAttribute entry : manifest)
+        LaunchOp::setManifestEntry(module, symbol, entry.getName(),
+                                   entry.getValue());
     }
   }
 };

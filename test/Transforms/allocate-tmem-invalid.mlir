@@ -1,5 +1,5 @@
 // RUN: fa4-opt %s -split-input-file --fa4-allocate-tmem -verify-diagnostics
-// RUN: not fa4-opt %s -split-input-file --fa4-plan --fa4-specialize --fa4-allocate-tmem="alias=false" 2>&1 | FileCheck %s --check-prefix=FA4
+// RUN: not fa4-opt %s -split-input-file --fa4-plan --fa4-tile --fa4-specialize --fa4-allocate-tmem="alias=false" 2>&1 | FileCheck %s --check-prefix=FA4
 
 // Without P over S the FA4 plan (2 Q stages, head dim 128) needs 640
 // columns; the error lists where each buffer went.

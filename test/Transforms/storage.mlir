@@ -1,5 +1,5 @@
-// RUN: fa4-opt %s -split-input-file --fa4-plan --fa4-specialize --fa4-allocate-tmem --fa4-allocate-smem | FileCheck %s
-// RUN: fa4-opt %s -split-input-file --fa4-plan="q-stages=1" --fa4-specialize --fa4-allocate-tmem --fa4-allocate-smem | FileCheck %s --check-prefix=ONE
+// RUN: fa4-opt %s -split-input-file --fa4-plan --fa4-tile --fa4-specialize --fa4-allocate-tmem --fa4-allocate-smem | FileCheck %s
+// RUN: fa4-opt %s -split-input-file --fa4-plan="q-stages=1" --fa4-tile --fa4-specialize --fa4-allocate-tmem --fa4-allocate-smem | FileCheck %s --check-prefix=ONE
 
 // The storage of the FA4 kernel. Two Q stages, head dim 128: S and O of
 // each stage take 128 columns, P (bf16) the upper half of its stage's S:

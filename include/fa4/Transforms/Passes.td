@@ -191,43 +191,79 @@ def FA4InsertBarriers : Pass<"fa4-insert-barriers"> {
                            "::mlir::scf::SCFDialect"];
 }
 
-def FA4Specialize : Pass<"fa4-specialize", "::mlir::ModuleOp"> {
-  let summary = "Build the warp-specialized kernel of every planned attention";
+def FA4Tile : Pass<"fa4-tile", "::mlir::ModuleOp"> {
+  let summary = "Write every planned attention as a sequential tiled program";
   let description = [{
     Replaces every `fa4.attention` that carries a plan with an `fa4.launch`
-    of a new kernel in the `gpu.module @fa4_kernels` (created with an
-    sm_100a `#nvvm.target` when absent). The kernel is the
-    FlashAttention-4 forward CTA at the role level:
+    of a new kernel, in a `gpu.module` of its own named after the enclosing
+    function (`#nvvm.target` for the plan's chip). The kernel takes the
+    op's memrefs and its body is the attention as one sequential program
+    over tiles (level 3):
 
-    - a persistent loop over work tiles of (batch, block of `gqaPack` query
-      heads, `qStages` x 128 rows), each tile's rows packing `gqaPack` heads
-      per query position, in the plan's order (`linear`, or `lpt`: groups
-      of 8 (batch, head) pairs for L2 reuse, each group's last query
-      blocks, which do the most work when causal, first);
-    - causal attention bottom-right aligned: a tile visits only the KV
-      blocks up to the diagonal of its last row, and each row masks the keys
-      past its own diagonal;
-    - roles: one softmax warpgroup per Q stage (online softmax in base 2,
-      keys past Skv masked, conditional rescale, split exp2, P written over
-      S in two parts), the correction and epilogue warpgroup (warp-uniform O
-      rescale, normalization, swizzled staging), and the MMA, TMA-load and
-      TMA-store warps, with the plan's register budgets;
+    - for every work tile (`batch x heads / gqaPack x ceil(Sq / (qStages x
+      128 / gqaPack))`), `fa4.tile.coords` in the plan's scheduler order,
+      and for each of its `qStages` Q tiles of 128 rows (`gqaPack` heads of
+      each position):
+    - `fa4.tile.load` of Q, then an `scf.for` over the KV blocks it can see
+      (all of them, or when causal those up to its last row's diagonal)
+      carrying O, the row maxima and the row sums: loads of K and V,
+      `fa4.tile.matmul` (Q K^T), `fa4.tile.mask` (Skv tail, causal
+      bottom-right), `fa4.tile.softmax` (base 2, scale folded in,
+      conditional rescale with the plan's threshold and exp2 split),
+      `fa4.tile.rescale` of O and `fa4.tile.matmul` accumulating P V;
+    - `fa4.tile.normalize`, `fa4.tile.store` of O and, with an LSE operand,
+      `fa4.tile.store_lse`.
+
+    Sequence lengths and batch are read with `memref.dim`, so they stay
+    dynamic. This level fixes what is computed and in which tiles; who
+    computes it, and when, is `fa4-specialize`'s decision.
+
+    The pass refuses an op without a plan.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def FA4Specialize : Pass<"fa4-specialize", "::mlir::ModuleOp"> {
+  let summary = "Split tiled attention programs into warp-specialized roles";
+  let description = [{
+    Replaces every tiled kernel written by `fa4-tile` (a `gpu.func` with an
+    `fa4.plan` whose body holds `fa4.tile` ops) with the FlashAttention-4
+    forward CTA at the role level, under the same name, and attaches the
+    launch manifest to its `fa4.launch`. The pass recognizes the FA4
+    forward program and reads every choice from it: element type and head
+    dim from the tiles, GQA packing and the scheduler from
+    `fa4.tile.coords`, masking from `fa4.tile.mask`, the scale, rescale
+    threshold and exp2 split from `fa4.tile.softmax`, LSE from
+    `fa4.tile.store_lse`; stages, tile sizes, register budgets and the PV
+    split from the plan. The roles:
+
+    - a persistent loop over the work tiles in the program's order, with
+      the KV blocks of all Q tiles of a work tile visited together;
+    - one softmax warpgroup per Q stage (mask, online softmax, split exp2,
+      P written over S in two parts), the correction and epilogue
+      warpgroup (warp-uniform O rescale, normalization, swizzled staging,
+      LSE), and the MMA, TMA-load and TMA-store warps, with the plan's
+      register budgets;
     - the hand-offs as channels: Q (TMA to MMA, qStages), K/V (TMA to MMA,
       kvStages), and per Q stage S ready, P first part + O rescaled (256
       arrivals), P second part, statistics, O ready; the O staging tile.
 
-    Barriers are added by `fa4-insert-barriers`. Kernel arguments: the TMA
-    descriptors of Q, K, V and O, batch, Sq, Skv (index) and the softmax
-    scale times log2(e) (f32). The launch manifest is attached to the
-    `fa4.launch` as `manifest`.
+    Buffers are declared, not placed (`fa4-allocate-tmem`,
+    `fa4-allocate-smem`), and barriers are added by `fa4-insert-barriers`.
+    Kernel arguments: the TMA descriptors of Q, K, V and O, batch, Sq, Skv
+    (index) and the softmax scale times log2(e) (f32); with LSE, a pointer
+    to the contiguous [B, Hq, Sq] f32 tensor.
 
-    With an LSE operand the kernel takes one more argument, a pointer to the
-    contiguous [B, Hq, Sq] f32 tensor, and the correction warpgroup writes
-    `(max + lg2(sum)) * ln 2` per row (`-inf` for rows that saw no key).
-
-    The pass refuses, at the op: an op without a plan, an LSE operand that
-    is not contiguous, and plans it cannot build (blockN other than 128, a
-    pvSplit that is not a multiple of 32).
+    The pass refuses, at the kernel or the op that differs: a program that
+    is not the FA4 forward program (each tile op once, connected as
+    `fa4-tile` writes them), an LSE tensor that is not contiguous, plans it
+    cannot build (an arch other than sm_100a, blockN other than 128, a
+    pvSplit that is not a multiple of 32) and a program whose tiles
+    disagree with its plan.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",

@@ -53,6 +53,12 @@ def FA4_EndpointKind : I32EnumAttr<"EndpointKind", "who produces or consumes a c
   let genSpecializedAttr = 0;
 }
 
+// The scheduler as an attribute of its own (the tiled program's
+// fa4.tile.coords), printed as its keyword.
+def FA4_SchedulerAttr : EnumAttr<FA4_Dialect, FA4_Scheduler, "scheduler"> {
+  let assemblyFormat = "$value";
+}
+
 def FA4_EndpointAttr : AttrDef<FA4_Dialect, "Endpoint"> {
   let mnemonic = "endpoint";
   let summary = "the side of a channel: how its hand-off is signalled";

@@ -114,6 +114,266 @@ def FA4_AttentionOp : FA4_Op<"attention"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Tiled program (level 3)
+//===----------------------------------------------------------------------===//
+//
+// One sequential program per kernel over whole tiles, as `fa4-tile` writes
+// it and `fa4-specialize` splits it into roles. Tiles are values (builtin
+// tensors); rows of a query tile are `heads` query heads of each of
+// `rows / heads` consecutive positions, heads innermost (GQA packing).
+
+def FA4_Tile16 : RankedTensorOf<[F16, BF16]>;
+def FA4_TileF32 : RankedTensorOf<[F32]>;
+
+def FA4_TileCoordsOp : FA4_Op<"tile.coords", [Pure]> {
+  let summary = "the coordinates of a work tile in the scheduler's order";
+  let description = [{
+    Work tile `tile` (of `batch x head_blocks x tiles_per_head`) covers
+    batch `batch_index`, query heads `[first_head, first_head + heads)` and
+    query positions `[position, position + positions)`.
+
+    - `linear`: query block fastest, then head block, then batch.
+    - `lpt`: (batch, head block) pairs in groups of 8; within a group the
+      pairs alternate fastest and the query blocks go from the last (the
+      longest when causal) to the first, so that concurrent tiles share the
+      K/V of few heads in L2.
+
+    ```mlir
+    %b, %h, %pos = fa4.tile.coords %t of (%tiles_per_head, %batch)
+        scheduler lpt head_blocks 8 heads 4 positions 64
+    ```
+
+    PTX: none; `fa4-specialize` computes the same integers in every role.
+  }];
+  let arguments = (ins Index:$tile, Index:$tilesPerHead, Index:$batch,
+                       FA4_SchedulerAttr:$scheduler, I64Attr:$headBlocks,
+                       I64Attr:$heads, I64Attr:$positions);
+  let results = (outs Index:$batchIndex, Index:$firstHead, Index:$position);
+  let assemblyFormat = [{
+    $tile `of` ` ` `(` $tilesPerHead `,` $batch `)` `scheduler` $scheduler
+    `head_blocks` $headBlocks `heads` $heads `positions` $positions attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def FA4_TileLoadOp : FA4_Op<"tile.load"> {
+  let summary = "read a tile of rows from a [B, S, H, D] tensor";
+  let description = [{
+    Row `r` of the result is `source[batch, position + r / heads, head + r
+    mod heads, :]`: `heads` consecutive heads of each position (1 for K and
+    V). Positions past the sequence read as zeros.
+
+    ```mlir
+    %q = fa4.tile.load %query[%b, %pos, %h] heads 4
+        : memref<?x?x32x128xbf16> -> tensor<128x128xbf16>
+    ```
+
+    PTX: after `fa4-specialize`, one TMA load per 64-column atom into a
+    shared-memory stage (`cp.async.bulk.tensor.4d`).
+  }];
+  let arguments = (ins Arg<FA4_ActivationMemRef, "", [MemRead]>:$source,
+                       Index:$batch, Index:$position, Index:$head,
+                       I64Attr:$heads);
+  let results = (outs FA4_Tile16:$tile);
+  let assemblyFormat = [{
+    $source `[` $batch `,` $position `,` $head `]` `heads` $heads attr-dict
+    `:` type($source) `->` type($tile)
+  }];
+  let hasVerifier = 1;
+}
+
+def FA4_TileMatmulOp : FA4_Op<"tile.matmul", [Pure,
+    OptionalTypesMatchWith<"the accumulator has the result type", "result",
+                           "acc", "$_self">]> {
+  let summary = "tile matrix product with f32 accumulation";
+  let description = [{
+    `result = acc + a x b` (`b` transposed with `transpose_b`), products and
+    sums in f32; without `acc` the sum starts from zero.
+
+    ```mlir
+    %s = fa4.tile.matmul %q, %k transpose_b
+        : tensor<128x128xbf16>, tensor<128x128xbf16> -> tensor<128x128xf32>
+    %o1 = fa4.tile.matmul %p, %v acc %o
+        : tensor<128x128xbf16>, tensor<128x128xbf16> -> tensor<128x128xf32>
+    ```
+
+    PTX: after `fa4-specialize`, `tcgen05.mma.cta_group::1.kind::f16` steps
+    issued by the MMA warp, accumulating in Tensor Memory.
+  }];
+  let arguments = (ins FA4_Tile16:$a, FA4_Tile16:$b,
+                       Optional<FA4_TileF32>:$acc, UnitAttr:$transpose_b);
+  let results = (outs FA4_TileF32:$result);
+  let assemblyFormat = [{
+    $a `,` $b (`acc` $acc^)? (`transpose_b` $transpose_b^)? attr-dict `:`
+    type($a) `,` type($b) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def FA4_TileMaskOp : FA4_Op<"tile.mask", [Pure, AllTypesMatch<["scores", "result"]>]> {
+  let summary = "set the scores of keys a query row may not see to -inf";
+  let description = [{
+    Row `r` is query position `i = position + r / heads`; column `c` is key
+    `j = key + c`. The score is -inf where `j >= Skv`, and with `causal`
+    where `j > i + Skv - Sq` (bottom-right aligned).
+
+    ```mlir
+    %m = fa4.tile.mask %s rows %pos keys %key lengths(%sq, %skv) heads 4 causal
+        : tensor<128x128xf32>
+    ```
+
+    PTX: after `fa4-specialize`, integer compares and selects in the softmax
+    warpgroup, one row per thread.
+  }];
+  let arguments = (ins FA4_TileF32:$scores, Index:$position, Index:$key,
+                       Index:$seqQ, Index:$seqKv, I64Attr:$heads,
+                       UnitAttr:$causal);
+  let results = (outs FA4_TileF32:$result);
+  let assemblyFormat = [{
+    $scores `rows` $position `keys` $key `lengths` ` ` `(` $seqQ `,` $seqKv `)`
+    `heads` $heads (`causal` $causal^)? attr-dict `:` type($scores)
+  }];
+  let hasVerifier = 1;
+}
+
+def FA4_TileSoftmaxOp : FA4_Op<"tile.softmax", [Pure,
+    AllTypesMatch<["max", "sum", "newMax", "newSum", "correction"]>]> {
+  let summary = "one online-softmax step in base 2 with conditional rescale";
+  let description = [{
+    Per row, with `x = scores * scale_log2` (log2 units): `m = max(max,
+    rowmax(x))`; the reference moves to `m` only if `m - max > threshold`
+    (always from -inf), else stays `max`; `correction = 2^(max - ref)` when
+    it moves, else 1; `probabilities = 2^(x - ref)` (a row that has seen no
+    key uses 0 as reference) computed with `fa4.exp2`'s split of `emulated`
+    of 16 and rounded to the result type; `newSum = sum * correction +
+    rowsum` of the f32 exponentials; `newMax = ref`. Since `correction`
+    applies to the output accumulated so far, the result is exact for any
+    threshold; the threshold only bounds how far exponentials may grow
+    (2^threshold) between rescales.
+
+    ```mlir
+    %p, %m1, %l1, %c = fa4.tile.softmax %s, %m0, %l0 scale_log2 0.1275
+        threshold 8 emulated 3
+        : tensor<128x128xf32>, tensor<128xf32> -> tensor<128x128xbf16>
+    ```
+
+    PTX: after `fa4-specialize`, the softmax warpgroup's row reductions,
+    `ex2.approx.ftz.f32` and the FMA polynomial, `tcgen05.st` of P.
+  }];
+  let arguments = (ins FA4_TileF32:$scores, FA4_TileF32:$max,
+                       FA4_TileF32:$sum, F64Attr:$scaleLog2,
+                       I64Attr:$threshold, I64Attr:$emulated);
+  let results = (outs FA4_Tile16:$probabilities, FA4_TileF32:$newMax,
+                      FA4_TileF32:$newSum, FA4_TileF32:$correction);
+  let assemblyFormat = [{
+    $scores `,` $max `,` $sum `scale_log2` $scaleLog2 `threshold` $threshold
+    `emulated` $emulated attr-dict `:` type($scores) `,` type($max) `->`
+    type($probabilities)
+  }];
+  let hasVerifier = 1;
+}
+
+def FA4_TileRescaleOp : FA4_Op<"tile.rescale", [Pure,
+    AllTypesMatch<["tile", "result"]>]> {
+  let summary = "multiply each row of a tile by its factor";
+  let description = [{
+    `result[r, :] = tile[r, :] * factors[r]`.
+
+    ```mlir
+    %o1 = fa4.tile.rescale %o by %c : tensor<128x128xf32>, tensor<128xf32>
+    ```
+
+    PTX: after `fa4-specialize`, the correction warpgroup's `tcgen05.ld`,
+    `mul.f32`, `tcgen05.st` on O, skipped by warps whose 32 factors are
+    all 1.
+  }];
+  let arguments = (ins FA4_TileF32:$tile, FA4_TileF32:$factors);
+  let results = (outs FA4_TileF32:$result);
+  let assemblyFormat = [{
+    $tile `by` $factors attr-dict `:` type($tile) `,` type($factors)
+  }];
+  let hasVerifier = 1;
+}
+
+def FA4_TileNormalizeOp : FA4_Op<"tile.normalize", [Pure]> {
+  let summary = "divide each row by its sum, in the output type";
+  let description = [{
+    `result[r, :] = tile[r, :] / sums[r]` rounded to the result type; rows
+    whose sum is 0 (no visible key) are 0.
+
+    ```mlir
+    %out = fa4.tile.normalize %o by %l
+        : tensor<128x128xf32>, tensor<128xf32> -> tensor<128x128xbf16>
+    ```
+
+    PTX: after `fa4-specialize`, the correction warpgroup's epilogue
+    (`tcgen05.ld`, `mul.f32`, `cvt.rn.bf16x2.f32`, `st.shared` into the
+    swizzled staging tile).
+  }];
+  let arguments = (ins FA4_TileF32:$tile, FA4_TileF32:$sums);
+  let results = (outs FA4_Tile16:$result);
+  let assemblyFormat = [{
+    $tile `by` $sums attr-dict `:` type($tile) `,` type($sums) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def FA4_TileStoreOp : FA4_Op<"tile.store"> {
+  let summary = "write a tile of rows to a [B, S, H, D] tensor";
+  let description = [{
+    The inverse of `fa4.tile.load`: row `r` goes to `dest[batch, position +
+    r / heads, head + r mod heads, :]`; rows past the sequence are dropped.
+
+    ```mlir
+    fa4.tile.store %out, %output[%b, %pos, %h] heads 4
+        : tensor<128x128xbf16> -> memref<?x?x32x128xbf16>
+    ```
+
+    PTX: after `fa4-specialize`, TMA stores from the staging tile
+    (`cp.async.bulk.tensor.4d.global.shared::cta`).
+  }];
+  let arguments = (ins FA4_Tile16:$tile,
+                       Arg<FA4_ActivationMemRef, "", [MemWrite]>:$dest,
+                       Index:$batch, Index:$position, Index:$head,
+                       I64Attr:$heads);
+  let assemblyFormat = [{
+    $tile `,` $dest `[` $batch `,` $position `,` $head `]` `heads` $heads
+    attr-dict `:` type($tile) `->` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
+def FA4_TileStoreLseOp : FA4_Op<"tile.store_lse",
+    [AllTypesMatch<["max", "sum"]>]> {
+  let summary = "write the log-sum-exp of each row";
+  let description = [{
+    For row `r` (query position `position + r / heads`, head `head + r mod
+    heads`): `lse[batch, head, position] = (max[r] + log2(sum[r])) * ln 2`,
+    the natural log of the row's sum of `exp(scale * score)`, with `max` in
+    the softmax's log2 units; -inf where `sum[r]` is 0. Rows past the
+    sequence are dropped.
+
+    ```mlir
+    fa4.tile.store_lse %m, %l, %lse[%b, %h, %pos] heads 4
+        : tensor<128xf32> -> memref<?x32x?xf32>
+    ```
+
+    PTX: after `fa4-specialize`, `lg2.approx.f32` and a global store per row
+    in the correction warpgroup.
+  }];
+  let arguments = (ins FA4_TileF32:$max, FA4_TileF32:$sum,
+                       Arg<FA4_LseMemRef, "", [MemWrite]>:$dest,
+                       Index:$batch, Index:$head, Index:$position,
+                       I64Attr:$heads);
+  let assemblyFormat = [{
+    $max `,` $sum `,` $dest `[` $batch `,` $head `,` $position `]` `heads`
+    $heads attr-dict `:` type($max) `->` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Tensor Memory and tcgen05 (kernel level, sm_100a)
 //===----------------------------------------------------------------------===//
 

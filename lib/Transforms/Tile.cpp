@@ -1,0 +1,211 @@
+//===- Tile.cpp - the tiled program of an attention -----------------------===//
+//
+// Turns every planned fa4.attention into a kernel whose body is one
+// sequential program over whole tiles (level 3): for each work tile in the
+// scheduler's order and each of its Q tiles, the loop over KV blocks with
+// loads, the two matmuls, masking, the online softmax and the rescale, then
+// normalization and the stores. An fa4.launch of the kernel replaces the op.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa4/Dialect/FA4/IR/FA4Ops.h"
+#include "fa4/Transforms/Passes.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include <cmath>
+
+namespace mlir::fa4 {
+#define GEN_PASS_DEF_FA4TILE
+#include "fa4/Transforms/Passes.h.inc"
+} // namespace mlir::fa4
+
+using namespace mlir;
+using namespace mlir::fa4;
+
+namespace {
+
+/// Builds the tiled program of one attention op into `kernel`'s body.
+class TiledProgramBuilder {
+public:
+  TiledProgramBuilder(ImplicitLocOpBuilder &b, AttentionOp op, PlanAttr plan)
+      : b(b), op(op), plan(plan) {}
+
+  void build(gpu::GPUFuncOp kernel);
+
+private:
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value add(Value x, int64_t y) { return add(x, idx(y)); }
+  Value mul(Value x, int64_t y) { return arith::MulIOp::create(b, x, idx(y)); }
+  Value ceilDiv(Value x, int64_t y) {
+    return arith::DivUIOp::create(b, add(x, y - 1), idx(y));
+  }
+  /// Keys query `position` may see: Skv, or when causal (bottom-right) the
+  /// keys up to position + Skv - Sq.
+  Value keyLimit(Value position, Value seqQ, Value seqKv);
+  RankedTensorType tile(int64_t rows, int64_t columns, Type element) {
+    return RankedTensorType::get({rows, columns}, element);
+  }
+  Value splat(RankedTensorType type, float value) {
+    return arith::ConstantOp::create(
+        b, DenseElementsAttr::get(type, b.getF32FloatAttr(value)));
+  }
+
+  ImplicitLocOpBuilder &b;
+  AttentionOp op;
+  PlanAttr plan;
+};
+
+Value TiledProgramBuilder::keyLimit(Value position, Value seqQ, Value seqKv) {
+  if (!op.getCausal())
+    return seqKv;
+  Value limit = arith::SubIOp::create(b, add(add(position, seqKv), 1), seqQ);
+  return arith::MinSIOp::create(
+      b, arith::MaxSIOp::create(b, limit, idx(0)), seqKv);
+}
+
+void TiledProgramBuilder::build(gpu::GPUFuncOp kernel) {
+  Block &entry = kernel.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  Value query = entry.getArgument(0), key = entry.getArgument(1);
+  Value value = entry.getArgument(2), output = entry.getArgument(3);
+  Value lse = op.getLse() ? entry.getArgument(4) : Value();
+
+  Type element = op.getQuery().getType().getElementType();
+  Type f32 = b.getF32Type();
+  int64_t rows = plan.getBlockM(), blockN = plan.getBlockN();
+  int64_t headDim = op.getHeadDimQK(), pack = plan.getGqaPack();
+  int64_t positions = rows / pack, stages = plan.getQStages();
+  int64_t headBlocks = op.getNumQueryHeads() / pack;
+
+  Value batch = memref::DimOp::create(b, query, 0);
+  Value seqQ = memref::DimOp::create(b, query, 1);
+  Value seqKv = memref::DimOp::create(b, key, 1);
+  // A work tile: `stages` Q tiles of `positions` query positions each.
+  Value tilesPerHead = ceilDiv(seqQ, stages * positions);
+  Value tiles = arith::MulIOp::create(b, mul(batch, headBlocks), tilesPerHead);
+
+  auto tileLoop = scf::ForOp::create(b, idx(0), tiles, idx(1));
+  b.setInsertionPointToStart(tileLoop.getBody());
+  auto coords = TileCoordsOp::create(
+      b, tileLoop.getInductionVar(), tilesPerHead, batch,
+      plan.getScheduler(), headBlocks,
+      pack, stages * positions);
+  Value batchIndex = coords.getBatchIndex(), head = coords.getFirstHead();
+  Value kvHead = arith::DivUIOp::create(b, head, idx(op.getGroupSize()));
+
+  auto stageLoop = scf::ForOp::create(b, idx(0), idx(stages), idx(1));
+  b.setInsertionPointToStart(stageLoop.getBody());
+  Value position = add(coords.getPosition(),
+                       arith::MulIOp::create(b, stageLoop.getInductionVar(),
+                                             idx(positions)));
+  Value q = TileLoadOp::create(b, tile(rows, headDim, element), query,
+                               batchIndex, position, head, pack);
+  // KV blocks up to the last row's limit: the rest are fully masked.
+  Value blocks =
+      ceilDiv(keyLimit(add(position, positions - 1), seqQ, seqKv), blockN);
+
+  auto rowType = RankedTensorType::get({rows}, f32);
+  auto accType = tile(rows, headDim, f32);
+  auto kvLoop = scf::ForOp::create(
+      b, idx(0), blocks, idx(1),
+      ValueRange{splat(accType, 0.0f),
+                 splat(rowType, -std::numeric_limits<float>::infinity()),
+                 splat(rowType, 0.0f)});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(kvLoop.getBody());
+    Value acc = kvLoop.getRegionIterArg(0);
+    Value rowMax = kvLoop.getRegionIterArg(1);
+    Value rowSum = kvLoop.getRegionIterArg(2);
+    Value firstKey = mul(kvLoop.getInductionVar(), blockN);
+    Value k = TileLoadOp::create(b, tile(blockN, headDim, element), key,
+                                 batchIndex, firstKey, kvHead, 1);
+    Value v = TileLoadOp::create(b, tile(blockN, headDim, element), value,
+                                 batchIndex, firstKey, kvHead, 1);
+    Value scores = TileMatmulOp::create(b, tile(rows, blockN, f32), q, k,
+                                        Value(), /*transpose_b=*/true);
+    Value masked = TileMaskOp::create(b, scores, position, firstKey, seqQ,
+                                      seqKv, pack, op.getCausal());
+    auto softmax = TileSoftmaxOp::create(
+        b, tile(rows, blockN, element), rowType, rowType, rowType, masked,
+        rowMax, rowSum, b.getF64FloatAttr(op.getEffectiveScale() * M_LOG2E),
+        b.getI64IntegerAttr(plan.getRescaleThreshold()),
+        b.getI64IntegerAttr(plan.getEmulatedExp2()));
+    Value rescaled =
+        TileRescaleOp::create(b, acc, softmax.getCorrection());
+    Value product = TileMatmulOp::create(b, accType,
+                                         softmax.getProbabilities(), v,
+                                         rescaled, /*transpose_b=*/false);
+    scf::YieldOp::create(b, ValueRange{product, softmax.getNewMax(),
+                                       softmax.getNewSum()});
+  }
+  Value normalized =
+      TileNormalizeOp::create(b, tile(rows, headDim, element),
+                              kvLoop.getResult(0), kvLoop.getResult(2));
+  TileStoreOp::create(b, normalized, output, batchIndex, position, head,
+                      pack);
+  if (lse)
+    TileStoreLseOp::create(b, kvLoop.getResult(1), kvLoop.getResult(2), lse,
+                           batchIndex, head, position, pack);
+
+  b.setInsertionPointToEnd(&entry);
+  gpu::ReturnOp::create(b);
+}
+
+struct FA4TilePass : public fa4::impl::FA4TileBase<FA4TilePass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<AttentionOp> ops;
+    module.walk([&](AttentionOp op) { ops.push_back(op); });
+    if (ops.empty())
+      return;
+
+    MLIRContext *ctx = &getContext();
+    SymbolTable symbols(module);
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    UnitAttr::get(ctx));
+    for (AttentionOp op : ops) {
+      PlanAttr plan = op.getPlanAttr();
+      if (!plan) {
+        op.emitOpError() << "has no plan; run fa4-plan first";
+        return signalPassFailure();
+      }
+      // One gpu.module per kernel, both named after the function, so that
+      // each binary holds exactly one kernel.
+      auto parent = op->getParentOfType<FunctionOpInterface>();
+      std::string name =
+          (parent ? parent.getName().str() : std::string("kernel")) +
+          "_attention";
+      StringRef chip = plan.getArch() == Arch::sm_100a ? "sm_100a" : "sm_90a";
+      OpBuilder moduleBuilder = OpBuilder::atBlockEnd(module.getBody());
+      auto kernels = gpu::GPUModuleOp::create(
+          moduleBuilder, op.getLoc(), name,
+          moduleBuilder.getArrayAttr({NVVM::NVVMTargetAttr::get(
+              ctx, /*optLevel=*/2, "nvptx64-nvidia-cuda", chip, "+ptx86")}));
+      symbols.insert(kernels); // renames on collision
+
+      ImplicitLocOpBuilder b(op.getLoc(), ctx);
+      b.setInsertionPointToEnd(kernels.getBody());
+      auto kernel = gpu::GPUFuncOp::create(
+          b, kernels.getName(),
+          FunctionType::get(ctx, op->getOperandTypes(), {}));
+      kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                      b.getUnitAttr());
+      kernel->setAttr("fa4.plan", plan);
+      TiledProgramBuilder(b, op, plan).build(kernel);
+
+      OpBuilder replacement(op);
+      LaunchOp::create(replacement, op.getLoc(),
+                       SymbolRefAttr::get(ctx, kernels.getName(),
+                                          {FlatSymbolRefAttr::get(kernel)}),
+                       op->getOperands(), DictionaryAttr());
+      op.erase();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,151 @@
+// RUN: fa4-opt %s -split-input-file -verify-diagnostics
+
+func.func @coords(%t: index) {
+  // expected-error @+1 {{head_blocks, heads and positions must be positive}}
+  %b, %h, %p = fa4.tile.coords %t of (%t, %t) scheduler linear head_blocks 0 heads 1 positions 128
+  return
+}
+
+// -----
+
+func.func @load_type(%q: memref<?x?x8x64xf16>, %i: index) {
+  // expected-error @+1 {{tile element type 'bf16' differs from the tensor's 'f16'}}
+  %t = fa4.tile.load %q[%i, %i, %i] heads 1 : memref<?x?x8x64xf16> -> tensor<128x64xbf16>
+  return
+}
+
+// -----
+
+func.func @load_columns(%q: memref<?x?x8x64xf16>, %i: index) {
+  // expected-error @+1 {{tile has 128 columns, the tensor's head dim is 64}}
+  %t = fa4.tile.load %q[%i, %i, %i] heads 1 : memref<?x?x8x64xf16> -> tensor<128x128xf16>
+  return
+}
+
+// -----
+
+func.func @load_rank(%q: memref<?x?x8x64xf16>, %i: index) {
+  // expected-error @+1 {{needs a static 2-D tile, got 'tensor<128xf16>'}}
+  %t = fa4.tile.load %q[%i, %i, %i] heads 1 : memref<?x?x8x64xf16> -> tensor<128xf16>
+  return
+}
+
+// -----
+
+func.func @load_rows(%q: memref<?x?x8x64xf16>, %i: index) {
+  // expected-error @+1 {{packs 3 heads per position, which must divide the tile's 128 rows}}
+  %t = fa4.tile.load %q[%i, %i, %i] heads 3 : memref<?x?x8x64xf16> -> tensor<128x64xf16>
+  return
+}
+
+// -----
+
+func.func @load_heads(%q: memref<?x?x2x64xf16>, %i: index) {
+  // expected-error @+1 {{packs 4 heads per position, which must divide the 2 heads of the tensor}}
+  %t = fa4.tile.load %q[%i, %i, %i] heads 4 : memref<?x?x2x64xf16> -> tensor<128x64xf16>
+  return
+}
+
+// -----
+
+func.func @store_columns(%o: memref<?x?x8x64xf16>, %t: tensor<128x32xf16>, %i: index) {
+  // expected-error @+1 {{tile has 32 columns, the tensor's head dim is 64}}
+  fa4.tile.store %t, %o[%i, %i, %i] heads 1 : tensor<128x32xf16> -> memref<?x?x8x64xf16>
+  return
+}
+
+// -----
+
+func.func @matmul_k(%a: tensor<128x64xf16>, %b: tensor<128x32xf16>) {
+  // expected-error @+1 {{reduces over 64 columns of a but 32 columns of b}}
+  %s = fa4.tile.matmul %a, %b transpose_b : tensor<128x64xf16>, tensor<128x32xf16> -> tensor<128x128xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_result(%a: tensor<128x64xf16>, %b: tensor<128x64xf16>) {
+  // expected-error @+1 {{result must be 128x128, got 'tensor<128x64xf32>'}}
+  %s = fa4.tile.matmul %a, %b transpose_b : tensor<128x64xf16>, tensor<128x64xf16> -> tensor<128x64xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_types(%a: tensor<128x64xf16>, %b: tensor<128x64xbf16>) {
+  // expected-error @+1 {{operands have different element types, 'f16' and 'bf16'}}
+  %s = fa4.tile.matmul %a, %b transpose_b : tensor<128x64xf16>, tensor<128x64xbf16> -> tensor<128x128xf32>
+  return
+}
+
+// -----
+
+func.func @mask_heads(%s: tensor<128x128xf32>, %i: index) {
+  // expected-error @+1 {{packs 3 heads per position, which must divide the tile's 128 rows}}
+  %m = fa4.tile.mask %s rows %i keys %i lengths (%i, %i) heads 3 : tensor<128x128xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_rows(%s: tensor<128x128xf32>, %m: tensor<64xf32>) {
+  // expected-error @+1 {{max must be one value per row (tensor<128xf32>), got 'tensor<64xf32>'}}
+  %p, %m1, %l1, %c = fa4.tile.softmax %s, %m, %m scale_log2 0.125 threshold 8 emulated 3 : tensor<128x128xf32>, tensor<64xf32> -> tensor<128x128xf16>
+  return
+}
+
+// -----
+
+func.func @softmax_shape(%s: tensor<128x128xf32>, %m: tensor<128xf32>) {
+  // expected-error @+1 {{probabilities must have the shape of the scores, got 'tensor<128x64xf16>'}}
+  %p, %m1, %l1, %c = fa4.tile.softmax %s, %m, %m scale_log2 0.125 threshold 8 emulated 3 : tensor<128x128xf32>, tensor<128xf32> -> tensor<128x64xf16>
+  return
+}
+
+// -----
+
+func.func @softmax_scale(%s: tensor<128x128xf32>, %m: tensor<128xf32>) {
+  // expected-error @+1 {{scale_log2 must be positive and finite}}
+  %p, %m1, %l1, %c = fa4.tile.softmax %s, %m, %m scale_log2 0.0 threshold 8 emulated 3 : tensor<128x128xf32>, tensor<128xf32> -> tensor<128x128xf16>
+  return
+}
+
+// -----
+
+func.func @softmax_threshold(%s: tensor<128x128xf32>, %m: tensor<128xf32>) {
+  // expected-error @+1 {{threshold must be non-negative, got -1}}
+  %p, %m1, %l1, %c = fa4.tile.softmax %s, %m, %m scale_log2 0.125 threshold -1 emulated 3 : tensor<128x128xf32>, tensor<128xf32> -> tensor<128x128xf16>
+  return
+}
+
+// -----
+
+func.func @softmax_emulated(%s: tensor<128x128xf32>, %m: tensor<128xf32>) {
+  // expected-error @+1 {{emulates 17 of 16 exponentials; expected 0 to 16}}
+  %p, %m1, %l1, %c = fa4.tile.softmax %s, %m, %m scale_log2 0.125 threshold 8 emulated 17 : tensor<128x128xf32>, tensor<128xf32> -> tensor<128x128xf16>
+  return
+}
+
+// -----
+
+func.func @rescale_rows(%o: tensor<128x64xf32>, %c: tensor<64xf32>) {
+  // expected-error @+1 {{factors must be one value per row (tensor<128xf32>), got 'tensor<64xf32>'}}
+  %r = fa4.tile.rescale %o by %c : tensor<128x64xf32>, tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @normalize_shape(%o: tensor<128x64xf32>, %l: tensor<128xf32>) {
+  // expected-error @+1 {{result must have the shape of the tile, got 'tensor<128x32xf16>'}}
+  %r = fa4.tile.normalize %o by %l : tensor<128x64xf32>, tensor<128xf32> -> tensor<128x32xf16>
+  return
+}
+
+// -----
+
+func.func @lse_heads(%m: tensor<128xf32>, %lse: memref<?x2x?xf32>, %i: index) {
+  // expected-error @+1 {{packs 4 heads per position, which must divide the 2 heads of the tensor}}
+  fa4.tile.store_lse %m, %m, %lse[%i, %i, %i] heads 4 : tensor<128xf32> -> memref<?x2x?xf32>
+  return
+}

@@ -1,0 +1,34 @@
+// RUN: fa4-opt %s | FileCheck %s
+// RUN: fa4-opt %s -mlir-print-op-generic | fa4-opt | FileCheck %s
+
+// The tile ops of level 3 round-trip through both printers.
+// CHECK-LABEL: func.func @tiles
+func.func @tiles(%q: memref<?x?x8x64xf16>, %k: memref<?x?x2x64xf16>,
+                 %o: memref<?x?x8x64xf16>, %lse: memref<?x8x?xf32>,
+                 %t: index, %n: index, %b: index, %sq: index, %skv: index) {
+  // CHECK: %[[B:.*]], %[[H:.*]], %[[P:.*]] = fa4.tile.coords %{{.*}} of (%{{.*}}, %{{.*}}) scheduler lpt head_blocks 2 heads 4 positions 64
+  %bi, %h, %pos = fa4.tile.coords %t of (%n, %b) scheduler lpt head_blocks 2 heads 4 positions 64
+  // CHECK: %[[Q:.*]] = fa4.tile.load %{{.*}}[%[[B]], %[[P]], %[[H]]] heads 4 : memref<?x?x8x64xf16> -> tensor<128x64xf16>
+  %qt = fa4.tile.load %q[%bi, %pos, %h] heads 4 : memref<?x?x8x64xf16> -> tensor<128x64xf16>
+  %kt = fa4.tile.load %k[%bi, %pos, %h] heads 1 : memref<?x?x2x64xf16> -> tensor<128x64xf16>
+  // CHECK: %[[S:.*]] = fa4.tile.matmul %[[Q]], %{{.*}} transpose_b : tensor<128x64xf16>, tensor<128x64xf16> -> tensor<128x128xf32>
+  %s = fa4.tile.matmul %qt, %kt transpose_b : tensor<128x64xf16>, tensor<128x64xf16> -> tensor<128x128xf32>
+  // CHECK: %[[M:.*]] = fa4.tile.mask %[[S]] rows %[[P]] keys %{{.*}} lengths (%{{.*}}, %{{.*}}) heads 4 causal : tensor<128x128xf32>
+  %m = fa4.tile.mask %s rows %pos keys %n lengths (%sq, %skv) heads 4 causal : tensor<128x128xf32>
+  %max = arith.constant dense<0xFF800000> : tensor<128xf32>
+  %sum = arith.constant dense<0.0> : tensor<128xf32>
+  %acc = arith.constant dense<0.0> : tensor<128x64xf32>
+  // CHECK: %{{.*}}, %[[MAX:.*]], %[[SUM:.*]], %[[C:.*]] = fa4.tile.softmax %[[M]], %{{.*}}, %{{.*}} scale_log2 1.250000e-01 threshold 8 emulated 3 : tensor<128x128xf32>, tensor<128xf32> -> tensor<128x128xf16>
+  %p, %max1, %sum1, %c = fa4.tile.softmax %m, %max, %sum scale_log2 0.125 threshold 8 emulated 3 : tensor<128x128xf32>, tensor<128xf32> -> tensor<128x128xf16>
+  // CHECK: fa4.tile.rescale %{{.*}} by %[[C]] : tensor<128x64xf32>, tensor<128xf32>
+  %r = fa4.tile.rescale %acc by %c : tensor<128x64xf32>, tensor<128xf32>
+  // CHECK: fa4.tile.matmul %{{.*}}, %{{.*}} acc %{{.*}} : tensor<128x128xf16>, tensor<128x64xf16> -> tensor<128x64xf32>
+  %o1 = fa4.tile.matmul %p, %kt acc %r : tensor<128x128xf16>, tensor<128x64xf16> -> tensor<128x64xf32>
+  // CHECK: fa4.tile.normalize %{{.*}} by %[[SUM]] : tensor<128x64xf32>, tensor<128xf32> -> tensor<128x64xf16>
+  %out = fa4.tile.normalize %o1 by %sum1 : tensor<128x64xf32>, tensor<128xf32> -> tensor<128x64xf16>
+  // CHECK: fa4.tile.store %{{.*}}, %{{.*}}[%[[B]], %[[P]], %[[H]]] heads 4 : tensor<128x64xf16> -> memref<?x?x8x64xf16>
+  fa4.tile.store %out, %o[%bi, %pos, %h] heads 4 : tensor<128x64xf16> -> memref<?x?x8x64xf16>
+  // CHECK: fa4.tile.store_lse %[[MAX]], %[[SUM]], %{{.*}}[%[[B]], %[[H]], %[[P]]] heads 4 : tensor<128xf32> -> memref<?x8x?xf32>
+  fa4.tile.store_lse %max1, %sum1, %lse[%bi, %h, %pos] heads 4 : tensor<128xf32> -> memref<?x8x?xf32>
+  return
+}

@@ -1,0 +1,63 @@
+// RUN: fa4-opt %s -split-input-file --fa4-plan --fa4-tile | FileCheck %s
+
+// Causal GQA 32/8 with LSE, bf16, head dim 128: work tiles of 2 Q tiles of
+// 32 positions x 4 heads in LPT order; per Q tile the KV blocks up to its
+// last row's diagonal; the program reads batch and lengths from the
+// memrefs.
+// CHECK-LABEL: func.func @causal
+// CHECK: fa4.launch @causal_attention::@causal_attention(%arg0, %arg1, %arg2, %arg3, %arg4) :
+// CHECK-NOT: manifest
+// CHECK-LABEL: gpu.module @causal_attention [#nvvm.target<chip = "sm_100a"
+// CHECK: gpu.func @causal_attention(%[[Q:.*]]: memref<?x?x32x128xbf16>, %[[K:.*]]: memref<?x?x8x128xbf16>, %[[V:.*]]: memref<?x?x8x128xbf16>, %[[O:.*]]: memref<?x?x32x128xbf16>, %[[LSE:.*]]: memref<?x32x?xf32>) kernel
+// CHECK-SAME: fa4.plan = #fa4.plan<
+// CHECK-DAG: %[[B:.*]] = memref.dim %[[Q]], %c0
+// CHECK-DAG: %[[SQ:.*]] = memref.dim %[[Q]], %c1
+// CHECK-DAG: %[[SKV:.*]] = memref.dim %[[K]], %c1
+// CHECK: scf.for %[[T:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: %[[BI:.*]], %[[H:.*]], %[[POS:.*]] = fa4.tile.coords %[[T]] of (%{{.*}}, %[[B]]) scheduler lpt head_blocks 8 heads 4 positions 64
+// CHECK: scf.for %[[STAGE:.*]] = %c0{{.*}} to %c2
+// CHECK: %[[ROW:.*]] = arith.addi %[[POS]]
+// CHECK: %[[QT:.*]] = fa4.tile.load %[[Q]][%[[BI]], %[[ROW]], %[[H]]] heads 4 : memref<?x?x32x128xbf16> -> tensor<128x128xbf16>
+// Blocks: ceil(min(max(row + 31 + Skv + 1 - Sq, 0), Skv) / 128).
+// CHECK: arith.maxsi
+// CHECK: arith.minsi
+// CHECK: %[[R:.*]]:3 = scf.for %[[N:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}, %[[M:.*]] = %{{.*}}, %[[L:.*]] = %{{.*}}) -> (tensor<128x128xf32>, tensor<128xf32>, tensor<128xf32>)
+// CHECK: %[[KT:.*]] = fa4.tile.load %[[K]][%[[BI]], %[[KEY:.*]], %{{.*}}] heads 1
+// CHECK: %[[VT:.*]] = fa4.tile.load %[[V]][%[[BI]], %[[KEY]], %{{.*}}] heads 1
+// CHECK: %[[S:.*]] = fa4.tile.matmul %[[QT]], %[[KT]] transpose_b : tensor<128x128xbf16>, tensor<128x128xbf16> -> tensor<128x128xf32>
+// CHECK: %[[SM:.*]] = fa4.tile.mask %[[S]] rows %[[ROW]] keys %[[KEY]] lengths (%[[SQ]], %[[SKV]]) heads 4 causal
+// 1/sqrt(128) * log2(e) = 0.12751743082459868
+// CHECK: %[[P:.*]], %[[M1:.*]], %[[L1:.*]], %[[C:.*]] = fa4.tile.softmax %[[SM]], %[[M]], %[[L]] scale_log2 0.12751743082459868 threshold 8 emulated 3
+// CHECK: %[[OR:.*]] = fa4.tile.rescale %[[ACC]] by %[[C]]
+// CHECK: %[[O1:.*]] = fa4.tile.matmul %[[P]], %[[VT]] acc %[[OR]]
+// CHECK: scf.yield %[[O1]], %[[M1]], %[[L1]]
+// CHECK: %[[OUT:.*]] = fa4.tile.normalize %[[R]]#0 by %[[R]]#2 : tensor<128x128xf32>, tensor<128xf32> -> tensor<128x128xbf16>
+// CHECK: fa4.tile.store %[[OUT]], %[[O]][%[[BI]], %[[ROW]], %[[H]]] heads 4
+// CHECK: fa4.tile.store_lse %[[R]]#1, %[[R]]#2, %[[LSE]][%[[BI]], %[[H]], %[[ROW]]] heads 4
+func.func @causal(%q: memref<?x?x32x128xbf16>, %k: memref<?x?x8x128xbf16>,
+                  %v: memref<?x?x8x128xbf16>, %o: memref<?x?x32x128xbf16>,
+                  %lse: memref<?x32x?xf32>) {
+  fa4.attention ins(%q, %k, %v : memref<?x?x32x128xbf16>, memref<?x?x8x128xbf16>, memref<?x?x8x128xbf16>)
+                outs(%o : memref<?x?x32x128xbf16>) lse(%lse : memref<?x32x?xf32>) {causal}
+  return
+}
+
+// -----
+
+// Non-causal MHA, f16, head dim 64, scale 0.5: linear order, every KV block,
+// no causal mask (only the Skv tail), no LSE.
+// CHECK-LABEL: gpu.func @full_attention
+// CHECK: fa4.tile.coords %{{.*}} scheduler linear head_blocks 16 heads 1 positions 256
+// CHECK-NOT: arith.minsi
+// CHECK: scf.for
+// CHECK: fa4.tile.mask %{{.*}} heads 1 : tensor<128x128xf32>
+// 0.5 * log2(e) = 0.72134752044448169
+// CHECK: fa4.tile.softmax {{.*}} scale_log2 0.72134752044448169
+// CHECK-NOT: fa4.tile.store_lse
+// CHECK: gpu.return
+func.func @full(%q: memref<?x?x16x64xf16>, %k: memref<?x?x16x64xf16>,
+                %v: memref<?x?x16x64xf16>, %o: memref<?x?x16x64xf16>) {
+  fa4.attention ins(%q, %k, %v : memref<?x?x16x64xf16>, memref<?x?x16x64xf16>, memref<?x?x16x64xf16>)
+                outs(%o : memref<?x?x16x64xf16>) {scale = 0.5 : f32}
+  return
+}
