@@ -53,6 +53,11 @@ def run(cmd):
     return result
 
 
+# Per-CTA limits on sm_100a: shared memory (dynamic + static) and TMEM.
+SMEM_LIMIT = 227 * 1024
+TMEM_COLUMNS = 512
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--fa4-opt", required=True)
@@ -79,10 +84,18 @@ def main():
                       os.path.join(work, name + ".cubin")]).stderr
         spill = re.search(r"(\d+) bytes spill stores", report).group(1)
         registers = re.search(r"Used (\d+) registers", report).group(1)
-        smem = re.search(r"(\d+) bytes smem", report)
+        static = re.search(r"(\d+) bytes smem", report)
+        static = int(static.group(1)) if static else 0
+        # What the allocation passes recorded in the launch manifest.
+        with open(binary) as f:
+            text = f.read()
+        dynamic = int(re.search(r"dynamic_smem_bytes = (\d+)", text).group(1))
+        columns = int(re.search(r"tmem_columns = (\d+)", text).group(1))
+        smem_fits = "fits" if dynamic + static <= SMEM_LIMIT else "EXCEEDS"
+        tmem_fits = "fits" if columns <= TMEM_COLUMNS else "EXCEEDS"
         print(f"{mask} {dtype} d{head_dim} gqa{ratio}: spill {spill} registers "
-              f"{registers} smem {smem.group(1) if smem else 0}")
-
+              f"{registers} smem {dynamic}+{static} {smem_fits} "
+              f"tmem {columns} {tmem_fits}")
 
 if __name__ == "__main__":
     main()
