@@ -72,7 +72,7 @@ int64_t layOut(MutableArrayRef<SmemBuffer> buffers, bool alias) {
   SmallVector<Value> values;
   for (const SmemBuffer &buffer : buffers)
     values.push_back(buffer.value);
-  BufferLiveness liveness(values);
+  BufferLiveness liveness(values, /*laneLocal=*/false);
 
   auto order = llvm::to_vector(llvm::seq<unsigned>(0, buffers.size()));
   llvm::stable_sort(order, [&](unsigned a, unsigned b) {

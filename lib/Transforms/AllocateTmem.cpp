@@ -38,7 +38,7 @@ TmemLayout layOut(ArrayRef<TmemBufferOp> buffers, bool alias) {
   SmallVector<Value> values;
   for (TmemBufferOp buffer : buffers)
     values.push_back(buffer.getBuffer());
-  BufferLiveness liveness(values);
+  BufferLiveness liveness(values, /*laneLocal=*/true);
 
   // Largest first, so that smaller buffers can fit into larger ones.
   auto order = llvm::to_vector(llvm::seq<unsigned>(0, buffers.size()));

@@ -3,7 +3,11 @@
 #include "fa4/Transforms/BufferLiveness.h"
 #include "fa4/Dialect/FA4/IR/FA4Ops.h"
 
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 using namespace mlir;
@@ -11,16 +15,21 @@ using namespace mlir::fa4;
 
 namespace {
 
+using Accesses = BufferLiveness::Accesses;
+
 /// Async accesses still in flight at some point of a block.
 struct InFlight {
   bool tmemLoad = false, tmemStore = false, tmaStore = false, tmaLoad = false;
+  bool mma = false;
 
+  /// In flight other than through MMAs.
   bool any() const { return tmemLoad || tmemStore || tmaStore || tmaLoad; }
   void merge(const InFlight &other) {
     tmemLoad |= other.tmemLoad;
     tmemStore |= other.tmemStore;
     tmaStore |= other.tmaStore;
     tmaLoad |= other.tmaLoad;
+    mma |= other.mma;
   }
   /// Records that `access` starts an async access.
   void start(Operation *access) {
@@ -28,8 +37,10 @@ struct InFlight {
     tmemStore |= isa<TmemStoreOp>(access);
     tmaStore |= isa<nvgpu::TmaAsyncStoreOp>(access);
     tmaLoad |= isa<TmaLoadOp, nvgpu::TmaAsyncLoadOp>(access);
+    mma |= isa<MmaOp>(access);
   }
-  /// Retires what `op` waits for.
+  /// Retires what `op` waits for. TMA stores retire only when no bulk group
+  /// may be pending; TMA loads and MMAs complete in other roles.
   void complete(Operation *op) {
     if (auto wait = dyn_cast<Tcgen05WaitOp>(op)) {
       if (wait.getKind() == Tcgen05WaitKind::load)
@@ -37,77 +48,216 @@ struct InFlight {
       else
         tmemStore = false;
     }
-    if (isa<TmaStoreWaitOp>(op))
+    if (auto wait = dyn_cast<TmaStoreWaitOp>(op); wait && wait.getPending() == 0)
       tmaStore = false;
   }
 };
 
 /// Liveness of one buffer at each op of a block.
 struct BlockLiveness {
-  SmallVector<bool> accessed; // the op, or an op nested in it, accesses it
-  SmallVector<bool> inFlight; // an earlier async access is still in flight
+  SmallVector<bool> accessed;       // the op, or an op nested in it
+  SmallVector<bool> accessedNonMma; // ... through an op other than an MMA
+  SmallVector<bool> inFlight;       // an earlier non-MMA access in flight
+  SmallVector<bool> mmaInFlight;    // an earlier MMA access in flight
   InFlight atEnd;
 
   bool live(size_t i) const { return accessed[i] || inFlight[i]; }
 };
 
-using Accesses = BufferLiveness::Accesses;
-
 BlockLiveness scan(Block &block, const Accesses &buffer) {
   BlockLiveness result;
   InFlight pending;
   for (Operation &op : block) {
-    bool accessed = buffer.ops.contains(&op);
+    bool direct = buffer.ops.contains(&op);
+    bool accessed = direct, nonMma = direct && !isa<MmaOp>(op);
     result.inFlight.push_back(pending.any());
-    if (accessed)
+    result.mmaInFlight.push_back(pending.mma);
+    if (direct)
       pending.start(&op);
     for (Region &region : op.getRegions())
       for (Block &nested : region) {
         BlockLiveness inner = scan(nested, buffer);
         accessed |= llvm::is_contained(inner.accessed, true);
+        nonMma |= llvm::is_contained(inner.accessedNonMma, true);
         pending.merge(inner.atEnd);
       }
     pending.complete(&op);
     result.accessed.push_back(accessed);
+    result.accessedNonMma.push_back(nonMma);
   }
   result.atEnd = pending;
   return result;
 }
 
-/// The first and last ops of the block where the buffer is live.
-std::optional<std::pair<size_t, size_t>> liveRange(const BlockLiveness &l) {
-  std::optional<std::pair<size_t, size_t>> range;
-  for (size_t i = 0, e = l.accessed.size(); i < e; ++i)
-    if (l.live(i))
-      range = range ? std::make_pair(range->first, i) : std::make_pair(i, i);
-  return range;
+/// Whether `op` only writes the buffer, replacing what it held: TMEM and
+/// memory stores, TMA loads into it, an MMA that overwrites it.
+bool isDefinition(Operation *op, const Accesses &buffer) {
+  auto in = [&](Value v) { return buffer.values.contains(v); };
+  if (auto store = dyn_cast<TmemStoreOp>(op))
+    return in(store.getDest());
+  if (auto store = dyn_cast<memref::StoreOp>(op))
+    return in(store.getMemRef());
+  if (auto store = dyn_cast<vector::StoreOp>(op))
+    return in(store.getBase());
+  if (auto load = dyn_cast<TmaLoadOp>(op))
+    return in(load.getBuffer());
+  if (auto load = dyn_cast<nvgpu::TmaAsyncLoadOp>(op))
+    return in(load.getDst());
+  if (auto mma = dyn_cast<MmaOp>(op))
+    return in(mma.getD()) && !in(mma.getA()) && !in(mma.getB()) &&
+           matchPattern(mma.getAccumulate(), m_Zero());
+  return false;
 }
 
-/// Whether the live ranges of `a` and `b` in `block` are disjoint, up to
-/// region ops that hold both in blocks where they are (recursively).
-bool disjoint(Block &block, const Accesses &a, const Accesses &b) {
-  BlockLiveness la = scan(block, a), lb = scan(block, b);
-  auto ra = liveRange(la), rb = liveRange(lb);
-  if (!ra || !rb)
-    return true;
-  size_t first = std::max(ra->first, rb->first);
-  size_t last = std::min(ra->second, rb->second);
-  if (first > last)
-    return true;
-  auto it = std::next(block.begin(), first);
-  for (size_t i = first; i <= last; ++i, ++it) {
+/// Whether `op` is a wait on a channel committed by another role that uses
+/// the buffer: after it, the buffer holds data handed over anew.
+bool delivers(Operation *op, const Accesses &buffer, Operation *role) {
+  auto wait = dyn_cast<ChannelWaitOp>(op);
+  if (!wait)
+    return false;
+  return llvm::any_of(wait.getChannel().getUsers(), [&](Operation *user) {
+    auto commit = dyn_cast<ChannelCommitOp>(user);
+    Operation *producer = commit ? commit->getParentOfType<RoleOp>() : nullptr;
+    return producer && producer != role && buffer.roles.contains(producer);
+  });
+}
+
+/// What running `block` does to the value the buffer held before it.
+enum class Effect { Reads, Redefines, Untouched };
+
+Effect effectOf(Block &block, const Accesses &buffer, Operation *role);
+
+/// What `op` (at a position where it touches the buffer, or a wait) does to
+/// the buffer's value. Loops may run zero times, so they never redefine.
+Effect effectOfOp(Operation &op, const Accesses &buffer, Operation *role) {
+  if (delivers(&op, buffer, role))
+    return Effect::Redefines;
+  if (buffer.ops.contains(&op))
+    return isDefinition(&op, buffer) ? Effect::Redefines : Effect::Reads;
+  if (auto loop = dyn_cast<scf::ForOp>(op))
+    return effectOf(*loop.getBody(), buffer, role) == Effect::Reads
+               ? Effect::Reads
+               : Effect::Untouched;
+  if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
+    Effect then = effectOf(ifOp.getThenRegion().front(), buffer, role);
+    Effect otherwise = ifOp.getElseRegion().empty()
+                           ? Effect::Untouched
+                           : effectOf(ifOp.getElseRegion().front(), buffer, role);
+    if (then == Effect::Reads || otherwise == Effect::Reads)
+      return Effect::Reads;
+    return then == Effect::Redefines && otherwise == Effect::Redefines
+               ? Effect::Redefines
+               : Effect::Untouched;
+  }
+  // Any other region op that touches the buffer: assume it reads it.
+  return op.getNumRegions() > 0 ? Effect::Reads : Effect::Untouched;
+}
+
+Effect effectOf(Block &block, const Accesses &buffer, Operation *role) {
+  BlockLiveness l = scan(block, buffer);
+  for (auto [i, op] : llvm::enumerate(block)) {
+    if (!l.accessed[i] && !delivers(&op, buffer, role))
+      continue;
+    Effect effect = effectOfOp(op, buffer, role);
+    if (effect != Effect::Untouched)
+      return effect;
+  }
+  return Effect::Untouched;
+}
+
+/// Where a buffer occupies its storage in a block: at every op that touches
+/// it (accesses it or has an access of it in flight), and wherever a value
+/// it holds is still to be read. `liveOut`: the value at the end of the
+/// block is read after it. Also returns whether the value on entry is read.
+struct Occupancy {
+  SmallVector<bool> live;
+  SmallVector<bool> after; // the value after the op is read later
+  bool liveIn = false;
+};
+
+Occupancy occupancy(Block &block, const BlockLiveness &l,
+                    const Accesses &buffer, Operation *role, bool liveOut) {
+  size_t n = l.accessed.size();
+  Occupancy result;
+  result.live.assign(n, false);
+  result.after.assign(n, false);
+  bool needed = liveOut; // the value after the current op is read later
+  auto it = block.rbegin();
+  for (size_t k = n; k-- > 0; ++it) {
     Operation &op = *it;
-    bool nestedBoth = op.getNumRegions() > 0 && la.accessed[i] &&
-                      lb.accessed[i] && !la.inFlight[i] && !lb.inFlight[i] &&
-                      !a.ops.contains(&op) && !b.ops.contains(&op);
-    if (!nestedBoth)
+    result.after[k] = needed;
+    bool touched = l.accessed[k] || l.inFlight[k];
+    Effect effect = (l.accessed[k] || delivers(&op, buffer, role))
+                        ? effectOfOp(op, buffer, role)
+                        : Effect::Untouched;
+    result.live[k] = touched || (needed && effect != Effect::Redefines);
+    if (effect == Effect::Redefines)
+      needed = false;
+    else if (effect == Effect::Reads)
+      needed = true;
+  }
+  result.liveIn = needed;
+  return result;
+}
+
+/// Whether `a` and `b` never occupy their storage at once in `block` (of
+/// `role`). `outA`/`outB`: their values at the end of the block are read
+/// later; `mmaA`/`mmaB`: an MMA on them is in flight on entry.
+bool disjoint(Block &block, const Accesses &a, const Accesses &b, bool outA,
+              bool outB, bool mmaA, bool mmaB, Operation *role) {
+  BlockLiveness la = scan(block, a), lb = scan(block, b);
+  Occupancy oa = occupancy(block, la, a, role, outA);
+  Occupancy ob = occupancy(block, lb, b, role, outB);
+  // An MMA reads and writes asynchronously until the end of the block;
+  // only later MMAs of the thread are ordered after it.
+  for (size_t i = 0, e = la.accessed.size(); i < e; ++i) {
+    bool inFlightA = mmaA || la.mmaInFlight[i];
+    bool inFlightB = mmaB || lb.mmaInFlight[i];
+    if ((inFlightA && lb.accessedNonMma[i]) ||
+        (inFlightB && la.accessedNonMma[i]))
+      return false;
+  }
+  auto it = block.begin();
+  for (size_t i = 0, e = oa.live.size(); i < e; ++i, ++it) {
+    if (!oa.live[i] || !ob.live[i])
+      continue;
+    Operation &op = *it;
+    // Both occupy storage only inside a region op that holds both, where
+    // the same question is asked of its blocks.
+    if (op.getNumRegions() == 0 || !la.accessed[i] || !lb.accessed[i] ||
+        la.inFlight[i] || lb.inFlight[i] || a.ops.contains(&op) ||
+        b.ops.contains(&op))
+      return false;
+    bool mmaInA = mmaA || la.mmaInFlight[i], mmaInB = mmaB || lb.mmaInFlight[i];
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      // A value an iteration reads before redefining it comes from the
+      // previous iteration: it must survive to the end of the body.
+      Block &body = *loop.getBody();
+      bool carriedA = effectOf(body, a, role) == Effect::Reads;
+      bool carriedB = effectOf(body, b, role) == Effect::Reads;
+      if (!disjoint(body, a, b, oa.after[i] || carriedA, ob.after[i] || carriedB,
+                    mmaInA || scan(body, a).atEnd.mma,
+                    mmaInB || scan(body, b).atEnd.mma, role))
+        return false;
+      continue;
+    }
+    if (!isa<scf::IfOp>(op))
       return false;
     for (Region &region : op.getRegions())
-      for (Block &nested : region)
-        if (!disjoint(nested, a, b))
-          return false;
+      if (!region.empty() && !disjoint(region.front(), a, b, oa.after[i],
+                                       ob.after[i], mmaInA, mmaInB, role))
+        return false;
   }
   return true;
+}
+
+/// Whether `op` runs in one thread: inside an `fa4.elect` conditional.
+bool inOneThread(Operation *op) {
+  for (auto ifOp = op->getParentOfType<scf::IfOp>(); ifOp;
+       ifOp = ifOp->getParentOfType<scf::IfOp>())
+    if (ifOp.getCondition().getDefiningOp<ElectOp>())
+      return true;
+  return false;
 }
 
 /// Every op that accesses `buffer`, following views.
@@ -116,6 +266,7 @@ Accesses collectAccesses(Value buffer) {
   SmallVector<Value> worklist = {buffer};
   while (!worklist.empty()) {
     Value value = worklist.pop_back_val();
+    result.values.insert(value);
     for (OpOperand &use : value.getUses()) {
       Operation *user = use.getOwner();
       if (auto view = dyn_cast<TmemViewOp>(user)) {
@@ -127,6 +278,12 @@ Accesses collectAccesses(Value buffer) {
         llvm::append_range(worklist, user->getResults());
         continue;
       }
+      // Anything else that takes the buffer could pass it on (a select, a
+      // yield, a call): its accesses could not be followed.
+      if (!isa<TmemLoadOp, TmemStoreOp, MmaOp, memref::LoadOp,
+               memref::StoreOp, vector::LoadOp, vector::StoreOp, TmaLoadOp,
+               nvgpu::TmaAsyncLoadOp, nvgpu::TmaAsyncStoreOp>(user))
+        result.escapes = true;
       result.ops.insert(user);
     }
   }
@@ -135,13 +292,15 @@ Accesses collectAccesses(Value buffer) {
       result.roles.insert(role);
     else
       result.outsideRoles = true;
+    result.multiThreaded |= !inOneThread(op);
   }
   return result;
 }
 
 } // namespace
 
-BufferLiveness::BufferLiveness(ArrayRef<Value> buffers) {
+BufferLiveness::BufferLiveness(ArrayRef<Value> buffers, bool laneLocal)
+    : laneLocal(laneLocal) {
   for (Value buffer : buffers)
     accesses.push_back(collectAccesses(buffer));
 }
@@ -150,13 +309,18 @@ bool BufferLiveness::mayShare(unsigned a, unsigned b) const {
   const Accesses &x = accesses[a], &y = accesses[b];
   if (x.ops.empty() || y.ops.empty())
     return true;
-  if (x.outsideRoles || y.outsideRoles)
+  if (x.outsideRoles || y.outsideRoles || x.escapes || y.escapes)
+    return false;
+  // Program order orders a role's threads only where each touches its own
+  // part of the buffer (TMEM lanes) or one thread does all the work.
+  if (!laneLocal && (x.multiThreaded || y.multiThreaded))
     return false;
   if (x.roles.size() != y.roles.size() ||
       !llvm::all_of(x.roles, [&](Operation *r) { return y.roles.contains(r); }))
     return false;
   return llvm::all_of(x.roles, [&](Operation *role) {
-    return disjoint(role->getRegion(0).front(), x, y);
+    return disjoint(role->getRegion(0).front(), x, y, false, false, false,
+                    false, role);
   });
 }
 

@@ -52,8 +52,9 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// One role writes "first" and is done with it before it writes "second":
-// both take offset 0. Without sharing, "second" follows at 16 bytes.
+// One elected thread writes "first" and is done with it before it writes
+// "second": both take offset 0. Without sharing, "second" follows at 16
+// bytes.
 // CHECK-LABEL: gpu.func @share
 // CHECK-DAG: memref.view %{{.*}}[%c0{{(_[0-9]+)?}}][] {fa4.name = "first"}
 // CHECK-DAG: memref.view %{{.*}}[%c0{{(_[0-9]+)?}}][] {fa4.name = "second"}
@@ -68,9 +69,79 @@ module attributes {gpu.container_module} {
       %c0 = arith.constant 0 : index
       %f = arith.constant 1.0 : f32
       fa4.warp_specialize warps 4 {
+        fa4.role "a" warps [0, 1) registers 128 {
+          %leader = fa4.elect
+          scf.if %leader {
+            memref.store %f, %first[%c0] : memref<4xf32, #gpu.address_space<workgroup>>
+            memref.store %f, %second[%c0] : memref<4xf32, #gpu.address_space<workgroup>>
+          }
+        }
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// The same in all threads of a warpgroup: one thread's program order does
+// not order another thread's accesses, so nothing is shared.
+// CHECK-LABEL: gpu.func @threads
+// CHECK-DAG: memref.view %{{.*}}[%c0{{(_[0-9]+)?}}][] {fa4.name = "first"}
+// CHECK-DAG: memref.view %{{.*}}[%c16{{(_[0-9]+)?}}][] {fa4.name = "second"}
+module attributes {gpu.container_module} {
+  gpu.module @m [#nvvm.target<chip = "sm_100a">] {
+    gpu.func @threads() workgroup(%first : memref<4xf32, #gpu.address_space<workgroup>> {fa4.name = "first"},
+                                  %second : memref<4xf32, #gpu.address_space<workgroup>> {fa4.name = "second"})
+        kernel attributes {fa4.plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 128, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>} {
+      %c0 = arith.constant 0 : index
+      %f = arith.constant 1.0 : f32
+      fa4.warp_specialize warps 4 {
         fa4.role "a" warps [0, 4) registers 128 {
           memref.store %f, %first[%c0] : memref<4xf32, #gpu.address_space<workgroup>>
           memref.store %f, %second[%c0] : memref<4xf32, #gpu.address_space<workgroup>>
+        }
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A TMA store may still read "a" after `fa4.tma.store_wait 1` (one bulk
+// group may remain pending), so "b" cannot share "a"; a buffer passed
+// through arith.select ("c") is not followed and shares nothing. "d" may
+// share "b": "b" is written, never read, and done with before "d".
+// CHECK-LABEL: gpu.func @store_wait
+// CHECK-DAG: memref.view %{{.*}}[%c0{{(_[0-9]+)?}}][] {fa4.name = "a"}
+// CHECK-DAG: memref.view %{{.*}}[%c16384{{(_[0-9]+)?}}][] {fa4.name = "b"}
+// CHECK-DAG: memref.view %{{.*}}[%c32768{{(_[0-9]+)?}}][] {fa4.name = "c"}
+// CHECK-DAG: memref.view %{{.*}}[%c16384{{(_[0-9]+)?}}][] {fa4.name = "d"}
+module attributes {gpu.container_module} {
+  gpu.module @m [#nvvm.target<chip = "sm_100a">] {
+    gpu.func @store_wait(%desc: !nvgpu.tensormap.descriptor<tensor = memref<1x32x4x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>, %p: i1)
+        workgroup(%a : memref<1x32x4x64xbf16, #gpu.address_space<workgroup>> {fa4.name = "a"},
+                  %b : memref<1x32x4x64xbf16, #gpu.address_space<workgroup>> {fa4.name = "b"},
+                  %c : memref<4xf32, #gpu.address_space<workgroup>> {fa4.name = "c"},
+                  %d : memref<4xf32, #gpu.address_space<workgroup>> {fa4.name = "d"})
+        kernel attributes {fa4.plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 128, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>} {
+      %c0 = arith.constant 0 : index
+      %x = arith.constant 1.0 : bf16
+      %f = arith.constant 1.0 : f32
+      fa4.warp_specialize warps 4 {
+        fa4.role "store" warps [0, 1) registers 128 {
+          %leader = fa4.elect
+          scf.if %leader {
+            nvgpu.tma.async.store %a to %desc[%c0, %c0, %c0, %c0] : memref<1x32x4x64xbf16, #gpu.address_space<workgroup>> -> !nvgpu.tensormap.descriptor<tensor = memref<1x32x4x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+            fa4.tma.store_commit
+            fa4.tma.store_wait 1 read
+            memref.store %x, %b[%c0, %c0, %c0, %c0] : memref<1x32x4x64xbf16, #gpu.address_space<workgroup>>
+            %either = arith.select %p, %c, %c : memref<4xf32, #gpu.address_space<workgroup>>
+            memref.store %f, %either[%c0] : memref<4xf32, #gpu.address_space<workgroup>>
+            memref.store %f, %d[%c0] : memref<4xf32, #gpu.address_space<workgroup>>
+            %y = memref.load %either[%c0] : memref<4xf32, #gpu.address_space<workgroup>>
+          }
         }
       }
       gpu.return

@@ -74,9 +74,12 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// In a loop, each iteration reads S and then writes P: the live ranges are
-// checked per iteration, and P shares S. O is used by another role as well,
-// so it keeps its own columns. 128 + 64 columns: 256 allocated.
+// The FA4 hand-off in miniature. Each iteration of "softmax" waits for S,
+// reads it, then writes P; each iteration of "mma" waits for P, reads it,
+// then overwrites S. Every first access in an iteration follows a wait on a
+// channel the other role commits, so neither value crosses the back edge: P
+// shares S. O is used by a third role as well and keeps its own columns.
+// 128 + 64 columns: 256 allocated.
 // CHECK-LABEL: gpu.func @loop
 // CHECK: fa4.tmem.alloc 256 columns
 // CHECK-DAG: fa4.tmem.view %{{.*}}[0] {fa4.name = "s"}
@@ -87,24 +90,98 @@ module attributes {gpu.container_module} {
     gpu.func @loop(%n: index) kernel {
       %s = fa4.tmem.buffer "s" : !fa4.tmem<128x128xf32>
       %o = fa4.tmem.buffer "o" : !fa4.tmem<128x64xf32>
-      %p = fa4.tmem.buffer "p" : !fa4.tmem<128x128xbf16>
+      %p = fa4.tmem.buffer "p" : !fa4.tmem<128x64xf32>
+      %s_ready = fa4.channel "s_ready" : !fa4.channel<1> producer <threads = 128> consumer <threads = 128>
+      %p_ready = fa4.channel "p_ready" : !fa4.channel<1> producer <threads = 128> consumer <threads = 128>
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
-      fa4.warp_specialize warps 8 {
+      %x = arith.constant dense<1.0> : vector<32xf32>
+      fa4.warp_specialize warps 12 {
         fa4.role "softmax" warps [0, 4) registers 128 {
           scf.for %i = %c0 to %n step %c1 {
-            %x = fa4.tmem.load %s[0] : !fa4.tmem<128x128xf32> -> vector<32xf32>
+            fa4.channel.wait %s_ready[%i] : !fa4.channel<1>
+            %row = fa4.tmem.load %s[0] : !fa4.tmem<128x128xf32> -> vector<32xf32>
             fa4.tcgen05.wait load
-            %y = arith.truncf %x : vector<32xf32> to vector<32xbf16>
-            fa4.tmem.store %y, %p[0] : vector<32xbf16>, !fa4.tmem<128x128xbf16>
+            fa4.channel.release %s_ready[%i] : !fa4.channel<1>
+            fa4.channel.acquire %p_ready[%i] : !fa4.channel<1>
+            fa4.tmem.store %row, %p[0] : vector<32xf32>, !fa4.tmem<128x64xf32>
             fa4.tcgen05.wait store
-            %z = fa4.tmem.load %o[0] : !fa4.tmem<128x64xf32> -> vector<32xf32>
+            fa4.channel.commit %p_ready[%i] : !fa4.channel<1>
+          }
+        }
+        fa4.role "mma" warps [4, 8) registers 128 {
+          scf.for %i = %c0 to %n step %c1 {
+            fa4.channel.wait %p_ready[%i] : !fa4.channel<1>
+            %z = fa4.tmem.load %p[0] : !fa4.tmem<128x64xf32> -> vector<32xf32>
+            fa4.tcgen05.wait load
+            fa4.channel.release %p_ready[%i] : !fa4.channel<1>
+            fa4.channel.acquire %s_ready[%i] : !fa4.channel<1>
+            fa4.tmem.store %x, %s[0] : vector<32xf32>, !fa4.tmem<128x128xf32>
+            fa4.tcgen05.wait store
+            fa4.channel.commit %s_ready[%i] : !fa4.channel<1>
+            %w = fa4.tmem.load %o[0] : !fa4.tmem<128x64xf32> -> vector<32xf32>
             fa4.tcgen05.wait load
           }
         }
-        fa4.role "correction" warps [4, 8) registers 128 {
-          %z = fa4.tmem.load %o[0] : !fa4.tmem<128x64xf32> -> vector<32xf32>
+        fa4.role "correction" warps [8, 12) registers 128 {
+          %w = fa4.tmem.load %o[0] : !fa4.tmem<128x64xf32> -> vector<32xf32>
           fa4.tcgen05.wait load
+        }
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A value that crosses the back edge: every iteration reads "a", written
+// before the loop, so "a" is live through the body and "b" cannot share it.
+// CHECK-LABEL: gpu.func @carried
+// CHECK: fa4.tmem.alloc 256 columns
+module attributes {gpu.container_module} {
+  gpu.module @m [#nvvm.target<chip = "sm_100a">] {
+    gpu.func @carried(%n: index) kernel {
+      %a = fa4.tmem.buffer "a" : !fa4.tmem<128x128xf32>
+      %b = fa4.tmem.buffer "b" : !fa4.tmem<128x128xf32>
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %init = arith.constant dense<1.0> : vector<32xf32>
+      fa4.warp_specialize warps 4 {
+        fa4.role "r" warps [0, 4) registers 128 {
+          fa4.tmem.store %init, %a[0] : vector<32xf32>, !fa4.tmem<128x128xf32>
+          fa4.tcgen05.wait store
+          scf.for %i = %c0 to %n step %c1 {
+            %x = fa4.tmem.load %a[0] : !fa4.tmem<128x128xf32> -> vector<32xf32>
+            fa4.tcgen05.wait load
+            fa4.tmem.store %x, %b[0] : vector<32xf32>, !fa4.tmem<128x128xf32>
+            fa4.tcgen05.wait store
+          }
+        }
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// An MMA into "s" is still running when the role stores to "o": only MMAs
+// issued later are ordered after it, so "o" gets columns of its own.
+// CHECK-LABEL: gpu.func @mma_in_flight
+// CHECK: fa4.tmem.alloc 256 columns
+module attributes {gpu.container_module} {
+  gpu.module @m [#nvvm.target<chip = "sm_100a">] {
+    gpu.func @mma_in_flight(%q: memref<2x128x64xbf16, #gpu.address_space<workgroup>>) kernel {
+      %false = arith.constant false
+      %v = arith.constant dense<1.0> : vector<32xf32>
+      %s = fa4.tmem.buffer "s" : !fa4.tmem<128x128xf32>
+      %o = fa4.tmem.buffer "o" : !fa4.tmem<128x128xf32>
+      fa4.warp_specialize warps 4 {
+        fa4.role "r" warps [0, 4) registers 128 {
+          fa4.mma %q, %q, %s, %false b_major(k) : memref<2x128x64xbf16, #gpu.address_space<workgroup>>, memref<2x128x64xbf16, #gpu.address_space<workgroup>>, !fa4.tmem<128x128xf32>
+          fa4.tmem.store %v, %o[0] : vector<32xf32>, !fa4.tmem<128x128xf32>
+          fa4.tcgen05.wait store
         }
       }
       gpu.return

@@ -24,40 +24,56 @@ namespace mlir::fa4 {
 /// op or an op nested in it accesses the buffer, or if an earlier access in
 /// the block is still in flight: a TMEM load until `fa4.tcgen05.wait load`,
 /// a TMEM store until `fa4.tcgen05.wait store`, a TMA store until
-/// `fa4.tma.store_wait`, a TMA load until the end of the block (it completes
-/// in another role). MMAs count only where they are issued: tcgen05 ops of
-/// one thread execute in issue order.
+/// `fa4.tma.store_wait 0`, a TMA load to the end of the block (it completes
+/// in another role). An MMA reads and writes asynchronously to the end of
+/// the block too, but the tcgen05 MMAs of one thread execute in issue
+/// order, so only accesses other than MMAs conflict with one in flight.
 ///
 /// Buffers `a` and `b` may share storage when
-///  - every access of both is inside a `fa4.role`, and the same roles access
-///    both (roles run concurrently, so a buffer one role alone uses is live
-///    whenever that role runs), and
-///  - in every such role, their live ranges do not overlap: in each block,
-///    the ops from the first to the last where `a` is live and those where
-///    `b` is live overlap only in region ops (loops, conditionals) that
-///    access both and in whose blocks the same holds. A loop body is thus
-///    checked for one iteration: `S` read then `P` written in the softmax
-///    loop, `P` read then `S` written in the MMA loop.
+///  - every access of both is a known load, store, MMA or TMA op inside a
+///    `fa4.role` (a buffer passed to anything else, or used outside the
+///    roles, shares nothing), and the same roles access both: roles run
+///    concurrently, so a buffer one role alone uses is live whenever that
+///    role runs;
+///  - program order means what it says: for TMEM each warp touches its own
+///    lanes and MMAs are issued by one thread; shared memory shares only
+///    between buffers whose accesses all run in one elected thread;
+///  - in every such role the live ranges never overlap. Within a block the
+///    ops from the first to the last where a buffer is live (from the start
+///    or to the end where its range continues outside the block) may
+///    overlap the other's only in `scf.if`/`scf.for` ops that access both,
+///    whose blocks are checked the same way. A loop iteration that reads a
+///    buffer before redefining it reads the previous iteration's value, so
+///    that buffer is live through the whole body. A first access redefines
+///    the buffer when it overwrites it (a store, a TMA load, an MMA that does
+///    not accumulate) or follows a wait on a channel committed by another
+///    role that uses the buffer: the softmax loop waits for S from the MMA
+///    role, reads it, then writes P; the MMA loop waits for P, reads it,
+///    then overwrites S.
 ///
-/// Hand-offs between roles are the channels' job: allocation assumes that
-/// the protocol orders one role's last use of a buffer before another
-/// role's first use of its alias, which is what the simulator checks.
+/// The channels order the roles: allocation assumes the protocol hands a
+/// buffer's data over before the other role uses its alias, which is what
+/// the simulator checks.
 class BufferLiveness {
 public:
-  explicit BufferLiveness(ArrayRef<Value> buffers);
+  /// `laneLocal`: the buffers are TMEM, where each warp of a role accesses
+  /// only its own lanes.
+  BufferLiveness(ArrayRef<Value> buffers, bool laneLocal);
 
   /// Whether buffers `a` and `b` (indices into the constructor's list) may
   /// share storage.
   bool mayShare(unsigned a, unsigned b) const;
 
   struct Accesses {
+    llvm::SmallPtrSet<Value, 8> values; // the buffer and its views
     llvm::SmallPtrSet<Operation *, 16> ops;
     llvm::SmallSetVector<Operation *, 4> roles;
-    bool outsideRoles = false;
+    bool outsideRoles = false, escapes = false, multiThreaded = false;
   };
 
 private:
-  SmallVector<Accesses> accesses;
+  SmallVector<Accesses, 4> accesses;
+  bool laneLocal;
 };
 
 /// Replaces the uses of `buffer` in each block with the placed buffer
