@@ -108,8 +108,6 @@ FailureOr<int64_t> allocate(gpu::GPUFuncOp kernel, bool alias) {
   if (failed(collected))
     return failure();
   SmallVector<SmemBuffer> &buffers = *collected;
-  if (buffers.empty())
-    return 0;
   int64_t bytes = layOut(buffers, alias);
   if (bytes > limits::kSmemBytes) {
     InFlightDiagnostic diag = kernel.emitOpError()
@@ -158,7 +156,8 @@ struct FA4AllocateSmemPass
     ModuleOp module = getOperation();
     SmallVector<gpu::GPUFuncOp> kernels;
     module.walk([&](gpu::GPUFuncOp kernel) {
-      if (kernel.isKernel() && kernel->hasAttr("fa4.plan"))
+      if (kernel.isKernel() && kernel->hasAttr("fa4.plan") &&
+          kernel.getNumWorkgroupAttributions() > 0)
         kernels.push_back(kernel);
     });
     for (gpu::GPUFuncOp kernel : kernels) {

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 
 #include <cmath>
@@ -913,6 +914,14 @@ DictionaryAttr buildManifest(MLIRContext *ctx, const KernelShape &shape,
   });
 }
 
+/// The value of a constant integer, if `v` is one.
+std::optional<int64_t> constantIndex(Value v) {
+  APInt value;
+  if (matchPattern(v, m_ConstantInt(&value)))
+    return value.getSExtValue();
+  return std::nullopt;
+}
+
 /// The FA4 forward program as fa4-tile writes it.
 struct TiledProgram {
   TileCoordsOp coords;
@@ -924,7 +933,8 @@ struct TiledProgram {
   TileNormalizeOp normalize;
   TileStoreOp store;
   TileStoreLseOp lse; // null without LSE
-  scf::ForOp kvLoop;
+  scf::ForOp stageLoop, kvLoop;
+  int64_t kvHeadDivisor = 0; // query heads per KV head, as the program says
 };
 
 /// Finds the FA4 forward program in `kernel`, or reports at the first op
@@ -1001,17 +1011,21 @@ FailureOr<TiledProgram> recognize(gpu::GPUFuncOp kernel) {
   p.query = p.scores.getA().getDefiningOp<TileLoadOp>();
   p.key = p.scores.getB().getDefiningOp<TileLoadOp>();
   p.value = p.product.getB().getDefiningOp<TileLoadOp>();
-  if (!p.query || !p.key || !p.value)
-    return fail(p.scores, "the matmul operands must be loaded tiles");
+  if (!p.query || !p.key)
+    return fail(p.scores, "Q K^T must multiply loaded tiles");
+  if (!p.value)
+    return fail(p.product, "P V must multiply by a loaded tile");
 
   Block &entry = kernel.getBody().front();
   auto isArgument = [&](Value v, unsigned index) {
     return index < kernel.getNumArguments() && v == entry.getArgument(index);
   };
-  if (!isArgument(p.query.getSource(), 0) || !isArgument(p.key.getSource(), 1) ||
-      !isArgument(p.value.getSource(), 2))
-    return fail(p.query, "Q, K and V must be the kernel's first three "
-                         "arguments");
+  if (!isArgument(p.query.getSource(), 0))
+    return fail(p.query, "Q must be the kernel's first argument");
+  if (!isArgument(p.key.getSource(), 1))
+    return fail(p.key, "K must be the kernel's second argument");
+  if (!isArgument(p.value.getSource(), 2))
+    return fail(p.value, "V must be the kernel's third argument");
   if (!isArgument(p.store.getDest(), 3))
     return fail(p.store, "O must be the kernel's fourth argument");
   if (p.lse && !isArgument(p.lse.getDest(), 4))
@@ -1047,6 +1061,90 @@ FailureOr<TiledProgram> recognize(gpu::GPUFuncOp kernel) {
                              "stored");
   if (p.lse && (p.lse.getMax() != result(1) || p.lse.getSum() != result(2)))
     return fail(p.lse, "LSE comes from the final maxima and sums");
+
+  // Which rows, keys and heads each op touches. The bounds of the work-tile
+  // and KV loops are not checked: fa4-specialize computes its own.
+  auto isDim = [&](Value v, unsigned argument, int64_t dim) {
+    auto op = v.getDefiningOp<memref::DimOp>();
+    return op && isArgument(op.getSource(), argument) &&
+           constantIndex(op.getIndex()) == dim;
+  };
+  auto isProduct = [&](Value v, Value x, int64_t factor) {
+    auto mul = v.getDefiningOp<arith::MulIOp>();
+    return mul && ((mul.getLhs() == x && constantIndex(mul.getRhs()) == factor) ||
+                   (mul.getRhs() == x && constantIndex(mul.getLhs()) == factor));
+  };
+  auto isCountingLoop = [&](scf::ForOp loop) {
+    return loop && constantIndex(loop.getLowerBound()) == 0 &&
+           constantIndex(loop.getStep()) == 1;
+  };
+  auto splat = [](Value v) -> std::optional<double> {
+    DenseElementsAttr attr;
+    if (!matchPattern(v, m_Constant(&attr)) || !attr.isSplat())
+      return std::nullopt;
+    return attr.getSplatValue<APFloat>().convertToDouble();
+  };
+
+  Value batch = p.coords.getBatchIndex(), head = p.coords.getFirstHead();
+  auto tileIndex = dyn_cast<BlockArgument>(p.coords.getTile());
+  auto tileLoop = tileIndex
+                      ? dyn_cast<scf::ForOp>(tileIndex.getOwner()->getParentOp())
+                      : scf::ForOp();
+  if (!isCountingLoop(tileLoop) ||
+      tileLoop.getInductionVar() != p.coords.getTile() ||
+      !isDim(p.coords.getBatch(), 0, 0))
+    return fail(p.coords, "it must number the work tiles 0, 1, ... of a "
+                          "loop and take the batch size of Q");
+  auto stageLoop = dyn_cast<scf::ForOp>(p.query->getParentOp());
+  auto position = p.query.getPosition().getDefiningOp<arith::AddIOp>();
+  int64_t positionsPerQTile =
+      p.query.getTile().getType().getDimSize(0) / p.query.getHeads();
+  if (!isCountingLoop(stageLoop) || stageLoop->getParentOp() != tileLoop ||
+      p.kvLoop->getParentOp() != stageLoop || !position ||
+      position.getLhs() != p.coords.getPosition() ||
+      !isProduct(position.getRhs(), stageLoop.getInductionVar(),
+                 positionsPerQTile))
+    return fail(p.query, "Q tiles must come from a loop over the work "
+                         "tile's Q tiles at its position plus the tile "
+                         "offset");
+  Value row = p.query.getPosition();
+  if (p.query.getBatch() != batch || p.query.getHead() != head)
+    return fail(p.query, "Q must be read at the work tile's batch and heads");
+  if (p.store.getBatch() != batch || p.store.getPosition() != row ||
+      p.store.getHead() != head)
+    return fail(p.store, "O must be written where Q was read");
+  if (p.lse && (p.lse.getBatch() != batch || p.lse.getPosition() != row ||
+                p.lse.getHead() != head))
+    return fail(p.lse, "LSE must be written where Q was read");
+  Value key = p.key.getPosition();
+  // The K/V head is the first query head / group (or the head itself).
+  auto kvHead = p.key.getHead().getDefiningOp<arith::DivUIOp>();
+  std::optional<int64_t> divisor =
+      p.key.getHead() == head ? std::optional<int64_t>(1)
+      : kvHead && kvHead.getLhs() == head ? constantIndex(kvHead.getRhs())
+                                          : std::nullopt;
+  if (!isCountingLoop(p.kvLoop) || !divisor ||
+      !isProduct(key, p.kvLoop.getInductionVar(),
+                 p.key.getTile().getType().getDimSize(0)))
+    return fail(p.key, "K must be read block by block at the KV head of the "
+                       "work tile's query heads");
+  p.kvHeadDivisor = *divisor;
+  if (p.key.getBatch() != batch ||
+      p.value.getBatch() != batch || p.value.getPosition() != key ||
+      p.value.getHead() != p.key.getHead())
+    return fail(p.value, "K and V must be read at the same batch, key and "
+                         "head");
+  if (p.mask.getPosition() != row || p.mask.getKey() != key ||
+      !isDim(p.mask.getSeqQ(), 0, 1) || !isDim(p.mask.getSeqKv(), 1, 1))
+    return fail(p.mask, "the mask must cover Q's rows and the K tile's keys "
+                        "with the lengths of Q and K");
+  if (splat(p.kvLoop.getInitArgs()[0]) != 0.0 ||
+      splat(p.kvLoop.getInitArgs()[1]) !=
+          -std::numeric_limits<double>::infinity() ||
+      splat(p.kvLoop.getInitArgs()[2]) != 0.0)
+    return fail(p.kvLoop, "O and the row sums must start at 0 and the row "
+                          "maxima at -inf");
+  p.stageLoop = stageLoop;
   return p;
 }
 
@@ -1075,10 +1173,49 @@ FailureOr<KernelShape> readShape(gpu::GPUFuncOp kernel, PlanAttr plan,
   RankedTensorType key = p.key.getTile().getType();
   MemRefType queryTensor = p.query.getSource().getType();
   MemRefType keyTensor = p.key.getSource().getType();
-  int64_t pack = p.coords.getHeads();
+  auto pack = static_cast<int64_t>(p.coords.getHeads());
   auto disagree = [&](Operation *at, const Twine &what) {
     return at->emitOpError() << "disagrees with the kernel's plan: " << what;
   };
+
+  // Heads: static, K and V one per group of query heads, a group a whole
+  // number of packed tiles (the program's K/V head must be head / group).
+  int64_t queryHeads = queryTensor.getDimSize(2);
+  int64_t kvHeads = keyTensor.getDimSize(2);
+  MemRefType valueTensor = p.value.getSource().getType();
+  MemRefType outputTensor = p.store.getDest().getType();
+  if (ShapedType::isDynamic(queryHeads) || ShapedType::isDynamic(kvHeads) ||
+      kvHeads <= 0 || queryHeads % kvHeads != 0 ||
+      valueTensor.getDimSize(2) != kvHeads ||
+      outputTensor.getDimSize(2) != queryHeads ||
+      (p.lse && p.lse.getDest().getType().getDimSize(1) != queryHeads))
+    return kernel.emitOpError()
+           << "needs static head counts with Q, O and LSE heads a multiple "
+              "of the K and V heads, got Q "
+           << queryTensor << ", K " << keyTensor;
+  int64_t group = queryHeads / kvHeads;
+  if (group % pack != 0 || p.kvHeadDivisor != group)
+    return disagree(p.key, "the packed query heads of a tile must share one "
+                           "K/V head, head / " +
+                               Twine(group));
+  if (static_cast<int64_t>(p.coords.getHeadBlocks()) != queryHeads / pack)
+    return disagree(p.coords, "head_blocks must be the query heads over the "
+                              "packing");
+  if (constantIndex(p.stageLoop.getUpperBound()) != plan.getQStages())
+    return disagree(p.stageLoop, "a work tile must have qStages Q tiles");
+
+  // One element type for every tile and tensor.
+  Type element = queryTensor.getElementType();
+  for (Type type : {keyTensor.getElementType(), valueTensor.getElementType(),
+                    outputTensor.getElementType(),
+                    p.softmax.getProbabilities().getType().getElementType()})
+    if (type != element)
+      return kernel.emitOpError() << "needs one element type for Q, K, V, P "
+                                     "and O, got "
+                                  << element << " and " << type;
+  for (MemRefType tensor : {keyTensor, valueTensor, outputTensor})
+    if (tensor.getDimSize(3) != queryTensor.getDimSize(3))
+      return kernel.emitOpError() << "needs one head dim for Q, K, V and O";
   if (query.getDimSize(0) != plan.getBlockM() ||
       key.getDimSize(0) != plan.getBlockN() ||
       p.value.getTile().getType().getDimSize(0) != plan.getBlockN())
@@ -1088,22 +1225,36 @@ FailureOr<KernelShape> readShape(gpu::GPUFuncOp kernel, PlanAttr plan,
       key.getDimSize(1) != plan.getHeadDim() ||
       p.value.getTile().getType().getDimSize(1) != plan.getHeadDim())
     return disagree(p.query, "tiles must have headDim columns");
-  if (pack != plan.getGqaPack() || p.query.getHeads() != pack ||
-      p.mask.getHeads() != pack || p.store.getHeads() != pack ||
-      (p.lse && p.lse.getHeads() != pack) || p.key.getHeads() != 1 ||
-      p.value.getHeads() != 1)
+  auto heads = [](auto op) { return static_cast<int64_t>(op.getHeads()); };
+  if (pack != plan.getGqaPack() || heads(p.query) != pack ||
+      heads(p.mask) != pack || heads(p.store) != pack ||
+      (p.lse && heads(p.lse) != pack) || heads(p.key) != 1 ||
+      heads(p.value) != 1)
     return disagree(p.coords, "Q, O, LSE and the mask must pack gqaPack "
                               "heads per position, K and V one");
-  if (p.coords.getPositions() !=
+  if (static_cast<int64_t>(p.coords.getPositions()) !=
       plan.getQStages() * (plan.getBlockM() / pack))
     return disagree(p.coords, "a work tile must span qStages Q tiles");
 
+  // The plan as built: the program's choices where it makes them.
   KernelShape shape;
-  shape.plan = plan;
+  shape.plan = PlanAttr::getChecked(
+      [&] {
+        return kernel.emitOpError()
+               << "has program choices the plan cannot hold: ";
+      },
+      plan.getContext(), plan.getArch(), plan.getBlockM(), plan.getBlockN(),
+      plan.getHeadDim(), plan.getQStages(), plan.getKvStages(), pack,
+      p.coords.getScheduler(), plan.getSoftmaxRegs(),
+      plan.getCorrectionRegs(), plan.getProducerRegs(),
+      static_cast<int64_t>(p.softmax.getEmulated()), plan.getPvSplit(),
+      static_cast<int64_t>(p.softmax.getThreshold()));
+  if (!shape.plan)
+    return failure();
   shape.element = query.getElementType();
   shape.headDim = query.getDimSize(1);
-  shape.queryHeads = queryTensor.getDimSize(2);
-  shape.groupSize = shape.queryHeads / keyTensor.getDimSize(2);
+  shape.queryHeads = queryHeads;
+  shape.groupSize = group;
   shape.pack = pack;
   shape.causal = p.mask.getCausal();
   shape.lse = static_cast<bool>(p.lse);
@@ -1119,10 +1270,14 @@ struct FA4SpecializePass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<gpu::GPUFuncOp> kernels;
+    // Kernels that hold a tiled program; role-level kernels are left alone.
     module.walk([&](gpu::GPUFuncOp kernel) {
-      bool tiled = false;
-      kernel.walk([&](TileCoordsOp) { tiled = true; });
-      if (kernel->hasAttr("fa4.plan") || tiled)
+      WalkResult tiled = kernel.walk([](Operation *op) {
+        return op->getName().getStringRef().starts_with("fa4.tile.")
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      });
+      if (tiled.wasInterrupted())
         kernels.push_back(kernel);
     });
 

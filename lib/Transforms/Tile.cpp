@@ -174,6 +174,15 @@ struct FA4TilePass : public fa4::impl::FA4TileBase<FA4TilePass> {
         op.emitOpError() << "has no plan; run fa4-plan first";
         return signalPassFailure();
       }
+      // A plan written by hand skips fa4-plan's refusals: what the tile ops
+      // cannot express is refused here.
+      if (op.getWindow() || op.getSoftcap() ||
+          op.getHeadDimQK() != op.getHeadDimV()) {
+        op.emitOpError() << "fa4-tile expresses neither sliding windows, "
+                            "softcap nor a value head dim other than the "
+                            "query/key head dim";
+        return signalPassFailure();
+      }
       // One gpu.module per kernel, both named after the function, so that
       // each binary holds exactly one kernel.
       auto parent = op->getParentOfType<FunctionOpInterface>();

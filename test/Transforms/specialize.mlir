@@ -157,6 +157,8 @@ func.func @causal(%q: memref<?x?x4x64xbf16>, %k: memref<?x?x4x64xbf16>,
 // emulated. fa4-specialize reads both from the program, not from the plan.
 // CHECK-LABEL: gpu.module @f_attention
 // CHECK: gpu.func @f_attention(%{{.*}}: !nvgpu.tensormap.descriptor
+// CHECK-SAME: scheduler = lpt
+// CHECK-SAME: emulatedExp2 = 5
 // CHECK: fa4.role "softmax0"
 // CHECK: arith.minui %c8
 // CHECK: fa4.exp2 %{{.*}} emulated 5 : vector<32xf32>

@@ -48,8 +48,10 @@ func.func @causal(%q: memref<?x?x32x128xbf16>, %k: memref<?x?x8x128xbf16>,
 // no causal mask (only the Skv tail), no LSE.
 // CHECK-LABEL: gpu.func @full_attention
 // CHECK: fa4.tile.coords %{{.*}} scheduler linear head_blocks 16 heads 1 positions 256
+// CHECK: fa4.tile.load
 // CHECK-NOT: arith.minsi
 // CHECK: scf.for
+// CHECK-NOT: arith.minsi
 // CHECK: fa4.tile.mask %{{.*}} heads 1 : tensor<128x128xf32>
 // 0.5 * log2(e) = 0.72134752044448169
 // CHECK: fa4.tile.softmax {{.*}} scale_log2 0.72134752044448169

@@ -91,17 +91,18 @@ def FA4AllocateTmem : Pass<"fa4-allocate-tmem", "::mlir::ModuleOp"> {
     Chooses the columns of every `fa4.tmem.buffer` of a kernel and makes the
     kernel own its Tensor Memory. Buffers are placed largest first; each one
     shares the columns of an already placed buffer when it fits in them and
-    is never live together with any buffer already there (see
-    `BufferLiveness.h`: the same roles use both, and in each of them the two
-    live ranges are disjoint, loop bodies checked per iteration). A sharing
-    buffer takes the top of the range: P, written by softmax after its last
-    read of S and read by the MMA before it next writes S, becomes a 16-bit
-    view over the upper half of S. Every other buffer takes the next free
-    columns.
+    never occupies its storage together with any buffer already there (see
+    `BufferLiveness.h`: the same roles use both, and in each of them their
+    live ranges, from each definition or hand-off to its last read, never
+    overlap). A sharing buffer takes the top of the range: P, written by
+    softmax after its last read of S and read by the MMA before it next
+    writes S, becomes a 16-bit view over the upper half of S. Every other
+    buffer takes the next free columns.
 
     The placed kernel gets a workgroup attribution `tmem_address` (the slot
-    `tcgen05.alloc` writes), warp 0 allocates the smallest power of two (at
-    least 32) covering the columns at entry, all threads read the address
+    `tcgen05.alloc` writes); warp 0 allocates the smallest power of two (at
+    least 32) covering the columns right before the first kernel-body op
+    that uses Tensor Memory, all threads read the address
     after a CTA barrier between tcgen05 fences, each buffer becomes a
     `fa4.tmem.view` of the allocation named after it (`fa4.name`), and warp
     0 frees the allocation after a final barrier. The `tmem_columns` of the
@@ -131,9 +132,11 @@ def FA4AllocateSmem : Pass<"fa4-allocate-smem", "::mlir::ModuleOp"> {
     128-byte TMA/MMA swizzle, whose pattern repeats every 1024 bytes) sets
     its alignment, 16 bytes otherwise; `fa4.name` names it in diagnostics and
     in the placed IR. Buffers are placed largest first and share bytes under
-    the same liveness rule as `fa4-allocate-tmem` (in the FA4 kernel every
-    shared buffer is live with every other: Q and K/V meet in one MMA, the
-    staging tile and statistics have different roles). The
+    the same liveness rule as `fa4-allocate-tmem`, and only when one thread
+    does every access of both (program order orders nothing across
+    threads). In the FA4 kernel nothing shares: Q and K/V meet in one MMA,
+    the staging tile and statistics have different roles. Kernels without
+    attributions are left alone. The
     `dynamic_smem_bytes` of the kernel's `fa4.launch` manifests is set to
     the end of the last buffer.
 
@@ -258,12 +261,24 @@ def FA4Specialize : Pass<"fa4-specialize", "::mlir::ModuleOp"> {
     (index) and the softmax scale times log2(e) (f32); with LSE, a pointer
     to the contiguous [B, Hq, Sq] f32 tensor.
 
+    What is checked of the program: each tile op once; their dataflow (Q
+    K^T masked, exponentiated, O rescaled before P V accumulates, the KV
+    loop carrying O, maxima and sums from 0, -inf and 0, normalization by
+    the final sums); loops counting from 0 by 1; Q read at the work tile's
+    batch and heads and at its position plus the Q-tile loop's offset; K
+    and V read block by block at the group's K/V head; O and LSE written
+    where Q was read; the mask over Q's rows and K's keys with the lengths
+    of Q and K; one element type and head dim; static head counts with
+    whole groups per packed tile. The upper bounds of the work-tile and KV
+    loops are not checked: the roles compute their own.
+
     The pass refuses, at the kernel or the op that differs: a program that
-    is not the FA4 forward program (each tile op once, connected as
-    `fa4-tile` writes them), an LSE tensor that is not contiguous, plans it
+    fails those checks, an LSE tensor that is not contiguous, plans it
     cannot build (an arch other than sm_100a, blockN other than 128, a
     pvSplit that is not a multiple of 32) and a program whose tiles
-    disagree with its plan.
+    disagree with its plan (tile rows, head dim, packing, Q tiles per work
+    tile). The launch manifest's plan records the program's scheduler,
+    threshold and exp2 split.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",

@@ -150,7 +150,7 @@ def FA4_TileCoordsOp : FA4_Op<"tile.coords", [Pure]> {
                        I64Attr:$heads, I64Attr:$positions);
   let results = (outs Index:$batchIndex, Index:$firstHead, Index:$position);
   let assemblyFormat = [{
-    $tile `of` ` ` `(` $tilesPerHead `,` $batch `)` `scheduler` $scheduler
+    $tile `of` ` ` `(` $tilesPerHead `,` $batch `)` `scheduler` `` $scheduler
     `head_blocks` $headBlocks `heads` $heads `positions` $positions attr-dict
   }];
   let hasVerifier = 1;
