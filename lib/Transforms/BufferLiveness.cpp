@@ -64,9 +64,12 @@ struct BlockLiveness {
   bool live(size_t i) const { return accessed[i] || inFlight[i]; }
 };
 
-BlockLiveness scan(Block &block, const Accesses &buffer) {
+/// `entry`: accesses still in flight when the block starts (a loop body's
+/// own, from the previous iteration).
+BlockLiveness scan(Block &block, const Accesses &buffer,
+                   InFlight entry = InFlight()) {
   BlockLiveness result;
-  InFlight pending;
+  InFlight pending = entry;
   for (Operation &op : block) {
     bool direct = buffer.ops.contains(&op);
     bool accessed = direct, nonMma = direct && !isa<MmaOp>(op);
@@ -89,22 +92,19 @@ BlockLiveness scan(Block &block, const Accesses &buffer) {
   return result;
 }
 
-/// Whether `op` only writes the buffer, replacing what it held: TMEM and
-/// memory stores, TMA loads into it, an MMA that overwrites it.
+/// Whether `op` overwrites all of the buffer without reading it: a TMEM
+/// store of every column of the buffer itself, or an MMA into the buffer
+/// itself that does not accumulate. Writes of a part (a fragment, a view, an
+/// element, a TMA box) replace nothing else, so they are not definitions.
 bool isDefinition(Operation *op, const Accesses &buffer) {
-  auto in = [&](Value v) { return buffer.values.contains(v); };
   if (auto store = dyn_cast<TmemStoreOp>(op))
-    return in(store.getDest());
-  if (auto store = dyn_cast<memref::StoreOp>(op))
-    return in(store.getMemRef());
-  if (auto store = dyn_cast<vector::StoreOp>(op))
-    return in(store.getBase());
-  if (auto load = dyn_cast<TmaLoadOp>(op))
-    return in(load.getBuffer());
-  if (auto load = dyn_cast<nvgpu::TmaAsyncLoadOp>(op))
-    return in(load.getDst());
+    return store.getDest() == buffer.root && store.getOffset() == 0 &&
+           store.getValue().getType().getNumElements() ==
+               store.getDest().getType().getElements();
   if (auto mma = dyn_cast<MmaOp>(op))
-    return in(mma.getD()) && !in(mma.getA()) && !in(mma.getB()) &&
+    return mma.getD() == buffer.root && mma.getA() != buffer.root &&
+           !buffer.values.contains(mma.getA()) &&
+           !buffer.values.contains(mma.getB()) &&
            matchPattern(mma.getAccumulate(), m_Zero());
   return false;
 }
@@ -118,7 +118,7 @@ bool delivers(Operation *op, const Accesses &buffer, Operation *role) {
   return llvm::any_of(wait.getChannel().getUsers(), [&](Operation *user) {
     auto commit = dyn_cast<ChannelCommitOp>(user);
     Operation *producer = commit ? commit->getParentOfType<RoleOp>() : nullptr;
-    return producer && producer != role && buffer.roles.contains(producer);
+    return producer && producer != role && buffer.writers.contains(producer);
   });
 }
 
@@ -132,8 +132,14 @@ Effect effectOf(Block &block, const Accesses &buffer, Operation *role);
 Effect effectOfOp(Operation &op, const Accesses &buffer, Operation *role) {
   if (delivers(&op, buffer, role))
     return Effect::Redefines;
-  if (buffer.ops.contains(&op))
-    return isDefinition(&op, buffer) ? Effect::Redefines : Effect::Reads;
+  if (buffer.ops.contains(&op)) {
+    if (isDefinition(&op, buffer))
+      return Effect::Redefines;
+    // A partial write neither reads the old value nor replaces all of it.
+    bool writesOnly = isa<TmemStoreOp, memref::StoreOp, vector::StoreOp,
+                          TmaLoadOp, nvgpu::TmaAsyncLoadOp>(op);
+    return writesOnly ? Effect::Untouched : Effect::Reads;
+  }
   if (auto loop = dyn_cast<scf::ForOp>(op))
     return effectOf(*loop.getBody(), buffer, role) == Effect::Reads
                ? Effect::Reads
@@ -204,8 +210,17 @@ Occupancy occupancy(Block &block, const BlockLiveness &l,
 /// `role`). `outA`/`outB`: their values at the end of the block are read
 /// later; `mmaA`/`mmaB`: an MMA on them is in flight on entry.
 bool disjoint(Block &block, const Accesses &a, const Accesses &b, bool outA,
-              bool outB, bool mmaA, bool mmaB, Operation *role) {
-  BlockLiveness la = scan(block, a), lb = scan(block, b);
+              bool outB, bool mmaA, bool mmaB, Operation *role,
+              bool loopBody = false) {
+  // In a loop body, what an iteration leaves in flight is still in flight
+  // when the next one starts.
+  InFlight entryA, entryB;
+  if (loopBody) {
+    entryA = scan(block, a).atEnd;
+    entryB = scan(block, b).atEnd;
+    entryA.mma = entryB.mma = false; // MMAs: `mmaA`, `mmaB`
+  }
+  BlockLiveness la = scan(block, a, entryA), lb = scan(block, b, entryB);
   Occupancy oa = occupancy(block, la, a, role, outA);
   Occupancy ob = occupancy(block, lb, b, role, outB);
   // An MMA reads and writes asynchronously until the end of the block;
@@ -237,7 +252,8 @@ bool disjoint(Block &block, const Accesses &a, const Accesses &b, bool outA,
       bool carriedB = effectOf(body, b, role) == Effect::Reads;
       if (!disjoint(body, a, b, oa.after[i] || carriedA, ob.after[i] || carriedB,
                     mmaInA || scan(body, a).atEnd.mma,
-                    mmaInB || scan(body, b).atEnd.mma, role))
+                    mmaInB || scan(body, b).atEnd.mma, role,
+                    /*loopBody=*/true))
         return false;
       continue;
     }
@@ -251,18 +267,42 @@ bool disjoint(Block &block, const Accesses &a, const Accesses &b, bool outA,
   return true;
 }
 
-/// Whether `op` runs in one thread: inside an `fa4.elect` conditional.
+/// Whether `op` runs in one thread: in the elected branch of an
+/// `fa4.elect` conditional, in a role of one warp.
 bool inOneThread(Operation *op) {
-  for (auto ifOp = op->getParentOfType<scf::IfOp>(); ifOp;
-       ifOp = ifOp->getParentOfType<scf::IfOp>())
-    if (ifOp.getCondition().getDefiningOp<ElectOp>())
-      return true;
+  auto role = op->getParentOfType<RoleOp>();
+  if (!role || role.getWarpEnd() - role.getWarpBegin() != 1)
+    return false;
+  for (Operation *parent = op; parent != role; parent = parent->getParentOp())
+    if (auto ifOp = dyn_cast<scf::IfOp>(parent->getParentOp()))
+      if (ifOp.getCondition().getDefiningOp<ElectOp>() &&
+          parent->getParentRegion() == &ifOp.getThenRegion())
+        return true;
+  return false;
+}
+
+/// Whether `op` writes the buffer (`values` holds it and its views).
+bool writes(Operation *op, const llvm::SmallPtrSetImpl<Value> &values) {
+  auto in = [&](Value v) { return values.contains(v); };
+  if (auto store = dyn_cast<TmemStoreOp>(op))
+    return in(store.getDest());
+  if (auto mma = dyn_cast<MmaOp>(op))
+    return in(mma.getD());
+  if (auto store = dyn_cast<memref::StoreOp>(op))
+    return in(store.getMemRef());
+  if (auto store = dyn_cast<vector::StoreOp>(op))
+    return in(store.getBase());
+  if (auto load = dyn_cast<TmaLoadOp>(op))
+    return in(load.getBuffer());
+  if (auto load = dyn_cast<nvgpu::TmaAsyncLoadOp>(op))
+    return in(load.getDst());
   return false;
 }
 
 /// Every op that accesses `buffer`, following views.
 Accesses collectAccesses(Value buffer) {
   Accesses result;
+  result.root = buffer;
   SmallVector<Value> worklist = {buffer};
   while (!worklist.empty()) {
     Value value = worklist.pop_back_val();
@@ -288,10 +328,17 @@ Accesses collectAccesses(Value buffer) {
     }
   }
   for (Operation *op : result.ops) {
-    if (auto role = op->getParentOfType<RoleOp>())
+    auto role = op->getParentOfType<RoleOp>();
+    if (role) {
       result.roles.insert(role);
-    else
+      // Lanes are per warp within a warpgroup: a role of more than four
+      // warps has two warps on the same lanes.
+      result.wideRole |= role.getWarpEnd() - role.getWarpBegin() > 4;
+      if (writes(op, result.values))
+        result.writers.insert(role);
+    } else {
       result.outsideRoles = true;
+    }
     result.multiThreaded |= !inOneThread(op);
   }
   return result;
@@ -313,7 +360,8 @@ bool BufferLiveness::mayShare(unsigned a, unsigned b) const {
     return false;
   // Program order orders a role's threads only where each touches its own
   // part of the buffer (TMEM lanes) or one thread does all the work.
-  if (!laneLocal && (x.multiThreaded || y.multiThreaded))
+  if (laneLocal ? (x.wideRole || y.wideRole)
+                : (x.multiThreaded || y.multiThreaded))
     return false;
   if (x.roles.size() != y.roles.size() ||
       !llvm::all_of(x.roles, [&](Operation *r) { return y.roles.contains(r); }))

@@ -1095,18 +1095,46 @@ FailureOr<TiledProgram> recognize(gpu::GPUFuncOp kernel) {
       !isDim(p.coords.getBatch(), 0, 0))
     return fail(p.coords, "it must number the work tiles 0, 1, ... of a "
                           "loop and take the batch size of Q");
+  if (tileLoop->getBlock() != &entry ||
+      p.coords->getBlock() != tileLoop.getBody())
+    return fail(p.coords, "the work-tile loop must be in the kernel body "
+                          "and compute the tile's coordinates");
+  // The Q tiles of a work tile: a loop over them, at the tile's position
+  // plus the loop's offset; with one Q tile (the loop folded away), at the
+  // tile's position.
   auto stageLoop = dyn_cast<scf::ForOp>(p.query->getParentOp());
-  auto position = p.query.getPosition().getDefiningOp<arith::AddIOp>();
-  int64_t positionsPerQTile =
-      p.query.getTile().getType().getDimSize(0) / p.query.getHeads();
-  if (!isCountingLoop(stageLoop) || stageLoop->getParentOp() != tileLoop ||
-      p.kvLoop->getParentOp() != stageLoop || !position ||
-      position.getLhs() != p.coords.getPosition() ||
-      !isProduct(position.getRhs(), stageLoop.getInductionVar(),
-                 positionsPerQTile))
-    return fail(p.query, "Q tiles must come from a loop over the work "
-                         "tile's Q tiles at its position plus the tile "
-                         "offset");
+  if (stageLoop == tileLoop) {
+    stageLoop = scf::ForOp();
+    if (p.query.getPosition() != p.coords.getPosition())
+      return fail(p.query, "a single Q tile must be read at the work tile's "
+                           "position");
+  } else {
+    auto position = p.query.getPosition().getDefiningOp<arith::AddIOp>();
+    int64_t positionsPerQTile =
+        p.query.getTile().getType().getDimSize(0) / p.query.getHeads();
+    if (!isCountingLoop(stageLoop) || stageLoop->getParentOp() != tileLoop ||
+        !position || position.getLhs() != p.coords.getPosition() ||
+        !isProduct(position.getRhs(), stageLoop.getInductionVar(),
+                   positionsPerQTile))
+      return fail(p.query, "Q tiles must come from a loop over the work "
+                           "tile's Q tiles at its position plus the tile "
+                           "offset");
+  }
+  // Each Q tile: Q, the KV loop, normalization and the stores, in order of
+  // dataflow in one block; the KV loop's body holds the per-block ops.
+  Block *qTile = p.query->getBlock();
+  for (Operation *op : {p.kvLoop.getOperation(), p.normalize.getOperation(),
+                        p.store.getOperation()})
+    if (op->getBlock() != qTile)
+      return fail(op, "it must run once per Q tile, next to the Q load");
+  if (p.lse && p.lse->getBlock() != qTile)
+    return fail(p.lse, "it must run once per Q tile, next to the Q load");
+  for (Operation *op :
+       {p.key.getOperation(), p.value.getOperation(), p.scores.getOperation(),
+        p.mask.getOperation(), p.rescale.getOperation(),
+        p.product.getOperation()})
+    if (op->getBlock() != p.kvLoop.getBody())
+      return fail(op, "it must run once per KV block, in the KV loop");
   Value row = p.query.getPosition();
   if (p.query.getBatch() != batch || p.query.getHead() != head)
     return fail(p.query, "Q must be read at the work tile's batch and heads");
@@ -1201,8 +1229,11 @@ FailureOr<KernelShape> readShape(gpu::GPUFuncOp kernel, PlanAttr plan,
   if (static_cast<int64_t>(p.coords.getHeadBlocks()) != queryHeads / pack)
     return disagree(p.coords, "head_blocks must be the query heads over the "
                               "packing");
-  if (constantIndex(p.stageLoop.getUpperBound()) != plan.getQStages())
-    return disagree(p.stageLoop, "a work tile must have qStages Q tiles");
+  if (p.stageLoop ? constantIndex(p.stageLoop.getUpperBound()) !=
+                        plan.getQStages()
+                  : plan.getQStages() != 1)
+    return disagree(p.stageLoop ? p.stageLoop.getOperation() : p.query,
+                    "a work tile must have qStages Q tiles");
 
   // One element type for every tile and tensor.
   Type element = queryTensor.getElementType();

@@ -162,3 +162,62 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// The other branch of an elected conditional runs in 31 threads.
+// CHECK-LABEL: gpu.func @smem_else
+// CHECK-DAG: memref.view %{{.*}}[%c0{{(_[0-9]+)?}}][] {fa4.name = "first"}
+// CHECK-DAG: memref.view %{{.*}}[%c16{{(_[0-9]+)?}}][] {fa4.name = "second"}
+module attributes {gpu.container_module} {
+  gpu.module @m [#nvvm.target<chip = "sm_100a">] {
+    gpu.func @smem_else() workgroup(%first : memref<4xf32, #gpu.address_space<workgroup>> {fa4.name = "first"},
+                                %second : memref<4xf32, #gpu.address_space<workgroup>> {fa4.name = "second"})
+        kernel attributes {fa4.plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 128, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %f = arith.constant 1.0 : f32
+      fa4.warp_specialize warps 4 {
+        fa4.role "a" warps [0, 1) registers 128 {
+          %leader = fa4.elect
+          scf.if %leader {
+          } else {
+            memref.store %f, %first[%c0] : memref<4xf32, #gpu.address_space<workgroup>>
+            %x = memref.load %first[%c0] : memref<4xf32, #gpu.address_space<workgroup>>
+            memref.store %x, %second[%c0] : memref<4xf32, #gpu.address_space<workgroup>>
+          }
+        }
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// In a role of four warps, `fa4.elect` picks a thread in each warp.
+// CHECK-LABEL: gpu.func @smem_4warps
+// CHECK-DAG: memref.view %{{.*}}[%c0{{(_[0-9]+)?}}][] {fa4.name = "first"}
+// CHECK-DAG: memref.view %{{.*}}[%c16{{(_[0-9]+)?}}][] {fa4.name = "second"}
+module attributes {gpu.container_module} {
+  gpu.module @m [#nvvm.target<chip = "sm_100a">] {
+    gpu.func @smem_4warps() workgroup(%first : memref<4xf32, #gpu.address_space<workgroup>> {fa4.name = "first"},
+                                %second : memref<4xf32, #gpu.address_space<workgroup>> {fa4.name = "second"})
+        kernel attributes {fa4.plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 128, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %f = arith.constant 1.0 : f32
+      fa4.warp_specialize warps 4 {
+        fa4.role "a" warps [0, 4) registers 128 {
+          %leader = fa4.elect
+          scf.if %leader {
+            memref.store %f, %first[%c0] : memref<4xf32, #gpu.address_space<workgroup>>
+            %x = memref.load %first[%c0] : memref<4xf32, #gpu.address_space<workgroup>>
+            memref.store %x, %second[%c0] : memref<4xf32, #gpu.address_space<workgroup>>
+          }
+        }
+      }
+      gpu.return
+    }
+  }
+}

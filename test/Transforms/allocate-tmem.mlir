@@ -216,3 +216,155 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// Columns [32, 64) of "x" keep their first value while "y" is written and
+// are read at the end: a store of half of "x" replaces nothing, so "x" and
+// "y" do not share.
+// CHECK-LABEL: gpu.func @partial
+// CHECK-DAG: fa4.tmem.view %{{.*}}[0] {fa4.name = "x"}
+// CHECK-DAG: fa4.tmem.view %{{.*}}[64] {fa4.name = "y"}
+module attributes {gpu.container_module} {
+  gpu.module @m [#nvvm.target<chip = "sm_100a">] {
+    gpu.func @partial() kernel {
+      %x = fa4.tmem.buffer "x" : !fa4.tmem<128x64xf32>
+      %y = fa4.tmem.buffer "y" : !fa4.tmem<128x64xf32>
+      %c = arith.constant dense<1.0> : vector<32xf32>
+      fa4.warp_specialize warps 4 {
+        fa4.role "r" warps [0, 4) registers 128 {
+          fa4.tmem.store %c, %x[0] : vector<32xf32>, !fa4.tmem<128x64xf32>
+          fa4.tmem.store %c, %x[32] : vector<32xf32>, !fa4.tmem<128x64xf32>
+          fa4.tcgen05.wait store
+          fa4.tmem.store %c, %y[0] : vector<32xf32>, !fa4.tmem<128x64xf32>
+          fa4.tmem.store %c, %y[32] : vector<32xf32>, !fa4.tmem<128x64xf32>
+          fa4.tcgen05.wait store
+          %r = fa4.tmem.load %y[0] : !fa4.tmem<128x64xf32> -> vector<32xf32>
+          fa4.tcgen05.wait load
+          fa4.tmem.store %r, %x[0] : vector<32xf32>, !fa4.tmem<128x64xf32>
+          fa4.tcgen05.wait store
+          %s = fa4.tmem.load %x[32] : !fa4.tmem<128x64xf32> -> vector<32xf32>
+          fa4.tcgen05.wait load
+        }
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A TMEM load of "x" issued at the end of an iteration is still in flight
+// when the next iteration stores to "y": they do not share.
+// CHECK-LABEL: gpu.func @backedge
+// CHECK-DAG: fa4.tmem.view %{{.*}}[0] {fa4.name = "x"}
+// CHECK-DAG: fa4.tmem.view %{{.*}}[64] {fa4.name = "y"}
+module attributes {gpu.container_module} {
+  gpu.module @m [#nvvm.target<chip = "sm_100a">] {
+    gpu.func @backedge(%n: index) kernel {
+      %x = fa4.tmem.buffer "x" : !fa4.tmem<128x64xf32>
+      %y = fa4.tmem.buffer "y" : !fa4.tmem<128x64xf32>
+      %c = arith.constant dense<1.0> : vector<32xf32>
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      fa4.warp_specialize warps 4 {
+        fa4.role "r" warps [0, 4) registers 128 {
+          %acc = scf.for %i = %c0 to %n step %c1 iter_args(%a = %c) -> (vector<32xf32>) {
+            fa4.tmem.store %a, %y[0] : vector<32xf32>, !fa4.tmem<128x64xf32>
+            fa4.tcgen05.wait store
+            fa4.tmem.store %a, %x[0] : vector<32xf32>, !fa4.tmem<128x64xf32>
+            fa4.tcgen05.wait store
+            %v = fa4.tmem.load %x[0] : !fa4.tmem<128x64xf32> -> vector<32xf32>
+            scf.yield %v : vector<32xf32>
+          }
+          fa4.tcgen05.wait load
+        }
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A role of eight warps: warps w and w + 4 use the same lanes, so one
+// warp's program order does not order the other's accesses.
+// CHECK-LABEL: gpu.func @eight
+// CHECK-DAG: fa4.tmem.view %{{.*}}[0] {fa4.name = "x"}
+// CHECK-DAG: fa4.tmem.view %{{.*}}[64] {fa4.name = "y"}
+module attributes {gpu.container_module} {
+  gpu.module @m [#nvvm.target<chip = "sm_100a">] {
+    gpu.func @eight() kernel {
+      %x = fa4.tmem.buffer "x" : !fa4.tmem<128x64xf32>
+      %y = fa4.tmem.buffer "y" : !fa4.tmem<128x64xf32>
+      %c = arith.constant dense<1.0> : vector<32xf32>
+      fa4.warp_specialize warps 8 {
+        fa4.role "r" warps [0, 8) registers 128 {
+          fa4.tmem.store %c, %x[0] : vector<32xf32>, !fa4.tmem<128x64xf32>
+          fa4.tcgen05.wait store
+          %v = fa4.tmem.load %x[0] : !fa4.tmem<128x64xf32> -> vector<32xf32>
+          fa4.tcgen05.wait load
+          fa4.tmem.store %v, %y[0] : vector<32xf32>, !fa4.tmem<128x64xf32>
+          fa4.tcgen05.wait store
+        }
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// "r" reads "x" again after a wait on a channel that "q" commits, but "q"
+// only reads "x": the wait hands over nothing, and "r" still needs its own
+// value of "x" after writing "y".
+// CHECK-LABEL: gpu.func @delivers2
+// CHECK-DAG: fa4.tmem.view %{{.*}}[0] {fa4.name = "x"}
+// CHECK-DAG: fa4.tmem.view %{{.*}}[64] {fa4.name = "y"}
+module attributes {gpu.container_module} {
+  gpu.module @m [#nvvm.target<chip = "sm_100a">] {
+    gpu.func @delivers2() kernel {
+      %x = fa4.tmem.buffer "x" : !fa4.tmem<128x64xf32>
+      %y = fa4.tmem.buffer "y" : !fa4.tmem<128x64xf32>
+      %a = fa4.channel "a" : !fa4.channel<1> producer <threads = 128> consumer <threads = 128>
+      %b = fa4.channel "b" : !fa4.channel<1> producer <threads = 128> consumer <threads = 128>
+      %c = fa4.channel "c" : !fa4.channel<1> producer <threads = 128> consumer <threads = 128>
+      %d = fa4.channel "d" : !fa4.channel<1> producer <threads = 128> consumer <threads = 128>
+      %v = arith.constant dense<1.0> : vector<32xf32>
+      %c0 = arith.constant 0 : index
+      fa4.warp_specialize warps 8 {
+        fa4.role "r" warps [0, 4) registers 128 {
+          fa4.channel.acquire %a[%c0] : !fa4.channel<1>
+          fa4.tmem.store %v, %x[0] : vector<32xf32>, !fa4.tmem<128x64xf32>
+          fa4.tcgen05.wait store
+          fa4.channel.commit %a[%c0] : !fa4.channel<1>
+          fa4.channel.wait %b[%c0] : !fa4.channel<1>
+          fa4.channel.release %b[%c0] : !fa4.channel<1>
+          fa4.channel.acquire %d[%c0] : !fa4.channel<1>
+          fa4.tmem.store %v, %y[0] : vector<32xf32>, !fa4.tmem<128x64xf32>
+          fa4.tcgen05.wait store
+          fa4.channel.commit %d[%c0] : !fa4.channel<1>
+          fa4.channel.wait %c[%c0] : !fa4.channel<1>
+          %r = fa4.tmem.load %x[0] : !fa4.tmem<128x64xf32> -> vector<32xf32>
+          fa4.tcgen05.wait load
+          fa4.channel.release %c[%c0] : !fa4.channel<1>
+        }
+        fa4.role "q" warps [4, 8) registers 128 {
+          fa4.channel.wait %a[%c0] : !fa4.channel<1>
+          %w = fa4.tmem.load %x[0] : !fa4.tmem<128x64xf32> -> vector<32xf32>
+          fa4.tcgen05.wait load
+          fa4.channel.release %a[%c0] : !fa4.channel<1>
+          fa4.channel.acquire %b[%c0] : !fa4.channel<1>
+          fa4.channel.commit %b[%c0] : !fa4.channel<1>
+          fa4.channel.wait %d[%c0] : !fa4.channel<1>
+          %u = fa4.tmem.load %y[0] : !fa4.tmem<128x64xf32> -> vector<32xf32>
+          fa4.tcgen05.wait load
+          fa4.channel.release %d[%c0] : !fa4.channel<1>
+          fa4.channel.acquire %c[%c0] : !fa4.channel<1>
+          fa4.channel.commit %c[%c0] : !fa4.channel<1>
+        }
+      }
+      gpu.return
+    }
+  }
+}

@@ -439,3 +439,58 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// O stored for the first Q tile only.
+module attributes {gpu.container_module} {
+  gpu.module @f_attention [#nvvm.target<chip = "sm_100a", features = "+ptx86">] {
+    gpu.func @f_attention(%arg0: memref<?x?x2x64xf16>, %arg1: memref<?x?x2x64xf16>, %arg2: memref<?x?x2x64xf16>, %arg3: memref<?x?x2x64xf16>) kernel attributes {fa4.plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>} {
+      %cst = arith.constant dense<0.000000e+00> : tensor<128xf32>
+      %cst_0 = arith.constant dense<0xFF800000> : tensor<128xf32>
+      %cst_1 = arith.constant dense<0.000000e+00> : tensor<128x64xf32>
+      %c127 = arith.constant 127 : index
+      %c128 = arith.constant 128 : index
+      %c2 = arith.constant 2 : index
+      %c255 = arith.constant 255 : index
+      %c256 = arith.constant 256 : index
+      %c1 = arith.constant 1 : index
+      %c0 = arith.constant 0 : index
+      %dim = memref.dim %arg0, %c0 : memref<?x?x2x64xf16>
+      %dim_2 = memref.dim %arg0, %c1 : memref<?x?x2x64xf16>
+      %dim_3 = memref.dim %arg1, %c1 : memref<?x?x2x64xf16>
+      %0 = arith.addi %dim_2, %c255 : index
+      %1 = arith.divui %0, %c256 : index
+      %2 = arith.muli %dim, %c2 : index
+      %3 = arith.muli %2, %1 : index
+      scf.for %arg4 = %c0 to %3 step %c1 {
+        %batchIndex, %firstHead, %position = fa4.tile.coords %arg4 of (%1, %dim) scheduler  linear head_blocks 2 heads 1 positions 256
+        scf.for %arg5 = %c0 to %c2 step %c1 {
+          %4 = arith.muli %arg5, %c128 : index
+          %5 = arith.addi %position, %4 : index
+          %6 = fa4.tile.load %arg0[%batchIndex, %5, %firstHead] heads 1 : memref<?x?x2x64xf16> -> tensor<128x64xf16>
+          %7 = arith.addi %dim_3, %c127 : index
+          %8 = arith.divui %7, %c128 : index
+          %9:3 = scf.for %arg6 = %c0 to %8 step %c1 iter_args(%arg7 = %cst_1, %arg8 = %cst_0, %arg9 = %cst) -> (tensor<128x64xf32>, tensor<128xf32>, tensor<128xf32>) {
+            %11 = arith.muli %arg6, %c128 : index
+            %12 = fa4.tile.load %arg1[%batchIndex, %11, %firstHead] heads 1 : memref<?x?x2x64xf16> -> tensor<128x64xf16>
+            %13 = fa4.tile.load %arg2[%batchIndex, %11, %firstHead] heads 1 : memref<?x?x2x64xf16> -> tensor<128x64xf16>
+            %14 = fa4.tile.matmul %6, %12 transpose_b : tensor<128x64xf16>, tensor<128x64xf16> -> tensor<128x128xf32>
+            %15 = fa4.tile.mask %14 rows %5 keys %11 lengths (%dim_2, %dim_3) heads 1 : tensor<128x128xf32>
+            %probabilities, %newMax, %newSum, %correction = fa4.tile.softmax %15, %arg8, %arg9 scale_log2 0.18033688011112042 threshold 8 emulated 3 : tensor<128x128xf32>, tensor<128xf32> -> tensor<128x128xf16>
+            %16 = fa4.tile.rescale %arg7 by %correction : tensor<128x64xf32>, tensor<128xf32>
+            %17 = fa4.tile.matmul %probabilities, %13 acc %16 : tensor<128x128xf16>, tensor<128x64xf16> -> tensor<128x64xf32>
+            scf.yield %17, %newMax, %newSum : tensor<128x64xf32>, tensor<128xf32>, tensor<128xf32>
+          }
+          %10 = fa4.tile.normalize %9#0 by %9#2 : tensor<128x64xf32>, tensor<128xf32> -> tensor<128x64xf16>
+          %first = arith.cmpi eq, %arg5, %c0 : index
+          scf.if %first {
+            // expected-error @+1 {{it must run once per Q tile, next to the Q load}}
+            fa4.tile.store %10, %arg3[%batchIndex, %5, %firstHead] heads 1 : tensor<128x64xf16> -> memref<?x?x2x64xf16>
+          }
+        }
+      }
+      gpu.return
+    }
+  }
+}

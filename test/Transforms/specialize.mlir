@@ -1,4 +1,12 @@
 // RUN: fa4-opt %s -split-input-file --fa4-plan --fa4-tile --fa4-specialize | FileCheck %s
+// One Q tile per work tile, with the loop over Q tiles folded away by
+// -canonicalize: still the FA4 program.
+// RUN: fa4-opt %s -split-input-file --fa4-plan="q-stages=1" --fa4-tile -canonicalize --fa4-specialize | FileCheck %s --check-prefix=ONE
+// ONE-LABEL: gpu.func @mha_attention
+// ONE-SAME: qStages = 1
+// ONE: fa4.role "softmax0"
+// ONE-NOT: fa4.role "softmax1"
+// ONE: fa4.role "correction"
 
 // MHA, bf16, head dim 128: the FA4 CTA of the default plan.
 // CHECK-LABEL: func.func @mha

@@ -35,21 +35,24 @@ namespace mlir::fa4 {
 ///    roles, shares nothing), and the same roles access both: roles run
 ///    concurrently, so a buffer one role alone uses is live whenever that
 ///    role runs;
-///  - program order means what it says: for TMEM each warp touches its own
-///    lanes and MMAs are issued by one thread; shared memory shares only
-///    between buffers whose accesses all run in one elected thread;
-///  - in every such role the live ranges never overlap. Within a block the
-///    ops from the first to the last where a buffer is live (from the start
-///    or to the end where its range continues outside the block) may
-///    overlap the other's only in `scf.if`/`scf.for` ops that access both,
-///    whose blocks are checked the same way. A loop iteration that reads a
-///    buffer before redefining it reads the previous iteration's value, so
-///    that buffer is live through the whole body. A first access redefines
-///    the buffer when it overwrites it (a store, a TMA load, an MMA that does
-///    not accumulate) or follows a wait on a channel committed by another
-///    role that uses the buffer: the softmax loop waits for S from the MMA
-///    role, reads it, then writes P; the MMA loop waits for P, reads it,
-///    then overwrites S.
+///  - program order means what it says: for TMEM each warp of a role of at
+///    most four warps touches its own lanes and MMAs are issued by one
+///    thread; shared memory shares only between buffers whose accesses all
+///    run in the elected thread of a one-warp role;
+///  - in every such role, block by block, the two never occupy storage at
+///    once. A buffer occupies it at each op that accesses it or has an
+///    access in flight, and wherever its value is still to be read
+///    (backward liveness). Its value is replaced by a definition: a TMEM
+///    store of every column of the buffer itself, an MMA into the whole
+///    buffer that does not accumulate, or a wait on a channel committed by
+///    another role that writes the buffer (taken to hand over all of it).
+///    Partial writes replace nothing. Both may occupy storage at one op only
+///    if it is an `scf.if` or `scf.for` holding both, whose blocks are
+///    checked the same way; a loop body that reads a buffer before
+///    redefining it reads the previous iteration's value, so it occupies
+///    storage through the whole body. The softmax loop waits for S from the
+///    MMA role, reads it, then writes P; the MMA loop waits for P, reads it,
+///    then overwrites S: P shares S.
 ///
 /// The channels order the roles: allocation assumes the protocol hands a
 /// buffer's data over before the other role uses its alias, which is what
@@ -65,10 +68,13 @@ public:
   bool mayShare(unsigned a, unsigned b) const;
 
   struct Accesses {
+    Value root;                         // the buffer
     llvm::SmallPtrSet<Value, 8> values; // the buffer and its views
     llvm::SmallPtrSet<Operation *, 16> ops;
     llvm::SmallSetVector<Operation *, 4> roles;
+    llvm::SmallPtrSet<Operation *, 4> writers; // roles that write it
     bool outsideRoles = false, escapes = false, multiThreaded = false;
+    bool wideRole = false; // a role of more than four warps uses it
   };
 
 private:

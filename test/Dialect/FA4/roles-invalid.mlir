@@ -125,3 +125,15 @@ func.func @f(%x: vector<16xf32>) {
   %e = fa4.exp2 %x emulated 20 : vector<16xf32>
   return
 }
+
+// -----
+
+// A negative first warp is refused before the warps are indexed.
+func.func @negative_warp() {
+  fa4.warp_specialize warps 4 {
+    // expected-error @+1 {{warp range [-1, 4) is empty}}
+    fa4.role "a" warps [-1, 4) registers 128 {
+    }
+  }
+  return
+}

@@ -466,11 +466,16 @@ LogicalResult WarpSpecializeOp::verify() {
     if (!role)
       return op.emitOpError() << "is not a role; fa4.warp_specialize holds "
                                  "fa4.role ops only";
+    int64_t begin = static_cast<int64_t>(role.getWarpBegin());
     int64_t end = static_cast<int64_t>(role.getWarpEnd());
+    // The role's own verifier runs after this one; its range must hold
+    // before it indexes the warps.
+    if (failed(role.verify()))
+      return failure();
     if (end > warps)
       return role.emitOpError() << "warps up to " << end
                                 << " exceed the CTA's " << warps;
-    for (int64_t w = role.getWarpBegin(); w < end; ++w) {
+    for (int64_t w = begin; w < end; ++w) {
       if (owner[w])
         return role.emitOpError() << "warp " << w << " already runs role '"
                                   << owner[w].getRole() << "'";
