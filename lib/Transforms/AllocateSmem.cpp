@@ -164,12 +164,8 @@ struct FA4AllocateSmemPass
       FailureOr<int64_t> bytes = allocate(kernel, alias);
       if (failed(bytes))
         return signalPassFailure();
-      auto gpuModule = kernel->getParentOfType<gpu::GPUModuleOp>();
       LaunchOp::setManifestEntry(
-          module,
-          SymbolRefAttr::get(gpuModule.getNameAttr(),
-                             {FlatSymbolRefAttr::get(kernel)}),
-          "dynamic_smem_bytes",
+          module, kernel, "dynamic_smem_bytes",
           IntegerAttr::get(IntegerType::get(&getContext(), 64), *bytes));
     }
   }

@@ -205,11 +205,8 @@ struct FA4AllocateTmemPass
       FailureOr<int64_t> columns = allocate(kernel, buffers, alias);
       if (failed(columns))
         return signalPassFailure();
-      auto gpuModule = kernel->getParentOfType<gpu::GPUModuleOp>();
-      auto symbol = SymbolRefAttr::get(gpuModule.getNameAttr(),
-                                       {FlatSymbolRefAttr::get(kernel)});
       LaunchOp::setManifestEntry(
-          module, symbol, "tmem_columns",
+          module, kernel, "tmem_columns",
           IntegerAttr::get(IntegerType::get(&getContext(), 64), *columns));
     }
   }

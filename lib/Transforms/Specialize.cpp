@@ -1338,10 +1338,8 @@ struct FA4SpecializePass
       DictionaryAttr manifest =
           buildManifest(ctx, *shape, name, kernelBuilder.getMbarrierCount(),
                         kernelBuilder.getNamedBarrierCount());
-      auto symbol = SymbolRefAttr::get(gpuModule.getNameAttr(),
-                                       {FlatSymbolRefAttr::get(roles)});
       for (NamedAttribute entry : manifest)
-        LaunchOp::setManifestEntry(module, symbol, entry.getName(),
+        LaunchOp::setManifestEntry(module, roles, entry.getName(),
                                    entry.getValue());
     }
   }

@@ -552,8 +552,11 @@ LogicalResult TmaLoadOp::verify() {
   return verifyChannelStep(*this);
 }
 
-void LaunchOp::setManifestEntry(Operation *root, SymbolRefAttr kernel,
+void LaunchOp::setManifestEntry(Operation *root, gpu::GPUFuncOp kernelOp,
                                 StringRef key, Attribute value) {
+  auto module = kernelOp->getParentOfType<gpu::GPUModuleOp>();
+  auto kernel = SymbolRefAttr::get(module.getNameAttr(),
+                                   {FlatSymbolRefAttr::get(kernelOp)});
   root->walk([&](LaunchOp launch) {
     if (launch.getKernel() != kernel)
       return;

@@ -986,9 +986,9 @@ def FA4_LaunchOp : FA4_Op<"launch"> {
   let assemblyFormat = "$kernel `(` $operands `)` attr-dict `:` type($operands)";
   let extraClassDeclaration = [{
     /// Sets `key` to `value` in the manifest of every launch of `kernel`
-    /// (`@module::@kernel`) under `root`: the storage passes record there
-    /// what they decide.
-    static void setManifestEntry(Operation *root, SymbolRefAttr kernel,
+    /// under `root`: the passes after fa4-specialize record there what they
+    /// decide.
+    static void setManifestEntry(Operation *root, gpu::GPUFuncOp kernel,
                                  StringRef key, Attribute value);
   }];
 }
