@@ -937,6 +937,16 @@ struct TiledProgram {
   int64_t kvHeadDivisor = 0; // query heads per KV head, as the program says
 };
 
+/// The ops of type `Op` among `ops`.
+template <typename Op>
+SmallVector<Op> opsOf(ArrayRef<Operation *> ops) {
+  SmallVector<Op> result;
+  for (Operation *op : ops)
+    if (auto typed = dyn_cast<Op>(op))
+      result.push_back(typed);
+  return result;
+}
+
 /// Finds the FA4 forward program in `kernel`, or reports at the first op
 /// that differs.
 FailureOr<TiledProgram> recognize(gpu::GPUFuncOp kernel) {
@@ -951,30 +961,15 @@ FailureOr<TiledProgram> recognize(gpu::GPUFuncOp kernel) {
     if (op->getDialect() && isa<FA4Dialect>(op->getDialect()))
       all.push_back(op);
   });
-  auto collect = [&](auto type, SmallVectorImpl<decltype(type)> &into) {
-    using Op = decltype(type);
-    for (Operation *op : all)
-      if (auto typed = dyn_cast<Op>(op))
-        into.push_back(typed);
-  };
-  SmallVector<TileCoordsOp> coords;
-  SmallVector<TileLoadOp> loads;
-  SmallVector<TileMatmulOp> matmuls;
-  SmallVector<TileMaskOp> masks;
-  SmallVector<TileSoftmaxOp> softmaxes;
-  SmallVector<TileRescaleOp> rescales;
-  SmallVector<TileNormalizeOp> normalizes;
-  SmallVector<TileStoreOp> stores;
-  SmallVector<TileStoreLseOp> lses;
-  collect(TileCoordsOp(), coords);
-  collect(TileLoadOp(), loads);
-  collect(TileMatmulOp(), matmuls);
-  collect(TileMaskOp(), masks);
-  collect(TileSoftmaxOp(), softmaxes);
-  collect(TileRescaleOp(), rescales);
-  collect(TileNormalizeOp(), normalizes);
-  collect(TileStoreOp(), stores);
-  collect(TileStoreLseOp(), lses);
+  auto coords = opsOf<TileCoordsOp>(all);
+  auto loads = opsOf<TileLoadOp>(all);
+  auto matmuls = opsOf<TileMatmulOp>(all);
+  auto masks = opsOf<TileMaskOp>(all);
+  auto softmaxes = opsOf<TileSoftmaxOp>(all);
+  auto rescales = opsOf<TileRescaleOp>(all);
+  auto normalizes = opsOf<TileNormalizeOp>(all);
+  auto stores = opsOf<TileStoreOp>(all);
+  auto lses = opsOf<TileStoreLseOp>(all);
   auto count = [&](size_t got, size_t want, StringRef name) {
     return got == want ? success()
                        : LogicalResult(fail(kernel, Twine(got) + " '" + name +
