@@ -21,7 +21,7 @@ import tempfile
 
 PIPELINE = ("builtin.module(fa4-plan, fa4-tile, fa4-specialize, fa4-allocate-tmem, fa4-allocate-smem, fa4-insert-barriers, "
             "fa4-lower-warp-specialize, gpu.module(expand-strided-metadata, "
-            "convert-scf-to-cf, convert-gpu-to-nvvm{index-bitwidth=32}), "
+            "convert-scf-to-cf, convert-gpu-to-nvvm{index-bitwidth=32}, fa4-align-shared-memory), "
             "convert-nvvm-to-llvm, reconcile-unrealized-casts, "
             "gpu-module-to-binary{format=isa})")
 

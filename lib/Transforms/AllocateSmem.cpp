@@ -139,6 +139,17 @@ FailureOr<int64_t> allocate(gpu::GPUFuncOp kernel, bool alias) {
     });
   }
 
+  // The layout holds only from a base with the largest alignment; the
+  // lowered dynamic shared memory gets it from fa4-align-shared-memory.
+  int64_t alignment = 1;
+  for (const SmemBuffer &buffer : buffers)
+    alignment = std::max(alignment, buffer.alignment);
+  auto gpuModule = kernel->getParentOfType<gpu::GPUModuleOp>();
+  if (auto existing =
+          gpuModule->getAttrOfType<IntegerAttr>("fa4.shared_alignment"))
+    alignment = std::max(alignment, existing.getInt());
+  gpuModule->setAttr("fa4.shared_alignment", b.getI64IntegerAttr(alignment));
+
   // Drop the attributions, now unused, and their attributes.
   unsigned first = kernel.getFirstWorkgroupAttributionIndex();
   kernel.getBody().front().eraseArguments(first, buffers.size());

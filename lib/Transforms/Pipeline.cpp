@@ -42,6 +42,7 @@ void mlir::fa4::buildCompilePipeline(OpPassManager &pm,
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.indexBitwidth = 32;
   kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  kernels.addPass(createFA4AlignSharedMemory());
   pm.addPass(createConvertNVVMToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 

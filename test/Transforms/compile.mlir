@@ -42,6 +42,8 @@
 // JSON: "operand": "query",
 
 // PTX: .target sm_100a
+// The dynamic region, 1024-byte aligned for the swizzled tiles.
+// PTX: .extern .shared .align 1024 .b8 __dynamic_shmem__0[];
 // PTX: .entry gqa_attention(
 
 // PTXAS: "ptxas": {

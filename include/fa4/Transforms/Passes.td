@@ -153,6 +153,28 @@ def FA4AllocateSmem : Pass<"fa4-allocate-smem", "::mlir::ModuleOp"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def FA4AlignSharedMemory : Pass<"fa4-align-shared-memory",
+                                 "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Make the lowered dynamic shared memory the aligned dynamic region";
+  let description = [{
+    `fa4-allocate-smem` lays buffers out at offsets from the start of the
+    dynamic shared memory and records the largest alignment they need on
+    the kernel's `gpu.module` as `fa4.shared_alignment` (1024 bytes for
+    tiles in the 128-byte swizzle: TMA writes and tcgen05/wgmma descriptors
+    with base offset 0 both assume the pattern starts on a 1024-byte
+    boundary). The upstream GPU-to-NVVM conversion declares the symbol of
+    `gpu.dynamic_shared_memory` (`__dynamic_shmem__*`) as an internal
+    zero-size array with 16-byte alignment, which the NVPTX backend emits as
+    a one-byte static `.shared` variable among the mbarriers, so the buffers
+    would overlap them and start unaligned. This pass, run in each
+    `gpu.module` after the conversion, makes those globals external
+    declarations with alignment `fa4.shared_alignment`: PTX `.extern
+    .shared .align 1024 .b8 __dynamic_shmem__0[]`, the dynamic region,
+    which ptxas places after the static one on that boundary. Modules
+    without `fa4.shared_alignment` are left alone.
+  }];
+}
+
 def FA4InsertBarriers : Pass<"fa4-insert-barriers"> {
   let summary = "Turn channels between roles into mbarrier protocols";
   let description = [{
