@@ -60,8 +60,6 @@ struct BlockLiveness {
   SmallVector<bool> inFlight;       // an earlier non-MMA access in flight
   SmallVector<bool> mmaInFlight;    // an earlier MMA access in flight
   InFlight atEnd;
-
-  bool live(size_t i) const { return accessed[i] || inFlight[i]; }
 };
 
 /// `entry`: accesses still in flight when the block starts (a loop body's

@@ -55,15 +55,6 @@ int64_t PlanAttr::getRegistersPerCta() const {
                          getProducerRegs());
 }
 
-int64_t PlanAttr::getTmemColumns() const {
-  return tmemColumns(getQStages(), getBlockN(), getHeadDim());
-}
-
-int64_t PlanAttr::getSmemBytes() const {
-  return smemBytes(getQStages(), getKvStages(), getBlockM(), getBlockN(),
-                   getHeadDim());
-}
-
 LogicalResult
 PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, Arch arch,
                  int64_t blockM, int64_t blockN, int64_t headDim,

@@ -145,11 +145,6 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     int64_t getNumWarpgroups() const { return getQStages() + 2; }
     /// Registers one CTA asks for through setmaxnreg.
     int64_t getRegistersPerCta() const;
-    /// 32-bit TMEM columns the kernel uses: S and O per Q stage.
-    int64_t getTmemColumns() const;
-    /// Dynamic shared memory in bytes: Q stages, the K/V ring, the O staging
-    /// tile, the per-row statistics exchange and the mbarriers.
-    int64_t getSmemBytes() const;
   }];
 }
 
