@@ -37,6 +37,8 @@ llvm::json::Value toJson(Attribute attr) {
       values.push_back(toJson(element));
     return values;
   }
+  if (auto flag = dyn_cast<BoolAttr>(attr))
+    return flag.getValue();
   if (auto integer = dyn_cast<IntegerAttr>(attr))
     return integer.getInt();
   if (auto real = dyn_cast<FloatAttr>(attr))

@@ -210,6 +210,15 @@ ChannelBarriers createBarriers(ChannelOp channel) {
       nvgpu::MBarrierCreateOp::create(b, loc, groupType),
       inTcgen05Module(channel)};
 
+  // Names for diagnostics and the simulator's reports.
+  auto name = [&](Value group, StringRef direction) {
+    if (group)
+      group.getDefiningOp()->setAttr(
+          "fa4.name", b.getStringAttr(channel.getName() + "." + direction));
+  };
+  name(barriers.full, "full");
+  name(barriers.empty, "empty");
+
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
                                       arith::ConstantIndexOp::create(b, loc, 0));

@@ -14,12 +14,12 @@
 // Barriers and their arrival counts, initialized by thread 0 and made
 // visible by one CTA barrier.
 // CHECK-LABEL: gpu.func @pipeline
-// CHECK: %[[KV_FULL:.*]] = nvgpu.mbarrier.create -> {{.*}}num_barriers = 3>
-// CHECK: %[[KV_EMPTY:.*]] = nvgpu.mbarrier.create -> {{.*}}num_barriers = 3>
+// CHECK: %[[KV_FULL:.*]] = nvgpu.mbarrier.create {fa4.name = "kv.full"} -> {{.*}}num_barriers = 3>
+// CHECK: %[[KV_EMPTY:.*]] = nvgpu.mbarrier.create {fa4.name = "kv.empty"} -> {{.*}}num_barriers = 3>
 // CHECK: scf.if
 // CHECK-COUNT-6: nvgpu.mbarrier.init %{{.*}}[%{{.*}}], %c1
-// CHECK: %[[S_FULL:.*]] = nvgpu.mbarrier.create -> {{.*}}num_barriers = 2>
-// CHECK: %[[S_EMPTY:.*]] = nvgpu.mbarrier.create -> {{.*}}num_barriers = 2>
+// CHECK: %[[S_FULL:.*]] = nvgpu.mbarrier.create {fa4.name = "s.full"} -> {{.*}}num_barriers = 2>
+// CHECK: %[[S_EMPTY:.*]] = nvgpu.mbarrier.create {fa4.name = "s.empty"} -> {{.*}}num_barriers = 2>
 // CHECK: scf.if
 // CHECK: %[[C128:.*]] = arith.constant 128 : index
 // CHECK: nvgpu.mbarrier.init %[[S_FULL]][%{{.*}}], %c1

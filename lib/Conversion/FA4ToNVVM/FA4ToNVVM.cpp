@@ -5,6 +5,7 @@
 #include "fa4/Dialect/FA4/IR/Exp2.h"
 #include "fa4/Dialect/FA4/IR/FA4Ops.h"
 #include "fa4/Dialect/FA4/IR/Targets.h"
+#include "fa4/Dialect/FA4/IR/Tcgen05Encoding.h"
 
 #include "mlir/Conversion/ConvertToLLVM/ToLLVMInterface.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
@@ -257,22 +258,8 @@ struct Tcgen05FenceLowering : ConvertOpToLLVMPattern<Tcgen05FenceOp> {
   }
 };
 
-/// The 32-bit tcgen05 instruction descriptor of a kind::f16 MMA with an f32
-/// accumulator (PTX ISA, "Instruction descriptor").
-uint32_t f16InstructionDescriptor(Type elementType, bool bMnMajor, int64_t m,
-                                  int64_t n) {
-  uint32_t type = elementType.isBF16() ? 1 : 0;
-  return (1u << 4)                       // D is f32
-         | (type << 7) | (type << 10)    // A, B element types
-         | (uint32_t(bMnMajor) << 16)    // B transposed (MN-major)
-         | (uint32_t(n >> 3) << 17)      // N / 8
-         | (uint32_t(m >> 4) << 24);     // M / 16
-}
-
-/// A 64-bit shared-memory matrix descriptor for 128-byte swizzled operands
-/// (PTX ISA, "Shared memory descriptor") of the matrix at `sharedAddress`
-/// (i64): start address, leading and stride byte offsets in 16-byte units,
-/// the fixed sm_100 version bit 46 and swizzle mode 2 (128 bytes).
+/// A 64-bit shared-memory matrix descriptor (tcgen05::smemDescriptor) of the
+/// matrix at `sharedAddress` (i64).
 Value smemDescriptor(OpBuilder &b, Location loc, Value sharedAddress,
                      int64_t leadingBytes, int64_t strideBytes) {
   Type i64 = b.getI64Type();
@@ -282,19 +269,16 @@ Value smemDescriptor(OpBuilder &b, Location loc, Value sharedAddress,
   Value start = LLVM::AndOp::create(
       b, loc, LLVM::LShrOp::create(b, loc, sharedAddress, c64(4)),
       c64(0x3FFF));
-  uint64_t fixed = ((uint64_t(leadingBytes >> 4) & 0x3FFF) << 16) |
-                   ((uint64_t(strideBytes >> 4) & 0x3FFF) << 32) |
-                   (1ull << 46) | (2ull << 61);
-  return LLVM::OrOp::create(b, loc, start, c64(fixed));
+  return LLVM::OrOp::create(
+      b, loc, start,
+      c64(tcgen05::smemDescriptorFields(leadingBytes, strideBytes)));
 }
 
 struct MmaLowering : ConvertOpToLLVMPattern<MmaOp> {
   using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
 
-  /// Elements of K one tcgen05.mma kind::f16 consumes.
-  static constexpr int64_t kStep = 16;
-  /// Steps in one 64-element swizzle atom.
-  static constexpr int64_t kStepsPerAtom = MmaOp::kAtomElements / kStep;
+  static constexpr int64_t kStep = tcgen05::kKStep;
+  static constexpr int64_t kStepsPerAtom = tcgen05::kAtomElements / kStep;
 
   /// The shared-window address (i64) of element [0, 0, 0] of a tile.
   Value tileAddress(OpBuilder &b, Location loc, MemRefType type,
@@ -318,13 +302,12 @@ struct MmaLowering : ConvertOpToLLVMPattern<MmaOp> {
     if (bStrides[1] != MmaOp::kAtomElements || bStrides[2] != 1)
       return rewriter.notifyMatchFailure(op, "b rows are not 128 bytes apart");
     bool bMnMajor = op.getBMajor() == OperandMajor::mn;
-    constexpr int64_t rowBytes = 128, patternBytes = 1024;
     Type i64 = rewriter.getI64Type();
 
     Value idesc = i32Constant(
         rewriter, loc,
-        f16InstructionDescriptor(bType.getElementType(), bMnMajor, op.getM(),
-                                 op.getN()));
+        tcgen05::instructionDescriptor(bType.getElementType().isBF16(),
+                                       bMnMajor, op.getM(), op.getN()));
     Value bAddress = tileAddress(rewriter, loc, bType, adaptor.getB());
     auto aTile = dyn_cast<MemRefType>(op.getA().getType());
     Value aAddress =
@@ -336,8 +319,7 @@ struct MmaLowering : ConvertOpToLLVMPattern<MmaOp> {
       auto c64 = [&](int64_t v) {
         return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
       };
-      // Byte offset of the step in a K-major tile: within its atom, 32 bytes
-      // per step; across atoms, one atom stride per 4 steps.
+      // tcgen05::kMajorStepBytes on the (possibly dynamic) step.
       auto kMajorOffset = [&](MemRefType tile) {
         Value atom = LLVM::LShrOp::create(b, loc, step, c64(2));
         Value within = LLVM::AndOp::create(b, loc, step, c64(kStepsPerAtom - 1));
@@ -349,24 +331,25 @@ struct MmaLowering : ConvertOpToLLVMPattern<MmaOp> {
       if (aTile) {
         a = smemDescriptor(
             b, loc, LLVM::AddOp::create(b, loc, aAddress, kMajorOffset(aTile)),
-            16, patternBytes);
+            tcgen05::kKMajorLeadingBytes, tcgen05::kKMajorStrideBytes);
       } else {
-        // A TMEM operand advances by 16 16-bit elements = 8 columns a step.
+        // tcgen05::tmemStepColumns.
         Value step32 = LLVM::TruncOp::create(b, loc, b.getI32Type(), step);
         a = offsetTmemAddress(
             b, loc, adaptor.getA(),
             LLVM::MulOp::create(b, loc, step32, i32Constant(b, loc, kStep / 2)));
       }
-      // An MN-major B advances by 16 rows a step; its atoms along N are one
-      // leading byte offset apart.
+      // tcgen05::mnMajorStepBytes; atoms along N one leading offset apart.
       Value bStart =
           bMnMajor
               ? LLVM::AddOp::create(
                     b, loc, bAddress,
-                    LLVM::MulOp::create(b, loc, step, c64(kStep * rowBytes)))
+                    LLVM::MulOp::create(b, loc, step, c64(tcgen05::mnMajorStepBytes(1))))
               : LLVM::AddOp::create(b, loc, bAddress, kMajorOffset(bType));
       Value bDesc = smemDescriptor(
-          b, loc, bStart, bMnMajor ? atomStrideBytes(bType) : 16, patternBytes);
+          b, loc, bStart,
+          bMnMajor ? atomStrideBytes(bType) : tcgen05::kKMajorLeadingBytes,
+          tcgen05::kPatternBytes);
       // Only the first step may overwrite the accumulator.
       Value later = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, step,
                                          c64(0));

@@ -1,0 +1,84 @@
+//===- Tcgen05Encoding.h - tcgen05 MMA descriptors --------------*- C++ -*-===//
+//
+// How a fa4.mma becomes tcgen05.mma instructions: the instruction
+// descriptor, the shared-memory matrix descriptors and how each 16-element K
+// step advances its operands (PTX ISA, "Matrix Descriptors"). The NVVM
+// lowering emits exactly these encodings; the simulator executes them
+// through its model of the Tensor Core, so a wrong choice here shows up as
+// wrong numbers there.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA4_DIALECT_FA4_IR_TCGEN05ENCODING_H
+#define FA4_DIALECT_FA4_IR_TCGEN05ENCODING_H
+
+#include <cstdint>
+
+namespace mlir::fa4::tcgen05 {
+
+/// Elements of K one tcgen05.mma kind::f16 consumes.
+constexpr int64_t kKStep = 16;
+/// 16-bit elements in one 128-byte swizzle atom row.
+constexpr int64_t kAtomElements = 64;
+/// Bytes of one swizzle atom row.
+constexpr int64_t kRowBytes = 128;
+/// Bytes after which the 128-byte swizzle pattern repeats (8 rows).
+constexpr int64_t kPatternBytes = 1024;
+/// The swizzle-mode field value of 128-byte swizzling.
+constexpr uint64_t kSwizzle128B = 2;
+
+/// The 32-bit instruction descriptor of a kind::f16 MMA with an f32
+/// accumulator.
+constexpr uint32_t instructionDescriptor(bool bf16, bool bMnMajor, int64_t m,
+                                         int64_t n) {
+  uint32_t type = bf16 ? 1 : 0;
+  return (1u << 4)                    // D is f32
+         | (type << 7) | (type << 10) // A, B element types
+         | (uint32_t(bMnMajor) << 16) // B transposed (MN-major)
+         | (uint32_t(n >> 3) << 17)   // N / 8
+         | (uint32_t(m >> 4) << 24);  // M / 16
+}
+
+/// The fields of a 64-bit shared-memory matrix descriptor other than the
+/// start address: leading and stride byte offsets in 16-byte units, the
+/// fixed sm_100 version bit 46 and 128-byte swizzling.
+constexpr uint64_t smemDescriptorFields(int64_t leadingBytes,
+                                        int64_t strideBytes) {
+  return ((uint64_t(leadingBytes >> 4) & 0x3FFF) << 16) |
+         ((uint64_t(strideBytes >> 4) & 0x3FFF) << 32) | (1ull << 46) |
+         (kSwizzle128B << 61);
+}
+
+/// The descriptor of the matrix at shared-window address `address`.
+constexpr uint64_t smemDescriptor(uint64_t address, int64_t leadingBytes,
+                                  int64_t strideBytes) {
+  return ((address >> 4) & 0x3FFF) |
+         smemDescriptorFields(leadingBytes, strideBytes);
+}
+
+/// Leading and stride byte offsets of a K-major operand: LBO is unused with
+/// 128-byte swizzling (encoded 16 bytes); 8-row groups are a pattern apart.
+constexpr int64_t kKMajorLeadingBytes = 16;
+constexpr int64_t kKMajorStrideBytes = kPatternBytes;
+
+/// Byte offset of K step `step` in a K-major tile whose atoms are
+/// `atomStrideBytes` apart: 32 bytes per step inside an atom.
+constexpr int64_t kMajorStepBytes(int64_t step, int64_t atomStrideBytes) {
+  constexpr int64_t stepsPerAtom = kAtomElements / kKStep;
+  return (step / stepsPerAtom) * atomStrideBytes +
+         (step % stepsPerAtom) * kKStep * 2;
+}
+
+/// Byte offset of K step `step` in an MN-major tile: 16 rows of 128 bytes.
+/// Its atoms along MN are one leading byte offset (the atom stride) apart,
+/// its 8-row groups along K one pattern.
+constexpr int64_t mnMajorStepBytes(int64_t step) {
+  return step * kKStep * kRowBytes;
+}
+
+/// 32-bit columns a 16-bit Tensor Memory A operand advances per K step.
+constexpr int64_t tmemStepColumns(int64_t step) { return step * kKStep / 2; }
+
+} // namespace mlir::fa4::tcgen05
+
+#endif // FA4_DIALECT_FA4_IR_TCGEN05ENCODING_H

@@ -1,0 +1,2167 @@
+//===- Interpreter.cpp - running one CTA of a kernel ----------------------===//
+//
+// Every thread of the CTA is an actor interpreting the kernel's ops with its
+// own SSA values; a seeded scheduler interleaves the actors and completes
+// asynchronous work (TMA loads and stores, the MMA pipe) at random points.
+// Threads block on mbarrier waits, named barriers and warp votes exactly
+// where the hardware would; when every live thread is blocked and nothing
+// is in flight, the CTA is deadlocked.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Interpreter.h"
+
+#include "fa4/Dialect/FA4/IR/Exp2.h"
+#include "fa4/Dialect/FA4/IR/FA4Ops.h"
+#include "fa4/Dialect/FA4/IR/Tcgen05Encoding.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <random>
+
+using namespace mlir;
+using namespace mlir::fa4;
+using namespace mlir::fa4::sim;
+
+namespace {
+
+constexpr int64_t kTmemLanes = 128, kTmemColumns = 512;
+/// Rotating vector-clock slots for TMA loads and stores in flight.
+constexpr unsigned kAsyncSlots = 32;
+
+//===----------------------------------------------------------------------===//
+// Values
+//===----------------------------------------------------------------------===//
+
+/// A runtime value: numbers (scalars are one-element) or a reference.
+struct Val {
+  enum class Kind : uint8_t { number, memref, tmem, barriers, tensorMap,
+                              pointer, token };
+  Kind kind = Kind::number;
+  /// A fa4.tmem.load result before the thread's fa4.tcgen05.wait load.
+  Operation *pendingLoad = nullptr;
+  SmallVector<int64_t, 1> ints;
+  SmallVector<float, 1> floats;
+  /// memref: shared byte offset; tmem: first column; barriers: first
+  /// barrier; tensorMap: the map; pointer: the tensor.
+  int64_t base = 0;
+  /// memref: element offset; pointer: byte offset.
+  int64_t offset = 0;
+  SmallVector<int64_t, 4> strides;
+};
+
+Type elementOf(Type type) { return getElementTypeOrSelf(type); }
+
+unsigned widthOf(Type type) {
+  Type element = elementOf(type);
+  return element.isIndex() ? 64 : element.getIntOrFloatBitWidth();
+}
+
+int64_t signExtend(uint64_t value, unsigned width) {
+  if (width >= 64)
+    return static_cast<int64_t>(value);
+  uint64_t mask = (1ull << width) - 1, sign = 1ull << (width - 1);
+  value &= mask;
+  return static_cast<int64_t>((value ^ sign) - sign);
+}
+
+uint64_t zeroExtend(int64_t value, unsigned width) {
+  return width >= 64 ? static_cast<uint64_t>(value)
+                     : static_cast<uint64_t>(value) & ((1ull << width) - 1);
+}
+
+/// `x` rounded to float type `type`.
+float roundTo(Type type, float x) {
+  Type element = elementOf(type);
+  if (element.isBF16())
+    return roundToHalf(Half::bf16, x);
+  if (element.isF16())
+    return roundToHalf(Half::f16, x);
+  return x;
+}
+
+int64_t bytesOf(Type element) {
+  return std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
+}
+
+float ftz(float x) { return std::fpclassify(x) == FP_SUBNORMAL ? 0.0f * x : x; }
+
+//===----------------------------------------------------------------------===//
+// Actors
+//===----------------------------------------------------------------------===//
+
+enum class Status { ready, blocked, done };
+enum class Step { next, entered, blocked, done, error };
+
+/// What a blocked thread waits for, so that the event that may release it
+/// wakes it.
+enum class WaitKind { none, mbarrier, namedBarrier, warpVote, storeGroups };
+
+struct Frame {
+  Block *block;
+  Block::iterator it;
+  Operation *owner;
+  int64_t iv = 0, upper = 0, step = 1;
+};
+
+/// A tcgen05.ld/st whose TMEM access is checked when the thread waits for
+/// it: the hardware performs it somewhere in between.
+struct PendingTmem {
+  int64_t lane, firstColumn, columns;
+  uint32_t agent;
+};
+
+struct TmaStore {
+  unsigned map;
+  SmallVector<int64_t, 4> coords;
+  int64_t shared;
+  Operation *op;
+};
+
+struct Actor {
+  unsigned tid, warp, lane;
+  Slot slot;
+  std::string role = "-";
+  Status status = Status::ready;
+  WaitKind waitKind = WaitKind::none;
+  int64_t waitId = 0;
+  Operation *blockedAt = nullptr;
+  VectorClock clock;
+  DenseMap<Value, Val> env;
+  SmallVector<Frame, 8> stack;
+  /// Named barrier / warp vote: the generation this thread arrived in.
+  std::optional<uint64_t> arrivedGeneration;
+  SmallVector<Value> pendingLoadValues;
+  SmallVector<PendingTmem> pendingLoads, pendingStores;
+  /// TMA stores issued since the last commit; committed groups in flight.
+  SmallVector<TmaStore> openStores;
+  std::deque<unsigned> storeGroups; // stores remaining per group
+  VectorClock storesDone;
+};
+
+struct Warp {
+  Operation *voteOp = nullptr;
+  int64_t arrived = 0;
+  bool any = false, lastResult = false;
+  uint64_t generation = 0;
+};
+
+/// Work on the MMA pipe of one issuing thread, in issue order.
+struct MmaWork {
+  Operation *op;
+  bool commit = false;
+  int64_t barrier = 0;
+  Val a, b, d;
+  bool accumulate = false;
+  VectorClock clock;
+  uint32_t agent = 0;
+};
+
+struct MmaPipe {
+  unsigned issuer;
+  Slot slot;
+  VectorClock clock;
+  std::deque<MmaWork> work;
+};
+
+struct TmaLoad {
+  Operation *op;
+  unsigned map;
+  SmallVector<int64_t, 4> coords;
+  int64_t shared;
+  int64_t barrier;
+  Slot slot;
+  VectorClock clock;
+  uint32_t agent;
+};
+
+struct StoreInFlight {
+  TmaStore store;
+  unsigned issuer;
+  Slot slot;
+  VectorClock clock;
+  uint32_t agent;
+  /// The index of its group among the issuer's groups, counted from the
+  /// first group ever committed.
+  uint64_t group;
+};
+
+//===----------------------------------------------------------------------===//
+// The CTA
+//===----------------------------------------------------------------------===//
+
+class Cta {
+public:
+  Cta(const Launch &launch, int64_t blockId, const Schedule &schedule);
+  CtaOutcome run();
+
+private:
+  // Scheduling.
+  Step step(Actor &actor);
+  Step execute(Actor &actor, Operation *op);
+  void block(Actor &actor, Operation *op, WaitKind kind, int64_t id);
+  void wake(WaitKind kind, int64_t id);
+  bool fireEvent();
+  void reportDeadlock();
+
+  // Values.
+  const Val *use(Actor &actor, Operation *op, Value value);
+  Val &define(Actor &actor, Value value) { return actor.env[value]; }
+  Step fail(Operation *op, const Twine &message);
+  std::string who(const Actor &actor) const;
+
+  // Op semantics.
+  Step arith(Actor &actor, Operation *op);
+  Step vectorOp(Actor &actor, Operation *op);
+  Step memrefOp(Actor &actor, Operation *op);
+  Step gpuOp(Actor &actor, Operation *op);
+  Step nvgpuOp(Actor &actor, Operation *op);
+  Step fa4Op(Actor &actor, Operation *op);
+  Step llvmOp(Actor &actor, Operation *op);
+  Step scfOp(Actor &actor, Operation *op);
+  Step yield(Actor &actor, Operation *op);
+
+  // Memory.
+  /// The shared byte offset of element `indices` of memref `ref` (of type
+  /// `type`) and the bytes of `count` elements there; fails out of bounds.
+  std::optional<int64_t> sharedAddress(Operation *op, const Val &ref,
+                                       MemRefType type, ArrayRef<int64_t> indices,
+                                       int64_t count);
+  bool checkShared(Operation *op, int64_t offset, int64_t bytes);
+  float loadElement(Type element, int64_t offset);
+  void storeElement(Type element, int64_t offset, float real, int64_t integer);
+  bool sharedAccess(Actor &actor, Operation *op, int64_t offset, int64_t bytes,
+                    bool write);
+  bool tmemColumnsAllocated(Operation *op, int64_t first, int64_t columns);
+  int64_t tmemLane(const Actor &actor) const {
+    return 32 * (actor.warp % 4) + actor.lane;
+  }
+
+  // Asynchronous units.
+  void completeTmaLoad(size_t index);
+  void executeMma(MmaPipe &pipe);
+  void completeStore(size_t index);
+  bool barrierIndex(Operation *op, const Val &group, Value index, Actor &actor,
+                    int64_t &barrier);
+  void completed(int64_t barrier);
+  Step namedBarrier(Actor &actor, Operation *op, int64_t id, int64_t threads,
+                    bool sync);
+  /// The race detector's agent for `op` run by `actor` (for asynchronous
+  /// ops: the unit it issued).
+  uint32_t agentFor(Operation *op, const Actor &actor);
+
+  std::string describeMemory(Memory memory, int64_t first, int64_t last) const;
+
+  const Launch &launch;
+  int64_t blockId;
+  std::mt19937_64 rng;
+  uint64_t maxSteps;
+  CtaOutcome outcome;
+  bool failed = false;
+
+  std::vector<uint8_t> shared;
+  std::vector<uint32_t> tmem;
+  int64_t tmemAllocated = 0;
+  std::vector<MBarrier> barriers;
+  DenseMap<Operation *, int64_t> barrierGroups;
+  std::map<int64_t, NamedBarrier> namedBarriers;
+  std::vector<Actor> actors;
+  std::vector<Warp> warps;
+  std::vector<unsigned> ready;
+  std::vector<TmaLoad> loads;
+  std::vector<MmaPipe> pipes;
+  std::vector<StoreInFlight> stores;
+  std::map<unsigned, uint64_t> groupsCommitted, groupsRetired;
+  Slot nextSlot;
+  uint64_t asyncCounter = 0;
+  RaceDetector races;
+  DenseMap<std::pair<Operation *, unsigned>, uint32_t> agents;
+  /// Barriers per mbarrier group, by the group's first barrier.
+  DenseMap<int64_t, int64_t> groupSizes;
+  /// Named shared-memory ranges and TMEM column ranges, for reports.
+  std::vector<std::tuple<int64_t, int64_t, std::string>> sharedNames,
+      tmemNames;
+};
+
+Cta::Cta(const Launch &launch, int64_t blockId, const Schedule &schedule)
+    : launch(launch), blockId(blockId), rng(schedule.seed),
+      maxSteps(schedule.maxSteps), shared(launch.dynamicSharedBytes, 0xA5),
+      tmem(kTmemLanes * kTmemColumns, 0xFFFFFFFF),
+      races(launch.dynamicSharedBytes, kTmemLanes * kTmemColumns,
+            [this](Memory m, int64_t first, int64_t last) {
+              return describeMemory(m, first, last);
+            }) {
+  int64_t threads = launch.block;
+  warps.resize((threads + 31) / 32);
+  // Slots: one per thread, then one per MMA pipe and the rotating async
+  // slots, allocated on demand.
+  nextSlot = threads;
+  actors.resize(threads);
+  for (int64_t t = 0; t < threads; ++t) {
+    Actor &actor = actors[t];
+    actor.tid = t;
+    actor.warp = t / 32;
+    actor.lane = t % 32;
+    actor.slot = t;
+    actor.clock.set(t, 1);
+    gpu::GPUFuncOp kernel = launch.kernel;
+    Block &entry = kernel.getBody().front();
+    actor.stack.push_back({&entry, entry.begin(), launch.kernel});
+    for (auto [argument, value] :
+         llvm::zip(entry.getArguments(), launch.arguments)) {
+      Val v;
+      switch (value.kind) {
+      case Argument::Kind::integer:
+        v.ints = {value.integer};
+        break;
+      case Argument::Kind::real:
+        v.floats = {value.real};
+        break;
+      case Argument::Kind::tensorMap:
+        v.kind = Val::Kind::tensorMap;
+        v.base = value.index;
+        break;
+      case Argument::Kind::pointer:
+        v.kind = Val::Kind::pointer;
+        v.base = value.index;
+        break;
+      }
+      actor.env[argument] = v;
+    }
+    ready.push_back(t);
+  }
+
+  // Names of the buffers: placed shared-memory views and TMEM views.
+  gpu::GPUFuncOp kernel = launch.kernel;
+  kernel.walk([&](Operation *op) {
+    auto name = op->getAttrOfType<StringAttr>("fa4.name");
+    if (!name)
+      return;
+    if (auto view = dyn_cast<memref::ViewOp>(op)) {
+      APInt shift;
+      if (isa<gpu::DynamicSharedMemoryOp>(view.getSource().getDefiningOp()) &&
+          matchPattern(view.getByteShift(), m_ConstantInt(&shift)))
+        sharedNames.emplace_back(
+            shift.getSExtValue(),
+            shift.getSExtValue() +
+                view.getType().getNumElements() *
+                    bytesOf(view.getType().getElementType()),
+            name.str());
+    } else if (auto view = dyn_cast<TmemViewOp>(op)) {
+      TmemType type = view.getType();
+      int64_t columns =
+          type.getElements() * type.getElementType().getIntOrFloatBitWidth() /
+          32;
+      tmemNames.emplace_back(view.getColumn(), view.getColumn() + columns,
+                             name.str());
+    }
+  });
+}
+
+uint32_t Cta::agentFor(Operation *op, const Actor &actor) {
+  auto [it, inserted] = agents.try_emplace({op, actor.tid}, 0);
+  if (inserted) {
+    std::string text = who(actor);
+    if (isa<nvgpu::TmaAsyncLoadOp>(op))
+      text = "the TMA load issued by " + text;
+    else if (isa<nvgpu::TmaAsyncStoreOp>(op))
+      text = "the TMA store issued by " + text;
+    else if (isa<MmaOp>(op))
+      text = "the MMA issued by " + text;
+    it->second = races.agent(op, text);
+  }
+  return it->second;
+}
+
+std::string Cta::who(const Actor &actor) const {
+  return llvm::formatv("thread {0} (warp {1}, role {2}, CTA {3})", actor.tid,
+                       actor.warp, actor.role, blockId);
+}
+
+std::string Cta::describeMemory(Memory memory, int64_t first,
+                                int64_t last) const {
+  if (memory == Memory::shared) {
+    std::string where;
+    for (auto &[begin, end, name] : sharedNames)
+      if (first >= begin && first < end)
+        where = llvm::formatv(" ('{0}' + {1})", name, first - begin);
+    return llvm::formatv("shared memory bytes [{0}, {1}]{2}", first, last,
+                         where);
+  }
+  int64_t lane = first / kTmemColumns, column = first % kTmemColumns;
+  int64_t lastLane = last / kTmemColumns, lastColumn = last % kTmemColumns;
+  std::string where;
+  for (auto &[begin, end, name] : tmemNames)
+    if (column >= begin && column < end && where.empty())
+      where = llvm::formatv(" ('{0}')", name);
+  return llvm::formatv("TMEM lanes {0}-{1}, columns {2}-{3}{4}", lane,
+                       lastLane, column,
+                       lane == lastLane ? lastColumn : kTmemColumns - 1, where);
+}
+
+Step Cta::fail(Operation *op, const Twine &message) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (op) {
+    op->getLoc().print(os);
+    os << ": " << op->getName() << ": ";
+  }
+  os << message;
+  outcome.errors.push_back(text);
+  failed = true;
+  return Step::error;
+}
+
+const Val *Cta::use(Actor &actor, Operation *op, Value value) {
+  auto it = actor.env.find(value);
+  if (it == actor.env.end()) {
+    fail(op, "an operand has no value in " + who(actor));
+    return nullptr;
+  }
+  if (Operation *load = it->second.pendingLoad) {
+    std::string loc;
+    llvm::raw_string_ostream os(loc);
+    load->getLoc().print(os);
+    fail(op, "uses the result of fa4.tmem.load at " + loc +
+                 " before fa4.tcgen05.wait load in " + who(actor));
+    return nullptr;
+  }
+  return &it->second;
+}
+
+//===----------------------------------------------------------------------===//
+// Scheduling
+//===----------------------------------------------------------------------===//
+
+void Cta::block(Actor &actor, Operation *op, WaitKind kind, int64_t id) {
+  actor.status = Status::blocked;
+  actor.blockedAt = op;
+  actor.waitKind = kind;
+  actor.waitId = id;
+  llvm::erase(ready, actor.tid);
+}
+
+void Cta::wake(WaitKind kind, int64_t id) {
+  for (Actor &actor : actors)
+    if (actor.status == Status::blocked && actor.waitKind == kind &&
+        actor.waitId == id) {
+      actor.status = Status::ready;
+      actor.waitKind = WaitKind::none;
+      ready.push_back(actor.tid);
+    }
+}
+
+Step Cta::step(Actor &actor) {
+  Frame &frame = actor.stack.back();
+  if (frame.it == frame.block->end()) {
+    // A region without terminator (a role) ran to its end.
+    actor.stack.pop_back();
+    if (actor.stack.empty())
+      return Step::done;
+    ++actor.stack.back().it;
+    return Step::next;
+  }
+  Operation *op = &*frame.it;
+  Step result = execute(actor, op);
+  if (result == Step::next)
+    ++actor.stack.back().it;
+  return result;
+}
+
+CtaOutcome Cta::run() {
+  uint64_t steps = 0;
+  while (!failed) {
+    bool events = !loads.empty() || !stores.empty() ||
+                  llvm::any_of(pipes, [](const MmaPipe &p) {
+                    return !p.work.empty();
+                  });
+    if (ready.empty() && !events) {
+      if (llvm::all_of(actors, [](const Actor &a) {
+            return a.status == Status::done;
+          }))
+        break;
+      reportDeadlock();
+      break;
+    }
+    // Asynchronous completions interleave with the threads at random, so
+    // that their latencies vary from a few ops to whole loop iterations.
+    if (events && (ready.empty() || rng() % 8 == 0)) {
+      fireEvent();
+      continue;
+    }
+    Actor &actor = actors[ready[rng() % ready.size()]];
+    for (unsigned burst = 1 + rng() % 48; burst > 0 && !failed; --burst) {
+      if (++steps > maxSteps) {
+        fail(nullptr, llvm::formatv("CTA {0} ran more than {1} ops; "
+                                    "raise --max-steps if this is expected",
+                                    blockId, maxSteps));
+        break;
+      }
+      Step result = step(actor);
+      if (result == Step::done) {
+        actor.status = Status::done;
+        llvm::erase(ready, actor.tid);
+        break;
+      }
+      if (result == Step::blocked || result == Step::error)
+        break;
+    }
+  }
+  if (!failed && (!loads.empty() || !stores.empty()))
+    fail(nullptr, "the kernel exited with TMA operations in flight");
+  outcome.steps = steps;
+  outcome.races = races.races();
+  return outcome;
+}
+
+bool Cta::fireEvent() {
+  // Every TMA load and store completes independently; each MMA pipe runs in
+  // issue order.
+  SmallVector<std::pair<int, size_t>> candidates;
+  for (size_t i = 0; i < loads.size(); ++i)
+    candidates.push_back({0, i});
+  for (size_t i = 0; i < pipes.size(); ++i)
+    if (!pipes[i].work.empty())
+      candidates.push_back({1, i});
+  for (size_t i = 0; i < stores.size(); ++i)
+    candidates.push_back({2, i});
+  if (candidates.empty())
+    return false;
+  auto [kind, index] = candidates[rng() % candidates.size()];
+  if (kind == 0)
+    completeTmaLoad(index);
+  else if (kind == 1)
+    executeMma(pipes[index]);
+  else
+    completeStore(index);
+  return true;
+}
+
+void Cta::reportDeadlock() {
+  // Group blocked threads by where and on what they wait.
+  std::map<std::tuple<Operation *, int, int64_t>, std::vector<unsigned>> groups;
+  for (const Actor &actor : actors)
+    if (actor.status == Status::blocked)
+      groups[{actor.blockedAt, static_cast<int>(actor.waitKind), actor.waitId}]
+          .push_back(actor.tid);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "deadlock in CTA " << blockId
+     << ": every live thread waits and nothing is in flight";
+  for (auto &[key, tids] : groups) {
+    auto [op, kind, id] = key;
+    const Actor &first = actors[tids.front()];
+    os << "\n  threads " << tids.front() << "-" << tids.back() << " ("
+       << tids.size() << ", role " << first.role << ") at ";
+    op->getLoc().print(os);
+    switch (static_cast<WaitKind>(kind)) {
+    case WaitKind::mbarrier: {
+      const MBarrier &barrier = barriers[id];
+      bool parity = false;
+      if (auto wait = dyn_cast<nvgpu::MBarrierTryWaitParityOp>(op)) {
+        auto it = first.env.find(wait.getPhaseParity());
+        parity = it != first.env.end() && it->second.ints[0] != 0;
+      }
+      os << ": waits on mbarrier " << barrier.name << " for phase parity "
+         << parity << "; it is in phase " << barrier.phase << " with "
+         << barrier.pending << " of " << barrier.expected
+         << " arrivals and " << barrier.tx << " transaction bytes pending";
+      break;
+    }
+    case WaitKind::namedBarrier: {
+      const NamedBarrier &barrier = namedBarriers[id];
+      os << ": waits on named barrier " << id << ": " << barrier.arrived
+         << " of " << barrier.expected << " threads arrived";
+      break;
+    }
+    case WaitKind::warpVote:
+      os << ": waits for the rest of warp " << id << " at a warp vote";
+      break;
+    case WaitKind::storeGroups:
+      os << ": waits for its TMA store groups";
+      break;
+    case WaitKind::none:
+      break;
+    }
+  }
+  fail(nullptr, text);
+}
+
+//===----------------------------------------------------------------------===//
+// Dispatch
+//===----------------------------------------------------------------------===//
+
+Step Cta::execute(Actor &actor, Operation *op) {
+  StringRef dialect = op->getName().getDialectNamespace();
+  if (dialect == "arith")
+    return arith(actor, op);
+  if (dialect == "vector")
+    return vectorOp(actor, op);
+  if (dialect == "memref")
+    return memrefOp(actor, op);
+  if (dialect == "gpu")
+    return gpuOp(actor, op);
+  if (dialect == "nvgpu")
+    return nvgpuOp(actor, op);
+  if (dialect == "fa4")
+    return fa4Op(actor, op);
+  if (dialect == "llvm")
+    return llvmOp(actor, op);
+  if (dialect == "scf")
+    return scfOp(actor, op);
+  return fail(op, "the simulator cannot execute this op");
+}
+
+//===----------------------------------------------------------------------===//
+// arith
+//===----------------------------------------------------------------------===//
+
+/// The value of a constant attribute of type `type`.
+std::optional<Val> constantValue(Attribute attr, Type type) {
+  Val v;
+  Type element = elementOf(type);
+  int64_t count = 1;
+  if (auto vector = dyn_cast<VectorType>(type))
+    count = vector.getNumElements();
+  auto push = [&](Attribute a) {
+    if (auto i = dyn_cast<IntegerAttr>(a))
+      v.ints.push_back(signExtend(i.getValue().getZExtValue(), widthOf(element)));
+    else if (auto f = dyn_cast<FloatAttr>(a))
+      v.floats.push_back(roundTo(element, f.getValueAsDouble()));
+    else
+      return false;
+    return true;
+  };
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+    if (dense.isSplat()) {
+      Attribute splat = dense.getSplatValue<Attribute>();
+      for (int64_t i = 0; i < count; ++i)
+        if (!push(splat))
+          return std::nullopt;
+    } else {
+      for (Attribute a : dense.getValues<Attribute>())
+        if (!push(a))
+          return std::nullopt;
+    }
+    return v;
+  }
+  if (!push(attr))
+    return std::nullopt;
+  return v;
+}
+
+bool compareInts(arith::CmpIPredicate p, int64_t a, int64_t b,
+                 unsigned width) {
+  uint64_t ua = zeroExtend(a, width), ub = zeroExtend(b, width);
+  switch (p) {
+  case arith::CmpIPredicate::eq: return a == b;
+  case arith::CmpIPredicate::ne: return a != b;
+  case arith::CmpIPredicate::slt: return a < b;
+  case arith::CmpIPredicate::sle: return a <= b;
+  case arith::CmpIPredicate::sgt: return a > b;
+  case arith::CmpIPredicate::sge: return a >= b;
+  case arith::CmpIPredicate::ult: return ua < ub;
+  case arith::CmpIPredicate::ule: return ua <= ub;
+  case arith::CmpIPredicate::ugt: return ua > ub;
+  case arith::CmpIPredicate::uge: return ua >= ub;
+  }
+  return false;
+}
+
+bool compareFloats(arith::CmpFPredicate p, float a, float b) {
+  bool unordered = std::isnan(a) || std::isnan(b);
+  using P = arith::CmpFPredicate;
+  switch (p) {
+  case P::AlwaysFalse: return false;
+  case P::AlwaysTrue: return true;
+  case P::OEQ: return !unordered && a == b;
+  case P::OGT: return !unordered && a > b;
+  case P::OGE: return !unordered && a >= b;
+  case P::OLT: return !unordered && a < b;
+  case P::OLE: return !unordered && a <= b;
+  case P::ONE: return !unordered && a != b;
+  case P::ORD: return !unordered;
+  case P::UEQ: return unordered || a == b;
+  case P::UGT: return unordered || a > b;
+  case P::UGE: return unordered || a >= b;
+  case P::ULT: return unordered || a < b;
+  case P::ULE: return unordered || a <= b;
+  case P::UNE: return unordered || a != b;
+  case P::UNO: return unordered;
+  }
+  return false;
+}
+
+/// IEEE maximum / minimum with NaN propagation and -0 < +0.
+float maximumOf(float a, float b) {
+  if (std::isnan(a) || std::isnan(b))
+    return std::nanf("");
+  if (a == b)
+    return std::signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+float minimumOf(float a, float b) {
+  if (std::isnan(a) || std::isnan(b))
+    return std::nanf("");
+  if (a == b)
+    return std::signbit(a) ? a : b;
+  return a < b ? a : b;
+}
+
+Step Cta::arith(Actor &actor, Operation *op) {
+  if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+    std::optional<Val> v = constantValue(constant.getValue(), constant.getType());
+    if (!v)
+      return fail(op, "unsupported constant");
+    define(actor, constant.getResult()) = std::move(*v);
+    return Step::next;
+  }
+  SmallVector<const Val *, 3> in;
+  for (Value operand : op->getOperands()) {
+    const Val *v = use(actor, op, operand);
+    if (!v)
+      return Step::error;
+    in.push_back(v);
+  }
+  Type resultType = op->getResult(0).getType();
+  Type inType = op->getOperand(0).getType();
+  unsigned inWidth = isa<FloatType>(elementOf(inType)) ? 0 : widthOf(inType);
+  unsigned outWidth =
+      isa<FloatType>(elementOf(resultType)) ? 0 : widthOf(resultType);
+  Val out;
+
+  auto intBinary = [&](auto f) {
+    size_t n = in[0]->ints.size();
+    out.ints.resize(n);
+    for (size_t i = 0; i < n; ++i)
+      out.ints[i] = signExtend(
+          static_cast<uint64_t>(f(in[0]->ints[i], in[1]->ints[i])), outWidth);
+    return Step::next;
+  };
+  auto floatBinary = [&](auto f) {
+    size_t n = in[0]->floats.size();
+    out.floats.resize(n);
+    for (size_t i = 0; i < n; ++i)
+      out.floats[i] = roundTo(resultType, f(in[0]->floats[i], in[1]->floats[i]));
+    return Step::next;
+  };
+  auto unsignedDivision = [&](bool remainder) {
+    size_t n = in[0]->ints.size();
+    out.ints.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      uint64_t a = zeroExtend(in[0]->ints[i], inWidth),
+               b = zeroExtend(in[1]->ints[i], inWidth);
+      if (b == 0)
+        return fail(op, "division by zero");
+      out.ints[i] = signExtend(remainder ? a % b : a / b, outWidth);
+    }
+    return Step::next;
+  };
+  auto signedDivision = [&](bool remainder) {
+    size_t n = in[0]->ints.size();
+    out.ints.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      int64_t a = in[0]->ints[i], b = in[1]->ints[i];
+      if (b == 0)
+        return fail(op, "division by zero");
+      out.ints[i] = signExtend(remainder ? a % b : a / b, outWidth);
+    }
+    return Step::next;
+  };
+  auto intUnary = [&](auto f) {
+    size_t n = in[0]->ints.size();
+    out.ints.resize(n);
+    for (size_t i = 0; i < n; ++i)
+      out.ints[i] = f(in[0]->ints[i]);
+    return Step::next;
+  };
+
+  Step result =
+      llvm::TypeSwitch<Operation *, Step>(op)
+          .Case([&](arith::AddIOp) { return intBinary(std::plus<uint64_t>()); })
+          .Case([&](arith::SubIOp) { return intBinary(std::minus<uint64_t>()); })
+          .Case([&](arith::MulIOp) {
+            return intBinary(std::multiplies<uint64_t>());
+          })
+          .Case([&](arith::AndIOp) { return intBinary(std::bit_and<int64_t>()); })
+          .Case([&](arith::OrIOp) { return intBinary(std::bit_or<int64_t>()); })
+          .Case([&](arith::XOrIOp) { return intBinary(std::bit_xor<int64_t>()); })
+          .Case([&](arith::ShLIOp) {
+            return intBinary([&](int64_t a, int64_t b) {
+              return b >= static_cast<int64_t>(outWidth) ? 0 : uint64_t(a) << b;
+            });
+          })
+          .Case([&](arith::ShRUIOp) {
+            return intBinary([&](int64_t a, int64_t b) {
+              return b >= static_cast<int64_t>(outWidth)
+                         ? 0
+                         : zeroExtend(a, outWidth) >> b;
+            });
+          })
+          .Case([&](arith::DivUIOp) { return unsignedDivision(false); })
+          .Case([&](arith::RemUIOp) { return unsignedDivision(true); })
+          .Case([&](arith::DivSIOp) { return signedDivision(false); })
+          .Case([&](arith::RemSIOp) { return signedDivision(true); })
+          .Case([&](arith::CeilDivUIOp) {
+            size_t n = in[0]->ints.size();
+            out.ints.resize(n);
+            for (size_t i = 0; i < n; ++i) {
+              uint64_t a = zeroExtend(in[0]->ints[i], inWidth),
+                       b = zeroExtend(in[1]->ints[i], inWidth);
+              if (b == 0)
+                return fail(op, "division by zero");
+              out.ints[i] = signExtend((a + b - 1) / b, outWidth);
+            }
+            return Step::next;
+          })
+          .Case([&](arith::MinSIOp) {
+            return intBinary([](int64_t a, int64_t b) { return std::min(a, b); });
+          })
+          .Case([&](arith::MaxSIOp) {
+            return intBinary([](int64_t a, int64_t b) { return std::max(a, b); });
+          })
+          .Case([&](arith::MinUIOp) {
+            return intBinary([&](int64_t a, int64_t b) {
+              return zeroExtend(a, inWidth) < zeroExtend(b, inWidth) ? a : b;
+            });
+          })
+          .Case([&](arith::MaxUIOp) {
+            return intBinary([&](int64_t a, int64_t b) {
+              return zeroExtend(a, inWidth) > zeroExtend(b, inWidth) ? a : b;
+            });
+          })
+          .Case([&](arith::CmpIOp cmp) {
+            return intBinary([&](int64_t a, int64_t b) -> int64_t {
+              return compareInts(cmp.getPredicate(), a, b, inWidth) ? -1 : 0;
+            });
+          })
+          .Case([&](arith::IndexCastOp) {
+            return intUnary([&](int64_t a) {
+              return signExtend(static_cast<uint64_t>(a), outWidth);
+            });
+          })
+          .Case([&](arith::IndexCastUIOp) {
+            return intUnary([&](int64_t a) {
+              return signExtend(zeroExtend(a, inWidth), outWidth);
+            });
+          })
+          .Case([&](arith::TruncIOp) {
+            return intUnary([&](int64_t a) {
+              return signExtend(static_cast<uint64_t>(a), outWidth);
+            });
+          })
+          .Case([&](arith::ExtUIOp) {
+            return intUnary([&](int64_t a) {
+              return signExtend(zeroExtend(a, inWidth), outWidth);
+            });
+          })
+          .Case([&](arith::ExtSIOp) { return intUnary([](int64_t a) { return a; }); })
+          .Case([&](arith::AddFOp) { return floatBinary(std::plus<float>()); })
+          .Case([&](arith::SubFOp) { return floatBinary(std::minus<float>()); })
+          .Case([&](arith::MulFOp) { return floatBinary(std::multiplies<float>()); })
+          .Case([&](arith::DivFOp) { return floatBinary(std::divides<float>()); })
+          .Case([&](arith::MaximumFOp) { return floatBinary(maximumOf); })
+          .Case([&](arith::MinimumFOp) { return floatBinary(minimumOf); })
+          .Case([&](arith::MaxNumFOp) {
+            return floatBinary([](float a, float b) { return std::fmax(a, b); });
+          })
+          .Case([&](arith::MinNumFOp) {
+            return floatBinary([](float a, float b) { return std::fmin(a, b); });
+          })
+          .Case([&](arith::NegFOp) {
+            out.floats.assign(in[0]->floats.begin(), in[0]->floats.end());
+            for (float &x : out.floats)
+              x = -x;
+            return Step::next;
+          })
+          .Case([&](arith::CmpFOp cmp) {
+            size_t n = in[0]->floats.size();
+            out.ints.resize(n);
+            for (size_t i = 0; i < n; ++i)
+              out.ints[i] = compareFloats(cmp.getPredicate(), in[0]->floats[i],
+                                          in[1]->floats[i])
+                                ? -1
+                                : 0;
+            return Step::next;
+          })
+          .Case([&](arith::TruncFOp) {
+            out.floats.resize(in[0]->floats.size());
+            for (size_t i = 0; i < out.floats.size(); ++i)
+              out.floats[i] = roundTo(resultType, in[0]->floats[i]);
+            return Step::next;
+          })
+          .Case([&](arith::ExtFOp) {
+            out.floats.assign(in[0]->floats.begin(), in[0]->floats.end());
+            return Step::next;
+          })
+          .Case([&](arith::SIToFPOp) {
+            for (int64_t a : in[0]->ints)
+              out.floats.push_back(roundTo(resultType, static_cast<float>(a)));
+            return Step::next;
+          })
+          .Case([&](arith::UIToFPOp) {
+            for (int64_t a : in[0]->ints)
+              out.floats.push_back(roundTo(
+                  resultType, static_cast<float>(zeroExtend(a, inWidth))));
+            return Step::next;
+          })
+          .Case([&](arith::FPToSIOp) {
+            for (float a : in[0]->floats)
+              out.ints.push_back(signExtend(static_cast<int64_t>(a), outWidth));
+            return Step::next;
+          })
+          .Case([&](arith::SelectOp select) {
+            const Val &cond = *in[0], &t = *in[1], &f = *in[2];
+            bool vectorCond = cond.ints.size() > 1;
+            out = t;
+            out.pendingLoad = nullptr;
+            size_t n = std::max(t.ints.size(), t.floats.size());
+            for (size_t i = 0; i < n; ++i) {
+              bool c = cond.ints[vectorCond ? i : 0] != 0;
+              if (c)
+                continue;
+              if (!t.floats.empty())
+                out.floats[i] = f.floats[i];
+              else if (!t.ints.empty())
+                out.ints[i] = f.ints[i];
+            }
+            if (t.kind != Val::Kind::number && cond.ints[0] == 0)
+              out = f;
+            return Step::next;
+          })
+          .Default([&](Operation *) {
+            return fail(op, "the simulator cannot execute this op");
+          });
+  if (result != Step::next)
+    return result;
+  define(actor, op->getResult(0)) = std::move(out);
+  return Step::next;
+}
+
+//===----------------------------------------------------------------------===//
+// vector
+//===----------------------------------------------------------------------===//
+
+Step Cta::vectorOp(Actor &actor, Operation *op) {
+  SmallVector<const Val *, 3> in;
+  for (Value operand : op->getOperands()) {
+    const Val *v = use(actor, op, operand);
+    if (!v)
+      return Step::error;
+    in.push_back(v);
+  }
+  return llvm::TypeSwitch<Operation *, Step>(op)
+      .Case([&](vector::BroadcastOp broadcast) {
+        auto type = dyn_cast<VectorType>(broadcast.getType());
+        if (!type || in[0]->ints.size() + in[0]->floats.size() != 1)
+          return fail(op, "only scalar-to-vector broadcasts are supported");
+        Val out;
+        int64_t n = type.getNumElements();
+        if (!in[0]->floats.empty())
+          out.floats.assign(n, in[0]->floats[0]);
+        else
+          out.ints.assign(n, in[0]->ints[0]);
+        define(actor, broadcast.getResult()) = std::move(out);
+        return Step::next;
+      })
+      .Case([&](vector::ReductionOp reduction) {
+        const Val &v = *in[0];
+        if (v.floats.empty())
+          return fail(op, "only floating-point reductions are supported");
+        // In element order, as llvm.vector.reduce.fadd without reassociation
+        // evaluates it.
+        bool hasAcc = reduction.getAcc() != nullptr;
+        float acc = hasAcc ? in[1]->floats[0] : 0.0f;
+        size_t first = 0;
+        if (!hasAcc) {
+          acc = v.floats[0];
+          first = 1;
+        }
+        for (size_t i = first; i < v.floats.size(); ++i) {
+          float x = v.floats[i];
+          switch (reduction.getKind()) {
+          case vector::CombiningKind::ADD: acc = acc + x; break;
+          case vector::CombiningKind::MUL: acc = acc * x; break;
+          case vector::CombiningKind::MAXIMUMF: acc = maximumOf(acc, x); break;
+          case vector::CombiningKind::MINIMUMF: acc = minimumOf(acc, x); break;
+          case vector::CombiningKind::MAXNUMF: acc = std::fmax(acc, x); break;
+          case vector::CombiningKind::MINNUMF: acc = std::fmin(acc, x); break;
+          default:
+            return fail(op, "unsupported reduction kind");
+          }
+        }
+        Val out;
+        out.floats = {acc};
+        define(actor, reduction.getResult()) = std::move(out);
+        return Step::next;
+      })
+      .Case([&](vector::ShuffleOp shuffle) {
+        const Val &a = *in[0], &b = *in[1];
+        size_t n = std::max(a.floats.size(), a.ints.size());
+        Val out;
+        for (int64_t index : shuffle.getMask()) {
+          const Val &from = static_cast<size_t>(index) < n ? a : b;
+          size_t i = static_cast<size_t>(index) < n ? index : index - n;
+          if (!from.floats.empty())
+            out.floats.push_back(from.floats[i]);
+          else
+            out.ints.push_back(from.ints[i]);
+        }
+        define(actor, shuffle.getResult()) = std::move(out);
+        return Step::next;
+      })
+      .Case([&](vector::ExtractOp extract) {
+        if (!extract.getDynamicPosition().empty() ||
+            extract.getStaticPosition().size() != 1)
+          return fail(op, "only static one-dimensional extracts are supported");
+        int64_t i = extract.getStaticPosition()[0];
+        Val out;
+        if (!in[0]->floats.empty())
+          out.floats = {in[0]->floats[i]};
+        else
+          out.ints = {in[0]->ints[i]};
+        define(actor, extract.getResult()) = std::move(out);
+        return Step::next;
+      })
+      .Case([&](vector::InsertOp insert) {
+        if (!insert.getDynamicPosition().empty() ||
+            insert.getStaticPosition().size() != 1)
+          return fail(op, "only static one-dimensional inserts are supported");
+        int64_t i = insert.getStaticPosition()[0];
+        Val out = *in[1];
+        if (!out.floats.empty())
+          out.floats[i] = in[0]->floats[0];
+        else
+          out.ints[i] = in[0]->ints[0];
+        define(actor, insert.getResult()) = std::move(out);
+        return Step::next;
+      })
+      .Case([&](vector::StoreOp store) {
+        MemRefType type = store.getMemRefType();
+        SmallVector<int64_t, 4> indices;
+        for (size_t i = 2; i < in.size(); ++i)
+          indices.push_back(in[i]->ints[0]);
+        int64_t n = store.getVectorType().getNumElements();
+        std::optional<int64_t> address =
+            sharedAddress(op, *in[1], type, indices, n);
+        if (!address)
+          return Step::error;
+        Type element = type.getElementType();
+        if (!sharedAccess(actor, op, *address, n * bytesOf(element), true))
+          return Step::next;
+        for (int64_t i = 0; i < n; ++i)
+          storeElement(element, *address + i * bytesOf(element),
+                       in[0]->floats.empty() ? 0 : in[0]->floats[i],
+                       in[0]->ints.empty() ? 0 : in[0]->ints[i]);
+        return Step::next;
+      })
+      .Case([&](vector::LoadOp load) {
+        MemRefType type = load.getMemRefType();
+        SmallVector<int64_t, 4> indices;
+        for (size_t i = 1; i < in.size(); ++i)
+          indices.push_back(in[i]->ints[0]);
+        int64_t n = load.getVectorType().getNumElements();
+        std::optional<int64_t> address =
+            sharedAddress(op, *in[0], type, indices, n);
+        if (!address)
+          return Step::error;
+        Type element = type.getElementType();
+        sharedAccess(actor, op, *address, n * bytesOf(element), false);
+        Val out;
+        for (int64_t i = 0; i < n; ++i)
+          out.floats.push_back(
+              loadElement(element, *address + i * bytesOf(element)));
+        define(actor, load.getResult()) = std::move(out);
+        return Step::next;
+      })
+      .Default([&](Operation *) {
+        return fail(op, "the simulator cannot execute this op");
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// Shared memory
+//===----------------------------------------------------------------------===//
+
+std::optional<int64_t> Cta::sharedAddress(Operation *op, const Val &ref,
+                                          MemRefType type,
+                                          ArrayRef<int64_t> indices,
+                                          int64_t count) {
+  if (ref.kind != Val::Kind::memref) {
+    fail(op, "accesses a memref the simulator does not place in shared memory");
+    return std::nullopt;
+  }
+  int64_t element = ref.offset;
+  for (auto [i, index] : llvm::enumerate(indices)) {
+    int64_t size = type.getDimSize(i);
+    int64_t extent = i + 1 == indices.size() ? index + count : index + 1;
+    if (index < 0 || (!ShapedType::isDynamic(size) && extent > size)) {
+      fail(op, llvm::formatv("index {0} of dimension {1} is out of bounds "
+                             "(size {2})",
+                             index, i, size));
+      return std::nullopt;
+    }
+    element += index * ref.strides[i];
+  }
+  int64_t offset = ref.base + element * bytesOf(type.getElementType());
+  if (!checkShared(op, offset, count * bytesOf(type.getElementType())))
+    return std::nullopt;
+  return offset;
+}
+
+bool Cta::checkShared(Operation *op, int64_t offset, int64_t bytes) {
+  if (offset >= 0 && offset + bytes <= static_cast<int64_t>(shared.size()))
+    return true;
+  fail(op, llvm::formatv("accesses shared memory bytes [{0}, {1}) beyond the "
+                         "{2} dynamic bytes of the launch",
+                         offset, offset + bytes, shared.size()));
+  return false;
+}
+
+float Cta::loadElement(Type element, int64_t offset) {
+  if (element.isF32()) {
+    float x;
+    std::memcpy(&x, &shared[offset], 4);
+    return x;
+  }
+  uint16_t bits;
+  std::memcpy(&bits, &shared[offset], 2);
+  if (element.isBF16())
+    return bf16Value(bits);
+  if (element.isF16())
+    return f16Value(bits);
+  int32_t i;
+  std::memcpy(&i, &shared[offset], 4);
+  return static_cast<float>(i);
+}
+
+void Cta::storeElement(Type element, int64_t offset, float real,
+                       int64_t integer) {
+  if (element.isF32()) {
+    std::memcpy(&shared[offset], &real, 4);
+  } else if (element.isBF16() || element.isF16()) {
+    uint16_t bits = element.isBF16() ? bf16Bits(real) : f16Bits(real);
+    std::memcpy(&shared[offset], &bits, 2);
+  } else {
+    int32_t i = static_cast<int32_t>(integer);
+    std::memcpy(&shared[offset], &i, bytesOf(element));
+  }
+}
+
+bool Cta::sharedAccess(Actor &actor, Operation *op, int64_t offset,
+                       int64_t bytes, bool write) {
+  uint32_t agent = agentFor(op, actor);
+  return races.access(Memory::shared, offset, offset + bytes, write,
+                      actor.slot, agent, actor.clock);
+}
+
+Step Cta::memrefOp(Actor &actor, Operation *op) {
+  SmallVector<const Val *, 4> in;
+  for (Value operand : op->getOperands()) {
+    const Val *v = use(actor, op, operand);
+    if (!v)
+      return Step::error;
+    in.push_back(v);
+  }
+  return llvm::TypeSwitch<Operation *, Step>(op)
+      .Case([&](memref::ViewOp view) {
+        const Val &source = *in[0];
+        if (source.kind != Val::Kind::memref)
+          return fail(op, "views a memref outside shared memory");
+        MemRefType type = view.getType();
+        if (!type.hasStaticShape())
+          return fail(op, "only views of static shape are supported");
+        Val out;
+        out.kind = Val::Kind::memref;
+        out.base = source.base +
+                   source.offset * bytesOf(view.getSource().getType().getElementType()) +
+                   in[1]->ints[0];
+        out.strides.assign(type.getRank(), 1);
+        for (int64_t i = type.getRank() - 2; i >= 0; --i)
+          out.strides[i] = out.strides[i + 1] * type.getDimSize(i + 1);
+        define(actor, view.getResult()) = std::move(out);
+        return Step::next;
+      })
+      .Case([&](memref::SubViewOp subview) {
+        const Val &source = *in[0];
+        Val out = source;
+        auto valueOf = [&](OpFoldResult r) -> int64_t {
+          if (auto attr = dyn_cast<Attribute>(r))
+            return cast<IntegerAttr>(attr).getInt();
+          return actor.env[cast<Value>(r)].ints[0];
+        };
+        SmallVector<OpFoldResult> offsets = subview.getMixedOffsets(),
+                                  strides = subview.getMixedStrides();
+        SmallVector<int64_t, 4> newStrides;
+        llvm::SmallBitVector dropped = subview.getDroppedDims();
+        for (size_t i = 0; i < offsets.size(); ++i) {
+          out.offset += valueOf(offsets[i]) * source.strides[i];
+          if (!dropped.test(i))
+            newStrides.push_back(source.strides[i] * valueOf(strides[i]));
+        }
+        out.strides = newStrides;
+        define(actor, subview.getResult()) = std::move(out);
+        return Step::next;
+      })
+      .Case([&](memref::LoadOp load) {
+        MemRefType type = load.getMemRefType();
+        SmallVector<int64_t, 4> indices;
+        for (size_t i = 1; i < in.size(); ++i)
+          indices.push_back(in[i]->ints[0]);
+        std::optional<int64_t> address = sharedAddress(op, *in[0], type, indices, 1);
+        if (!address)
+          return Step::error;
+        Type element = type.getElementType();
+        sharedAccess(actor, op, *address, bytesOf(element), false);
+        Val out;
+        if (isa<FloatType>(element)) {
+          out.floats = {loadElement(element, *address)};
+        } else {
+          int32_t i;
+          std::memcpy(&i, &shared[*address], 4);
+          out.ints = {i};
+        }
+        define(actor, load.getResult()) = std::move(out);
+        return Step::next;
+      })
+      .Case([&](memref::StoreOp store) {
+        MemRefType type = store.getMemRefType();
+        SmallVector<int64_t, 4> indices;
+        for (size_t i = 2; i < in.size(); ++i)
+          indices.push_back(in[i]->ints[0]);
+        std::optional<int64_t> address = sharedAddress(op, *in[1], type, indices, 1);
+        if (!address)
+          return Step::error;
+        Type element = type.getElementType();
+        sharedAccess(actor, op, *address, bytesOf(element), true);
+        storeElement(element, *address,
+                     in[0]->floats.empty() ? 0 : in[0]->floats[0],
+                     in[0]->ints.empty() ? 0 : in[0]->ints[0]);
+        return Step::next;
+      })
+      .Default([&](Operation *) {
+        return fail(op, "the simulator cannot execute this op");
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// gpu
+//===----------------------------------------------------------------------===//
+
+Step Cta::gpuOp(Actor &actor, Operation *op) {
+  auto number = [&](Value result, int64_t v) {
+    Val out;
+    out.ints = {v};
+    define(actor, result) = std::move(out);
+    return Step::next;
+  };
+  auto xOnly = [&](gpu::Dimension dimension, int64_t x) -> int64_t {
+    return dimension == gpu::Dimension::x ? x : 0;
+  };
+  return llvm::TypeSwitch<Operation *, Step>(op)
+      .Case([&](gpu::ThreadIdOp id) {
+        return number(id, xOnly(id.getDimension(), actor.tid));
+      })
+      .Case([&](gpu::BlockIdOp id) {
+        return number(id, xOnly(id.getDimension(), blockId));
+      })
+      .Case([&](gpu::GridDimOp dim) {
+        return number(dim, dim.getDimension() == gpu::Dimension::x ? launch.grid : 1);
+      })
+      .Case([&](gpu::BlockDimOp dim) {
+        return number(dim, dim.getDimension() == gpu::Dimension::x ? launch.block : 1);
+      })
+      .Case([&](gpu::DynamicSharedMemoryOp dynamic) {
+        Val out;
+        out.kind = Val::Kind::memref;
+        out.strides = {1};
+        define(actor, dynamic.getResult()) = std::move(out);
+        return Step::next;
+      })
+      .Case([&](gpu::BarrierOp) {
+        // __syncthreads: barrier 0 over the whole block.
+        return namedBarrier(actor, op, 0, launch.block, /*sync=*/true);
+      })
+      .Case([&](gpu::ReturnOp) { return Step::done; })
+      .Default([&](Operation *) {
+        return fail(op, "the simulator cannot execute this op");
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// nvgpu: mbarriers and TMA
+//===----------------------------------------------------------------------===//
+
+bool Cta::barrierIndex(Operation *op, const Val &group, Value index,
+                       Actor &actor, int64_t &barrier) {
+  const Val *i = use(actor, op, index);
+  if (!i)
+    return false;
+  int64_t count = groupSizes.lookup(group.base);
+  if (i->ints[0] < 0 || i->ints[0] >= count) {
+    fail(op, llvm::formatv("barrier index {0} is out of the group's {1}",
+                           i->ints[0], count));
+    return false;
+  }
+  barrier = group.base + i->ints[0];
+  if (!barriers[barrier].initialized) {
+    fail(op, "uses mbarrier " + barriers[barrier].name +
+                 " before it is initialized");
+    return false;
+  }
+  return true;
+}
+
+void Cta::completed(int64_t barrier) { wake(WaitKind::mbarrier, barrier); }
+
+Step Cta::namedBarrier(Actor &actor, Operation *op, int64_t id,
+                       int64_t threads, bool sync) {
+  NamedBarrier &barrier = namedBarriers[id];
+  if (!actor.arrivedGeneration) {
+    if (threads <= 0 || threads % 32 != 0 || threads > launch.block)
+      return fail(op, llvm::formatv("named barrier {0} counts {1} threads, "
+                                    "not a multiple of 32 up to the block's {2}",
+                                    id, threads, launch.block));
+    if (barrier.arrived == 0) {
+      barrier.expected = threads;
+      barrier.firstUse = op;
+    } else if (barrier.expected != threads) {
+      std::string first;
+      llvm::raw_string_ostream os(first);
+      barrier.firstUse->getLoc().print(os);
+      return fail(op, llvm::formatv("named barrier {0} expects {1} threads "
+                                    "here but {2} at {3}, where this "
+                                    "generation began",
+                                    id, threads, barrier.expected, first));
+    }
+    barrier.arriving.join(actor.clock);
+    actor.clock.tick(actor.slot);
+    uint64_t generation = barrier.generation;
+    if (++barrier.arrived == barrier.expected) {
+      barrier.arrived = 0;
+      ++barrier.generation;
+      barrier.completed = barrier.arriving;
+      barrier.arriving.clear();
+      wake(WaitKind::namedBarrier, id);
+    }
+    if (!sync)
+      return Step::next;
+    actor.arrivedGeneration = generation;
+  }
+  if (barrier.generation == *actor.arrivedGeneration) {
+    block(actor, op, WaitKind::namedBarrier, id);
+    return Step::blocked;
+  }
+  actor.arrivedGeneration.reset();
+  actor.clock.join(barrier.completed);
+  return Step::next;
+}
+
+Step Cta::nvgpuOp(Actor &actor, Operation *op) {
+  if (auto create = dyn_cast<nvgpu::MBarrierCreateOp>(op)) {
+    auto [it, inserted] = barrierGroups.try_emplace(op, barriers.size());
+    if (inserted) {
+      int64_t count = create.getBarriers().getType().getNumBarriers();
+      groupSizes[barriers.size()] = count;
+      std::string name;
+      if (auto attr = op->getAttrOfType<StringAttr>("fa4.name"))
+        name = "'" + attr.str() + "'";
+      else {
+        llvm::raw_string_ostream os(name);
+        os << "created at ";
+        op->getLoc().print(os);
+      }
+      for (int64_t i = 0; i < count; ++i) {
+        MBarrier barrier;
+        barrier.name = count > 1 ? name + "[" + std::to_string(i) + "]" : name;
+        barriers.push_back(std::move(barrier));
+      }
+    }
+    Val out;
+    out.kind = Val::Kind::barriers;
+    out.base = it->second;
+    define(actor, create.getBarriers()) = std::move(out);
+    return Step::next;
+  }
+  if (auto init = dyn_cast<nvgpu::MBarrierInitOp>(op)) {
+    const Val *group = use(actor, op, init.getBarriers());
+    const Val *count = use(actor, op, init.getCount());
+    const Val *index = use(actor, op, init.getMbarId());
+    if (!group || !count || !index)
+      return Step::error;
+    if (init.getPredicate()) {
+      const Val *p = use(actor, op, init.getPredicate());
+      if (!p)
+        return Step::error;
+      if (p->ints[0] == 0)
+        return Step::next;
+    }
+    if (index->ints[0] < 0 || index->ints[0] >= groupSizes.lookup(group->base))
+      return fail(op, "initializes a barrier outside its group");
+    MBarrier &barrier = barriers[group->base + index->ints[0]];
+    barrier.initialized = true;
+    barrier.expected = barrier.pending = count->ints[0];
+    barrier.tx = 0;
+    barrier.phase = 0;
+    if (barrier.expected <= 0)
+      return fail(op, "initializes an mbarrier with a count below 1");
+    return Step::next;
+  }
+  if (auto arrive = dyn_cast<nvgpu::MBarrierArriveOp>(op)) {
+    const Val *group = use(actor, op, arrive.getBarriers());
+    int64_t b;
+    if (!group || !barrierIndex(op, *group, arrive.getMbarId(), actor, b))
+      return Step::error;
+    if (barriers[b].arrive(actor.clock))
+      completed(b);
+    actor.clock.tick(actor.slot);
+    Val token;
+    token.kind = Val::Kind::token;
+    define(actor, arrive.getToken()) = token;
+    return Step::next;
+  }
+  if (auto arrive = dyn_cast<nvgpu::MBarrierArriveExpectTxOp>(op)) {
+    const Val *group = use(actor, op, arrive.getBarriers());
+    const Val *bytes = use(actor, op, arrive.getTxcount());
+    int64_t b;
+    if (!group || !bytes || !barrierIndex(op, *group, arrive.getMbarId(), actor, b))
+      return Step::error;
+    if (arrive.getPredicate()) {
+      const Val *p = use(actor, op, arrive.getPredicate());
+      if (!p)
+        return Step::error;
+      if (p->ints[0] == 0)
+        return Step::next;
+    }
+    barriers[b].tx += bytes->ints[0];
+    if (barriers[b].arrive(actor.clock))
+      completed(b);
+    actor.clock.tick(actor.slot);
+    return Step::next;
+  }
+  if (auto wait = dyn_cast<nvgpu::MBarrierTryWaitParityOp>(op)) {
+    const Val *group = use(actor, op, wait.getBarriers());
+    const Val *parity = use(actor, op, wait.getPhaseParity());
+    int64_t b;
+    if (!group || !parity || !barrierIndex(op, *group, wait.getMbarId(), actor, b))
+      return Step::error;
+    // The lowering retries try_wait until it succeeds.
+    if (!barriers[b].parityCompleted(parity->ints[0] != 0)) {
+      block(actor, op, WaitKind::mbarrier, b);
+      return Step::blocked;
+    }
+    actor.clock.join(barriers[b].completed);
+    return Step::next;
+  }
+  if (auto load = dyn_cast<nvgpu::TmaAsyncLoadOp>(op)) {
+    const Val *dst = use(actor, op, load.getDst());
+    const Val *group = use(actor, op, load.getBarriers());
+    const Val *map = use(actor, op, load.getTensorMapDescriptor());
+    int64_t b;
+    if (!dst || !group || !map ||
+        !barrierIndex(op, *group, load.getMbarId(), actor, b))
+      return Step::error;
+    if (load.getPredicate() || load.getMulticastMask())
+      return fail(op, "predicated and multicast TMA loads are not supported");
+    TmaLoad work{op, static_cast<unsigned>(map->base), {}, dst->base + dst->offset * 2,
+                 b, 0, actor.clock, agentFor(op, actor)};
+    for (Value c : load.getCoordinates()) {
+      const Val *v = use(actor, op, c);
+      if (!v)
+        return Step::error;
+      work.coords.push_back(v->ints[0]);
+    }
+    const TensorMap &tensorMap = launch.maps[work.map];
+    SmallVector<int64_t> shape(llvm::reverse(tensorMap.box));
+    if (load.getDst().getType().getShape() != ArrayRef<int64_t>(shape))
+      return fail(op, "the destination's shape is not the tensor map's box "
+                      "(from the launch manifest)");
+    if (work.shared % 128 != 0)
+      return fail(op, llvm::formatv("the destination (shared byte {0}) is not "
+                                    "128-byte aligned",
+                                    work.shared));
+    work.slot = nextSlot + (asyncCounter % kAsyncSlots);
+    work.clock.set(work.slot, asyncCounter / kAsyncSlots + 1);
+    ++asyncCounter;
+    loads.push_back(std::move(work));
+    actor.clock.tick(actor.slot);
+    return Step::next;
+  }
+  if (auto store = dyn_cast<nvgpu::TmaAsyncStoreOp>(op)) {
+    const Val *src = use(actor, op, store.getSrc());
+    const Val *map = use(actor, op, store.getTensorMapDescriptor());
+    if (!src || !map)
+      return Step::error;
+    if (store.getPredicate())
+      return fail(op, "predicated TMA stores are not supported");
+    TmaStore work{static_cast<unsigned>(map->base), {}, src->base + src->offset * 2, op};
+    for (Value c : store.getCoordinates()) {
+      const Val *v = use(actor, op, c);
+      if (!v)
+        return Step::error;
+      work.coords.push_back(v->ints[0]);
+    }
+    SmallVector<int64_t> shape(llvm::reverse(launch.maps[work.map].box));
+    if (store.getSrc().getType().getShape() != ArrayRef<int64_t>(shape))
+      return fail(op, "the source's shape is not the tensor map's box (from "
+                      "the launch manifest)");
+    if (work.shared % 128 != 0)
+      return fail(op, "the source is not 128-byte aligned");
+    actor.openStores.push_back(std::move(work));
+    return Step::next;
+  }
+  return fail(op, "the simulator cannot execute this op");
+}
+
+/// The element offset in the row-major [B, S, H, D] tensor of box element
+/// `inner` (innermost first) at `coords`, or -1 out of bounds.
+int64_t globalElement(const GlobalTensor &tensor, ArrayRef<int64_t> coords,
+                      ArrayRef<int64_t> inner) {
+  int64_t rank = tensor.shape.size(), offset = 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t c = coords[rank - 1 - d] + inner[rank - 1 - d];
+    if (c < 0 || c >= tensor.shape[d])
+      return -1;
+    offset = offset * tensor.shape[d] + c;
+  }
+  return offset;
+}
+
+/// Visits every element of a 4-D box (innermost first) with its linear
+/// index in shared memory.
+template <typename F>
+void forEachBoxElement(ArrayRef<int64_t> box, F f) {
+  SmallVector<int64_t, 4> i(box.size(), 0);
+  int64_t linear = 0;
+  for (i[3] = 0; i[3] < box[3]; ++i[3])
+    for (i[2] = 0; i[2] < box[2]; ++i[2])
+      for (i[1] = 0; i[1] < box[1]; ++i[1])
+        for (i[0] = 0; i[0] < box[0]; ++i[0])
+          f(ArrayRef<int64_t>(i), linear++);
+}
+
+void Cta::completeTmaLoad(size_t index) {
+  TmaLoad work = std::move(loads[index]);
+  loads.erase(loads.begin() + index);
+  const TensorMap &map = launch.maps[work.map];
+  const GlobalTensor &tensor = (*launch.tensors)[map.tensor];
+  Half half = tensor.element.isBF16() ? Half::bf16 : Half::f16;
+  int64_t bytes = 0;
+  SmallVector<int64_t, 4> box(map.box);
+  bool ok = true;
+  forEachBoxElement(box, [&](ArrayRef<int64_t> inner, int64_t linear) {
+    if (!ok)
+      return;
+    int64_t global = globalElement(tensor, work.coords, inner);
+    float value = global < 0 ? 0.0f : tensor.data[global];
+    int64_t offset = swizzle128(kDynamicSharedBase + work.shared + 2 * linear) -
+                     kDynamicSharedBase;
+    if (!checkShared(work.op, offset, 2)) {
+      ok = false;
+      return;
+    }
+    uint16_t bits = halfBits(half, value);
+    std::memcpy(&shared[offset], &bits, 2);
+    bytes += 2;
+  });
+  if (!ok)
+    return;
+  // Race-check the whole box region (the swizzle permutes within it).
+  races.access(Memory::shared, work.shared, work.shared + bytes, true,
+               work.slot, work.agent, work.clock);
+  if (barriers[work.barrier].completeTx(bytes, work.clock))
+    completed(work.barrier);
+}
+
+void Cta::completeStore(size_t index) {
+  StoreInFlight work = std::move(stores[index]);
+  stores.erase(stores.begin() + index);
+  const TensorMap &map = launch.maps[work.store.map];
+  GlobalTensor &tensor = (*launch.tensors)[map.tensor];
+  Half half = tensor.element.isBF16() ? Half::bf16 : Half::f16;
+  int64_t bytes = 0;
+  SmallVector<int64_t, 4> box(map.box);
+  forEachBoxElement(box, [&](ArrayRef<int64_t> inner, int64_t linear) {
+    int64_t offset =
+        swizzle128(kDynamicSharedBase + work.store.shared + 2 * linear) -
+        kDynamicSharedBase;
+    bytes += 2;
+    if (offset < 0 || offset + 2 > static_cast<int64_t>(shared.size()))
+      return;
+    int64_t global = globalElement(tensor, work.store.coords, inner);
+    if (global < 0)
+      return;
+    uint16_t bits;
+    std::memcpy(&bits, &shared[offset], 2);
+    tensor.data[global] = halfValue(half, bits);
+  });
+  races.access(Memory::shared, work.store.shared, work.store.shared + bytes,
+               false, work.slot, work.agent, work.clock);
+  Actor &issuer = actors[work.issuer];
+  issuer.storesDone.join(work.clock);
+  uint64_t retiredBefore = groupsRetired[work.issuer];
+  uint64_t position = work.group - retiredBefore;
+  if (position < issuer.storeGroups.size() && --issuer.storeGroups[position] == 0) {
+    // Groups retire in order once every store of each is done.
+    while (!issuer.storeGroups.empty() && issuer.storeGroups.front() == 0) {
+      issuer.storeGroups.pop_front();
+      ++groupsRetired[work.issuer];
+    }
+  }
+  wake(WaitKind::storeGroups, work.issuer);
+}
+
+//===----------------------------------------------------------------------===//
+// fa4: Tensor Memory, MMA, roles, named barriers
+//===----------------------------------------------------------------------===//
+
+bool Cta::tmemColumnsAllocated(Operation *op, int64_t first, int64_t columns) {
+  if (first >= 0 && first + columns <= tmemAllocated)
+    return true;
+  fail(op, llvm::formatv("accesses TMEM columns [{0}, {1}) but only [0, {2}) "
+                         "are allocated",
+                         first, first + columns, tmemAllocated));
+  return false;
+}
+
+void Cta::executeMma(MmaPipe &pipe) {
+  MmaWork work = std::move(pipe.work.front());
+  pipe.work.pop_front();
+  // The pipe runs in order: each piece of work is ordered after the last.
+  pipe.clock.join(work.clock);
+  pipe.clock.tick(pipe.slot);
+  if (work.commit) {
+    if (barriers[work.barrier].arrive(pipe.clock))
+      completed(work.barrier);
+    return;
+  }
+  auto mma = cast<MmaOp>(work.op);
+  auto bType = cast<MemRefType>(mma.getB().getType());
+  bool bf16 = bType.getElementType().isBF16();
+  Half half = bf16 ? Half::bf16 : Half::f16;
+  bool bMnMajor = mma.getBMajor() == OperandMajor::mn;
+  int64_t m = mma.getM(), n = mma.getN(), k = mma.getK();
+  auto atomStride = [](MemRefType type) {
+    return type.getStridesAndOffset().first[0] * 2;
+  };
+  // Tile addresses in the shared window, as the lowering takes them.
+  int64_t bTile = kDynamicSharedBase + work.b.base + work.b.offset * 2;
+  auto aTile = dyn_cast<MemRefType>(mma.getA().getType());
+  int64_t aAddress =
+      aTile ? kDynamicSharedBase + work.a.base + work.a.offset * 2 : 0;
+  int64_t dColumn = work.d.base;
+  if (!tmemColumnsAllocated(work.op, dColumn, n))
+    return;
+
+  std::vector<float> aValues(m * tcgen05::kKStep), bValues(n * tcgen05::kKStep);
+  auto readShared = [&](int64_t address, float &value) {
+    int64_t offset = swizzle128(address) - kDynamicSharedBase;
+    if (!checkShared(work.op, offset, 2))
+      return false;
+    uint16_t bits;
+    std::memcpy(&bits, &shared[offset], 2);
+    value = halfValue(half, bits);
+    races.access(Memory::shared, offset, offset + 2, false, pipe.slot,
+                 work.agent, pipe.clock);
+    return true;
+  };
+  for (int64_t step = 0; step < k / tcgen05::kKStep; ++step) {
+    // The instruction the lowering issues for this step, decoded the way
+    // the Tensor Core reads it.
+    uint32_t idesc = tcgen05::instructionDescriptor(bf16, bMnMajor, m, n);
+    int64_t stepM = ((idesc >> 24) & 0x1F) << 4;
+    int64_t stepN = ((idesc >> 17) & 0x3F) << 3;
+    bool stepBMn = (idesc >> 16) & 1;
+    if (stepM != m || stepN != n)
+      return (void)fail(work.op, "the instruction descriptor does not encode "
+                                 "the MMA's shape");
+    if (aTile) {
+      SmemDescriptor a = decodeSmemDescriptor(tcgen05::smemDescriptor(
+          aAddress + tcgen05::kMajorStepBytes(step, atomStride(aTile)),
+          tcgen05::kKMajorLeadingBytes, tcgen05::kKMajorStrideBytes));
+      if (a.swizzle != tcgen05::kSwizzle128B)
+        return (void)fail(work.op, "A is not in 128-byte swizzle mode");
+      for (int64_t row = 0; row < m; ++row)
+        for (int64_t kk = 0; kk < tcgen05::kKStep; ++kk)
+          if (!readShared(operandAddress(a, false, row, kk),
+                          aValues[row * tcgen05::kKStep + kk]))
+            return;
+    } else {
+      int64_t column = work.a.base + tcgen05::tmemStepColumns(step);
+      if (!tmemColumnsAllocated(work.op, column, tcgen05::kKStep / 2))
+        return;
+      for (int64_t row = 0; row < m; ++row) {
+        races.access(Memory::tensor, row * kTmemColumns + column,
+                     row * kTmemColumns + column + tcgen05::kKStep / 2, false,
+                     pipe.slot, work.agent, pipe.clock);
+        for (int64_t kk = 0; kk < tcgen05::kKStep; ++kk) {
+          uint32_t cell = tmem[row * kTmemColumns + column + kk / 2];
+          aValues[row * tcgen05::kKStep + kk] =
+              halfValue(half, static_cast<uint16_t>(cell >> (16 * (kk % 2))));
+        }
+      }
+    }
+    int64_t bAddress =
+        bTile + (stepBMn ? tcgen05::mnMajorStepBytes(step)
+                         : tcgen05::kMajorStepBytes(step, atomStride(bType)));
+    SmemDescriptor b = decodeSmemDescriptor(tcgen05::smemDescriptor(
+        bAddress, stepBMn ? atomStride(bType) : tcgen05::kKMajorLeadingBytes,
+        tcgen05::kPatternBytes));
+    for (int64_t col = 0; col < n; ++col)
+      for (int64_t kk = 0; kk < tcgen05::kKStep; ++kk)
+        if (!readShared(operandAddress(b, stepBMn, col, kk),
+                        bValues[col * tcgen05::kKStep + kk]))
+          return;
+    // f32 accumulation of exact products, one rounding per K step.
+    bool accumulate = work.accumulate || step > 0;
+    for (int64_t row = 0; row < m; ++row) {
+      races.access(Memory::tensor, row * kTmemColumns + dColumn,
+                   row * kTmemColumns + dColumn + n, true, pipe.slot,
+                   work.agent, pipe.clock);
+      for (int64_t col = 0; col < n; ++col) {
+        double sum = 0;
+        for (int64_t kk = 0; kk < tcgen05::kKStep; ++kk)
+          sum += static_cast<double>(aValues[row * tcgen05::kKStep + kk]) *
+                 bValues[col * tcgen05::kKStep + kk];
+        uint32_t &cell = tmem[row * kTmemColumns + dColumn + col];
+        float previous;
+        std::memcpy(&previous, &cell, 4);
+        float result = static_cast<float>(accumulate ? previous + sum : sum);
+        std::memcpy(&cell, &result, 4);
+      }
+    }
+  }
+}
+
+Step Cta::fa4Op(Actor &actor, Operation *op) {
+  SmallVector<const Val *, 4> in;
+  for (Value operand : op->getOperands()) {
+    const Val *v = use(actor, op, operand);
+    if (!v)
+      return Step::error;
+    in.push_back(v);
+  }
+  return llvm::TypeSwitch<Operation *, Step>(op)
+      .Case([&](WarpSpecializeOp specialize) {
+        for (Operation &child : specialize.getBody().front()) {
+          auto role = dyn_cast<RoleOp>(child);
+          if (!role)
+            continue;
+          if (actor.warp >= role.getWarpBegin() &&
+              actor.warp < role.getWarpEnd()) {
+            actor.role = role.getRole().str();
+            Block &body = role.getBody().front();
+            actor.stack.push_back({&body, body.begin(), role});
+            return Step::entered;
+          }
+        }
+        return Step::next;
+      })
+      .Case([&](TmemAllocOp alloc) {
+        // Warp-collective: lane 0 stands for the warp.
+        if (actor.lane != 0)
+          return Step::next;
+        if (tmemAllocated != 0)
+          return fail(op, "allocates Tensor Memory twice");
+        int64_t columns = alloc.getColumns();
+        tmemAllocated = columns;
+        std::optional<int64_t> address =
+            sharedAddress(op, *in[0], alloc.getSlot().getType(), {0}, 1);
+        if (!address)
+          return Step::error;
+        sharedAccess(actor, op, *address, 4, true);
+        uint32_t base = 0; // lane 0, column 0
+        std::memcpy(&shared[*address], &base, 4);
+        return Step::next;
+      })
+      .Case([&](TmemDeallocOp) {
+        if (actor.lane != 0)
+          return Step::next;
+        if (tmemAllocated == 0)
+          return fail(op, "frees Tensor Memory that is not allocated");
+        // Freeing writes every column: in-flight accesses race with it.
+        uint32_t agent = agentFor(op, actor);
+        for (int64_t lane = 0; lane < kTmemLanes; ++lane)
+          races.access(Memory::tensor, lane * kTmemColumns,
+                       lane * kTmemColumns + tmemAllocated, true, actor.slot,
+                       agent, actor.clock);
+        tmemAllocated = 0;
+        return Step::next;
+      })
+      .Case([&](TmemBaseOp base) {
+        std::optional<int64_t> address =
+            sharedAddress(op, *in[0], base.getSlot().getType(), {0}, 1);
+        if (!address)
+          return Step::error;
+        sharedAccess(actor, op, *address, 4, false);
+        uint32_t value;
+        std::memcpy(&value, &shared[*address], 4);
+        if (value >> 16 != 0)
+          return fail(op, "reads a TMEM address that no fa4.tmem.alloc wrote");
+        Val out;
+        out.kind = Val::Kind::tmem;
+        out.base = value & 0xFFFF;
+        define(actor, base.getTmem()) = std::move(out);
+        return Step::next;
+      })
+      .Case([&](TmemViewOp view) {
+        Val out = *in[0];
+        out.base += view.getColumn();
+        define(actor, view.getResult()) = std::move(out);
+        return Step::next;
+      })
+      .Case([&](TmemLoadOp load) {
+        TmemType type = load.getSource().getType();
+        unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+        int64_t n = load.getResult().getType().getNumElements();
+        int64_t first = in[0]->base + load.getOffset() * bits / 32;
+        int64_t columns = n * bits / 32;
+        if (!tmemColumnsAllocated(op, first, columns))
+          return Step::error;
+        int64_t lane = tmemLane(actor);
+        Val out;
+        Half half = type.getElementType().isBF16() ? Half::bf16 : Half::f16;
+        for (int64_t i = 0; i < n; ++i) {
+          if (bits == 32) {
+            float x;
+            std::memcpy(&x, &tmem[lane * kTmemColumns + first + i], 4);
+            out.floats.push_back(x);
+          } else {
+            uint32_t cell = tmem[lane * kTmemColumns + first + i / 2];
+            out.floats.push_back(
+                halfValue(half, static_cast<uint16_t>(cell >> (16 * (i % 2)))));
+          }
+        }
+        out.pendingLoad = op;
+        define(actor, load.getResult()) = std::move(out);
+        actor.pendingLoadValues.push_back(load.getResult());
+        actor.pendingLoads.push_back(
+            {lane, first, columns, agentFor(op, actor)});
+        return Step::next;
+      })
+      .Case([&](TmemStoreOp store) {
+        TmemType type = store.getDest().getType();
+        unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+        int64_t n = store.getValue().getType().getNumElements();
+        int64_t first = in[1]->base + store.getOffset() * bits / 32;
+        int64_t columns = (n * bits + 31) / 32;
+        if (!tmemColumnsAllocated(op, first, columns))
+          return Step::error;
+        int64_t lane = tmemLane(actor);
+        Half half = type.getElementType().isBF16() ? Half::bf16 : Half::f16;
+        for (int64_t i = 0; i < n; ++i) {
+          float x = in[0]->floats[i];
+          if (bits == 32) {
+            std::memcpy(&tmem[lane * kTmemColumns + first + i], &x, 4);
+          } else {
+            uint32_t &cell = tmem[lane * kTmemColumns + first + i / 2];
+            unsigned shift = 16 * (i % 2);
+            cell = (cell & ~(0xFFFFu << shift)) |
+                   (static_cast<uint32_t>(halfBits(half, x)) << shift);
+          }
+        }
+        actor.pendingStores.push_back(
+            {lane, first, columns, agentFor(op, actor)});
+        return Step::next;
+      })
+      .Case([&](Tcgen05WaitOp wait) {
+        bool loadKind = wait.getKind() == Tcgen05WaitKind::load;
+        auto &pending = loadKind ? actor.pendingLoads : actor.pendingStores;
+        for (const PendingTmem &access : pending)
+          races.access(Memory::tensor,
+                       access.lane * kTmemColumns + access.firstColumn,
+                       access.lane * kTmemColumns + access.firstColumn +
+                           access.columns,
+                       !loadKind, actor.slot, access.agent, actor.clock);
+        pending.clear();
+        if (loadKind) {
+          for (Value v : actor.pendingLoadValues)
+            actor.env[v].pendingLoad = nullptr;
+          actor.pendingLoadValues.clear();
+        }
+        return Step::next;
+      })
+      .Case([&](Tcgen05FenceOp) { return Step::next; })
+      .Case([&](FenceProxyAsyncOp) { return Step::next; })
+      .Case([&](MmaOp mma) {
+        MmaPipe *pipe = nullptr;
+        for (MmaPipe &p : pipes)
+          if (p.issuer == actor.tid)
+            pipe = &p;
+        if (!pipe) {
+          pipes.push_back({actor.tid, nextSlot + kAsyncSlots + static_cast<Slot>(pipes.size()), {}, {}});
+          pipe = &pipes.back();
+        }
+        MmaWork work;
+        work.op = op;
+        work.a = *in[0];
+        work.b = *in[1];
+        work.d = *in[2];
+        work.accumulate = in[3]->ints[0] != 0;
+        work.clock = actor.clock;
+        work.agent = agentFor(op, actor);
+        pipe->work.push_back(std::move(work));
+        actor.clock.tick(actor.slot);
+        return Step::next;
+      })
+      .Case([&](MmaCommitOp commit) {
+        int64_t b;
+        if (!barrierIndex(op, *in[0], commit.getIndex(), actor, b))
+          return Step::error;
+        MmaPipe *pipe = nullptr;
+        for (MmaPipe &p : pipes)
+          if (p.issuer == actor.tid)
+            pipe = &p;
+        if (!pipe) {
+          pipes.push_back({actor.tid, nextSlot + kAsyncSlots + static_cast<Slot>(pipes.size()), {}, {}});
+          pipe = &pipes.back();
+        }
+        MmaWork work;
+        work.op = op;
+        work.commit = true;
+        work.barrier = b;
+        work.clock = actor.clock;
+        pipe->work.push_back(std::move(work));
+        actor.clock.tick(actor.slot);
+        return Step::next;
+      })
+      .Case([&](NamedBarrierSyncOp sync) {
+        return namedBarrier(actor, op, sync.getId(), sync.getThreads(), true);
+      })
+      .Case([&](NamedBarrierArriveOp arrive) {
+        return namedBarrier(actor, op, arrive.getId(), arrive.getThreads(),
+                            false);
+      })
+      .Case([&](ElectOp elect) {
+        Val out;
+        out.ints = {actor.lane == 0 ? -1 : 0};
+        define(actor, elect.getElected()) = std::move(out);
+        return Step::next;
+      })
+      .Case([&](WarpAnyOp any) {
+        Warp &warp = warps[actor.warp];
+        if (!actor.arrivedGeneration) {
+          if (warp.arrived == 0)
+            warp.voteOp = op;
+          else if (warp.voteOp != op)
+            return fail(op, llvm::formatv("lanes of warp {0} vote at different "
+                                          "warp votes",
+                                          actor.warp));
+          actor.arrivedGeneration = warp.generation;
+          warp.any |= in[0]->ints[0] != 0;
+          if (++warp.arrived == 32) {
+            warp.lastResult = warp.any;
+            warp.any = false;
+            warp.arrived = 0;
+            ++warp.generation;
+            wake(WaitKind::warpVote, actor.warp);
+          }
+        }
+        if (warp.generation == *actor.arrivedGeneration) {
+          block(actor, op, WaitKind::warpVote, actor.warp);
+          return Step::blocked;
+        }
+        actor.arrivedGeneration.reset();
+        Val out;
+        out.ints = {warp.lastResult ? -1 : 0};
+        define(actor, any.getResult()) = std::move(out);
+        return Step::next;
+      })
+      .Case([&](TmaStoreCommitOp) {
+        if (actor.openStores.empty())
+          return Step::next;
+        uint64_t group = groupsCommitted[actor.tid]++;
+        actor.storeGroups.push_back(actor.openStores.size());
+        for (TmaStore &store : actor.openStores) {
+          StoreInFlight work{std::move(store), actor.tid, 0, actor.clock,
+                             agentFor(store.op, actor),
+                             group};
+          work.slot = nextSlot + (asyncCounter % kAsyncSlots);
+          work.clock.set(work.slot, asyncCounter / kAsyncSlots + 1);
+          ++asyncCounter;
+          stores.push_back(std::move(work));
+        }
+        actor.openStores.clear();
+        actor.clock.tick(actor.slot);
+        return Step::next;
+      })
+      .Case([&](TmaStoreWaitOp wait) {
+        if (actor.storeGroups.size() > wait.getPending()) {
+          block(actor, op, WaitKind::storeGroups, actor.tid);
+          return Step::blocked;
+        }
+        actor.clock.join(actor.storesDone);
+        return Step::next;
+      })
+      .Case([&](Exp2Op exp2) {
+        Val out;
+        int64_t emulated = exp2.getEmulated();
+        for (auto [i, x] : llvm::enumerate(in[0]->floats))
+          out.floats.push_back(static_cast<int64_t>(i % 16) < emulated
+                                   ? exp2poly::evaluate(x)
+                                   : ftz(std::exp2(ftz(x))));
+        define(actor, exp2.getResult()) = std::move(out);
+        return Step::next;
+      })
+      .Default([&](Operation *) {
+        return fail(op, "the simulator cannot execute this op");
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// llvm (the LSE store)
+//===----------------------------------------------------------------------===//
+
+Step Cta::llvmOp(Actor &actor, Operation *op) {
+  SmallVector<const Val *, 4> in;
+  for (Value operand : op->getOperands()) {
+    const Val *v = use(actor, op, operand);
+    if (!v)
+      return Step::error;
+    in.push_back(v);
+  }
+  return llvm::TypeSwitch<Operation *, Step>(op)
+      .Case([&](LLVM::GEPOp gep) {
+        if (in.size() != 2 || gep.getIndices().size() != 1 ||
+            !gep.getElemType().isIntOrFloat())
+          return fail(op, "only one-index pointer arithmetic is supported");
+        Val out = *in[0];
+        out.offset += in[1]->ints[0] *
+                      static_cast<int64_t>(gep.getElemType().getIntOrFloatBitWidth() / 8);
+        define(actor, gep.getResult()) = std::move(out);
+        return Step::next;
+      })
+      .Case([&](LLVM::StoreOp store) {
+        const Val &pointer = *in[1];
+        if (pointer.kind != Val::Kind::pointer)
+          return fail(op, "stores through a pointer that is not a kernel argument");
+        GlobalTensor &tensor = (*launch.tensors)[pointer.base];
+        int64_t index = pointer.offset / 4;
+        if (pointer.offset % 4 != 0 || index < 0 ||
+            index >= static_cast<int64_t>(tensor.data.size()))
+          return fail(op, llvm::formatv("stores to byte {0} of '{1}', outside "
+                                        "its {2} bytes",
+                                        pointer.offset, tensor.name,
+                                        tensor.data.size() * 4));
+        tensor.data[index] = in[0]->floats[0];
+        return Step::next;
+      })
+      .Case([&](LLVM::CallIntrinsicOp call) {
+        StringRef name = call.getIntrin();
+        Val out;
+        if (name == "llvm.nvvm.lg2.approx.f" || name == "llvm.nvvm.lg2.approx.ftz.f")
+          out.floats = {std::log2(in[0]->floats[0])};
+        else if (name == "llvm.nvvm.ex2.approx.ftz.f32" || name == "llvm.nvvm.ex2.approx.f")
+          out.floats = {ftz(std::exp2(in[0]->floats[0]))};
+        else
+          return fail(op, "the simulator does not know intrinsic " + name);
+        define(actor, call.getResult(0)) = std::move(out);
+        return Step::next;
+      })
+      .Default([&](Operation *) {
+        return fail(op, "the simulator cannot execute this op");
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// scf
+//===----------------------------------------------------------------------===//
+
+Step Cta::scfOp(Actor &actor, Operation *op) {
+  if (auto forOp = dyn_cast<scf::ForOp>(op)) {
+    const Val *lower = use(actor, op, forOp.getLowerBound());
+    const Val *upper = use(actor, op, forOp.getUpperBound());
+    const Val *step = use(actor, op, forOp.getStep());
+    if (!lower || !upper || !step)
+      return Step::error;
+    SmallVector<Val> inits;
+    for (Value init : forOp.getInitArgs()) {
+      const Val *v = use(actor, op, init);
+      if (!v)
+        return Step::error;
+      inits.push_back(*v);
+    }
+    bool isSigned = forOp.getUnsignedCmp() == false;
+    int64_t lb = lower->ints[0], ub = upper->ints[0], st = step->ints[0];
+    if (st <= 0)
+      return fail(op, "loop step must be positive");
+    bool empty = isSigned ? lb >= ub : uint64_t(lb) >= uint64_t(ub);
+    if (empty) {
+      for (auto [result, init] : llvm::zip(forOp.getResults(), inits))
+        define(actor, result) = init;
+      return Step::next;
+    }
+    Block *body = forOp.getBody();
+    Val iv;
+    iv.ints = {lb};
+    define(actor, forOp.getInductionVar()) = iv;
+    for (auto [arg, init] : llvm::zip(forOp.getRegionIterArgs(), inits))
+      define(actor, arg) = init;
+    actor.stack.push_back({body, body->begin(), op, lb, ub, st});
+    return Step::entered;
+  }
+  if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
+    const Val *cond = use(actor, op, ifOp.getCondition());
+    if (!cond)
+      return Step::error;
+    Region &region = cond->ints[0] != 0 ? ifOp.getThenRegion() : ifOp.getElseRegion();
+    if (region.empty())
+      return Step::next;
+    actor.stack.push_back({&region.front(), region.front().begin(), op});
+    return Step::entered;
+  }
+  if (isa<scf::YieldOp>(op))
+    return yield(actor, op);
+  return fail(op, "the simulator cannot execute this op");
+}
+
+Step Cta::yield(Actor &actor, Operation *op) {
+  SmallVector<Val> values;
+  for (Value operand : op->getOperands()) {
+    const Val *v = use(actor, op, operand);
+    if (!v)
+      return Step::error;
+    values.push_back(*v);
+  }
+  Frame &frame = actor.stack.back();
+  Operation *owner = frame.owner;
+  if (auto forOp = dyn_cast<scf::ForOp>(owner)) {
+    int64_t next = frame.iv + frame.step;
+    bool more = forOp.getUnsignedCmp() ? uint64_t(next) < uint64_t(frame.upper)
+                                       : next < frame.upper;
+    if (next > frame.iv && more) {
+      frame.iv = next;
+      Val iv;
+      iv.ints = {next};
+      define(actor, forOp.getInductionVar()) = iv;
+      for (auto [arg, v] : llvm::zip(forOp.getRegionIterArgs(), values))
+        define(actor, arg) = v;
+      frame.it = frame.block->begin();
+      return Step::entered;
+    }
+  }
+  for (auto [result, v] : llvm::zip(owner->getResults(), values))
+    define(actor, result) = v;
+  actor.stack.pop_back();
+  ++actor.stack.back().it;
+  return Step::entered;
+}
+
+} // namespace
+
+CtaOutcome mlir::fa4::sim::runCta(const Launch &launch, int64_t blockId,
+                                  const Schedule &schedule) {
+  Cta cta(launch, blockId, schedule);
+  return cta.run();
+}

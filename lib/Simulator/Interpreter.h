@@ -1,0 +1,78 @@
+//===- Interpreter.h - running one CTA of a kernel --------------*- C++ -*-===//
+//
+// The interface between the host side of the simulator (problem, buffers,
+// manifest, verdict) and the execution of one CTA of a synchronization-level
+// kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA4_LIB_SIMULATOR_INTERPRETER_H
+#define FA4_LIB_SIMULATOR_INTERPRETER_H
+
+#include "Hardware.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::fa4::sim {
+
+/// A tensor in global memory, row-major, its values held as floats (exact
+/// for its element type).
+struct GlobalTensor {
+  std::string name;
+  Type element;
+  SmallVector<int64_t, 4> shape;
+  std::vector<float> data;
+};
+
+/// A TMA tensor map over a 4-D global tensor: the box, innermost dimension
+/// first as cuTensorMapEncodeTiled takes it.
+struct TensorMap {
+  unsigned tensor;
+  SmallVector<int64_t, 4> box;
+};
+
+/// One kernel argument.
+struct Argument {
+  enum class Kind { integer, real, tensorMap, pointer } kind;
+  int64_t integer = 0;
+  float real = 0;
+  unsigned index = 0; // the tensor map, or the tensor a pointer points to
+};
+
+struct Launch {
+  gpu::GPUFuncOp kernel;
+  int64_t grid = 1, block = 0, dynamicSharedBytes = 0;
+  std::vector<GlobalTensor> *tensors = nullptr;
+  std::vector<TensorMap> maps;
+  SmallVector<Argument> arguments;
+};
+
+/// How a CTA ran.
+struct CtaOutcome {
+  /// Errors that stop the CTA: an op that cannot run, an out-of-bounds
+  /// access, a deadlock (with every blocked thread's wait), a misuse of a
+  /// barrier.
+  std::vector<std::string> errors;
+  /// Data races, once per pair of ops.
+  std::vector<RaceReport> races;
+  uint64_t steps = 0;
+};
+
+struct Schedule {
+  uint64_t seed = 1;
+  /// The CTA stops with an error after this many executed ops.
+  uint64_t maxSteps = 200000000;
+};
+
+/// Runs CTA `blockId` of `launch` to completion under the random schedule
+/// `schedule` chooses: thread interleavings and when asynchronous TMA, MMA
+/// and store operations complete.
+CtaOutcome runCta(const Launch &launch, int64_t blockId,
+                  const Schedule &schedule);
+
+} // namespace mlir::fa4::sim
+
+#endif // FA4_LIB_SIMULATOR_INTERPRETER_H

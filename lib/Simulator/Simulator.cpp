@@ -1,0 +1,442 @@
+//===- Simulator.cpp - fa4-sim host side ----------------------------------===//
+//
+// What the runtime does on a real GPU, done for the simulated one: it reads
+// the launch manifest, allocates the operands of the fa4.launch for the
+// problem shape, fills them with seeded random values, builds the TMA tensor
+// maps and kernel arguments, and launches the persistent grid (CTA after
+// CTA: they share nothing but global memory). Then it compares O and LSE
+// with a float64 reference of the same attention.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa4/Simulator/Simulator.h"
+#include "Interpreter.h"
+
+#include "fa4/Dialect/FA4/IR/FA4Ops.h"
+
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+using namespace mlir;
+using namespace mlir::fa4;
+using namespace mlir::fa4::sim;
+
+double mlir::fa4::sim::outputErrorBound(StringRef dtype) {
+  // Four unit roundoffs of the output type: O and P are rounded to it once
+  // each, the exp2 polynomial adds < 1e-4 and the f32 accumulation less.
+  return dtype == "bf16" ? 4 * 0x1p-8 : 4 * 0x1p-11;
+}
+
+namespace {
+
+/// The launch operands by the names the manifest's sources use.
+constexpr const char *kOperandNames[] = {"query", "key", "value", "output",
+                                         "lse"};
+
+struct Shape {
+  int64_t batch, seqQ, seqKv, headsQ, headsKv, headDim;
+  bool causal;
+  std::string dtype;
+};
+
+DictionaryAttr manifestOf(LaunchOp launch) {
+  return launch->getAttrOfType<DictionaryAttr>("manifest");
+}
+
+/// Resolves the problem against the launch's operand types and manifest.
+FailureOr<Shape> resolveShape(LaunchOp launch, const Problem &problem,
+                              raw_ostream &os) {
+  auto operands = launch.getOperands();
+  if (operands.size() < 4 || operands.size() > 5) {
+    os << "error: fa4.launch @" << launch.getKernel()
+       << " does not have the attention operands (q, k, v, o[, lse])\n";
+    return failure();
+  }
+  auto q = cast<MemRefType>(operands[0].getType());
+  auto k = cast<MemRefType>(operands[1].getType());
+  bool ok = true;
+  // A dimension from the kernel's type, or from the problem if dynamic.
+  auto pick = [&](MemRefType type, unsigned dim, std::optional<int64_t> given,
+                  StringRef option) -> int64_t {
+    int64_t fixed = type.getDimSize(dim);
+    if (!ShapedType::isDynamic(fixed)) {
+      if (given && *given != fixed) {
+        os << "error: the kernel was compiled for " << option << "=" << fixed
+           << ", not " << *given << "\n";
+        ok = false;
+      }
+      return fixed;
+    }
+    if (!given) {
+      os << "error: the kernel's " << option
+         << " is dynamic: give --" << option << "\n";
+      ok = false;
+      return 0;
+    }
+    if (*given < 1) {
+      os << "error: --" << option << " must be at least 1\n";
+      ok = false;
+    }
+    return *given;
+  };
+  Shape shape;
+  shape.batch = pick(q, 0, problem.batch, "batch");
+  shape.seqQ = pick(q, 1, problem.seqQ, "seq-q");
+  shape.seqKv = pick(k, 1, problem.seqKv, "seq-kv");
+  shape.headsQ = pick(q, 2, problem.headsQ, "heads-q");
+  shape.headsKv = pick(k, 2, problem.headsKv, "heads-kv");
+  shape.headDim = pick(q, 3, problem.headDim, "head-dim");
+  shape.dtype = q.getElementType().isBF16() ? "bf16" : "f16";
+  if (problem.dtype && *problem.dtype != shape.dtype) {
+    os << "error: the kernel was compiled for dtype " << shape.dtype << ", not "
+       << *problem.dtype << "\n";
+    ok = false;
+  }
+  auto causal = manifestOf(launch).getAs<BoolAttr>("causal");
+  if (!causal) {
+    os << "error: the launch manifest does not say whether the kernel is "
+          "causal\n";
+    return failure();
+  }
+  shape.causal = causal.getValue();
+  if (problem.causal && *problem.causal != shape.causal) {
+    os << "error: the kernel was compiled " << (shape.causal ? "" : "non-")
+       << "causal\n";
+    ok = false;
+  }
+  if (!ok)
+    return failure();
+  return shape;
+}
+
+/// Operand tensors of the problem: q, k, v random; o and lse poisoned.
+std::vector<GlobalTensor> makeTensors(LaunchOp launch, const Shape &s,
+                                      uint64_t seed) {
+  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + 12345);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  Type element = cast<MemRefType>(launch.getOperands()[0].getType()).getElementType();
+  Half half = element.isBF16() ? Half::bf16 : Half::f16;
+  std::vector<GlobalTensor> tensors;
+  auto add = [&](StringRef name, Type type, SmallVector<int64_t, 4> shape,
+                 bool random) {
+    GlobalTensor t{name.str(), type, shape, {}};
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    t.data.resize(n, std::numeric_limits<float>::quiet_NaN());
+    if (random)
+      for (float &x : t.data)
+        x = roundToHalf(half, normal(rng));
+    tensors.push_back(std::move(t));
+  };
+  add("query", element, {s.batch, s.seqQ, s.headsQ, s.headDim}, true);
+  add("key", element, {s.batch, s.seqKv, s.headsKv, s.headDim}, true);
+  add("value", element, {s.batch, s.seqKv, s.headsKv, s.headDim}, true);
+  add("output", element, {s.batch, s.seqQ, s.headsQ, s.headDim}, false);
+  if (launch.getOperands().size() == 5)
+    add("lse", Float32Type::get(launch.getContext()),
+        {s.batch, s.headsQ, s.seqQ}, false);
+  return tensors;
+}
+
+int64_t operandIndex(StringRef name) {
+  for (auto [i, known] : llvm::enumerate(kOperandNames))
+    if (name == known)
+      return i;
+  return -1;
+}
+
+/// The launch: tensor maps and arguments from the manifest's params.
+FailureOr<Launch> buildLaunch(LaunchOp launch, gpu::GPUFuncOp kernel,
+                              const Shape &shape,
+                              std::vector<GlobalTensor> &tensors,
+                              unsigned ctas, raw_ostream &os) {
+  DictionaryAttr manifest = manifestOf(launch);
+  auto fail = [&](const Twine &message) {
+    os << "error: launch manifest of @" << kernel.getName() << ": " << message
+       << "\n";
+    return failure();
+  };
+  Launch result;
+  result.kernel = kernel;
+  result.tensors = &tensors;
+  auto block = manifest.getAs<ArrayAttr>("block");
+  auto smem = manifest.getAs<IntegerAttr>("dynamic_smem_bytes");
+  auto grid = manifest.getAs<DictionaryAttr>("grid");
+  auto params = manifest.getAs<ArrayAttr>("params");
+  auto maps = manifest.getAs<ArrayAttr>("tensor_maps");
+  if (!block || !smem || !grid || !params || !maps)
+    return fail("needs block, dynamic_smem_bytes, grid, params and "
+                "tensor_maps");
+  result.block = cast<IntegerAttr>(block[0]).getInt();
+  result.dynamicSharedBytes = smem.getInt();
+  auto headBlocks = grid.getAs<IntegerAttr>("head_blocks");
+  auto rows = grid.getAs<IntegerAttr>("query_rows_per_cta");
+  if (!headBlocks || !rows)
+    return fail("the persistent grid rule needs head_blocks and "
+                "query_rows_per_cta");
+  int64_t tiles = shape.batch * headBlocks.getInt() *
+                  llvm::divideCeil(shape.seqQ, rows.getInt());
+  result.grid = std::max<int64_t>(1, std::min<int64_t>(tiles, ctas));
+
+  for (Attribute attr : maps) {
+    auto map = cast<DictionaryAttr>(attr);
+    auto index = map.getAs<IntegerAttr>("operand_index");
+    auto box = map.getAs<ArrayAttr>("box");
+    auto swizzle = map.getAs<StringAttr>("swizzle");
+    if (!index || !box || box.size() != 4 || !swizzle)
+      return fail("a tensor map needs operand_index, a 4-D box and swizzle");
+    if (swizzle.getValue() != "128B")
+      return fail("only 128B-swizzled tensor maps are simulated");
+    TensorMap tensorMap{static_cast<unsigned>(index.getInt()), {}};
+    for (Attribute b : box)
+      tensorMap.box.push_back(cast<IntegerAttr>(b).getInt());
+    if (tensorMap.box[0] * 2 != 128)
+      return fail("a 128B-swizzled box must have 64 16-bit elements innermost");
+    if (tensorMap.tensor >= tensors.size())
+      return fail("a tensor map names an operand the launch does not have");
+    result.maps.push_back(std::move(tensorMap));
+  }
+
+  if (params.size() != kernel.getNumArguments())
+    return fail(llvm::formatv("lists {0} params for a kernel of {1} arguments",
+                              params.size(), kernel.getNumArguments()));
+  for (Attribute attr : params) {
+    auto param = cast<DictionaryAttr>(attr);
+    StringRef kind = param.getAs<StringAttr>("kind").getValue();
+    StringRef source = param.getAs<StringAttr>("source").getValue();
+    Argument argument;
+    unsigned position;
+    if (kind == "tensor_map" &&
+        source.consume_front("tensor_maps[") && source.consume_back("]") &&
+        !source.getAsInteger(10, position) && position < result.maps.size()) {
+      argument.kind = Argument::Kind::tensorMap;
+      argument.index = position;
+    } else if (kind == "i32") {
+      auto [operand, rest] = source.split(".shape[");
+      int64_t index = operandIndex(operand);
+      if (index < 0 || index >= static_cast<int64_t>(tensors.size()) ||
+          !rest.consume_back("]") || rest.getAsInteger(10, position) ||
+          position >= tensors[index].shape.size())
+        return fail("cannot resolve i32 source '" + source + "'");
+      argument.kind = Argument::Kind::integer;
+      argument.integer = tensors[index].shape[position];
+    } else if (kind == "f32") {
+      auto value = manifest.getAs<FloatAttr>(source);
+      if (!value)
+        return fail("no manifest value for f32 source '" + source + "'");
+      argument.kind = Argument::Kind::real;
+      argument.real = static_cast<float>(value.getValueAsDouble());
+    } else if (kind == "pointer" && source.consume_back(".data")) {
+      int64_t index = operandIndex(source);
+      if (index < 0 || index >= static_cast<int64_t>(tensors.size()))
+        return fail("cannot resolve pointer source '" + source + "'");
+      argument.kind = Argument::Kind::pointer;
+      argument.index = index;
+    } else {
+      return fail("cannot resolve param of kind '" + kind + "' from '" +
+                  param.getAs<StringAttr>("source").getValue() + "'");
+    }
+    result.arguments.push_back(argument);
+  }
+  return result;
+}
+
+/// O and LSE of the problem in float64 from the (rounded) inputs.
+struct Reference {
+  std::vector<double> output, lse;
+};
+
+Reference reference(const std::vector<GlobalTensor> &t, const Shape &s,
+                    double scale) {
+  Reference ref;
+  ref.output.assign(s.batch * s.seqQ * s.headsQ * s.headDim, 0.0);
+  ref.lse.assign(s.batch * s.headsQ * s.seqQ,
+                 -std::numeric_limits<double>::infinity());
+  int64_t group = s.headsQ / s.headsKv;
+  std::vector<double> scores(s.seqKv);
+  for (int64_t b = 0; b < s.batch; ++b)
+    for (int64_t h = 0; h < s.headsQ; ++h)
+      for (int64_t i = 0; i < s.seqQ; ++i) {
+        int64_t kvHead = h / group;
+        // Bottom-right causal alignment: row i sees keys up to
+        // i + Skv - Sq.
+        int64_t keys = s.causal ? std::clamp<int64_t>(i + s.seqKv - s.seqQ + 1,
+                                                      0, s.seqKv)
+                                : s.seqKv;
+        if (keys == 0)
+          continue;
+        const float *q = &t[0].data[((b * s.seqQ + i) * s.headsQ + h) * s.headDim];
+        double max = -std::numeric_limits<double>::infinity();
+        for (int64_t j = 0; j < keys; ++j) {
+          const float *k =
+              &t[1].data[((b * s.seqKv + j) * s.headsKv + kvHead) * s.headDim];
+          double dot = 0;
+          for (int64_t d = 0; d < s.headDim; ++d)
+            dot += static_cast<double>(q[d]) * k[d];
+          scores[j] = dot * scale;
+          max = std::max(max, scores[j]);
+        }
+        double sum = 0;
+        for (int64_t j = 0; j < keys; ++j)
+          sum += (scores[j] = std::exp(scores[j] - max));
+        double *o = &ref.output[((b * s.seqQ + i) * s.headsQ + h) * s.headDim];
+        for (int64_t j = 0; j < keys; ++j) {
+          const float *v =
+              &t[2].data[((b * s.seqKv + j) * s.headsKv + kvHead) * s.headDim];
+          for (int64_t d = 0; d < s.headDim; ++d)
+            o[d] += scores[j] / sum * v[d];
+        }
+        ref.lse[(b * s.headsQ + h) * s.seqQ + i] = max + std::log(sum);
+      }
+  return ref;
+}
+
+} // namespace
+
+LogicalResult mlir::fa4::sim::simulate(ModuleOp module, const Problem &problem,
+                                       const Options &options,
+                                       raw_ostream &os) {
+  SmallVector<LaunchOp> launches;
+  module.walk([&](LaunchOp launch) { launches.push_back(launch); });
+  if (launches.empty()) {
+    os << "error: the module has no fa4.launch: run the pipeline through "
+          "fa4-insert-barriers first\n";
+    return failure();
+  }
+  bool allPassed = true;
+  for (LaunchOp launch : launches) {
+    auto kernel = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
+        launch, launch.getKernel());
+    if (!kernel) {
+      os << "error: fa4.launch names no gpu.func @" << launch.getKernel()
+         << "\n";
+      return failure();
+    }
+    bool synchronized = true;
+    kernel.walk([&](Operation *op) {
+      if (isa<ChannelOp, TmemBufferOp>(op))
+        synchronized = false;
+    });
+    if (!synchronized) {
+      os << "error: @" << kernel.getName()
+         << " still has channels or unplaced buffers: run fa4-allocate-tmem, "
+            "fa4-allocate-smem and fa4-insert-barriers first\n";
+      return failure();
+    }
+    if (!manifestOf(launch)) {
+      os << "error: fa4.launch @" << launch.getKernel()
+         << " has no launch manifest\n";
+      return failure();
+    }
+    FailureOr<Shape> shape = resolveShape(launch, problem, os);
+    if (failed(shape))
+      return failure();
+    auto scale = manifestOf(launch).getAs<FloatAttr>("scale");
+    if (!scale) {
+      os << "error: the launch manifest has no scale\n";
+      return failure();
+    }
+    double bound = outputErrorBound(shape->dtype);
+    for (unsigned n = 0; n < options.seeds; ++n) {
+      uint64_t seed = options.seed + n;
+      std::vector<GlobalTensor> tensors = makeTensors(launch, *shape, seed);
+      FailureOr<Launch> run =
+          buildLaunch(launch, kernel, *shape, tensors, options.ctas, os);
+      if (failed(run))
+        return failure();
+      std::vector<std::string> errors, races;
+      llvm::DenseSet<std::pair<const void *, const void *>> racingOps;
+      uint64_t steps = 0;
+      for (int64_t cta = 0; cta < run->grid && errors.empty(); ++cta) {
+        Schedule schedule{seed * 1000003 + cta, options.maxSteps};
+        CtaOutcome outcome = runCta(*run, cta, schedule);
+        steps += outcome.steps;
+        errors.insert(errors.end(), outcome.errors.begin(), outcome.errors.end());
+        for (RaceReport &race : outcome.races)
+          if (racingOps.insert(race.ops).second)
+            races.push_back(std::move(race.text));
+      }
+
+      std::string numbers;
+      bool numbersOk = errors.empty();
+      if (errors.empty()) {
+        Reference ref = reference(tensors, *shape, scale.getValueAsDouble());
+        const std::vector<float> &o = tensors[3].data;
+        double diff = 0, norm = 0;
+        int64_t unwritten = -1;
+        for (size_t i = 0; i < o.size(); ++i) {
+          if (std::isnan(o[i])) {
+            unwritten = i;
+            break;
+          }
+          diff += (o[i] - ref.output[i]) * (o[i] - ref.output[i]);
+          norm += ref.output[i] * ref.output[i];
+        }
+        if (unwritten >= 0) {
+          int64_t d = unwritten % shape->headDim,
+                  h = unwritten / shape->headDim % shape->headsQ,
+                  i = unwritten / shape->headDim / shape->headsQ % shape->seqQ,
+                  b = unwritten / shape->headDim / shape->headsQ / shape->seqQ;
+          errors.push_back(llvm::formatv(
+              "O[{0}, {1}, {2}, {3}] was never written (or is NaN)", b, i, h, d));
+          numbersOk = false;
+        } else {
+          double relative = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+          numbersOk = relative <= bound;
+          numbers = llvm::formatv("O rel-err {0:e2} (bound {1:e2})", relative,
+                                  bound);
+          if (!numbersOk)
+            errors.push_back("O differs from the float64 reference: " + numbers);
+        }
+        if (tensors.size() == 5 && errors.empty()) {
+          const std::vector<float> &lse = tensors[4].data;
+          double worst = 0;
+          for (size_t i = 0; i < lse.size(); ++i) {
+            bool noKeys = std::isinf(ref.lse[i]);
+            bool bad = noKeys ? !(std::isinf(lse[i]) && lse[i] < 0)
+                              : std::isnan(lse[i]) || std::isinf(lse[i]);
+            if (bad) {
+              errors.push_back(llvm::formatv(
+                  "LSE[{0}] is {1}, expected {2}", i, lse[i], ref.lse[i]));
+              break;
+            }
+            if (!noKeys)
+              worst = std::max(worst, std::fabs(lse[i] - ref.lse[i]));
+          }
+          numbers += llvm::formatv(", LSE max-err {0:e2} (bound {1:e2})", worst,
+                                   kLseErrorBound);
+          if (worst > kLseErrorBound)
+            errors.push_back(llvm::formatv(
+                "LSE differs from the float64 reference by {0:e2}", worst));
+        }
+      }
+      bool passed = errors.empty() && races.empty();
+      allPassed &= passed;
+      os << "seed " << seed << ": " << (passed ? "ok" : "FAIL") << ": @"
+         << kernel.getName() << " B=" << shape->batch << " Sq=" << shape->seqQ
+         << " Skv=" << shape->seqKv << " Hq=" << shape->headsQ
+         << " Hkv=" << shape->headsKv << " D=" << shape->headDim << " "
+         << shape->dtype << (shape->causal ? " causal" : "") << ", "
+         << run->grid << " CTAs, " << steps << " steps";
+      if (!numbers.empty())
+        os << ", " << numbers;
+      os << "\n";
+      // The first races tell the story; the rest are usually its echoes.
+      constexpr size_t kShownRaces = 6;
+      for (const std::string &race : ArrayRef(races).take_front(kShownRaces))
+        os << "  " << race << "\n";
+      if (races.size() > kShownRaces)
+        os << "  ... and " << races.size() - kShownRaces
+           << " more races between other pairs of ops\n";
+      for (const std::string &error : errors)
+        os << "  error: " << error << "\n";
+    }
+  }
+  return success(allPassed);
+}
