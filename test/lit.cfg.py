@@ -32,7 +32,7 @@ config.substitutions.append(("%python", python))
 config.environment["PYTHONPATH"] = os.path.join(config.fa4_src_root, "python")
 config.environment["FA4_CAPI_LIB"] = os.path.join(config.fa4_lib_dir, "libFA4CAPI.so")
 
-tools = ["fa4-opt", ToolSubst("fa4-capi-test", unresolved="ignore")]
+tools = ["fa4-opt", "fa4-sim", ToolSubst("fa4-capi-test", unresolved="ignore")]
 llvm_config.add_tool_substitutions(tools, [config.fa4_tools_dir, config.llvm_tools_dir])
 
 if config.fa4_has_capi:

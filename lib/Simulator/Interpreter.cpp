@@ -401,10 +401,14 @@ std::string Cta::describeMemory(Memory memory, int64_t first,
   }
   int64_t lane = first / kTmemColumns, column = first % kTmemColumns;
   int64_t lastLane = last / kTmemColumns, lastColumn = last % kTmemColumns;
+  // Every buffer the columns belong to: aliases share columns.
   std::string where;
   for (auto &[begin, end, name] : tmemNames)
-    if (column >= begin && column < end && where.empty())
-      where = llvm::formatv(" ('{0}')", name);
+    if (column >= begin && column < end &&
+        where.find("'" + name + "'") == std::string::npos)
+      where += (where.empty() ? " ('" : ", '") + name + "'";
+  if (!where.empty())
+    where += ")";
   return llvm::formatv("TMEM lanes {0}-{1}, columns {2}-{3}{4}", lane,
                        lastLane, column,
                        lane == lastLane ? lastColumn : kTmemColumns - 1, where);
@@ -550,20 +554,39 @@ bool Cta::fireEvent() {
 
 void Cta::reportDeadlock() {
   // Group blocked threads by where and on what they wait.
-  std::map<std::tuple<Operation *, int, int64_t>, std::vector<unsigned>> groups;
+  std::map<std::tuple<unsigned, Operation *, int, int64_t>,
+           std::vector<unsigned>>
+      groups;
+  // Roles in warp order; threads of no role (idle warps) last.
+  auto roleOrder = [](const Actor &actor) {
+    return actor.role == "-" ? ~0u : actor.warp;
+  };
   for (const Actor &actor : actors)
-    if (actor.status == Status::blocked)
-      groups[{actor.blockedAt, static_cast<int>(actor.waitKind), actor.waitId}]
+    if (actor.status == Status::blocked) {
+      unsigned first = roleOrder(actor);
+      for (const Actor &other : actors)
+        if (other.role == actor.role)
+          first = std::min(first, roleOrder(other));
+      groups[{first, actor.blockedAt, static_cast<int>(actor.waitKind),
+              actor.waitId}]
           .push_back(actor.tid);
+    }
   std::string text;
   llvm::raw_string_ostream os(text);
   os << "deadlock in CTA " << blockId
      << ": every live thread waits and nothing is in flight";
   for (auto &[key, tids] : groups) {
-    auto [op, kind, id] = key;
+    auto [order, op, kind, id] = key;
     const Actor &first = actors[tids.front()];
-    os << "\n  threads " << tids.front() << "-" << tids.back() << " ("
-       << tids.size() << ", role " << first.role << ") at ";
+    os << "\n  " << (tids.size() == 1 ? "thread " : "threads ")
+       << tids.front();
+    if (tids.size() > 1)
+      os << "-" << tids.back();
+    os << " (";
+    if (tids.size() > 1)
+      os << tids.size() << ", ";
+    os << (first.role == "-" ? std::string("no role") : "role " + first.role)
+       << ") at ";
     op->getLoc().print(os);
     switch (static_cast<WaitKind>(kind)) {
     case WaitKind::mbarrier: {
@@ -581,8 +604,10 @@ void Cta::reportDeadlock() {
     }
     case WaitKind::namedBarrier: {
       const NamedBarrier &barrier = namedBarriers[id];
-      os << ": waits on named barrier " << id << ": " << barrier.arrived
-         << " of " << barrier.expected << " threads arrived";
+      os << ": waits on " << (id == 0 ? std::string("the CTA barrier")
+                                      : "named barrier " + std::to_string(id))
+         << ": " << barrier.arrived << " of " << barrier.expected
+         << " threads arrived";
       break;
     }
     case WaitKind::warpVote:

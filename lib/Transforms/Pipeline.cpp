@@ -12,8 +12,8 @@
 using namespace mlir;
 using namespace mlir::fa4;
 
-void mlir::fa4::buildCompilePipeline(OpPassManager &pm,
-                                     const CompileOptions &options) {
+void mlir::fa4::buildSynchronizePipeline(OpPassManager &pm,
+                                         const CompileOptions &options) {
   FA4PlanOptions plan;
   plan.arch = options.arch;
   plan.blockN = options.blockN;
@@ -33,6 +33,11 @@ void mlir::fa4::buildCompilePipeline(OpPassManager &pm,
   pm.addPass(createFA4AllocateTmem());
   pm.addPass(createFA4AllocateSmem());
   pm.addPass(createFA4InsertBarriers());
+}
+
+void mlir::fa4::buildCompilePipeline(OpPassManager &pm,
+                                     const CompileOptions &options) {
+  buildSynchronizePipeline(pm, options);
   pm.addPass(createFA4LowerWarpSpecialize());
 
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
@@ -58,6 +63,12 @@ void mlir::fa4::buildCompilePipeline(OpPassManager &pm,
 }
 
 void mlir::fa4::registerCompilePipeline() {
+  PassPipelineRegistration<CompileOptions>(
+      "fa4-synchronize",
+      "Compile fa4.attention down to the synchronization level (plan, tile, "
+      "specialize, TMEM and shared-memory placement, barriers): the complete "
+      "kernel protocol that fa4-sim executes",
+      buildSynchronizePipeline);
   PassPipelineRegistration<CompileOptions>(
       "fa4-compile",
       "Compile fa4.attention to warp-specialized kernels: plan, tile, specialize, "

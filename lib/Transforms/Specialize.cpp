@@ -516,6 +516,8 @@ void KernelBuilder::buildCorrection() {
                                   ValueRange{atom, row, mul(position, 8)});
         }
       }
+      // O is read: the MMA warp may complete the next tile's O.
+      ChannelReleaseOp::create(b, oReady[stage], tile.ordinal);
       FenceProxyAsyncOp::create(b);
       ChannelCommitOp::create(b, epi, handoff);
     }
@@ -623,8 +625,13 @@ void KernelBuilder::buildMma() {
           pv(stage, last, vParts(lastV), accumulate);
         ChannelReleaseOp::create(b, kv, lastV);
       }
-      for (int64_t stage = 0; stage < stages; ++stage)
+      // A tile with blocks only gets here after the correction warps took
+      // the previous O (its PVs waited for them), but one without blocks
+      // would hand over O again before the previous hand-off was taken.
+      for (int64_t stage = 0; stage < stages; ++stage) {
+        ChannelAcquireOp::create(b, oReady[stage], ordinal);
         ChannelCommitOp::create(b, oReady[stage], ordinal);
+      }
       for (Value handoff : qHandoff)
         ChannelReleaseOp::create(b, q, handoff);
     });

@@ -71,13 +71,18 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
       llvm::cl::init(-1)};
 };
 
-/// Adds fa4-plan, fa4-specialize, fa4-insert-barriers,
-/// fa4-lower-warp-specialize, the upstream lowering to NVVM and
-/// gpu-module-to-binary (PTX), and, with an emit directory,
-/// fa4-emit-kernels.
+/// Adds the passes down to the synchronization level: fa4-plan, fa4-tile,
+/// fa4-specialize, fa4-allocate-tmem, fa4-allocate-smem and
+/// fa4-insert-barriers. The result is the complete kernel protocol, what
+/// the NVVM lowering consumes and fa4-sim executes.
+void buildSynchronizePipeline(OpPassManager &pm, const CompileOptions &options);
+
+/// Adds buildSynchronizePipeline, fa4-lower-warp-specialize, the upstream
+/// lowering to NVVM and gpu-module-to-binary (PTX), and, with an emit
+/// directory, fa4-emit-kernels.
 void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options);
 
-/// Registers the pipeline as --fa4-compile.
+/// Registers the pipelines as --fa4-synchronize and --fa4-compile.
 void registerCompilePipeline();
 
 } // namespace mlir::fa4

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Plants one synchronization bug in synchronization-level fa4 IR (stdin to
+stdout), for the simulator's negative tests.
+
+Barriers are found by their channel names (the fa4.name of their
+nvgpu.mbarrier.create), roles by their fa4.role names, TMEM buffers by the
+fa4.name of their views, so the edits survive renumbered SSA values.
+
+  drop-wait BARRIER ROLE          delete ROLE's first wait on BARRIER
+  flip-parity BARRIER ROLE        ROLE's first wait on BARRIER waits for the
+                                  other phase parity
+  set-count BARRIER COUNT         initialize BARRIER with COUNT arrivals
+  drop-commit BARRIER             delete the first fa4.mma.commit on BARRIER
+  move-tmem BUFFER COLUMN         place TMEM buffer BUFFER at COLUMN
+"""
+
+import re
+import sys
+
+
+def fail(message):
+    sys.exit("plant-bug: " + message)
+
+
+def barrier_value(lines, name):
+    for line in lines:
+        m = re.match(r'\s*(%\w+) = nvgpu\.mbarrier\.create \{fa4\.name = "'
+                     + re.escape(name) + r'"\}', line)
+        if m:
+            return m.group(1)
+    fail("no mbarrier named '%s'" % name)
+
+
+def role_range(lines, role):
+    starts = [i for i, l in enumerate(lines) if 'fa4.role "' in l]
+    for n, i in enumerate(starts):
+        if 'fa4.role "%s"' % role in lines[i]:
+            end = starts[n + 1] if n + 1 < len(starts) else len(lines)
+            return i, end
+    fail("no role '%s'" % role)
+
+
+def first_line(lines, begin, end, pattern, what):
+    for i in range(begin, end):
+        if re.search(pattern, lines[i]):
+            return i
+    fail("no %s" % what)
+
+
+def main():
+    if len(sys.argv) < 2:
+        fail(__doc__)
+    bug, args = sys.argv[1], sys.argv[2:]
+    lines = sys.stdin.read().split("\n")
+
+    if bug in ("drop-wait", "flip-parity"):
+        barrier, role = args
+        group = barrier_value(lines, barrier)
+        begin, end = role_range(lines, role)
+        i = first_line(lines, begin, end,
+                       r"nvgpu\.mbarrier\.try_wait\.parity %s\[" % re.escape(group),
+                       "wait on '%s' in role '%s'" % (barrier, role))
+        if bug == "drop-wait":
+            del lines[i]
+        else:
+            m = re.search(r"\], (%\w+), ", lines[i])
+            indent = re.match(r"\s*", lines[i]).group(0)
+            lines[i] = lines[i].replace("], %s, " % m.group(1),
+                                        "], %planted_parity, ", 1)
+            lines[i:i] = [indent + "%planted_true = arith.constant true",
+                          indent + "%%planted_parity = arith.xori %s, %%planted_true : i1"
+                          % m.group(1)]
+    elif bug == "set-count":
+        barrier, count = args
+        group = barrier_value(lines, barrier)
+        planted = False
+        for i, line in enumerate(lines):
+            m = re.match(r"(\s*)nvgpu\.mbarrier\.init " + re.escape(group)
+                         + r"\[(%\w+)\], (%\w+)", line)
+            if m:
+                lines[i] = line.replace(", %s " % m.group(3), ", %planted_count ", 1)
+                lines[i:i] = [m.group(1) + "%%planted_count = arith.constant %s : index"
+                              % count]
+                planted = True
+                break
+        if not planted:
+            fail("no initialization of '%s'" % barrier)
+    elif bug == "drop-commit":
+        (barrier,) = args
+        group = barrier_value(lines, barrier)
+        i = first_line(lines, 0, len(lines),
+                       r"fa4\.mma\.commit %s\[" % re.escape(group),
+                       "commit on '%s'" % barrier)
+        del lines[i]
+    elif bug == "move-tmem":
+        buffer, column = args
+        pattern = r'\[\d+\] \{fa4\.name = "%s"\}' % re.escape(buffer)
+        count = 0
+        for i, line in enumerate(lines):
+            if re.search(pattern, line):
+                lines[i] = re.sub(pattern, '[%s] {fa4.name = "%s"}' % (column, buffer),
+                                  line)
+                count += 1
+        if not count:
+            fail("no TMEM buffer '%s'" % buffer)
+    else:
+        fail("unknown bug '%s'" % bug)
+    sys.stdout.write("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
