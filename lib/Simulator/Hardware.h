@@ -102,8 +102,12 @@ public:
   /// Checks and records an access of cells [begin, end) by `agentIndex`
   /// running as `slot` at `clock`; returns false on a race (reported once
   /// per pair of agents).
+  /// A thread's tcgen05 access passes its ordinary clock as `ordinary`, so
+  /// that a race the thread's barrier waits would have ordered is reported
+  /// as the missing tcgen05.fence::after_thread_sync it is.
   bool access(Memory memory, int64_t begin, int64_t end, bool write,
-              Slot slot, uint32_t agentIndex, const VectorClock &clock);
+              Slot slot, uint32_t agentIndex, const VectorClock &clock,
+              const VectorClock *ordinary = nullptr);
 
   /// The races found, in discovery order, once per pair of ops.
   const std::vector<RaceReport> &races() const { return reports; }

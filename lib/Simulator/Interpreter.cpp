@@ -132,6 +132,13 @@ struct TmaStore {
 struct Actor {
   unsigned tid, warp, lane;
   Slot slot;
+  /// The thread's tcgen05 operations (TMEM loads/stores, MMA issue) are
+  /// ordered across thread synchronization only through tcgen05 fences:
+  /// they run as `tcSlot` and see `tcView`, what the last
+  /// fence::after_thread_sync made visible; fence::before_thread_sync
+  /// publishes them into `clock` for the next arrive.
+  Slot tcSlot;
+  VectorClock tcView;
   std::string role = "-";
   Status status = Status::ready;
   WaitKind waitKind = WaitKind::none;
@@ -306,7 +313,7 @@ Cta::Cta(const Launch &launch, int64_t blockId, const Schedule &schedule)
   warps.resize((threads + 31) / 32);
   // Slots: one per thread, then one per MMA pipe and the rotating async
   // slots, allocated on demand.
-  nextSlot = threads;
+  nextSlot = 2 * threads;
   actors.resize(threads);
   for (int64_t t = 0; t < threads; ++t) {
     Actor &actor = actors[t];
@@ -315,6 +322,9 @@ Cta::Cta(const Launch &launch, int64_t blockId, const Schedule &schedule)
     actor.lane = t % 32;
     actor.slot = t;
     actor.clock.set(t, 1);
+    actor.tcSlot = threads + t;
+    actor.tcView = actor.clock;
+    actor.tcView.set(actor.tcSlot, 1);
     gpu::GPUFuncOp kernel = launch.kernel;
     Block &entry = kernel.getBody().front();
     actor.stack.push_back({&entry, entry.begin(), launch.kernel});
@@ -1819,8 +1829,8 @@ Step Cta::fa4Op(Actor &actor, Operation *op) {
         uint32_t agent = agentFor(op, actor);
         for (int64_t lane = 0; lane < kTmemLanes; ++lane)
           races.access(Memory::tensor, lane * kTmemColumns,
-                       lane * kTmemColumns + tmemAllocated, true, actor.slot,
-                       agent, actor.clock);
+                       lane * kTmemColumns + tmemAllocated, true, actor.tcSlot,
+                       agent, actor.tcView);
         tmemAllocated = 0;
         return Step::next;
       })
@@ -1908,7 +1918,8 @@ Step Cta::fa4Op(Actor &actor, Operation *op) {
                        access.lane * kTmemColumns + access.firstColumn,
                        access.lane * kTmemColumns + access.firstColumn +
                            access.columns,
-                       !loadKind, actor.slot, access.agent, actor.clock);
+                       !loadKind, actor.tcSlot, access.agent, actor.tcView,
+                       &actor.clock);
         pending.clear();
         if (loadKind) {
           for (Value v : actor.pendingLoadValues)
@@ -1917,7 +1928,15 @@ Step Cta::fa4Op(Actor &actor, Operation *op) {
         }
         return Step::next;
       })
-      .Case([&](Tcgen05FenceOp) { return Step::next; })
+      .Case([&](Tcgen05FenceOp fence) {
+        if (fence.getKind() == Tcgen05FenceKind::before_thread_sync) {
+          actor.clock.set(actor.tcSlot, actor.tcView.get(actor.tcSlot));
+          actor.tcView.tick(actor.tcSlot);
+        } else {
+          actor.tcView.join(actor.clock);
+        }
+        return Step::next;
+      })
       .Case([&](FenceProxyAsyncOp) { return Step::next; })
       .Case([&](MmaOp mma) {
         MmaPipe *pipe = nullptr;
@@ -1934,7 +1953,7 @@ Step Cta::fa4Op(Actor &actor, Operation *op) {
         work.b = *in[1];
         work.d = *in[2];
         work.accumulate = in[3]->ints[0] != 0;
-        work.clock = actor.clock;
+        work.clock = actor.tcView;
         work.agent = agentFor(op, actor);
         pipe->work.push_back(std::move(work));
         actor.clock.tick(actor.slot);
@@ -1956,7 +1975,7 @@ Step Cta::fa4Op(Actor &actor, Operation *op) {
         work.op = op;
         work.commit = true;
         work.barrier = b;
-        work.clock = actor.clock;
+        work.clock = actor.tcView;
         pipe->work.push_back(std::move(work));
         actor.clock.tick(actor.slot);
         return Step::next;

@@ -7,8 +7,11 @@ nvgpu.mbarrier.create), roles by their fa4.role names, TMEM buffers by the
 fa4.name of their views, so the edits survive renumbered SSA values.
 
   drop-wait BARRIER ROLE          delete ROLE's first wait on BARRIER
+  drop-fence BARRIER ROLE         delete the tcgen05 after_thread_sync fence
+                                  that follows ROLE's first wait on BARRIER
   flip-parity BARRIER ROLE        ROLE's first wait on BARRIER waits for the
                                   other phase parity
+  drop-tmem-wait ROLE             delete ROLE's first fa4.tcgen05.wait load
   set-count BARRIER COUNT         initialize BARRIER with COUNT arrivals
   drop-commit BARRIER             delete the first fa4.mma.commit on BARRIER
   move-tmem BUFFER COLUMN         place TMEM buffer BUFFER at COLUMN
@@ -53,7 +56,7 @@ def main():
     bug, args = sys.argv[1], sys.argv[2:]
     lines = sys.stdin.read().split("\n")
 
-    if bug in ("drop-wait", "flip-parity"):
+    if bug in ("drop-wait", "flip-parity", "drop-fence"):
         barrier, role = args
         group = barrier_value(lines, barrier)
         begin, end = role_range(lines, role)
@@ -62,6 +65,10 @@ def main():
                        "wait on '%s' in role '%s'" % (barrier, role))
         if bug == "drop-wait":
             del lines[i]
+        elif bug == "drop-fence":
+            if "fa4.tcgen05.fence after_thread_sync" not in lines[i + 1]:
+                fail("no fence after the wait on '%s' in role '%s'" % (barrier, role))
+            del lines[i + 1]
         else:
             m = re.search(r"\], (%\w+), ", lines[i])
             indent = re.match(r"\s*", lines[i]).group(0)
@@ -85,6 +92,12 @@ def main():
                 break
         if not planted:
             fail("no initialization of '%s'" % barrier)
+    elif bug == "drop-tmem-wait":
+        (role,) = args
+        begin, end = role_range(lines, role)
+        i = first_line(lines, begin, end, r"fa4\.tcgen05\.wait load",
+                       "fa4.tcgen05.wait load in role '%s'" % role)
+        del lines[i]
     elif bug == "drop-commit":
         (barrier,) = args
         group = barrier_value(lines, barrier)
