@@ -500,11 +500,21 @@ CtaOutcome Cta::run() {
                   llvm::any_of(pipes, [](const MmaPipe &p) {
                     return !p.work.empty();
                   });
+    bool exited = ready.empty() && llvm::all_of(actors, [](const Actor &a) {
+                    return a.status == Status::done;
+                  });
+    if (exited) {
+      if (events)
+        fail(nullptr, llvm::formatv(
+                          "CTA {0} exited with asynchronous work in flight: "
+                          "{1} TMA loads, {2} TMA stores, {3} MMA pipes with work",
+                          blockId, loads.size(), stores.size(),
+                          llvm::count_if(pipes, [](const MmaPipe &p) {
+                            return !p.work.empty();
+                          })));
+      break;
+    }
     if (ready.empty() && !events) {
-      if (llvm::all_of(actors, [](const Actor &a) {
-            return a.status == Status::done;
-          }))
-        break;
       reportDeadlock();
       break;
     }
@@ -532,8 +542,6 @@ CtaOutcome Cta::run() {
         break;
     }
   }
-  if (!failed && (!loads.empty() || !stores.empty()))
-    fail(nullptr, "the kernel exited with TMA operations in flight");
   outcome.steps = steps;
   outcome.races = races.races();
   return outcome;
