@@ -80,8 +80,8 @@ static std::string describeAgent(const Agent &agent) {
   return text;
 }
 
-bool RaceDetector::access(Memory memory, int64_t begin, int64_t end,
-                          bool write, Slot slot, uint32_t agentIndex,
+bool RaceDetector::access(Memory memory, int64_t begin, int64_t end, bool write,
+                          Slot slot, uint32_t agentIndex,
                           const VectorClock &clock,
                           const VectorClock *ordinary) {
   std::vector<Cell> &cells = memory == Memory::shared ? shared : tensor;
@@ -140,15 +140,18 @@ bool RaceDetector::access(Memory memory, int64_t begin, int64_t end,
   bool fenceMissing =
       ordinary && ordinary->get(conflict.slot) >= conflict.clock;
   if (reported.insert(key).second)
-    reports.push_back({key, llvm::formatv(
-        "race on {0}: {1} by {2} and {3} by {4} {5}",
-        describe(memory, first, last), conflictWrote ? "write" : "read",
-        describeAgent(agents[conflict.agent]), write ? "write" : "read",
-        describeAgent(agents[agentIndex]),
-        fenceMissing ? "are ordered only for ordinary accesses: the second "
-                       "thread waited on a barrier, but no tcgen05.fence "
-                       "after_thread_sync follows that wait"
-                     : "are not ordered by any barrier")});
+    reports.push_back(
+        {key,
+         llvm::formatv(
+             "race on {0}: {1} by {2} and {3} by {4} {5}",
+             describe(memory, first, last), conflictWrote ? "write" : "read",
+             describeAgent(agents[conflict.agent]), write ? "write" : "read",
+             describeAgent(agents[agentIndex]),
+             fenceMissing
+                 ? "are ordered only for ordinary accesses: the second "
+                   "thread waited on a barrier, but no tcgen05.fence "
+                   "after_thread_sync follows that wait"
+                 : "are not ordered by any barrier")});
   return false;
 }
 

@@ -42,7 +42,9 @@ inline uint16_t halfBits(Half h, float x) {
 inline float halfValue(Half h, uint16_t bits) {
   return h == Half::bf16 ? bf16Value(bits) : f16Value(bits);
 }
-inline float roundToHalf(Half h, float x) { return halfValue(h, halfBits(h, x)); }
+inline float roundToHalf(Half h, float x) {
+  return halfValue(h, halfBits(h, x));
+}
 
 //===----------------------------------------------------------------------===//
 // Happens-before
@@ -53,7 +55,9 @@ using Slot = uint32_t;
 
 class VectorClock {
 public:
-  uint32_t get(Slot slot) const { return slot < clocks.size() ? clocks[slot] : 0; }
+  uint32_t get(Slot slot) const {
+    return slot < clocks.size() ? clocks[slot] : 0;
+  }
   void set(Slot slot, uint32_t value) {
     if (slot >= clocks.size())
       clocks.resize(slot + 1, 0);
@@ -94,9 +98,11 @@ struct RaceReport {
 /// a write, where the later one's clock does not cover the earlier one.
 class RaceDetector {
 public:
-  using Describe = std::function<std::string(Memory, int64_t first, int64_t last)>;
+  using Describe =
+      std::function<std::string(Memory, int64_t first, int64_t last)>;
   RaceDetector(int64_t sharedBytes, int64_t tensorCells, Describe describe)
-      : shared(sharedBytes), tensor(tensorCells), describe(std::move(describe)) {}
+      : shared(sharedBytes), tensor(tensorCells),
+        describe(std::move(describe)) {}
 
   uint32_t agent(Operation *op, std::string who);
   /// Checks and records an access of cells [begin, end) by `agentIndex`
@@ -105,8 +111,8 @@ public:
   /// A thread's tcgen05 access passes its ordinary clock as `ordinary`, so
   /// that a race the thread's barrier waits would have ordered is reported
   /// as the missing tcgen05.fence::after_thread_sync it is.
-  bool access(Memory memory, int64_t begin, int64_t end, bool write,
-              Slot slot, uint32_t agentIndex, const VectorClock &clock,
+  bool access(Memory memory, int64_t begin, int64_t end, bool write, Slot slot,
+              uint32_t agentIndex, const VectorClock &clock,
               const VectorClock *ordinary = nullptr);
 
   /// The races found, in discovery order, once per pair of ops.

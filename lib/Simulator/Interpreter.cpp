@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Interpreter.h"
+#include "Values.h"
 
 #include "fa4/Dialect/FA4/IR/Exp2.h"
 #include "fa4/Dialect/FA4/IR/FA4Ops.h"
@@ -39,63 +40,6 @@ namespace {
 constexpr int64_t kTmemLanes = 128, kTmemColumns = 512;
 /// Rotating vector-clock slots for TMA loads and stores in flight.
 constexpr unsigned kAsyncSlots = 32;
-
-//===----------------------------------------------------------------------===//
-// Values
-//===----------------------------------------------------------------------===//
-
-/// A runtime value: numbers (scalars are one-element) or a reference.
-struct Val {
-  enum class Kind : uint8_t { number, memref, tmem, barriers, tensorMap,
-                              pointer, token };
-  Kind kind = Kind::number;
-  /// A fa4.tmem.load result before the thread's fa4.tcgen05.wait load.
-  Operation *pendingLoad = nullptr;
-  SmallVector<int64_t, 1> ints;
-  SmallVector<float, 1> floats;
-  /// memref: shared byte offset; tmem: first column; barriers: first
-  /// barrier; tensorMap: the map; pointer: the tensor.
-  int64_t base = 0;
-  /// memref: element offset; pointer: byte offset.
-  int64_t offset = 0;
-  SmallVector<int64_t, 4> strides;
-};
-
-Type elementOf(Type type) { return getElementTypeOrSelf(type); }
-
-unsigned widthOf(Type type) {
-  Type element = elementOf(type);
-  return element.isIndex() ? 64 : element.getIntOrFloatBitWidth();
-}
-
-int64_t signExtend(uint64_t value, unsigned width) {
-  if (width >= 64)
-    return static_cast<int64_t>(value);
-  uint64_t mask = (1ull << width) - 1, sign = 1ull << (width - 1);
-  value &= mask;
-  return static_cast<int64_t>((value ^ sign) - sign);
-}
-
-uint64_t zeroExtend(int64_t value, unsigned width) {
-  return width >= 64 ? static_cast<uint64_t>(value)
-                     : static_cast<uint64_t>(value) & ((1ull << width) - 1);
-}
-
-/// `x` rounded to float type `type`.
-float roundTo(Type type, float x) {
-  Type element = elementOf(type);
-  if (element.isBF16())
-    return roundToHalf(Half::bf16, x);
-  if (element.isF16())
-    return roundToHalf(Half::f16, x);
-  return x;
-}
-
-int64_t bytesOf(Type element) {
-  return std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
-}
-
-float ftz(float x) { return std::fpclassify(x) == FP_SUBNORMAL ? 0.0f * x : x; }
 
 //===----------------------------------------------------------------------===//
 // Actors
@@ -229,7 +173,8 @@ private:
   std::string who(const Actor &actor) const;
 
   // Op semantics.
-  Step arith(Actor &actor, Operation *op);
+  /// arith and memory-free vector ops.
+  Step pure(Actor &actor, Operation *op);
   Step vectorOp(Actor &actor, Operation *op);
   Step memrefOp(Actor &actor, Operation *op);
   Step gpuOp(Actor &actor, Operation *op);
@@ -243,7 +188,8 @@ private:
   /// The shared byte offset of element `indices` of memref `ref` (of type
   /// `type`) and the bytes of `count` elements there; fails out of bounds.
   std::optional<int64_t> sharedAddress(Operation *op, const Val &ref,
-                                       MemRefType type, ArrayRef<int64_t> indices,
+                                       MemRefType type,
+                                       ArrayRef<int64_t> indices,
                                        int64_t count);
   bool checkShared(Operation *op, int64_t offset, int64_t bytes);
   float loadElement(Type element, int64_t offset);
@@ -297,8 +243,7 @@ private:
   /// Barriers per mbarrier group, by the group's first barrier.
   DenseMap<int64_t, int64_t> groupSizes;
   /// Named shared-memory ranges and TMEM column ranges, for reports.
-  std::vector<std::tuple<int64_t, int64_t, std::string>> sharedNames,
-      tmemNames;
+  std::vector<std::tuple<int64_t, int64_t, std::string>> sharedNames, tmemNames;
 };
 
 Cta::Cta(const Launch &launch, int64_t blockId, const Schedule &schedule)
@@ -364,15 +309,13 @@ Cta::Cta(const Launch &launch, int64_t blockId, const Schedule &schedule)
           matchPattern(view.getByteShift(), m_ConstantInt(&shift)))
         sharedNames.emplace_back(
             shift.getSExtValue(),
-            shift.getSExtValue() +
-                view.getType().getNumElements() *
-                    bytesOf(view.getType().getElementType()),
+            shift.getSExtValue() + view.getType().getNumElements() *
+                                       bytesOf(view.getType().getElementType()),
             name.str());
     } else if (auto view = dyn_cast<TmemViewOp>(op)) {
       TmemType type = view.getType();
-      int64_t columns =
-          type.getElements() * type.getElementType().getIntOrFloatBitWidth() /
-          32;
+      int64_t columns = type.getElements() *
+                        type.getElementType().getIntOrFloatBitWidth() / 32;
       tmemNames.emplace_back(view.getColumn(), view.getColumn() + columns,
                              name.str());
     }
@@ -419,9 +362,9 @@ std::string Cta::describeMemory(Memory memory, int64_t first,
       where += (where.empty() ? " ('" : ", '") + name + "'";
   if (!where.empty())
     where += ")";
-  return llvm::formatv("TMEM lanes {0}-{1}, columns {2}-{3}{4}", lane,
-                       lastLane, column,
-                       lane == lastLane ? lastColumn : kTmemColumns - 1, where);
+  return llvm::formatv("TMEM lanes {0}-{1}, columns {2}-{3}{4}", lane, lastLane,
+                       column, lane == lastLane ? lastColumn : kTmemColumns - 1,
+                       where);
 }
 
 Step Cta::fail(Operation *op, const Twine &message) {
@@ -496,22 +439,21 @@ Step Cta::step(Actor &actor) {
 CtaOutcome Cta::run() {
   uint64_t steps = 0;
   while (!failed) {
-    bool events = !loads.empty() || !stores.empty() ||
-                  llvm::any_of(pipes, [](const MmaPipe &p) {
-                    return !p.work.empty();
-                  });
+    bool events =
+        !loads.empty() || !stores.empty() ||
+        llvm::any_of(pipes, [](const MmaPipe &p) { return !p.work.empty(); });
     bool exited = ready.empty() && llvm::all_of(actors, [](const Actor &a) {
                     return a.status == Status::done;
                   });
     if (exited) {
       if (events)
-        fail(nullptr, llvm::formatv(
-                          "CTA {0} exited with asynchronous work in flight: "
-                          "{1} TMA loads, {2} TMA stores, {3} MMA pipes with work",
-                          blockId, loads.size(), stores.size(),
-                          llvm::count_if(pipes, [](const MmaPipe &p) {
-                            return !p.work.empty();
-                          })));
+        fail(nullptr,
+             llvm::formatv(
+                 "CTA {0} exited with asynchronous work in flight: "
+                 "{1} TMA loads, {2} TMA stores, {3} MMA pipes with work",
+                 blockId, loads.size(), stores.size(),
+                 llvm::count_if(
+                     pipes, [](const MmaPipe &p) { return !p.work.empty(); })));
       break;
     }
     if (ready.empty() && !events) {
@@ -596,8 +538,7 @@ void Cta::reportDeadlock() {
   for (auto &[key, tids] : groups) {
     auto [order, op, kind, id] = key;
     const Actor &first = actors[tids.front()];
-    os << "\n  " << (tids.size() == 1 ? "thread " : "threads ")
-       << tids.front();
+    os << "\n  " << (tids.size() == 1 ? "thread " : "threads ") << tids.front();
     if (tids.size() > 1)
       os << "-" << tids.back();
     os << " (";
@@ -616,14 +557,15 @@ void Cta::reportDeadlock() {
       }
       os << ": waits on mbarrier " << barrier.name << " for phase parity "
          << parity << "; it is in phase " << barrier.phase << " with "
-         << barrier.pending << " of " << barrier.expected
-         << " arrivals and " << barrier.tx << " transaction bytes pending";
+         << barrier.pending << " of " << barrier.expected << " arrivals and "
+         << barrier.tx << " transaction bytes pending";
       break;
     }
     case WaitKind::namedBarrier: {
       const NamedBarrier &barrier = namedBarriers[id];
-      os << ": waits on " << (id == 0 ? std::string("the CTA barrier")
-                                      : "named barrier " + std::to_string(id))
+      os << ": waits on "
+         << (id == 0 ? std::string("the CTA barrier")
+                     : "named barrier " + std::to_string(id))
          << ": " << barrier.arrived << " of " << barrier.expected
          << " threads arrived";
       break;
@@ -648,7 +590,7 @@ void Cta::reportDeadlock() {
 Step Cta::execute(Actor &actor, Operation *op) {
   StringRef dialect = op->getName().getDialectNamespace();
   if (dialect == "arith")
-    return arith(actor, op);
+    return pure(actor, op);
   if (dialect == "vector")
     return vectorOp(actor, op);
   if (dialect == "memref")
@@ -667,333 +609,7 @@ Step Cta::execute(Actor &actor, Operation *op) {
 }
 
 //===----------------------------------------------------------------------===//
-// arith
-//===----------------------------------------------------------------------===//
-
-/// The value of a constant attribute of type `type`.
-std::optional<Val> constantValue(Attribute attr, Type type) {
-  Val v;
-  Type element = elementOf(type);
-  int64_t count = 1;
-  if (auto vector = dyn_cast<VectorType>(type))
-    count = vector.getNumElements();
-  auto push = [&](Attribute a) {
-    if (auto i = dyn_cast<IntegerAttr>(a))
-      v.ints.push_back(signExtend(i.getValue().getZExtValue(), widthOf(element)));
-    else if (auto f = dyn_cast<FloatAttr>(a))
-      v.floats.push_back(roundTo(element, f.getValueAsDouble()));
-    else
-      return false;
-    return true;
-  };
-  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
-    if (dense.isSplat()) {
-      Attribute splat = dense.getSplatValue<Attribute>();
-      for (int64_t i = 0; i < count; ++i)
-        if (!push(splat))
-          return std::nullopt;
-    } else {
-      for (Attribute a : dense.getValues<Attribute>())
-        if (!push(a))
-          return std::nullopt;
-    }
-    return v;
-  }
-  if (!push(attr))
-    return std::nullopt;
-  return v;
-}
-
-bool compareInts(arith::CmpIPredicate p, int64_t a, int64_t b,
-                 unsigned width) {
-  uint64_t ua = zeroExtend(a, width), ub = zeroExtend(b, width);
-  switch (p) {
-  case arith::CmpIPredicate::eq: return a == b;
-  case arith::CmpIPredicate::ne: return a != b;
-  case arith::CmpIPredicate::slt: return a < b;
-  case arith::CmpIPredicate::sle: return a <= b;
-  case arith::CmpIPredicate::sgt: return a > b;
-  case arith::CmpIPredicate::sge: return a >= b;
-  case arith::CmpIPredicate::ult: return ua < ub;
-  case arith::CmpIPredicate::ule: return ua <= ub;
-  case arith::CmpIPredicate::ugt: return ua > ub;
-  case arith::CmpIPredicate::uge: return ua >= ub;
-  }
-  return false;
-}
-
-bool compareFloats(arith::CmpFPredicate p, float a, float b) {
-  bool unordered = std::isnan(a) || std::isnan(b);
-  using P = arith::CmpFPredicate;
-  switch (p) {
-  case P::AlwaysFalse: return false;
-  case P::AlwaysTrue: return true;
-  case P::OEQ: return !unordered && a == b;
-  case P::OGT: return !unordered && a > b;
-  case P::OGE: return !unordered && a >= b;
-  case P::OLT: return !unordered && a < b;
-  case P::OLE: return !unordered && a <= b;
-  case P::ONE: return !unordered && a != b;
-  case P::ORD: return !unordered;
-  case P::UEQ: return unordered || a == b;
-  case P::UGT: return unordered || a > b;
-  case P::UGE: return unordered || a >= b;
-  case P::ULT: return unordered || a < b;
-  case P::ULE: return unordered || a <= b;
-  case P::UNE: return unordered || a != b;
-  case P::UNO: return unordered;
-  }
-  return false;
-}
-
-/// IEEE maximum / minimum with NaN propagation and -0 < +0.
-float maximumOf(float a, float b) {
-  if (std::isnan(a) || std::isnan(b))
-    return std::nanf("");
-  if (a == b)
-    return std::signbit(a) ? b : a;
-  return a > b ? a : b;
-}
-float minimumOf(float a, float b) {
-  if (std::isnan(a) || std::isnan(b))
-    return std::nanf("");
-  if (a == b)
-    return std::signbit(a) ? a : b;
-  return a < b ? a : b;
-}
-
-Step Cta::arith(Actor &actor, Operation *op) {
-  if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
-    std::optional<Val> v = constantValue(constant.getValue(), constant.getType());
-    if (!v)
-      return fail(op, "unsupported constant");
-    define(actor, constant.getResult()) = std::move(*v);
-    return Step::next;
-  }
-  SmallVector<const Val *, 3> in;
-  for (Value operand : op->getOperands()) {
-    const Val *v = use(actor, op, operand);
-    if (!v)
-      return Step::error;
-    in.push_back(v);
-  }
-  Type resultType = op->getResult(0).getType();
-  Type inType = op->getOperand(0).getType();
-  unsigned inWidth = isa<FloatType>(elementOf(inType)) ? 0 : widthOf(inType);
-  unsigned outWidth =
-      isa<FloatType>(elementOf(resultType)) ? 0 : widthOf(resultType);
-  Val out;
-
-  auto intBinary = [&](auto f) {
-    size_t n = in[0]->ints.size();
-    out.ints.resize(n);
-    for (size_t i = 0; i < n; ++i)
-      out.ints[i] = signExtend(
-          static_cast<uint64_t>(f(in[0]->ints[i], in[1]->ints[i])), outWidth);
-    return Step::next;
-  };
-  auto floatBinary = [&](auto f) {
-    size_t n = in[0]->floats.size();
-    out.floats.resize(n);
-    for (size_t i = 0; i < n; ++i)
-      out.floats[i] = roundTo(resultType, f(in[0]->floats[i], in[1]->floats[i]));
-    return Step::next;
-  };
-  auto unsignedDivision = [&](bool remainder) {
-    size_t n = in[0]->ints.size();
-    out.ints.resize(n);
-    for (size_t i = 0; i < n; ++i) {
-      uint64_t a = zeroExtend(in[0]->ints[i], inWidth),
-               b = zeroExtend(in[1]->ints[i], inWidth);
-      if (b == 0)
-        return fail(op, "division by zero");
-      out.ints[i] = signExtend(remainder ? a % b : a / b, outWidth);
-    }
-    return Step::next;
-  };
-  auto signedDivision = [&](bool remainder) {
-    size_t n = in[0]->ints.size();
-    out.ints.resize(n);
-    for (size_t i = 0; i < n; ++i) {
-      int64_t a = in[0]->ints[i], b = in[1]->ints[i];
-      if (b == 0)
-        return fail(op, "division by zero");
-      out.ints[i] = signExtend(remainder ? a % b : a / b, outWidth);
-    }
-    return Step::next;
-  };
-  auto intUnary = [&](auto f) {
-    size_t n = in[0]->ints.size();
-    out.ints.resize(n);
-    for (size_t i = 0; i < n; ++i)
-      out.ints[i] = f(in[0]->ints[i]);
-    return Step::next;
-  };
-
-  Step result =
-      llvm::TypeSwitch<Operation *, Step>(op)
-          .Case([&](arith::AddIOp) { return intBinary(std::plus<uint64_t>()); })
-          .Case([&](arith::SubIOp) { return intBinary(std::minus<uint64_t>()); })
-          .Case([&](arith::MulIOp) {
-            return intBinary(std::multiplies<uint64_t>());
-          })
-          .Case([&](arith::AndIOp) { return intBinary(std::bit_and<int64_t>()); })
-          .Case([&](arith::OrIOp) { return intBinary(std::bit_or<int64_t>()); })
-          .Case([&](arith::XOrIOp) { return intBinary(std::bit_xor<int64_t>()); })
-          .Case([&](arith::ShLIOp) {
-            return intBinary([&](int64_t a, int64_t b) {
-              return b >= static_cast<int64_t>(outWidth) ? 0 : uint64_t(a) << b;
-            });
-          })
-          .Case([&](arith::ShRUIOp) {
-            return intBinary([&](int64_t a, int64_t b) {
-              return b >= static_cast<int64_t>(outWidth)
-                         ? 0
-                         : zeroExtend(a, outWidth) >> b;
-            });
-          })
-          .Case([&](arith::DivUIOp) { return unsignedDivision(false); })
-          .Case([&](arith::RemUIOp) { return unsignedDivision(true); })
-          .Case([&](arith::DivSIOp) { return signedDivision(false); })
-          .Case([&](arith::RemSIOp) { return signedDivision(true); })
-          .Case([&](arith::CeilDivUIOp) {
-            size_t n = in[0]->ints.size();
-            out.ints.resize(n);
-            for (size_t i = 0; i < n; ++i) {
-              uint64_t a = zeroExtend(in[0]->ints[i], inWidth),
-                       b = zeroExtend(in[1]->ints[i], inWidth);
-              if (b == 0)
-                return fail(op, "division by zero");
-              out.ints[i] = signExtend((a + b - 1) / b, outWidth);
-            }
-            return Step::next;
-          })
-          .Case([&](arith::MinSIOp) {
-            return intBinary([](int64_t a, int64_t b) { return std::min(a, b); });
-          })
-          .Case([&](arith::MaxSIOp) {
-            return intBinary([](int64_t a, int64_t b) { return std::max(a, b); });
-          })
-          .Case([&](arith::MinUIOp) {
-            return intBinary([&](int64_t a, int64_t b) {
-              return zeroExtend(a, inWidth) < zeroExtend(b, inWidth) ? a : b;
-            });
-          })
-          .Case([&](arith::MaxUIOp) {
-            return intBinary([&](int64_t a, int64_t b) {
-              return zeroExtend(a, inWidth) > zeroExtend(b, inWidth) ? a : b;
-            });
-          })
-          .Case([&](arith::CmpIOp cmp) {
-            return intBinary([&](int64_t a, int64_t b) -> int64_t {
-              return compareInts(cmp.getPredicate(), a, b, inWidth) ? -1 : 0;
-            });
-          })
-          .Case([&](arith::IndexCastOp) {
-            return intUnary([&](int64_t a) {
-              return signExtend(static_cast<uint64_t>(a), outWidth);
-            });
-          })
-          .Case([&](arith::IndexCastUIOp) {
-            return intUnary([&](int64_t a) {
-              return signExtend(zeroExtend(a, inWidth), outWidth);
-            });
-          })
-          .Case([&](arith::TruncIOp) {
-            return intUnary([&](int64_t a) {
-              return signExtend(static_cast<uint64_t>(a), outWidth);
-            });
-          })
-          .Case([&](arith::ExtUIOp) {
-            return intUnary([&](int64_t a) {
-              return signExtend(zeroExtend(a, inWidth), outWidth);
-            });
-          })
-          .Case([&](arith::ExtSIOp) { return intUnary([](int64_t a) { return a; }); })
-          .Case([&](arith::AddFOp) { return floatBinary(std::plus<float>()); })
-          .Case([&](arith::SubFOp) { return floatBinary(std::minus<float>()); })
-          .Case([&](arith::MulFOp) { return floatBinary(std::multiplies<float>()); })
-          .Case([&](arith::DivFOp) { return floatBinary(std::divides<float>()); })
-          .Case([&](arith::MaximumFOp) { return floatBinary(maximumOf); })
-          .Case([&](arith::MinimumFOp) { return floatBinary(minimumOf); })
-          .Case([&](arith::MaxNumFOp) {
-            return floatBinary([](float a, float b) { return std::fmax(a, b); });
-          })
-          .Case([&](arith::MinNumFOp) {
-            return floatBinary([](float a, float b) { return std::fmin(a, b); });
-          })
-          .Case([&](arith::NegFOp) {
-            out.floats.assign(in[0]->floats.begin(), in[0]->floats.end());
-            for (float &x : out.floats)
-              x = -x;
-            return Step::next;
-          })
-          .Case([&](arith::CmpFOp cmp) {
-            size_t n = in[0]->floats.size();
-            out.ints.resize(n);
-            for (size_t i = 0; i < n; ++i)
-              out.ints[i] = compareFloats(cmp.getPredicate(), in[0]->floats[i],
-                                          in[1]->floats[i])
-                                ? -1
-                                : 0;
-            return Step::next;
-          })
-          .Case([&](arith::TruncFOp) {
-            out.floats.resize(in[0]->floats.size());
-            for (size_t i = 0; i < out.floats.size(); ++i)
-              out.floats[i] = roundTo(resultType, in[0]->floats[i]);
-            return Step::next;
-          })
-          .Case([&](arith::ExtFOp) {
-            out.floats.assign(in[0]->floats.begin(), in[0]->floats.end());
-            return Step::next;
-          })
-          .Case([&](arith::SIToFPOp) {
-            for (int64_t a : in[0]->ints)
-              out.floats.push_back(roundTo(resultType, static_cast<float>(a)));
-            return Step::next;
-          })
-          .Case([&](arith::UIToFPOp) {
-            for (int64_t a : in[0]->ints)
-              out.floats.push_back(roundTo(
-                  resultType, static_cast<float>(zeroExtend(a, inWidth))));
-            return Step::next;
-          })
-          .Case([&](arith::FPToSIOp) {
-            for (float a : in[0]->floats)
-              out.ints.push_back(signExtend(static_cast<int64_t>(a), outWidth));
-            return Step::next;
-          })
-          .Case([&](arith::SelectOp select) {
-            const Val &cond = *in[0], &t = *in[1], &f = *in[2];
-            bool vectorCond = cond.ints.size() > 1;
-            out = t;
-            out.pendingLoad = nullptr;
-            size_t n = std::max(t.ints.size(), t.floats.size());
-            for (size_t i = 0; i < n; ++i) {
-              bool c = cond.ints[vectorCond ? i : 0] != 0;
-              if (c)
-                continue;
-              if (!t.floats.empty())
-                out.floats[i] = f.floats[i];
-              else if (!t.ints.empty())
-                out.ints[i] = f.ints[i];
-            }
-            if (t.kind != Val::Kind::number && cond.ints[0] == 0)
-              out = f;
-            return Step::next;
-          })
-          .Default([&](Operation *) {
-            return fail(op, "the simulator cannot execute this op");
-          });
-  if (result != Step::next)
-    return result;
-  define(actor, op->getResult(0)) = std::move(out);
-  return Step::next;
-}
-
-//===----------------------------------------------------------------------===//
-// vector
+// vector memory ops (the others are pure)
 //===----------------------------------------------------------------------===//
 
 Step Cta::vectorOp(Actor &actor, Operation *op) {
@@ -1005,91 +621,6 @@ Step Cta::vectorOp(Actor &actor, Operation *op) {
     in.push_back(v);
   }
   return llvm::TypeSwitch<Operation *, Step>(op)
-      .Case([&](vector::BroadcastOp broadcast) {
-        auto type = dyn_cast<VectorType>(broadcast.getType());
-        if (!type || in[0]->ints.size() + in[0]->floats.size() != 1)
-          return fail(op, "only scalar-to-vector broadcasts are supported");
-        Val out;
-        int64_t n = type.getNumElements();
-        if (!in[0]->floats.empty())
-          out.floats.assign(n, in[0]->floats[0]);
-        else
-          out.ints.assign(n, in[0]->ints[0]);
-        define(actor, broadcast.getResult()) = std::move(out);
-        return Step::next;
-      })
-      .Case([&](vector::ReductionOp reduction) {
-        const Val &v = *in[0];
-        if (v.floats.empty())
-          return fail(op, "only floating-point reductions are supported");
-        // In element order, as llvm.vector.reduce.fadd without reassociation
-        // evaluates it.
-        bool hasAcc = reduction.getAcc() != nullptr;
-        float acc = hasAcc ? in[1]->floats[0] : 0.0f;
-        size_t first = 0;
-        if (!hasAcc) {
-          acc = v.floats[0];
-          first = 1;
-        }
-        for (size_t i = first; i < v.floats.size(); ++i) {
-          float x = v.floats[i];
-          switch (reduction.getKind()) {
-          case vector::CombiningKind::ADD: acc = acc + x; break;
-          case vector::CombiningKind::MUL: acc = acc * x; break;
-          case vector::CombiningKind::MAXIMUMF: acc = maximumOf(acc, x); break;
-          case vector::CombiningKind::MINIMUMF: acc = minimumOf(acc, x); break;
-          case vector::CombiningKind::MAXNUMF: acc = std::fmax(acc, x); break;
-          case vector::CombiningKind::MINNUMF: acc = std::fmin(acc, x); break;
-          default:
-            return fail(op, "unsupported reduction kind");
-          }
-        }
-        Val out;
-        out.floats = {acc};
-        define(actor, reduction.getResult()) = std::move(out);
-        return Step::next;
-      })
-      .Case([&](vector::ShuffleOp shuffle) {
-        const Val &a = *in[0], &b = *in[1];
-        size_t n = std::max(a.floats.size(), a.ints.size());
-        Val out;
-        for (int64_t index : shuffle.getMask()) {
-          const Val &from = static_cast<size_t>(index) < n ? a : b;
-          size_t i = static_cast<size_t>(index) < n ? index : index - n;
-          if (!from.floats.empty())
-            out.floats.push_back(from.floats[i]);
-          else
-            out.ints.push_back(from.ints[i]);
-        }
-        define(actor, shuffle.getResult()) = std::move(out);
-        return Step::next;
-      })
-      .Case([&](vector::ExtractOp extract) {
-        if (!extract.getDynamicPosition().empty() ||
-            extract.getStaticPosition().size() != 1)
-          return fail(op, "only static one-dimensional extracts are supported");
-        int64_t i = extract.getStaticPosition()[0];
-        Val out;
-        if (!in[0]->floats.empty())
-          out.floats = {in[0]->floats[i]};
-        else
-          out.ints = {in[0]->ints[i]};
-        define(actor, extract.getResult()) = std::move(out);
-        return Step::next;
-      })
-      .Case([&](vector::InsertOp insert) {
-        if (!insert.getDynamicPosition().empty() ||
-            insert.getStaticPosition().size() != 1)
-          return fail(op, "only static one-dimensional inserts are supported");
-        int64_t i = insert.getStaticPosition()[0];
-        Val out = *in[1];
-        if (!out.floats.empty())
-          out.floats[i] = in[0]->floats[0];
-        else
-          out.ints[i] = in[0]->ints[0];
-        define(actor, insert.getResult()) = std::move(out);
-        return Step::next;
-      })
       .Case([&](vector::StoreOp store) {
         MemRefType type = store.getMemRefType();
         SmallVector<int64_t, 4> indices;
@@ -1101,8 +632,7 @@ Step Cta::vectorOp(Actor &actor, Operation *op) {
         if (!address)
           return Step::error;
         Type element = type.getElementType();
-        if (!sharedAccess(actor, op, *address, n * bytesOf(element), true))
-          return Step::next;
+        sharedAccess(actor, op, *address, n * bytesOf(element), true);
         for (int64_t i = 0; i < n; ++i)
           storeElement(element, *address + i * bytesOf(element),
                        in[0]->floats.empty() ? 0 : in[0]->floats[i],
@@ -1128,9 +658,23 @@ Step Cta::vectorOp(Actor &actor, Operation *op) {
         define(actor, load.getResult()) = std::move(out);
         return Step::next;
       })
-      .Default([&](Operation *) {
-        return fail(op, "the simulator cannot execute this op");
-      });
+      .Default([&](Operation *) { return pure(actor, op); });
+}
+
+Step Cta::pure(Actor &actor, Operation *op) {
+  SmallVector<const Val *, 3> in;
+  for (Value operand : op->getOperands()) {
+    const Val *v = use(actor, op, operand);
+    if (!v)
+      return Step::error;
+    in.push_back(v);
+  }
+  Val out;
+  std::string error;
+  if (!evaluate(op, in, out, error))
+    return fail(op, error);
+  define(actor, op->getResult(0)) = std::move(out);
+  return Step::next;
 }
 
 //===----------------------------------------------------------------------===//
@@ -1205,8 +749,8 @@ void Cta::storeElement(Type element, int64_t offset, float real,
 bool Cta::sharedAccess(Actor &actor, Operation *op, int64_t offset,
                        int64_t bytes, bool write) {
   uint32_t agent = agentFor(op, actor);
-  return races.access(Memory::shared, offset, offset + bytes, write,
-                      actor.slot, agent, actor.clock);
+  return races.access(Memory::shared, offset, offset + bytes, write, actor.slot,
+                      agent, actor.clock);
 }
 
 Step Cta::memrefOp(Actor &actor, Operation *op) {
@@ -1228,7 +772,8 @@ Step Cta::memrefOp(Actor &actor, Operation *op) {
         Val out;
         out.kind = Val::Kind::memref;
         out.base = source.base +
-                   source.offset * bytesOf(view.getSource().getType().getElementType()) +
+                   source.offset *
+                       bytesOf(view.getSource().getType().getElementType()) +
                    in[1]->ints[0];
         out.strides.assign(type.getRank(), 1);
         for (int64_t i = type.getRank() - 2; i >= 0; --i)
@@ -1262,7 +807,8 @@ Step Cta::memrefOp(Actor &actor, Operation *op) {
         SmallVector<int64_t, 4> indices;
         for (size_t i = 1; i < in.size(); ++i)
           indices.push_back(in[i]->ints[0]);
-        std::optional<int64_t> address = sharedAddress(op, *in[0], type, indices, 1);
+        std::optional<int64_t> address =
+            sharedAddress(op, *in[0], type, indices, 1);
         if (!address)
           return Step::error;
         Type element = type.getElementType();
@@ -1283,7 +829,8 @@ Step Cta::memrefOp(Actor &actor, Operation *op) {
         SmallVector<int64_t, 4> indices;
         for (size_t i = 2; i < in.size(); ++i)
           indices.push_back(in[i]->ints[0]);
-        std::optional<int64_t> address = sharedAddress(op, *in[1], type, indices, 1);
+        std::optional<int64_t> address =
+            sharedAddress(op, *in[1], type, indices, 1);
         if (!address)
           return Step::error;
         Type element = type.getElementType();
@@ -1320,10 +867,12 @@ Step Cta::gpuOp(Actor &actor, Operation *op) {
         return number(id, xOnly(id.getDimension(), blockId));
       })
       .Case([&](gpu::GridDimOp dim) {
-        return number(dim, dim.getDimension() == gpu::Dimension::x ? launch.grid : 1);
+        return number(dim, dim.getDimension() == gpu::Dimension::x ? launch.grid
+                                                                   : 1);
       })
       .Case([&](gpu::BlockDimOp dim) {
-        return number(dim, dim.getDimension() == gpu::Dimension::x ? launch.block : 1);
+        return number(
+            dim, dim.getDimension() == gpu::Dimension::x ? launch.block : 1);
       })
       .Case([&](gpu::DynamicSharedMemoryOp dynamic) {
         Val out;
@@ -1368,14 +917,15 @@ bool Cta::barrierIndex(Operation *op, const Val &group, Value index,
 
 void Cta::completed(int64_t barrier) { wake(WaitKind::mbarrier, barrier); }
 
-Step Cta::namedBarrier(Actor &actor, Operation *op, int64_t id,
-                       int64_t threads, bool sync) {
+Step Cta::namedBarrier(Actor &actor, Operation *op, int64_t id, int64_t threads,
+                       bool sync) {
   NamedBarrier &barrier = namedBarriers[id];
   if (!actor.arrivedGeneration) {
     if (threads <= 0 || threads % 32 != 0 || threads > launch.block)
-      return fail(op, llvm::formatv("named barrier {0} counts {1} threads, "
-                                    "not a multiple of 32 up to the block's {2}",
-                                    id, threads, launch.block));
+      return fail(op,
+                  llvm::formatv("named barrier {0} counts {1} threads, "
+                                "not a multiple of 32 up to the block's {2}",
+                                id, threads, launch.block));
     if (barrier.arrived == 0) {
       barrier.expected = threads;
       barrier.firstUse = op;
@@ -1478,7 +1028,8 @@ Step Cta::nvgpuOp(Actor &actor, Operation *op) {
     const Val *group = use(actor, op, arrive.getBarriers());
     const Val *bytes = use(actor, op, arrive.getTxcount());
     int64_t b;
-    if (!group || !bytes || !barrierIndex(op, *group, arrive.getMbarId(), actor, b))
+    if (!group || !bytes ||
+        !barrierIndex(op, *group, arrive.getMbarId(), actor, b))
       return Step::error;
     if (arrive.getPredicate()) {
       const Val *p = use(actor, op, arrive.getPredicate());
@@ -1497,7 +1048,8 @@ Step Cta::nvgpuOp(Actor &actor, Operation *op) {
     const Val *group = use(actor, op, wait.getBarriers());
     const Val *parity = use(actor, op, wait.getPhaseParity());
     int64_t b;
-    if (!group || !parity || !barrierIndex(op, *group, wait.getMbarId(), actor, b))
+    if (!group || !parity ||
+        !barrierIndex(op, *group, wait.getMbarId(), actor, b))
       return Step::error;
     // The lowering retries try_wait until it succeeds.
     if (!barriers[b].parityCompleted(parity->ints[0] != 0)) {
@@ -1517,8 +1069,10 @@ Step Cta::nvgpuOp(Actor &actor, Operation *op) {
       return Step::error;
     if (load.getPredicate() || load.getMulticastMask())
       return fail(op, "predicated and multicast TMA loads are not supported");
-    TmaLoad work{op, static_cast<unsigned>(map->base), {}, dst->base + dst->offset * 2,
-                 b, 0, actor.clock, agentFor(op, actor)};
+    TmaLoad work{op,          static_cast<unsigned>(map->base),
+                 {},          dst->base + dst->offset * 2,
+                 b,           0,
+                 actor.clock, agentFor(op, actor)};
     for (Value c : load.getCoordinates()) {
       const Val *v = use(actor, op, c);
       if (!v)
@@ -1548,7 +1102,8 @@ Step Cta::nvgpuOp(Actor &actor, Operation *op) {
       return Step::error;
     if (store.getPredicate())
       return fail(op, "predicated TMA stores are not supported");
-    TmaStore work{static_cast<unsigned>(map->base), {}, src->base + src->offset * 2, op};
+    TmaStore work{
+        static_cast<unsigned>(map->base), {}, src->base + src->offset * 2, op};
     for (Value c : store.getCoordinates()) {
       const Val *v = use(actor, op, c);
       if (!v)
@@ -1583,8 +1138,7 @@ int64_t globalElement(const GlobalTensor &tensor, ArrayRef<int64_t> coords,
 
 /// Visits every element of a 4-D box (innermost first) with its linear
 /// index in shared memory.
-template <typename F>
-void forEachBoxElement(ArrayRef<int64_t> box, F f) {
+template <typename F> void forEachBoxElement(ArrayRef<int64_t> box, F f) {
   SmallVector<int64_t, 4> i(box.size(), 0);
   int64_t linear = 0;
   for (i[3] = 0; i[3] < box[3]; ++i[3])
@@ -1655,7 +1209,8 @@ void Cta::completeStore(size_t index) {
   issuer.storesDone.join(work.clock);
   uint64_t retiredBefore = groupsRetired[work.issuer];
   uint64_t position = work.group - retiredBefore;
-  if (position < issuer.storeGroups.size() && --issuer.storeGroups[position] == 0) {
+  if (position < issuer.storeGroups.size() &&
+      --issuer.storeGroups[position] == 0) {
     // Groups retire in order once every store of each is done.
     while (!issuer.storeGroups.empty() && issuer.storeGroups.front() == 0) {
       issuer.storeGroups.pop_front();
@@ -1922,12 +1477,11 @@ Step Cta::fa4Op(Actor &actor, Operation *op) {
         bool loadKind = wait.getKind() == Tcgen05WaitKind::load;
         auto &pending = loadKind ? actor.pendingLoads : actor.pendingStores;
         for (const PendingTmem &access : pending)
-          races.access(Memory::tensor,
-                       access.lane * kTmemColumns + access.firstColumn,
-                       access.lane * kTmemColumns + access.firstColumn +
-                           access.columns,
-                       !loadKind, actor.tcSlot, access.agent, actor.tcView,
-                       &actor.clock);
+          races.access(
+              Memory::tensor, access.lane * kTmemColumns + access.firstColumn,
+              access.lane * kTmemColumns + access.firstColumn + access.columns,
+              !loadKind, actor.tcSlot, access.agent, actor.tcView,
+              &actor.clock);
         pending.clear();
         if (loadKind) {
           for (Value v : actor.pendingLoadValues)
@@ -1952,7 +1506,11 @@ Step Cta::fa4Op(Actor &actor, Operation *op) {
           if (p.issuer == actor.tid)
             pipe = &p;
         if (!pipe) {
-          pipes.push_back({actor.tid, nextSlot + kAsyncSlots + static_cast<Slot>(pipes.size()), {}, {}});
+          pipes.push_back(
+              {actor.tid,
+               nextSlot + kAsyncSlots + static_cast<Slot>(pipes.size()),
+               {},
+               {}});
           pipe = &pipes.back();
         }
         MmaWork work;
@@ -1976,7 +1534,11 @@ Step Cta::fa4Op(Actor &actor, Operation *op) {
           if (p.issuer == actor.tid)
             pipe = &p;
         if (!pipe) {
-          pipes.push_back({actor.tid, nextSlot + kAsyncSlots + static_cast<Slot>(pipes.size()), {}, {}});
+          pipes.push_back(
+              {actor.tid,
+               nextSlot + kAsyncSlots + static_cast<Slot>(pipes.size()),
+               {},
+               {}});
           pipe = &pipes.back();
         }
         MmaWork work;
@@ -2036,9 +1598,9 @@ Step Cta::fa4Op(Actor &actor, Operation *op) {
         uint64_t group = groupsCommitted[actor.tid]++;
         actor.storeGroups.push_back(actor.openStores.size());
         for (TmaStore &store : actor.openStores) {
-          StoreInFlight work{std::move(store), actor.tid, 0, actor.clock,
-                             agentFor(store.op, actor),
-                             group};
+          StoreInFlight work{
+              std::move(store),          actor.tid, 0, actor.clock,
+              agentFor(store.op, actor), group};
           work.slot = nextSlot + (asyncCounter % kAsyncSlots);
           work.clock.set(work.slot, asyncCounter / kAsyncSlots + 1);
           ++asyncCounter;
@@ -2089,15 +1651,17 @@ Step Cta::llvmOp(Actor &actor, Operation *op) {
             !gep.getElemType().isIntOrFloat())
           return fail(op, "only one-index pointer arithmetic is supported");
         Val out = *in[0];
-        out.offset += in[1]->ints[0] *
-                      static_cast<int64_t>(gep.getElemType().getIntOrFloatBitWidth() / 8);
+        out.offset +=
+            in[1]->ints[0] *
+            static_cast<int64_t>(gep.getElemType().getIntOrFloatBitWidth() / 8);
         define(actor, gep.getResult()) = std::move(out);
         return Step::next;
       })
       .Case([&](LLVM::StoreOp store) {
         const Val &pointer = *in[1];
         if (pointer.kind != Val::Kind::pointer)
-          return fail(op, "stores through a pointer that is not a kernel argument");
+          return fail(op,
+                      "stores through a pointer that is not a kernel argument");
         GlobalTensor &tensor = (*launch.tensors)[pointer.base];
         int64_t index = pointer.offset / 4;
         if (pointer.offset % 4 != 0 || index < 0 ||
@@ -2112,9 +1676,11 @@ Step Cta::llvmOp(Actor &actor, Operation *op) {
       .Case([&](LLVM::CallIntrinsicOp call) {
         StringRef name = call.getIntrin();
         Val out;
-        if (name == "llvm.nvvm.lg2.approx.f" || name == "llvm.nvvm.lg2.approx.ftz.f")
+        if (name == "llvm.nvvm.lg2.approx.f" ||
+            name == "llvm.nvvm.lg2.approx.ftz.f")
           out.floats = {std::log2(in[0]->floats[0])};
-        else if (name == "llvm.nvvm.ex2.approx.ftz.f32" || name == "llvm.nvvm.ex2.approx.f")
+        else if (name == "llvm.nvvm.ex2.approx.ftz.f32" ||
+                 name == "llvm.nvvm.ex2.approx.f")
           out.floats = {ftz(std::exp2(in[0]->floats[0]))};
         else
           return fail(op, "the simulator does not know intrinsic " + name);
@@ -2167,7 +1733,8 @@ Step Cta::scfOp(Actor &actor, Operation *op) {
     const Val *cond = use(actor, op, ifOp.getCondition());
     if (!cond)
       return Step::error;
-    Region &region = cond->ints[0] != 0 ? ifOp.getThenRegion() : ifOp.getElseRegion();
+    Region &region =
+        cond->ints[0] != 0 ? ifOp.getThenRegion() : ifOp.getElseRegion();
     if (region.empty())
       return Step::next;
     actor.stack.push_back({&region.front(), region.front().begin(), op});

@@ -73,8 +73,8 @@ FailureOr<Shape> resolveShape(LaunchOp launch, const Problem &problem,
       return fixed;
     }
     if (!given) {
-      os << "error: the kernel's " << option
-         << " is dynamic: give --" << option << "\n";
+      os << "error: the kernel's " << option << " is dynamic: give --" << option
+         << "\n";
       ok = false;
       return 0;
     }
@@ -119,7 +119,8 @@ std::vector<GlobalTensor> makeTensors(LaunchOp launch, const Shape &s,
                                       uint64_t seed) {
   std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + 12345);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  Type element = cast<MemRefType>(launch.getOperands()[0].getType()).getElementType();
+  Type element =
+      cast<MemRefType>(launch.getOperands()[0].getType()).getElementType();
   Half half = element.isBF16() ? Half::bf16 : Half::f16;
   std::vector<GlobalTensor> tensors;
   auto add = [&](StringRef name, Type type, SmallVector<int64_t, 4> shape,
@@ -154,8 +155,8 @@ int64_t operandIndex(StringRef name) {
 /// The launch: tensor maps and arguments from the manifest's params.
 FailureOr<Launch> buildLaunch(LaunchOp launch, gpu::GPUFuncOp kernel,
                               const Shape &shape,
-                              std::vector<GlobalTensor> &tensors,
-                              unsigned ctas, raw_ostream &os) {
+                              std::vector<GlobalTensor> &tensors, unsigned ctas,
+                              raw_ostream &os) {
   DictionaryAttr manifest = manifestOf(launch);
   auto fail = [&](const Twine &message) {
     os << "error: launch manifest of @" << kernel.getName() << ": " << message
@@ -212,9 +213,9 @@ FailureOr<Launch> buildLaunch(LaunchOp launch, gpu::GPUFuncOp kernel,
     StringRef source = param.getAs<StringAttr>("source").getValue();
     Argument argument;
     unsigned position;
-    if (kind == "tensor_map" &&
-        source.consume_front("tensor_maps[") && source.consume_back("]") &&
-        !source.getAsInteger(10, position) && position < result.maps.size()) {
+    if (kind == "tensor_map" && source.consume_front("tensor_maps[") &&
+        source.consume_back("]") && !source.getAsInteger(10, position) &&
+        position < result.maps.size()) {
       argument.kind = Argument::Kind::tensorMap;
       argument.index = position;
     } else if (kind == "i32") {
@@ -266,12 +267,13 @@ Reference reference(const std::vector<GlobalTensor> &t, const Shape &s,
         int64_t kvHead = h / group;
         // Bottom-right causal alignment: row i sees keys up to
         // i + Skv - Sq.
-        int64_t keys = s.causal ? std::clamp<int64_t>(i + s.seqKv - s.seqQ + 1,
-                                                      0, s.seqKv)
-                                : s.seqKv;
+        int64_t keys =
+            s.causal ? std::clamp<int64_t>(i + s.seqKv - s.seqQ + 1, 0, s.seqKv)
+                     : s.seqKv;
         if (keys == 0)
           continue;
-        const float *q = &t[0].data[((b * s.seqQ + i) * s.headsQ + h) * s.headDim];
+        const float *q =
+            &t[0].data[((b * s.seqQ + i) * s.headsQ + h) * s.headDim];
         double max = -std::numeric_limits<double>::infinity();
         for (int64_t j = 0; j < keys; ++j) {
           const float *k =
@@ -357,7 +359,8 @@ LogicalResult mlir::fa4::sim::simulate(ModuleOp module, const Problem &problem,
         Schedule schedule{seed * 1000003 + cta, options.maxSteps};
         CtaOutcome outcome = runCta(*run, cta, schedule);
         steps += outcome.steps;
-        errors.insert(errors.end(), outcome.errors.begin(), outcome.errors.end());
+        errors.insert(errors.end(), outcome.errors.begin(),
+                      outcome.errors.end());
         for (RaceReport &race : outcome.races)
           if (racingOps.insert(race.ops).second)
             races.push_back(std::move(race.text));
@@ -384,15 +387,17 @@ LogicalResult mlir::fa4::sim::simulate(ModuleOp module, const Problem &problem,
                   i = unwritten / shape->headDim / shape->headsQ % shape->seqQ,
                   b = unwritten / shape->headDim / shape->headsQ / shape->seqQ;
           errors.push_back(llvm::formatv(
-              "O[{0}, {1}, {2}, {3}] was never written (or is NaN)", b, i, h, d));
+              "O[{0}, {1}, {2}, {3}] was never written (or is NaN)", b, i, h,
+              d));
           numbersOk = false;
         } else {
           double relative = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
           numbersOk = relative <= bound;
-          numbers = llvm::formatv("O rel-err {0:e2} (bound {1:e2})", relative,
-                                  bound);
+          numbers =
+              llvm::formatv("O rel-err {0:e2} (bound {1:e2})", relative, bound);
           if (!numbersOk)
-            errors.push_back("O differs from the float64 reference: " + numbers);
+            errors.push_back("O differs from the float64 reference: " +
+                             numbers);
         }
         if (tensors.size() == 5 && errors.empty()) {
           const std::vector<float> &lse = tensors[4].data;
@@ -402,8 +407,8 @@ LogicalResult mlir::fa4::sim::simulate(ModuleOp module, const Problem &problem,
             bool bad = noKeys ? !(std::isinf(lse[i]) && lse[i] < 0)
                               : std::isnan(lse[i]) || std::isinf(lse[i]);
             if (bad) {
-              errors.push_back(llvm::formatv(
-                  "LSE[{0}] is {1}, expected {2}", i, lse[i], ref.lse[i]));
+              errors.push_back(llvm::formatv("LSE[{0}] is {1}, expected {2}", i,
+                                             lse[i], ref.lse[i]));
               break;
             }
             if (!noKeys)

@@ -37,8 +37,7 @@ static cl::opt<std::string> dtype("dtype", cl::desc("bf16 or f16"));
 static cl::opt<uint64_t> seed("seed", cl::desc("First seed"), cl::init(1));
 static cl::opt<unsigned> seeds("seeds", cl::desc("Number of seeds"),
                                cl::init(1));
-static cl::opt<unsigned> ctas("ctas",
-                              cl::desc("CTAs of the persistent grid"),
+static cl::opt<unsigned> ctas("ctas", cl::desc("CTAs of the persistent grid"),
                               cl::init(2));
 static cl::opt<uint64_t> maxSteps("max-steps",
                                   cl::desc("Ops one CTA may execute"),
