@@ -922,6 +922,31 @@ DictionaryAttr buildManifest(MLIRContext *ctx, const KernelShape &shape,
   });
 }
 
+/// What a launch's operands must be, for runtimes choosing a kernel: name,
+/// element type and shape (-1 where dynamic) of each.
+ArrayAttr operandsEntry(LaunchOp launch) {
+  static constexpr const char *kNames[] = {"query", "key", "value", "output",
+                                           "lse"};
+  Builder b(launch.getContext());
+  SmallVector<Attribute> operands;
+  for (auto [index, operand] : llvm::enumerate(launch.getOperands())) {
+    auto type = cast<MemRefType>(operand.getType());
+    SmallVector<int64_t> shape;
+    for (int64_t size : type.getShape())
+      shape.push_back(ShapedType::isDynamic(size) ? -1 : size);
+    std::string element;
+    llvm::raw_string_ostream os(element);
+    type.getElementType().print(os);
+    operands.push_back(b.getDictionaryAttr(
+        {b.getNamedAttr("name", b.getStringAttr(index < std::size(kNames)
+                                                    ? kNames[index]
+                                                    : "operand")),
+         b.getNamedAttr("element", b.getStringAttr(element)),
+         b.getNamedAttr("shape", b.getI64ArrayAttr(shape))}));
+  }
+  return b.getArrayAttr(operands);
+}
+
 /// The value of a constant integer, if `v` is one.
 std::optional<int64_t> constantIndex(Value v) {
   APInt value;
@@ -1344,6 +1369,11 @@ struct FA4SpecializePass
       for (NamedAttribute entry : manifest)
         LaunchOp::setManifestEntry(module, roles, entry.getName(),
                                    entry.getValue());
+      module->walk([&](LaunchOp launch) {
+        if (launch.getKernel().getLeafReference() == roles.getName())
+          LaunchOp::setManifestEntry(module, roles, "operands",
+                                     operandsEntry(launch));
+      });
     }
   }
 };
