@@ -1,9 +1,36 @@
 """fa4: FlashAttention kernels compiled with MLIR.
 
 The compiler is reached through the C API library (libFA4CAPI.so) with ctypes;
-see `fa4.capi`.
+see `fa4.capi`. Compiled kernels are launched with `fa4.runtime` (ctypes over
+libcuda) and, for PyTorch tensors, `fa4.torch.attention`. Those names are
+imported on first use, so `import fa4` needs neither CUDA nor PyTorch.
 """
+
+import importlib
 
 from fa4.capi import Context, MLIRError, load_library
 
-__all__ = ["Context", "MLIRError", "load_library"]
+__all__ = ["Context", "MLIRError", "load_library",
+           "CudaError", "Kernel", "KernelDirectory"]
+
+# name -> (module, attribute or None for the module itself), imported lazily.
+_LAZY = {
+    "runtime": ("fa4.runtime", None),
+    "CudaError": ("fa4.runtime", "CudaError"),
+    "Kernel": ("fa4.runtime", "Kernel"),
+    "KernelDirectory": ("fa4.runtime", "KernelDirectory"),
+    "torch": ("fa4.torch", None),            # imports PyTorch
+    "attention": ("fa4.torch", "attention"),  # imports PyTorch
+}
+
+
+def __getattr__(name):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'fa4' has no attribute {name!r}")
+    module_name, attribute = _LAZY[name]
+    module = importlib.import_module(module_name)
+    return module if attribute is None else getattr(module, attribute)
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

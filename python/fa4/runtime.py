@@ -1,0 +1,1036 @@
+"""Launches compiled fa4 kernels through the CUDA driver API, in pure Python.
+
+The compiler writes, for each kernel, `<name>.cubin`, `<name>.ptx` and
+`<name>.json`, the launch manifest. This module reads manifests, chooses the
+kernel of a problem (`KernelDirectory.find`), computes the grid and the
+kernel parameters from the manifest (`Kernel.grid`, `Kernel.arguments`),
+encodes the TMA descriptors (`tensor_map_args`) and launches the kernel with
+ctypes over `libcuda.so.1` (`Kernel.launch`). Nothing is compiled.
+
+libcuda is loaded on first use (`driver()`), so importing this module and
+everything up to the launch itself work on a machine with no GPU.
+`docs/RUNTIME.md` describes the whole runtime.
+
+Every CUDA constant and structure below is transcribed from the CUDA 13.0
+`cuda.h`; the comment next to each names the enumerator or declaration it
+comes from (test/python/runtime_cuda_h.py checks them against the header).
+"""
+
+import ctypes
+import json
+import math
+import os
+import re
+from collections import namedtuple
+from pathlib import Path
+
+__all__ = [
+    "Argument", "CudaError", "Kernel", "KernelDirectory", "ManifestError",
+    "Operand", "TensorMapArgs", "arch_of_capability", "driver", "set_driver",
+    "tensor_map_args",
+]
+
+# ---------------------------------------------------------------------------
+# cuda.h constants (CUDA 13.0).
+
+CUDA_SUCCESS = 0                                          # CUresult CUDA_SUCCESS
+CUDA_ERROR_NOT_SUPPORTED = 801                            # CUresult CUDA_ERROR_NOT_SUPPORTED
+CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16             # CUdevice_attribute
+CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75         # CUdevice_attribute
+CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76         # CUdevice_attribute
+CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97  # CUdevice_attribute
+CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8       # CUfunction_attribute
+CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4                 # CUlaunchAttributeID
+
+# CUtensorMapDataType: UINT8 = 0, UINT16, UINT32, INT32, UINT64, INT64,
+# FLOAT16 (6), FLOAT32, FLOAT64, BFLOAT16 (9), ...
+CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6
+CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9
+# CUtensorMapInterleave: NONE = 0, 16B, 32B
+CU_TENSOR_MAP_INTERLEAVE_NONE = 0
+# CUtensorMapSwizzle: NONE = 0, 32B, 64B, 128B, 128B_ATOM_32B, ...
+CU_TENSOR_MAP_SWIZZLE_NONE = 0
+CU_TENSOR_MAP_SWIZZLE_32B = 1
+CU_TENSOR_MAP_SWIZZLE_64B = 2
+CU_TENSOR_MAP_SWIZZLE_128B = 3
+# CUtensorMapL2promotion: NONE = 0, L2_64B, L2_128B, L2_256B
+CU_TENSOR_MAP_L2_PROMOTION_NONE = 0
+CU_TENSOR_MAP_L2_PROMOTION_L2_64B = 1
+CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2
+CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3
+# CUtensorMapFloatOOBfill: NONE = 0 (out-of-bounds elements read as zero),
+# NAN_REQUEST_ZERO_FMA
+CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0
+CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA = 1
+# #define CU_TENSOR_MAP_NUM_QWORDS 16: a CUtensorMap is 16 u64, 128 bytes.
+CU_TENSOR_MAP_NUM_QWORDS = 16
+TENSOR_MAP_BYTES = 8 * CU_TENSOR_MAP_NUM_QWORDS
+# cuTensorMapEncodeTiled: "tensorMap address must be aligned to 64 bytes".
+TENSOR_MAP_ALIGNMENT = 64
+
+# Manifest spellings to enumerators.
+ELEMENT_BYTES = {"bf16": 2, "f16": 2, "f32": 4}
+TENSOR_MAP_DATA_TYPES = {"bf16": CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+                         "f16": CU_TENSOR_MAP_DATA_TYPE_FLOAT16}
+SWIZZLES = {"none": CU_TENSOR_MAP_SWIZZLE_NONE, "32B": CU_TENSOR_MAP_SWIZZLE_32B,
+            "64B": CU_TENSOR_MAP_SWIZZLE_64B, "128B": CU_TENSOR_MAP_SWIZZLE_128B}
+SWIZZLE_SPAN_BYTES = {"none": None, "32B": 32, "64B": 64, "128B": 128}
+L2_PROMOTIONS = {"none": CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                 "64B": CU_TENSOR_MAP_L2_PROMOTION_L2_64B,
+                 "128B": CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                 "256B": CU_TENSOR_MAP_L2_PROMOTION_L2_256B}
+OOB_FILLS = {"zero": CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+             "nan": CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA}
+# The manifest does not say; 128B is what TMA loads of whole 128-byte rows
+# usually take.
+DEFAULT_L2_PROMOTION = "128B"
+
+# Above this, a kernel must opt in to its dynamic shared memory with
+# cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
+DEFAULT_DYNAMIC_SMEM_LIMIT = 48 * 1024
+
+# ---------------------------------------------------------------------------
+# cuda.h structures.
+
+
+class CUtensorMap(ctypes.Structure):
+    """`typedef struct CUtensorMap_st { alignas(128) cuuint64_t
+    opaque[CU_TENSOR_MAP_NUM_QWORDS]; } CUtensorMap;` (ctypes cannot align
+    it, so `Driver.encode_tensor_map` places one in an aligned buffer)."""
+    _fields_ = [("opaque", ctypes.c_uint64 * CU_TENSOR_MAP_NUM_QWORDS)]
+
+
+class _ClusterDim(ctypes.Structure):
+    """`struct { unsigned int x; unsigned int y; unsigned int z; } clusterDim;`"""
+    _fields_ = [("x", ctypes.c_uint), ("y", ctypes.c_uint), ("z", ctypes.c_uint)]
+
+
+class CUlaunchAttributeValue(ctypes.Union):
+    """`typedef union CUlaunchAttributeValue_union { char pad[64]; ...
+    struct {...} clusterDim; ... } CUlaunchAttributeValue;`
+
+    Only the members used here are spelled out; the union also holds
+    pointers (CUevent), which make it 8-byte aligned: `_align` stands for
+    them."""
+    _fields_ = [("pad", ctypes.c_char * 64),
+                ("clusterDim", _ClusterDim),
+                ("_align", ctypes.c_void_p)]
+
+
+class CUlaunchAttribute(ctypes.Structure):
+    """`typedef struct CUlaunchAttribute_st { CUlaunchAttributeID id;
+    char pad[8 - sizeof(CUlaunchAttributeID)]; CUlaunchAttributeValue value;
+    } CUlaunchAttribute;`"""
+    _fields_ = [("id", ctypes.c_int),
+                ("pad", ctypes.c_char * (8 - ctypes.sizeof(ctypes.c_int))),
+                ("value", CUlaunchAttributeValue)]
+
+
+class CUlaunchConfig(ctypes.Structure):
+    """`typedef struct CUlaunchConfig_st { unsigned int gridDimX, gridDimY,
+    gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes; CUstream
+    hStream; CUlaunchAttribute *attrs; unsigned int numAttrs; }
+    CUlaunchConfig;`"""
+    _fields_ = [("gridDimX", ctypes.c_uint), ("gridDimY", ctypes.c_uint),
+                ("gridDimZ", ctypes.c_uint), ("blockDimX", ctypes.c_uint),
+                ("blockDimY", ctypes.c_uint), ("blockDimZ", ctypes.c_uint),
+                ("sharedMemBytes", ctypes.c_uint),
+                ("hStream", ctypes.c_void_p),
+                ("attrs", ctypes.POINTER(CUlaunchAttribute)),
+                ("numAttrs", ctypes.c_uint)]
+
+
+# ---------------------------------------------------------------------------
+# Errors.
+
+
+class CudaError(RuntimeError):
+    """A CUDA driver call failed (or libcuda could not be loaded).
+
+    `function` is the driver function, `code` the CUresult (None when
+    libcuda itself is missing), `name` and `description` what cuGetErrorName
+    and cuGetErrorString say about it."""
+
+    def __init__(self, function, code, name, description, context=""):
+        message = f"{function} failed: {name} ({description})"
+        if context:
+            message += f" {context}"
+        super().__init__(message)
+        self.function = function
+        self.code = code
+        self.name = name
+        self.description = description
+
+
+class ManifestError(ValueError):
+    """A launch manifest lacks something the runtime needs or says
+    something it does not understand."""
+
+
+# ---------------------------------------------------------------------------
+# The driver: libcuda through ctypes, loaded on first use.
+
+_c_void_p_p = ctypes.POINTER(ctypes.c_void_p)
+_c_int_p = ctypes.POINTER(ctypes.c_int)
+_c_uint64_p = ctypes.POINTER(ctypes.c_uint64)
+_c_uint32_p = ctypes.POINTER(ctypes.c_uint32)
+_c_char_p_p = ctypes.POINTER(ctypes.c_char_p)
+
+# Exported symbol -> (argtypes, cuda.h declaration). Where cuda.h #defines a
+# name to a versioned one (`#define cuMemcpyHtoDAsync
+# __CUDA_API_PTSZ(cuMemcpyHtoDAsync_v2)`) the symbol is the versioned one,
+# without the per-thread-default-stream suffix (CUDA_API_PER_THREAD_DEFAULT_STREAM
+# unset): stream 0 is the legacy default stream, as in PyTorch.
+_SIGNATURES = {
+    # CUresult cuGetErrorName(CUresult error, const char **pStr)
+    "cuGetErrorName": [ctypes.c_int, _c_char_p_p],
+    # CUresult cuGetErrorString(CUresult error, const char **pStr)
+    "cuGetErrorString": [ctypes.c_int, _c_char_p_p],
+    # CUresult cuInit(unsigned int Flags)
+    "cuInit": [ctypes.c_uint],
+    # CUresult cuDeviceGet(CUdevice *device, int ordinal)
+    "cuDeviceGet": [_c_int_p, ctypes.c_int],
+    # CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
+    "cuDeviceGetAttribute": [_c_int_p, ctypes.c_int, ctypes.c_int],
+    # CUresult cuCtxGetCurrent(CUcontext *pctx)
+    "cuCtxGetCurrent": [_c_void_p_p],
+    # CUresult cuCtxSetCurrent(CUcontext ctx)
+    "cuCtxSetCurrent": [ctypes.c_void_p],
+    # CUresult cuCtxGetDevice(CUdevice *device)
+    "cuCtxGetDevice": [_c_int_p],
+    # CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+    "cuDevicePrimaryCtxRetain": [_c_void_p_p, ctypes.c_int],
+    # CUresult cuModuleLoadData(CUmodule *module, const void *image)
+    "cuModuleLoadData": [_c_void_p_p, ctypes.c_char_p],
+    # CUresult cuModuleUnload(CUmodule hmod)
+    "cuModuleUnload": [ctypes.c_void_p],
+    # CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
+    "cuModuleGetFunction": [_c_void_p_p, ctypes.c_void_p, ctypes.c_char_p],
+    # CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
+    "cuFuncSetAttribute": [ctypes.c_void_p, ctypes.c_int, ctypes.c_int],
+    # CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+    "cuMemAllocAsync": [_c_uint64_p, ctypes.c_size_t, ctypes.c_void_p],
+    # CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
+    "cuMemFreeAsync": [ctypes.c_uint64, ctypes.c_void_p],
+    # CUresult cuMemcpyHtoDAsync(CUdeviceptr dstDevice, const void *srcHost,
+    #                            size_t ByteCount, CUstream hStream)
+    "cuMemcpyHtoDAsync_v2": [ctypes.c_uint64, ctypes.c_void_p, ctypes.c_size_t,
+                             ctypes.c_void_p],
+    # CUresult cuStreamSynchronize(CUstream hStream)
+    "cuStreamSynchronize": [ctypes.c_void_p],
+    # CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
+    #                           void **kernelParams, void **extra)
+    "cuLaunchKernelEx": [ctypes.POINTER(CUlaunchConfig), ctypes.c_void_p,
+                         _c_void_p_p, _c_void_p_p],
+    # CUresult cuTensorMapEncodeTiled(CUtensorMap *tensorMap,
+    #     CUtensorMapDataType tensorDataType, cuuint32_t tensorRank,
+    #     void *globalAddress, const cuuint64_t *globalDim,
+    #     const cuuint64_t *globalStrides, const cuuint32_t *boxDim,
+    #     const cuuint32_t *elementStrides, CUtensorMapInterleave interleave,
+    #     CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion,
+    #     CUtensorMapFloatOOBfill oobFill)
+    "cuTensorMapEncodeTiled": [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32,
+                               ctypes.c_void_p, _c_uint64_p, _c_uint64_p,
+                               _c_uint32_p, _c_uint32_p, ctypes.c_int,
+                               ctypes.c_int, ctypes.c_int, ctypes.c_int],
+}
+
+DeviceInfo = namedtuple("DeviceInfo", "capability sm_count smem_optin")
+
+
+def _stream_handle(stream):
+    """A CUstream from an int handle, None, or an object with `cuda_stream`
+    (a torch.cuda.Stream)."""
+    if stream is None:
+        return 0
+    stream = getattr(stream, "cuda_stream", stream)
+    if not isinstance(stream, int) or stream < 0:
+        raise TypeError(f"stream must be an int CUstream handle, got {stream!r}")
+    return stream
+
+
+class Driver:
+    """The driver calls the runtime makes, each checked.
+
+    `lib` is a `ctypes.CDLL` of libcuda (its signatures are declared here) or
+    any object with the same functions (the tests' fake driver)."""
+
+    def __init__(self, lib):
+        self._lib = lib
+        if isinstance(lib, ctypes.CDLL):
+            for name, argtypes in _SIGNATURES.items():
+                try:
+                    fn = getattr(lib, name)
+                except AttributeError:
+                    raise CudaError(name, None, "missing symbol",
+                                    "libcuda does not export it; the driver "
+                                    "is older than CUDA 12") from None
+                fn.argtypes = argtypes
+                fn.restype = ctypes.c_int
+        self._initialized = False
+        self._primary = {}   # device -> retained primary context
+        self._devices = {}   # device -> DeviceInfo
+
+    def _error_text(self, code):
+        texts = []
+        for getter in ("cuGetErrorName", "cuGetErrorString"):
+            text = ctypes.c_char_p()
+            rc = getattr(self._lib, getter)(code, ctypes.byref(text))
+            texts.append(text.value.decode() if rc == CUDA_SUCCESS and text.value
+                         else f"unknown CUresult {code}")
+        return texts
+
+    def call(self, function, *args, context=""):
+        """Calls `function` and raises CudaError unless it returns CUDA_SUCCESS."""
+        rc = getattr(self._lib, function)(*args)
+        if rc != CUDA_SUCCESS:
+            name, description = self._error_text(rc)
+            raise CudaError(function, rc, name, description, context)
+
+    def _init(self):
+        if not self._initialized:
+            self.call("cuInit", ctypes.c_uint(0))
+            self._initialized = True
+
+    def context(self, device=None):
+        """The context to launch in and its device: the current context when
+        there is one (on `device`, when given), else `device`'s primary
+        context (device 0 by default), retained and made current."""
+        self._init()
+        current = ctypes.c_void_p()
+        self.call("cuCtxGetCurrent", ctypes.byref(current))
+        wanted = None
+        if device is not None:
+            handle = ctypes.c_int()
+            self.call("cuDeviceGet", ctypes.byref(handle), ctypes.c_int(device))
+            wanted = handle.value
+        if current.value:
+            on = ctypes.c_int()
+            self.call("cuCtxGetDevice", ctypes.byref(on))
+            if wanted is None or on.value == wanted:
+                return current.value, on.value
+        if wanted is None:
+            handle = ctypes.c_int()
+            self.call("cuDeviceGet", ctypes.byref(handle), ctypes.c_int(0))
+            wanted = handle.value
+        if wanted not in self._primary:
+            primary = ctypes.c_void_p()
+            self.call("cuDevicePrimaryCtxRetain", ctypes.byref(primary),
+                      ctypes.c_int(wanted))
+            self._primary[wanted] = primary.value
+        self.call("cuCtxSetCurrent", ctypes.c_void_p(self._primary[wanted]))
+        return self._primary[wanted], wanted
+
+    def attribute(self, attribute, device):
+        value = ctypes.c_int()
+        self.call("cuDeviceGetAttribute", ctypes.byref(value),
+                  ctypes.c_int(attribute), ctypes.c_int(device))
+        return value.value
+
+    def device_info(self, device):
+        """Compute capability, SM count and opt-in shared memory per block."""
+        if device not in self._devices:
+            self._devices[device] = DeviceInfo(
+                (self.attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device),
+                 self.attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device)),
+                self.attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device),
+                self.attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                               device))
+        return self._devices[device]
+
+    def load_module(self, image, context=""):
+        module = ctypes.c_void_p()
+        self.call("cuModuleLoadData", ctypes.byref(module), image, context=context)
+        return module.value
+
+    def unload_module(self, module):
+        self.call("cuModuleUnload", ctypes.c_void_p(module))
+
+    def function(self, module, name):
+        function = ctypes.c_void_p()
+        self.call("cuModuleGetFunction", ctypes.byref(function),
+                  ctypes.c_void_p(module), name.encode(), context=f"for '{name}'")
+        return function.value
+
+    def set_function_attribute(self, function, attribute, value):
+        self.call("cuFuncSetAttribute", ctypes.c_void_p(function),
+                  ctypes.c_int(attribute), ctypes.c_int(value))
+
+    def encode_tensor_map(self, args):
+        """cuTensorMapEncodeTiled of a TensorMapArgs; the 128 descriptor bytes."""
+        storage = ctypes.create_string_buffer(TENSOR_MAP_BYTES + TENSOR_MAP_ALIGNMENT)
+        address = -(-ctypes.addressof(storage) // TENSOR_MAP_ALIGNMENT) * TENSOR_MAP_ALIGNMENT
+        rank = args.rank
+        self.call("cuTensorMapEncodeTiled", ctypes.c_void_p(address),
+                  ctypes.c_int(args.data_type), ctypes.c_uint32(rank),
+                  ctypes.c_void_p(args.global_address),
+                  (ctypes.c_uint64 * rank)(*args.global_dim),
+                  (ctypes.c_uint64 * (rank - 1))(*args.global_strides),
+                  (ctypes.c_uint32 * rank)(*args.box_dim),
+                  (ctypes.c_uint32 * rank)(*args.element_strides),
+                  ctypes.c_int(args.interleave), ctypes.c_int(args.swizzle),
+                  ctypes.c_int(args.l2_promotion), ctypes.c_int(args.oob_fill),
+                  context=f"for the tensor map of '{args.operand}' ({args.describe()})")
+        return ctypes.string_at(address, TENSOR_MAP_BYTES)
+
+    def alloc_async(self, size, stream):
+        pointer = ctypes.c_uint64()
+        self.call("cuMemAllocAsync", ctypes.byref(pointer), ctypes.c_size_t(size),
+                  ctypes.c_void_p(stream))
+        return pointer.value
+
+    def free_async(self, pointer, stream):
+        self.call("cuMemFreeAsync", ctypes.c_uint64(pointer), ctypes.c_void_p(stream))
+
+    def copy_to_device_async(self, destination, data, stream):
+        # From pageable memory the copy is staged before the call returns, so
+        # `data` may go away afterwards.
+        source = ctypes.create_string_buffer(data, len(data))
+        self.call("cuMemcpyHtoDAsync_v2", ctypes.c_uint64(destination),
+                  ctypes.cast(source, ctypes.c_void_p), ctypes.c_size_t(len(data)),
+                  ctypes.c_void_p(stream))
+
+    def synchronize(self, stream=0):
+        self.call("cuStreamSynchronize", ctypes.c_void_p(_stream_handle(stream)))
+
+    def launch(self, function, grid, block, cluster, shared_bytes, stream, values,
+               context=""):
+        """cuLaunchKernelEx; `values` are the ctypes objects of the
+        parameters, in order (kernelParams points at each)."""
+        attributes = (CUlaunchAttribute * 1)()
+        count = 0
+        if tuple(cluster) != (1, 1, 1):
+            attributes[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+            attributes[0].value.clusterDim.x = cluster[0]
+            attributes[0].value.clusterDim.y = cluster[1]
+            attributes[0].value.clusterDim.z = cluster[2]
+            count = 1
+        config = CUlaunchConfig(
+            gridDimX=grid[0], gridDimY=grid[1], gridDimZ=grid[2],
+            blockDimX=block[0], blockDimY=block[1], blockDimZ=block[2],
+            sharedMemBytes=shared_bytes, hStream=stream,
+            attrs=attributes if count else None, numAttrs=count)
+        params = (ctypes.c_void_p * len(values))(
+            *[ctypes.addressof(value) for value in values])
+        self.call("cuLaunchKernelEx", ctypes.byref(config), ctypes.c_void_p(function),
+                  params, None, context=context)
+
+
+_driver = None
+
+
+def default_library_path():
+    """libcuda's path: `FA4_LIBCUDA`, else the loader's `libcuda.so.1`."""
+    return os.environ.get("FA4_LIBCUDA") or "libcuda.so.1"
+
+
+def driver():
+    """The process-wide Driver; loads libcuda on the first call."""
+    global _driver
+    if _driver is None:
+        path = default_library_path()
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError as err:
+            raise CudaError(f"dlopen({path})", None, "OSError",
+                            f"{err}; is the NVIDIA driver installed? "
+                            "FA4_LIBCUDA names another libcuda") from None
+        _driver = Driver(lib)
+    return _driver
+
+
+def set_driver(lib):
+    """Uses `lib` (a CDLL of libcuda, or a fake with its functions) for all
+    later launches; None goes back to loading libcuda on first use. Returns
+    the Driver (or None)."""
+    global _driver
+    _driver = Driver(lib) if lib is not None else None
+    return _driver
+
+
+# ---------------------------------------------------------------------------
+# Operands and tensor maps (pure).
+
+Operand = namedtuple("Operand", "ptr shape element strides", defaults=(None,))
+Operand.__doc__ = """A launch operand: device address, shape (outermost
+first), element type ('bf16', 'f16', 'f32') and strides in elements
+(outermost first; None for contiguous)."""
+
+_DIMENSION_NAMES = {4: ("batch", "seq", "heads", "head_dim"),
+                    3: ("batch", "heads", "seq_q")}
+
+
+def _contiguous_strides(shape):
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= size
+    return tuple(reversed(strides))
+
+
+class TensorMapArgs(namedtuple("TensorMapArgs", [
+        "operand", "data_type", "rank", "global_address", "global_dim",
+        "global_strides", "box_dim", "element_strides", "interleave",
+        "swizzle", "l2_promotion", "oob_fill"])):
+    """The arguments of one cuTensorMapEncodeTiled call, innermost
+    dimension first as the driver takes them; strides in bytes."""
+
+    def describe(self):
+        return (f"dims {list(self.global_dim)}, strides {list(self.global_strides)} B, "
+                f"box {list(self.box_dim)}, address {self.global_address:#x}")
+
+
+_Encoding = namedtuple("_Encoding", "element esize box swizzle l2_promotion oob_fill")
+
+
+def _tensor_map_encoding(entry, name):
+    """What a `tensor_maps` entry fixes, checked; raises ManifestError."""
+    where = f"tensor map of '{name}'"
+    element = entry.get("element")
+    if element not in TENSOR_MAP_DATA_TYPES:
+        raise ManifestError(f"{where}: element {element!r} is not one of "
+                            f"{sorted(TENSOR_MAP_DATA_TYPES)}")
+    esize = ELEMENT_BYTES[element]
+    box = entry.get("box")
+    if (not isinstance(box, list) or not 1 <= len(box) <= 5
+            or not all(isinstance(b, int) and 1 <= b <= 256 for b in box)):
+        raise ManifestError(f"{where}: box {box!r} must be 1 to 5 sizes in [1, 256]")
+    swizzle = entry.get("swizzle")
+    if swizzle not in SWIZZLES:
+        raise ManifestError(f"{where}: swizzle {swizzle!r} is not one of {sorted(SWIZZLES)}")
+    inner_bytes = box[0] * esize
+    span = SWIZZLE_SPAN_BYTES[swizzle]
+    if inner_bytes % 16 or (span is not None and inner_bytes > span):
+        raise ManifestError(f"{where}: the inner box of {inner_bytes} bytes must be a "
+                            f"multiple of 16 and fit the {swizzle} swizzle")
+    oob = entry.get("oob_fill", "zero")
+    if oob not in OOB_FILLS:
+        raise ManifestError(f"{where}: oob_fill {oob!r} is not one of {sorted(OOB_FILLS)}")
+    l2 = entry.get("l2_promotion", DEFAULT_L2_PROMOTION)
+    if l2 not in L2_PROMOTIONS:
+        raise ManifestError(f"{where}: l2_promotion {l2!r} is not one of "
+                            f"{sorted(L2_PROMOTIONS)}")
+    return _Encoding(element, esize, tuple(box), SWIZZLES[swizzle], L2_PROMOTIONS[l2],
+                     OOB_FILLS[oob])
+
+
+def tensor_map_args(entry, operand, name=None):
+    """The cuTensorMapEncodeTiled arguments for a manifest `tensor_maps`
+    entry over `operand` (an Operand of layout [B, S, H, D]); raises
+    ValueError when TMA cannot address the tensor (ManifestError when the
+    entry itself is unusable)."""
+    operand = Operand(*operand)
+    name = name or entry.get("operand", "operand")
+    encoding = _tensor_map_encoding(entry, name)
+    if operand.element != encoding.element:
+        raise ValueError(f"{name}: element {operand.element}, the tensor map wants "
+                         f"{encoding.element}")
+    esize, box = encoding.esize, encoding.box
+    shape = tuple(int(s) for s in operand.shape)
+    rank = len(shape)
+    if len(box) != rank:
+        raise ValueError(f"{name}: a rank-{len(box)} tensor map box {list(box)} over a "
+                         f"rank-{rank} operand of shape {list(shape)}")
+    strides = (tuple(int(s) for s in operand.strides) if operand.strides is not None
+               else _contiguous_strides(shape))
+    if len(strides) != rank:
+        raise ValueError(f"{name}: {len(strides)} strides for shape {list(shape)}")
+
+    # Innermost first: (D, H, S, B) for [B, S, H, D].
+    dims = tuple(reversed(shape))
+    inner_first = tuple(reversed(strides))
+    if inner_first[0] != 1:
+        raise ValueError(f"{name}: the innermost dimension must be contiguous (stride 1) "
+                         f"for TMA, got strides {list(strides)}")
+    byte_strides = tuple(s * esize for s in inner_first[1:])
+    if not all(1 <= size <= 2 ** 32 for size in dims):
+        raise ValueError(f"{name}: TMA needs every dimension in [1, 2^32], got "
+                         f"shape {list(shape)}")
+    if operand.ptr % 16:
+        raise ValueError(f"{name}: TMA needs a 16-byte aligned global address, got "
+                         f"{operand.ptr:#x} ({operand.ptr % 16} bytes past a 16-byte "
+                         f"boundary)")
+    for i, stride in enumerate(byte_strides):
+        if stride % 16 or not 0 < stride < 2 ** 40:
+            raise ValueError(f"{name}: TMA needs byte strides that are positive multiples "
+                             f"of 16 below 2^40, got {stride} bytes for dimension "
+                             f"{rank - 2 - i} (strides {list(strides)} elements of "
+                             f"{esize} bytes)")
+    return TensorMapArgs(
+        operand=name, data_type=TENSOR_MAP_DATA_TYPES[encoding.element], rank=rank,
+        global_address=operand.ptr, global_dim=dims, global_strides=byte_strides,
+        box_dim=box, element_strides=(1,) * rank,
+        interleave=CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle=encoding.swizzle,
+        l2_promotion=encoding.l2_promotion, oob_fill=encoding.oob_fill)
+
+
+# ---------------------------------------------------------------------------
+# Manifests and kernels.
+
+Argument = namedtuple("Argument", "name kind value")
+Argument.__doc__ = """One kernel parameter: `value` is an int (i32, pointer),
+a float (f32) or a TensorMapArgs (tensor_map)."""
+
+_TENSOR_MAP_SOURCE = re.compile(r"tensor_maps\[(\d+)\]")
+_SHAPE_SOURCE = re.compile(r"(\w+)\.shape\[(\d+)\]")
+_DATA_SOURCE = re.compile(r"(\w+)\.data")
+_ARCH = re.compile(r"sm_(\d+)(\d)([af]?)")
+
+
+def arch_of_capability(capability):
+    """The arch-specific target of a compute capability: (10, 0) -> 'sm_100a'."""
+    major, minor = capability
+    return f"sm_{major}{minor}a"
+
+
+def _capability_of_arch(arch):
+    match = _ARCH.fullmatch(arch)
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def _ints(value, what, length=None):
+    if (not isinstance(value, list) or (length and len(value) != length)
+            or not all(isinstance(v, int) for v in value)):
+        raise ManifestError(f"'{what}' must be a list of{f' {length}' if length else ''} "
+                            f"integers, got {value!r}")
+    return tuple(value)
+
+
+class Kernel:
+    """One compiled kernel: its manifest and, once launched, its module.
+
+    Reading and checking the manifest, choosing, the grid and the parameters
+    need no GPU; `launch` loads libcuda."""
+
+    def __init__(self, manifest, directory=".", source=None):
+        self.manifest = manifest
+        self.directory = Path(directory)
+        self.source = source or "<manifest>"
+        self._functions = {}   # context -> (module, function)
+        try:
+            self._parse()
+        except (KeyError, TypeError, AttributeError, ValueError) as err:
+            if isinstance(err, ManifestError):
+                raise
+            raise ManifestError(f"malformed manifest: {type(err).__name__}: {err}") from None
+
+    @classmethod
+    def load(cls, json_path):
+        """Reads `<name>.json`; the cubin and PTX are found next to it."""
+        path = Path(json_path)
+        try:
+            manifest = json.loads(path.read_text())
+        except json.JSONDecodeError as err:
+            raise ManifestError(f"{path}: not JSON: {err}") from None
+        if not isinstance(manifest, dict):
+            raise ManifestError(f"{path}: not a launch manifest (a JSON object)")
+        try:
+            return cls(manifest, path.parent, str(path))
+        except ManifestError as err:
+            raise ManifestError(f"{path}: {err}") from None
+
+    # -- the manifest ------------------------------------------------------
+
+    def _parse(self):
+        m = self.manifest
+        missing = [key for key in ("kernel", "arch", "block", "dynamic_smem_bytes",
+                                   "grid", "operands", "params", "tensor_maps")
+                   if key not in m]
+        if missing:
+            raise ManifestError(f"not a launch manifest: missing {', '.join(missing)}")
+        self.name = m["kernel"]
+        self.arch = m["arch"]
+        self.block = _ints(m["block"], "block", 3)
+        self.cluster = _ints(m.get("cluster", [1, 1, 1]), "cluster", 3)
+        if self.cluster[1:] != (1, 1) or self.cluster[0] < 1:
+            raise ManifestError(f"cluster {list(self.cluster)}: the grid is 1-D, so only "
+                                "[n, 1, 1] clusters can divide it")
+        self.dynamic_smem_bytes = int(m["dynamic_smem_bytes"])
+        self.static_smem_bytes = int(m.get("ptxas", {}).get("static_smem_bytes", 0))
+        grid = m["grid"]
+        if grid.get("rule") != "persistent":
+            raise ManifestError(f"grid rule {grid.get('rule')!r} is unknown (the runtime "
+                                "knows 'persistent')")
+        for key in ("head_blocks", "query_rows_per_cta"):
+            if not isinstance(grid.get(key), int) or grid[key] < 1:
+                raise ManifestError(f"the persistent grid rule needs a positive '{key}'")
+        self.head_blocks = grid["head_blocks"]
+        self.query_rows_per_cta = grid["query_rows_per_cta"]
+
+        self.operands = {}
+        for entry in m["operands"]:
+            name = entry["name"]
+            if entry.get("element") not in ELEMENT_BYTES:
+                raise ManifestError(f"operand '{name}': element {entry.get('element')!r} "
+                                    f"is not one of {sorted(ELEMENT_BYTES)}")
+            shape = _ints(entry["shape"], f"operands.{name}.shape")
+            if len(shape) not in _DIMENSION_NAMES:
+                raise ManifestError(f"operand '{name}' has rank {len(shape)}")
+            self.operands[name] = (entry["element"], shape)
+        for name, rank in (("query", 4), ("key", 4), ("value", 4), ("output", 4)):
+            if name not in self.operands or len(self.operands[name][1]) != rank:
+                raise ManifestError(f"needs a rank-{rank} operand '{name}'")
+        if "lse" in self.operands and len(self.operands["lse"][1]) != 3:
+            raise ManifestError("operand 'lse' must have rank 3 ([B, H, Sq])")
+
+        self.tensor_maps = list(m["tensor_maps"])
+        for index, entry in enumerate(self.tensor_maps):
+            operand = entry.get("operand")
+            if operand not in self.operands:
+                raise ManifestError(f"tensor_maps[{index}] names operand {operand!r} the "
+                                    "manifest does not list")
+            encoding = _tensor_map_encoding(entry, operand)
+            if len(encoding.box) != len(self.operands[operand][1]):
+                raise ManifestError(f"tensor_maps[{index}]: box {list(encoding.box)} does "
+                                    f"not match the rank of '{operand}'")
+            if encoding.element != self.operands[operand][0]:
+                raise ManifestError(f"tensor_maps[{index}]: element {encoding.element}, "
+                                    f"operand '{operand}' is {self.operands[operand][0]}")
+
+        # Each param resolved once: (name, kind, how to get its value).
+        self.params = []
+        for param in m["params"]:
+            name, kind, source = param.get("name"), param.get("kind"), param.get("source", "")
+            if kind == "tensor_map" and (match := _TENSOR_MAP_SOURCE.fullmatch(source)):
+                ref = int(match.group(1))
+                if ref >= len(self.tensor_maps):
+                    raise ManifestError(f"param '{name}': {source} is past the "
+                                        f"{len(self.tensor_maps)} tensor maps")
+            elif kind == "i32" and (match := _SHAPE_SOURCE.fullmatch(source)):
+                ref = (match.group(1), int(match.group(2)))
+                if (ref[0] not in self.operands
+                        or ref[1] >= len(self.operands[ref[0]][1])):
+                    raise ManifestError(f"param '{name}': no operand dimension {source}")
+            elif kind == "f32" and source in m:
+                if not isinstance(m[source], (int, float)):
+                    raise ManifestError(f"param '{name}': manifest key '{source}' is not "
+                                        "a number")
+                ref = float(m[source])
+            elif kind == "pointer" and (match := _DATA_SOURCE.fullmatch(source)):
+                ref = match.group(1)
+                if ref not in self.operands:
+                    raise ManifestError(f"param '{name}': no operand '{ref}'")
+            else:
+                raise ManifestError(f"param '{name}': cannot resolve kind {kind!r} from "
+                                    f"source {source!r}")
+            self.params.append((name, kind, ref))
+
+    # What the kernel computes, for choosing it.
+
+    @property
+    def element(self):
+        return self.operands["query"][0]
+
+    @property
+    def heads_q(self):
+        return self.operands["query"][1][2]
+
+    @property
+    def heads_kv(self):
+        return self.operands["key"][1][2]
+
+    @property
+    def head_dim(self):
+        return self.operands["query"][1][3]
+
+    @property
+    def causal(self):
+        return bool(self.manifest.get("causal", False))
+
+    @property
+    def scale(self):
+        return self.manifest.get("scale")
+
+    @property
+    def lse(self):
+        return "lse" in self.operands
+
+    def __repr__(self):
+        return (f"<fa4 kernel {self.name} {self.arch} {self.element} heads "
+                f"{self.heads_q}/{self.heads_kv} head_dim {self.head_dim} causal "
+                f"{self.causal} scale {self.scale} lse {self.lse}>")
+
+    def mismatches(self, dtype=None, heads_q=None, heads_kv=None, head_dim=None,
+                   causal=None, scale=None, lse=None, arch=None, rel_tol=1e-5):
+        """Why this kernel does not compute the problem: a list of reasons,
+        empty when it does. Arguments left None are not compared; -1 in the
+        manifest accepts any size; scale is compared with a relative
+        tolerance `rel_tol`; arch is the device's ('sm_100a' for 10.0), which
+        the kernel's arch must run on (`runs_on`)."""
+        reasons = []
+
+        def compare(what, have, want):
+            if want is not None and have != -1 and have != want:
+                reasons.append(f"{what} is {have}, not {want}")
+
+        compare("dtype", self.element, dtype)
+        compare("heads_q", self.heads_q, heads_q)
+        compare("heads_kv", self.heads_kv, heads_kv)
+        compare("head_dim", self.head_dim, head_dim)
+        compare("causal", self.causal, None if causal is None else bool(causal))
+        if scale is not None and (self.scale is None
+                                  or not math.isclose(self.scale, scale, rel_tol=rel_tol)):
+            reasons.append(f"scale is {self.scale}, not {scale}")
+        compare("lse", self.lse, None if lse is None else bool(lse))
+        if arch is not None and arch != self.arch:
+            capability = _capability_of_arch(arch)
+            if capability is None or not self.runs_on(capability):
+                reasons.append(f"arch is {self.arch}, not {arch}")
+        return reasons
+
+    def matches(self, **problem):
+        """Whether the kernel computes `problem` (the arguments of `mismatches`)."""
+        return not self.mismatches(**problem)
+
+    # -- launch arithmetic (pure) -------------------------------------------
+
+    def grid(self, batch, seq_q, sm_count=None):
+        """The persistent grid: min(tiles, SMs) CTAs with tiles = batch *
+        head_blocks * ceil(seq_q / query_rows_per_cta), rounded down to
+        whole clusters. (0, 1, 1) when there is nothing to compute.
+        `sm_count` None asks the driver about the current device."""
+        if sm_count is None:
+            drv = driver()
+            sm_count = drv.device_info(drv.context()[1]).sm_count
+        tiles = batch * self.head_blocks * -(-seq_q // self.query_rows_per_cta)
+        ctas = min(tiles, sm_count)
+        if ctas and self.cluster[0] > 1:
+            ctas = max(self.cluster[0], ctas // self.cluster[0] * self.cluster[0])
+        return (ctas, 1, 1)
+
+    def check_operands(self, operands):
+        """Normalizes `operands` (name -> Operand or tuple) and checks them
+        against the manifest and each other; raises ValueError."""
+        given = {name: Operand(*value) for name, value in operands.items()}
+        for name in self.operands:
+            if name not in given:
+                extra = " (it was compiled with LSE)" if name == "lse" else ""
+                raise ValueError(f"kernel {self.name} needs operand '{name}'{extra}")
+        for name in given:
+            if name not in self.operands:
+                raise ValueError(f"kernel {self.name} has no operand '{name}' (it takes "
+                                 f"{', '.join(self.operands)})")
+        for name, (element, shape) in self.operands.items():
+            op = given[name]
+            if op.element != element:
+                raise ValueError(f"{name}: element {op.element}, kernel {self.name} takes "
+                                 f"{element}")
+            if len(op.shape) != len(shape):
+                raise ValueError(f"{name}: rank {len(op.shape)} (shape {list(op.shape)}), "
+                                 f"kernel {self.name} takes rank {len(shape)}")
+            for i, (have, want) in enumerate(zip(op.shape, shape)):
+                if have < 0 or (want != -1 and have != want):
+                    raise ValueError(
+                        f"{name}: dimension {i} ({_DIMENSION_NAMES[len(shape)][i]}) is "
+                        f"{have}, kernel {self.name} takes "
+                        f"{'any size' if want == -1 else want}")
+            if not isinstance(op.ptr, int) or op.ptr < 0:
+                raise ValueError(f"{name}: the device address must be an int, got {op.ptr!r}")
+        q, k, v, o = (tuple(given[n].shape) for n in ("query", "key", "value", "output"))
+        if k != v:
+            raise ValueError(f"key shape {list(k)} and value shape {list(v)} differ")
+        if o != q:
+            raise ValueError(f"output shape {list(o)} is not the query shape {list(q)}")
+        if k[0] != q[0]:
+            raise ValueError(f"batch: query has {q[0]}, key {k[0]}")
+        if k[3] != q[3]:
+            raise ValueError(f"head_dim: query has {q[3]}, key {k[3]}")
+        if k[2] == 0 or q[2] % k[2]:
+            raise ValueError(f"query heads ({q[2]}) must be a multiple of the key/value "
+                             f"heads ({k[2]})")
+        if "lse" in given:
+            lse = given["lse"]
+            if tuple(lse.shape) != (q[0], q[2], q[1]):
+                raise ValueError(f"lse: shape {list(lse.shape)}, expected [batch, heads_q, "
+                                 f"seq_q] = {[q[0], q[2], q[1]]}")
+            if (lse.strides is not None
+                    and tuple(lse.strides) != _contiguous_strides(lse.shape)):
+                raise ValueError(f"lse: must be contiguous, got strides {list(lse.strides)}")
+            if lse.ptr % ELEMENT_BYTES[lse.element]:
+                raise ValueError(f"lse: address {lse.ptr:#x} is not "
+                                 f"{ELEMENT_BYTES[lse.element]}-byte aligned")
+        return given
+
+    def arguments(self, operands):
+        """The kernel parameters, in order, for `operands` (checked first)."""
+        given = self.check_operands(operands)
+        return self._arguments(given, self._tensor_maps(given))
+
+    def _tensor_maps(self, given):
+        return [tensor_map_args(entry, given[entry["operand"]], entry["operand"])
+                for entry in self.tensor_maps]
+
+    def _arguments(self, given, maps):
+        args = []
+        for name, kind, ref in self.params:
+            if kind == "tensor_map":
+                value = maps[ref]
+            elif kind == "i32":
+                value = int(given[ref[0]].shape[ref[1]])
+                if value >= 2 ** 31:
+                    raise ValueError(f"param '{name}' = {value} does not fit an i32")
+            elif kind == "f32":
+                value = ref
+            else:
+                value = given[ref].ptr
+            args.append(Argument(name, kind, value))
+        return args
+
+    # -- launching -----------------------------------------------------------
+
+    def image_path(self):
+        """The cubin when it exists, else the PTX (JIT-compiled by the driver)."""
+        files = self.manifest.get("files", {})
+        candidates = [self.directory / files.get(kind, f"{self.name}.{kind}")
+                      for kind in ("cubin", "ptx")]
+        for path in candidates:
+            if path.exists():
+                return path
+        raise FileNotFoundError(f"kernel {self.name}: neither {candidates[0]} nor "
+                                f"{candidates[1]} exists")
+
+    def _function(self, drv, context):
+        if context not in self._functions:
+            path = self.image_path()
+            image = path.read_bytes()
+            if path.suffix == ".ptx" and not image.endswith(b"\0"):
+                image += b"\0"
+            module = drv.load_module(image, context=f"loading {path}")
+            function = drv.function(module, self.name)
+            if self.dynamic_smem_bytes > DEFAULT_DYNAMIC_SMEM_LIMIT:
+                drv.set_function_attribute(function,
+                                           CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                           self.dynamic_smem_bytes)
+            self._functions[context] = (module, function)
+        return self._functions[context][1]
+
+    def runs_on(self, capability):
+        """Whether the kernel's arch runs on a device of `capability`:
+        'sm_100a' only on 10.0, 'sm_100f' on 10.x from 10.0, 'sm_100' on
+        10.0 and later (unknown spellings are left to the driver)."""
+        match = _ARCH.fullmatch(self.arch)
+        if not match:
+            return True
+        want = (int(match.group(1)), int(match.group(2)))
+        if match.group(3) == "a":
+            return capability == want
+        if match.group(3) == "f":
+            return capability[0] == want[0] and capability >= want
+        return tuple(capability) >= want
+
+    def _check_device(self, info):
+        want = _capability_of_arch(self.arch)
+        if not self.runs_on(info.capability):
+            raise RuntimeError(
+                f"kernel {self.name} is compiled for {self.arch} (compute capability "
+                f"{want[0]}.{want[1]}) but the device is "
+                f"{arch_of_capability(info.capability)} ({info.capability[0]}."
+                f"{info.capability[1]})")
+        smem = self.dynamic_smem_bytes + self.static_smem_bytes
+        if smem > info.smem_optin:
+            raise RuntimeError(f"kernel {self.name} needs {smem} bytes of shared memory per "
+                               f"CTA, the device allows {info.smem_optin}")
+
+    def launch(self, operands, stream=0, device=None):
+        """Launches the kernel on `stream` (an int CUstream, 0 for the legacy
+        default stream) in the current context (or `device`'s primary one).
+
+        `operands`: name -> (device address, shape, element[, strides]) for
+        every operand of the manifest. Asynchronous: returns once enqueued.
+        The tensor maps live in a stream-ordered allocation freed after the
+        kernel on the same stream."""
+        operands = self.check_operands(operands)
+        stream = _stream_handle(stream)
+        drv = driver()
+        context, dev = drv.context(device)
+        info = drv.device_info(dev)
+        self._check_device(info)
+        query = operands["query"].shape
+        grid = self.grid(query[0], query[1], info.sm_count)
+        if grid[0] == 0:
+            return grid
+        maps = self._tensor_maps(operands)
+        args = self._arguments(operands, maps)
+        function = self._function(drv, context)
+        descriptors = b"".join(drv.encode_tensor_map(m) for m in maps)
+        block = 0
+        if descriptors:
+            block = drv.alloc_async(len(descriptors), stream)
+            if block % TENSOR_MAP_ALIGNMENT:
+                drv.free_async(block, stream)
+                raise RuntimeError(f"cuMemAllocAsync returned {block:#x}, not "
+                                   f"{TENSOR_MAP_ALIGNMENT}-byte aligned for CUtensorMap")
+        try:
+            if descriptors:
+                drv.copy_to_device_async(block, descriptors, stream)
+            values = []
+            for (name, kind, ref), arg in zip(self.params, args):
+                if kind == "tensor_map":
+                    values.append(ctypes.c_uint64(block + ref * TENSOR_MAP_BYTES))
+                elif kind == "i32":
+                    values.append(ctypes.c_int32(arg.value))
+                elif kind == "f32":
+                    values.append(ctypes.c_float(arg.value))
+                else:
+                    values.append(ctypes.c_uint64(arg.value))
+            drv.launch(function, grid, self.block, self.cluster, self.dynamic_smem_bytes,
+                       stream, values, context=f"of {self.name} with grid {list(grid)}, "
+                       f"block {list(self.block)}, {self.dynamic_smem_bytes} bytes of "
+                       "dynamic shared memory")
+        finally:
+            if descriptors:
+                drv.free_async(block, stream)
+        return grid
+
+    def close(self):
+        """Unloads the kernel's modules (launches must have finished)."""
+        functions, self._functions = self._functions, {}
+        for module, _ in functions.values():
+            driver().unload_module(module)
+
+
+class KernelDirectory:
+    """Every kernel manifest (`*.json`) of a directory."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+        if not self.path.is_dir():
+            raise FileNotFoundError(f"kernel directory {self.path} does not exist")
+        self.kernels = []
+        self.errors = []   # (file name, why it is not a usable manifest)
+        for file in sorted(self.path.glob("*.json")):
+            try:
+                self.kernels.append(Kernel.load(file))
+            except (ManifestError, OSError) as err:
+                self.errors.append((file.name, str(err).replace(f"{file}: ", "")))
+
+    def __iter__(self):
+        return iter(self.kernels)
+
+    def __len__(self):
+        return len(self.kernels)
+
+    def find(self, dtype, heads_q, heads_kv, head_dim, causal=False, scale=None,
+             lse=False, arch=None):
+        """The first kernel (by file name) that computes the problem; scale
+        None means 1/sqrt(head_dim), arch None any arch. Raises LookupError
+        saying why each kernel was rejected."""
+        if scale is None:
+            scale = 1.0 / math.sqrt(head_dim)
+        problem = dict(dtype=dtype, heads_q=heads_q, heads_kv=heads_kv,
+                       head_dim=head_dim, causal=bool(causal), scale=scale,
+                       lse=bool(lse), arch=arch)
+        rejected = []
+        for kernel in self.kernels:
+            reasons = kernel.mismatches(**problem)
+            if not reasons:
+                return kernel
+            rejected.append(f"  {kernel.name} ({Path(kernel.source).name}): "
+                            + "; ".join(reasons))
+        rejected += [f"  {name}: not a usable manifest: {why}" for name, why in self.errors]
+        wanted = " ".join(f"{key}={value}" for key, value in problem.items())
+        if not rejected:
+            raise LookupError(f"no fa4 kernel for {wanted}: {self.path} has no kernel "
+                              "manifests (*.json)")
+        raise LookupError(f"no fa4 kernel in {self.path} for {wanted}; candidates:\n"
+                          + "\n".join(rejected))

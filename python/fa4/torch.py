@@ -1,0 +1,237 @@
+"""fa4 attention on PyTorch tensors.
+
+    import fa4.torch
+    out = fa4.torch.attention(q, k, v, causal=True)            # [B, Sq, Hq, D]
+    out, lse = fa4.torch.attention(q, k, v, return_lse=True)   # lse [B, Hq, Sq] f32
+
+The kernels come from a directory of compiled kernels (`kernel_dir`, else
+the `FA4_KERNEL_DIR` environment variable); `fa4.runtime` chooses one and
+launches it on the current stream. `python -m fa4.torch --check DIR` runs
+every kernel of DIR for this GPU against a float32 PyTorch reference.
+"""
+
+import math
+import os
+
+import torch
+
+from fa4 import runtime
+
+__all__ = ["attention", "arch_of", "kernel_directory", "reference"]
+
+_ELEMENTS = {torch.bfloat16: "bf16", torch.float16: "f16"}
+_directories = {}   # resolved path -> KernelDirectory
+_chosen = {}        # (directory, problem) -> Kernel
+
+
+def kernel_directory(path=None):
+    """The KernelDirectory of `path` (default: $FA4_KERNEL_DIR), read once."""
+    path = path if path is not None else os.environ.get("FA4_KERNEL_DIR")
+    if not path:
+        raise ValueError("no kernel directory: pass kernel_dir= or set FA4_KERNEL_DIR "
+                         "to a directory of compiled fa4 kernels")
+    key = os.path.realpath(path)
+    if key not in _directories:
+        _directories[key] = runtime.KernelDirectory(key)
+    return _directories[key]
+
+
+def arch_of(device):
+    """The kernel arch of a CUDA device: capability (10, 0) -> 'sm_100a'."""
+    return runtime.arch_of_capability(torch.cuda.get_device_capability(device))
+
+
+def _check(q, k, v):
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if t.dtype not in _ELEMENTS:
+            raise TypeError(f"{name} has dtype {t.dtype}; fa4 kernels take torch.bfloat16 "
+                            "or torch.float16")
+    if not q.dtype == k.dtype == v.dtype:
+        raise TypeError(f"q, k and v must share a dtype, got {q.dtype}, {k.dtype}, "
+                        f"{v.dtype}")
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not t.is_cuda:
+            raise ValueError(f"{name} is on {t.device}; fa4 kernels take CUDA tensors")
+    if not q.device == k.device == v.device:
+        raise ValueError(f"q, k and v must be on one device, got {q.device}, {k.device}, "
+                         f"{v.device}")
+    for name, t, layout in (("q", q, "[B, Sq, Hq, D]"), ("k", k, "[B, Skv, Hkv, D]"),
+                            ("v", v, "[B, Skv, Hkv, D]")):
+        if t.dim() != 4:
+            raise ValueError(f"{name} must be 4-D {layout}, got shape {list(t.shape)}")
+        if not t.is_contiguous():
+            raise ValueError(f"{name} must be contiguous (strides {list(t.stride())} for "
+                             f"shape {list(t.shape)}); call .contiguous()")
+    if not q.shape[0] == k.shape[0] == v.shape[0]:
+        raise ValueError(f"batch sizes differ: q {q.shape[0]}, k {k.shape[0]}, "
+                         f"v {v.shape[0]}")
+    if not q.shape[3] == k.shape[3] == v.shape[3]:
+        raise ValueError(f"head dims differ: q {q.shape[3]}, k {k.shape[3]}, "
+                         f"v {v.shape[3]}")
+    if k.shape != v.shape:
+        raise ValueError(f"k and v shapes differ: {list(k.shape)} and {list(v.shape)}")
+    if k.shape[2] == 0 or q.shape[2] % k.shape[2]:
+        raise ValueError(f"query heads ({q.shape[2]}) must be a multiple of key/value "
+                         f"heads ({k.shape[2]})")
+
+
+def _operand(t, element):
+    return runtime.Operand(t.data_ptr(), tuple(t.shape), element, tuple(t.stride()))
+
+
+def attention(q, k, v, causal=False, scale=None, return_lse=False, kernel_dir=None):
+    """softmax(scale * q k^T) v per head, with grouped K/V heads.
+
+    q [B, Sq, Hq, D], k and v [B, Skv, Hkv, D]: contiguous CUDA tensors of
+    one dtype (bfloat16 or float16), Hq a multiple of Hkv. `causal` masks
+    bottom-right aligned (query row i sees keys up to i + Skv - Sq). `scale`
+    defaults to 1/sqrt(D). Returns O [B, Sq, Hq, D] in q's dtype, and with
+    `return_lse` also the natural-log LSE [B, Hq, Sq] in float32.
+
+    Raises TypeError/ValueError for unusable inputs, LookupError when no
+    kernel of the directory computes the problem, fa4.runtime.CudaError when
+    the driver fails."""
+    _check(q, k, v)
+    batch, seq_q, heads_q, head_dim = q.shape
+    seq_kv, heads_kv = k.shape[1], k.shape[2]
+    if scale is None:
+        scale = 1.0 / math.sqrt(head_dim)
+    scale = float(scale)
+    if not (math.isfinite(scale) and scale > 0):
+        raise ValueError(f"scale must be positive and finite, got {scale}")
+    element = _ELEMENTS[q.dtype]
+    device = q.device
+
+    directory = kernel_directory(kernel_dir)
+    problem = (element, heads_q, heads_kv, head_dim, bool(causal), scale,
+               bool(return_lse), arch_of(device))
+    key = (directory.path, problem)
+    if key not in _chosen:
+        _chosen[key] = directory.find(*problem)
+    kernel = _chosen[key]
+    return _run(kernel, q, k, v, return_lse)
+
+
+def _run(kernel, q, k, v, return_lse):
+    """Allocates O (and LSE) and launches `kernel` on checked q, k, v."""
+    batch, seq_q, heads_q, _ = q.shape
+    element, device = _ELEMENTS[q.dtype], q.device
+    output = torch.empty(tuple(q.shape), dtype=q.dtype, device=device)
+    lse = (torch.empty((batch, heads_q, seq_q), dtype=torch.float32, device=device)
+           if return_lse else None)
+    if batch and seq_q:
+        if k.shape[1] == 0:
+            raise ValueError("k and v have no keys (Skv = 0)")
+        operands = {"query": _operand(q, element), "key": _operand(k, element),
+                    "value": _operand(v, element), "output": _operand(output, element)}
+        if lse is not None:
+            operands["lse"] = _operand(lse, "f32")
+        with torch.cuda.device(device):
+            stream = torch.cuda.current_stream(device).cuda_stream
+            kernel.launch(operands, stream=stream, device=device.index)
+    return (output, lse) if return_lse else output
+
+
+def reference(q, k, v, causal=False, scale=None):
+    """O and LSE in float32 with PyTorch operations (for checking)."""
+    heads_q, heads_kv = q.shape[2], k.shape[2]
+    seq_q, seq_kv = q.shape[1], k.shape[1]
+    if scale is None:
+        scale = 1.0 / math.sqrt(q.shape[3])
+    group = heads_q // heads_kv
+    qf = q.float().transpose(1, 2)
+    kf = k.float().transpose(1, 2).repeat_interleave(group, dim=1)
+    vf = v.float().transpose(1, 2).repeat_interleave(group, dim=1)
+    scores = (qf @ kf.transpose(-1, -2)) * scale
+    if causal:
+        rows = torch.arange(seq_q, device=q.device)[:, None]
+        keys = torch.arange(seq_kv, device=q.device)[None, :]
+        scores = scores.masked_fill(keys > rows + seq_kv - seq_q, float("-inf"))
+    lse = torch.logsumexp(scores, dim=-1)
+    probabilities = torch.exp(scores - lse[..., None]).nan_to_num(0.0)
+    return (probabilities @ vf).transpose(1, 2), lse
+
+
+def _check_kernels(path, shapes, batch, repeat):
+    """Runs every kernel of `path` for this GPU against `reference`."""
+    device = torch.device("cuda", torch.cuda.current_device())
+    capability = torch.cuda.get_device_capability(device)
+    directory = kernel_directory(path)
+    failures, ran = 0, 0
+    for name, why in directory.errors:
+        print(f"skip {name}: {why}")
+    for kernel in directory:
+        if not kernel.runs_on(capability):
+            print(f"skip {kernel.name}: {kernel.arch} does not run on {arch_of(device)}")
+            continue
+        ran += 1
+        dtype = next(t for t, e in _ELEMENTS.items() if e == kernel.element)
+        heads_q = kernel.heads_q if kernel.heads_q != -1 else 4
+        heads_kv = kernel.heads_kv if kernel.heads_kv != -1 else heads_q
+        for seq_q, seq_kv in shapes:
+            torch.manual_seed(0)
+            shape_q = (batch, seq_q, heads_q, kernel.head_dim)
+            shape_kv = (batch, seq_kv, heads_kv, kernel.head_dim)
+            q = torch.randn(shape_q, dtype=dtype, device=device)
+            k = torch.randn(shape_kv, dtype=dtype, device=device)
+            v = torch.randn(shape_kv, dtype=dtype, device=device)
+            _check(q, k, v)
+            result = _run(kernel, q, k, v, kernel.lse)
+            output, lse = result if kernel.lse else (result, None)
+            torch.cuda.synchronize()
+            want_o, want_lse = reference(q, k, v, kernel.causal, kernel.scale)
+            o_error = (output.float() - want_o).abs().max().item()
+            # A few units in the last place of a 16-bit output.
+            o_limit = 2e-2 if dtype == torch.bfloat16 else 4e-3
+            ok = o_error <= o_limit
+            line = (f"{kernel.name} B={batch} Sq={seq_q} Skv={seq_kv}: max |O - ref| "
+                    f"{o_error:.3g} (limit {o_limit})")
+            if lse is not None:
+                finite = torch.isfinite(want_lse)
+                lse_error = ((lse[finite] - want_lse[finite]).abs().max().item()
+                             if finite.any() else 0.0)
+                same_inf = bool((lse[~finite] == want_lse[~finite]).all())
+                ok = ok and lse_error <= 1e-3 and same_inf
+                line += (f", max |LSE - ref| {lse_error:.3g} (limit 0.001)"
+                         f"{'' if same_inf else ', LSE of fully masked rows is not -inf'}")
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(repeat):
+                _run(kernel, q, k, v, kernel.lse)
+            end.record()
+            torch.cuda.synchronize()
+            line += f", {start.elapsed_time(end) / max(repeat, 1):.3f} ms per call"
+            print(("PASS " if ok else "FAIL ") + line)
+            failures += not ok
+    if not ran:
+        print(f"no kernel of {path} runs on {arch_of(device)}")
+        return 1
+    return 1 if failures else 0
+
+
+def main(argv=None):
+    import argparse
+    parser = argparse.ArgumentParser(
+        prog="python -m fa4.torch",
+        description="Check the compiled fa4 kernels of a directory on this GPU: each "
+                    "kernel runs at (seq-q, seq-kv) and the swapped lengths against a "
+                    "float32 PyTorch reference, then is timed.")
+    parser.add_argument("--check", metavar="DIR", default=os.environ.get("FA4_KERNEL_DIR"),
+                        help="kernel directory (default: $FA4_KERNEL_DIR)")
+    parser.add_argument("--batch", type=int, default=2)
+    parser.add_argument("--seq-q", type=int, default=1000)
+    parser.add_argument("--seq-kv", type=int, default=1100)
+    parser.add_argument("--repeat", type=int, default=10)
+    args = parser.parse_args(argv)
+    if not args.check:
+        parser.error("give --check DIR or set FA4_KERNEL_DIR")
+    shapes = [(args.seq_q, args.seq_kv), (args.seq_kv, args.seq_q)]
+    return _check_kernels(args.check, shapes, args.batch, args.repeat)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

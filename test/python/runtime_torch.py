@@ -1,0 +1,285 @@
+# RUN: %python %s | FileCheck %s
+"""fa4.torch.attention without PyTorch or a GPU: a stand-in `torch` module
+(the few calls fa4.torch makes) and a fake libcuda. Checks the input
+validation, the kernel choice, what is launched with which pointers, and the
+returned tensors."""
+
+import atexit
+import contextlib
+import ctypes
+import json
+import os
+import shutil
+import sys
+import tempfile
+import types
+from pathlib import Path
+
+# --- a stand-in torch -------------------------------------------------------
+torch = types.ModuleType("torch")
+torch.cuda = types.ModuleType("torch.cuda")
+
+
+class _DType:
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"torch.{self.name}"
+
+
+torch.bfloat16, torch.float16, torch.float32 = (_DType(n) for n in ("bfloat16", "float16",
+                                                                       "float32"))
+
+
+class _Device:
+    def __init__(self, kind, index=None):
+        self.type, self.index = kind, index
+
+    def __eq__(self, other):
+        return (self.type, self.index) == (other.type, other.index)
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+
+_next_address = [0x7f0000000000]
+
+
+class Tensor:
+    def __init__(self, shape, dtype, device, strides=None, ptr=None):
+        self.shape, self.dtype, self.device = tuple(shape), dtype, device
+        contiguous, step = [], 1
+        for size in reversed(self.shape):
+            contiguous.insert(0, step)
+            step *= size
+        self._contiguous = tuple(contiguous)
+        self._strides = tuple(strides) if strides else self._contiguous
+        if ptr is None:
+            ptr = _next_address[0]
+            _next_address[0] += 1 << 24
+        self._ptr = ptr
+
+    is_cuda = property(lambda self: self.device.type == "cuda")
+
+    def dim(self):
+        return len(self.shape)
+
+    def stride(self):
+        return self._strides
+
+    def is_contiguous(self):
+        return self._strides == self._contiguous
+
+    def data_ptr(self):
+        return self._ptr
+
+
+torch.Tensor = Tensor
+torch.empty = lambda shape, dtype, device: Tensor(shape, dtype, device)
+torch.cuda.capability = (10, 0)
+torch.cuda.get_device_capability = lambda device=None: torch.cuda.capability
+torch.cuda.current_stream = lambda device=None: types.SimpleNamespace(cuda_stream=0x5000)
+torch.cuda.device = lambda device: contextlib.nullcontext()
+sys.modules["torch"] = torch
+sys.modules["torch.cuda"] = torch.cuda
+
+import fa4  # noqa: E402
+from fa4 import runtime  # noqa: E402
+
+print("fa4.attention is fa4.torch.attention:", fa4.attention is fa4.torch.attention)
+# CHECK: fa4.attention is fa4.torch.attention: True
+attention = fa4.attention
+
+
+# --- a fake libcuda: remembers the maps copied and the launch ----------------
+class FakeCuda:
+    def __init__(self):
+        self.launches, self.maps, self.function = [], {}, None
+        self.kinds = []
+
+    def __getattr__(self, name):
+        def call(*args):
+            return 0
+        return call
+
+    def cuGetErrorName(self, code, out):
+        out._obj.value = b"CUDA_ERROR_INVALID_VALUE"
+        return 0
+
+    cuGetErrorString = cuGetErrorName
+
+    def cuCtxGetCurrent(self, out):
+        out._obj.value = 0xCAFE
+        return 0
+
+    def cuCtxGetDevice(self, out):
+        out._obj.value = 0
+        return 0
+
+    def cuDeviceGet(self, out, ordinal):
+        out._obj.value = ordinal.value
+        return 0
+
+    def cuDeviceGetAttribute(self, out, attribute, device):
+        out._obj.value = {75: 10, 76: 0, 16: 148, 97: 232448}[attribute.value]
+        return 0
+
+    def cuModuleGetFunction(self, out, module, name):
+        out._obj.value = 0x2000
+        self.function = name.decode()
+        return 0
+
+    def cuTensorMapEncodeTiled(self, out, data_type, rank, address, *rest):
+        ctypes.memmove(out.value, address.value.to_bytes(8, "little") + bytes(120), 128)
+        return 0
+
+    def cuMemAllocAsync(self, out, size, stream):
+        out._obj.value = 0x7e0000000000
+        return 0
+
+    def cuMemcpyHtoDAsync_v2(self, destination, source, size, stream):
+        data = ctypes.string_at(source.value, size.value)
+        for i in range(0, len(data), 128):
+            self.maps[destination.value + i] = int.from_bytes(data[i:i + 8], "little")
+        return 0
+
+    def cuLaunchKernelEx(self, config, function, params, extra):
+        c = config._obj
+        values = []
+        for i, kind in enumerate(self.kinds):
+            ctype = {"i32": ctypes.c_int32, "f32": ctypes.c_float}.get(kind, ctypes.c_uint64)
+            v = ctype.from_address(params[i]).value
+            if kind == "tensor_map":
+                v = f"map of {self.maps[v]:#x}"
+            elif kind == "pointer":
+                v = f"{v:#x}"
+            values.append(v)
+        self.launches.append(f"{self.function} grid {c.gridDimX} stream {c.hStream:#x} "
+                             f"params {values}")
+        return 0
+
+
+TMP = Path(tempfile.mkdtemp(prefix="fa4-torch-"))
+atexit.register(shutil.rmtree, TMP, True)
+
+
+def write_kernel(name, element, heads_q, heads_kv, causal, lse):
+    operands = [{"name": n, "element": element, "shape": [-1, -1, h, 64]}
+                for n, h in (("query", heads_q), ("key", heads_kv), ("value", heads_kv),
+                             ("output", heads_q))]
+    params = [{"kind": "tensor_map", "name": f"m{i}", "source": f"tensor_maps[{i}]"}
+              for i in range(4)]
+    params += [{"kind": "i32", "name": "batch", "source": "query.shape[0]"},
+               {"kind": "i32", "name": "seq_q", "source": "query.shape[1]"},
+               {"kind": "i32", "name": "seq_kv", "source": "key.shape[1]"},
+               {"kind": "f32", "name": "scale_log2", "source": "scale_log2"}]
+    if lse:
+        operands.append({"name": "lse", "element": "f32", "shape": [-1, heads_q, -1]})
+        params.append({"kind": "pointer", "name": "lse", "source": "lse.data"})
+    (TMP / f"{name}.json").write_text(json.dumps({
+        "kernel": name, "arch": "sm_100a", "block": [512, 1, 1], "cluster": [1, 1, 1],
+        "dynamic_smem_bytes": 197632, "files": {"cubin": f"{name}.cubin"},
+        "grid": {"rule": "persistent", "head_blocks": heads_q, "query_rows_per_cta": 256},
+        "causal": causal, "scale": 0.125, "scale_log2": 0.18033688011112042,
+        "operands": operands, "params": params,
+        "tensor_maps": [{"operand": n, "operand_index": i, "element": element,
+                         "box": [64, 1, 128, 1], "swizzle": "128B", "oob_fill": "zero"}
+                        for i, n in enumerate(("query", "key", "value", "output"))]}))
+    (TMP / f"{name}.cubin").write_bytes(b"\x7fELF")
+
+
+write_kernel("gqa_causal_lse", "bf16", 4, 2, True, True)
+write_kernel("mha_f16", "f16", 2, 2, False, False)
+
+fake = FakeCuda()
+runtime.set_driver(fake)
+cuda0 = _Device("cuda", 0)
+
+
+def tensor(shape, dtype=torch.bfloat16, device=cuda0, **kwargs):
+    return Tensor(shape, dtype, device, **kwargs)
+
+
+q, k, v = tensor((2, 300, 4, 64)), tensor((2, 500, 2, 64)), tensor((2, 500, 2, 64))
+kernel = runtime.KernelDirectory(TMP).find("bf16", 4, 2, 64, causal=True, lse=True)
+fake.kinds = [kind for _, kind, _ in kernel.params]
+out, lse = attention(q, k, v, causal=True, return_lse=True, kernel_dir=str(TMP))
+print("out", out.shape, out.dtype, "lse", lse.shape, lse.dtype)
+print(fake.launches[-1])
+print(f"q {q.data_ptr():#x} k {k.data_ptr():#x} v {v.data_ptr():#x} out {out.data_ptr():#x} "
+      f"lse {lse.data_ptr():#x}")
+# CHECK: out (2, 300, 4, 64) torch.bfloat16 lse (2, 4, 300) torch.float32
+# CHECK-NEXT: gqa_causal_lse grid 16 stream 0x5000 params ['map of [[Q:0x[0-9a-f]+]]', 'map of [[K:0x[0-9a-f]+]]', 'map of [[V:0x[0-9a-f]+]]', 'map of [[O:0x[0-9a-f]+]]', 2, 300, 500, 0.1803368777036667, '[[L:0x[0-9a-f]+]]']
+# CHECK-NEXT: q [[Q]] k [[K]] v [[V]] out [[O]] lse [[L]]
+
+fake.kinds = [kind for _, kind, _ in runtime.KernelDirectory(TMP).find(
+    "f16", 2, 2, 64).params]
+out = attention(tensor((1, 1000, 2, 64), torch.float16), tensor((1, 10, 2, 64), torch.float16),
+                tensor((1, 10, 2, 64), torch.float16), scale=0.125, kernel_dir=str(TMP))
+print("f16 out", out.shape, out.dtype)
+print(fake.launches[-1])
+# CHECK: f16 out (1, 1000, 2, 64) torch.float16
+# CHECK-NEXT: mha_f16 grid 8 stream 0x5000 params [{{.*}}, 1, 1000, 10, 0.1803368777036667]
+
+# Nothing to compute: the (empty) outputs, no launch.
+count = len(fake.launches)
+out, lse = attention(tensor((2, 0, 4, 64)), k, v, causal=True, return_lse=True,
+                     kernel_dir=str(TMP))
+print("empty:", out.shape, lse.shape, "launches", len(fake.launches) - count)
+# CHECK: empty: (2, 0, 4, 64) (2, 4, 0) launches 0
+
+os.environ["FA4_KERNEL_DIR"] = str(TMP)
+cpu = _Device("cpu")
+cases = [
+    ("not a tensor", lambda: attention([1.0], k, v)),
+    ("float32", lambda: attention(tensor((2, 300, 4, 64), torch.float32), k, v)),
+    ("mixed", lambda: attention(q, tensor((2, 500, 2, 64), torch.float16), v)),
+    ("cpu", lambda: attention(q, tensor((2, 500, 2, 64), device=cpu), v)),
+    ("devices", lambda: attention(q, k, tensor((2, 500, 2, 64), device=_Device("cuda", 1)))),
+    ("3-D", lambda: attention(tensor((300, 4, 64)), k, v)),
+    ("strided", lambda: attention(tensor((2, 300, 4, 64), strides=(76800, 64, 19200, 1)), k, v)),
+    ("batch", lambda: attention(tensor((3, 300, 4, 64)), k, v)),
+    ("head dim", lambda: attention(tensor((2, 300, 4, 128)), k, v)),
+    ("k/v", lambda: attention(q, k, tensor((2, 501, 2, 64)))),
+    ("heads", lambda: attention(tensor((2, 300, 3, 64)), k, v)),
+    ("scale", lambda: attention(q, k, v, scale=-1.0)),
+    ("no kernel", lambda: attention(q, k, v, causal=True, scale=0.2)),
+]
+for label, call in cases:
+    try:
+        call()
+        print(f"{label}: accepted")
+    except (TypeError, ValueError, LookupError) as err:
+        print(f"{label}: {type(err).__name__}: {str(err).splitlines()[0]}")
+        if isinstance(err, LookupError):
+            print(str(err).splitlines()[1])
+# CHECK: not a tensor: TypeError: q must be a torch.Tensor, got list
+# CHECK-NEXT: float32: TypeError: q has dtype torch.float32; fa4 kernels take torch.bfloat16 or torch.float16
+# CHECK-NEXT: mixed: TypeError: q, k and v must share a dtype, got torch.bfloat16, torch.float16, torch.bfloat16
+# CHECK-NEXT: cpu: ValueError: k is on cpu; fa4 kernels take CUDA tensors
+# CHECK-NEXT: devices: ValueError: q, k and v must be on one device, got cuda:0, cuda:0, cuda:1
+# CHECK-NEXT: 3-D: ValueError: q must be 4-D [B, Sq, Hq, D], got shape [300, 4, 64]
+# CHECK-NEXT: strided: ValueError: q must be contiguous (strides [76800, 64, 19200, 1] for shape [2, 300, 4, 64]); call .contiguous()
+# CHECK-NEXT: batch: ValueError: batch sizes differ: q 3, k 2, v 2
+# CHECK-NEXT: head dim: ValueError: head dims differ: q 128, k 64, v 64
+# CHECK-NEXT: k/v: ValueError: k and v shapes differ: [2, 500, 2, 64] and [2, 501, 2, 64]
+# CHECK-NEXT: heads: ValueError: query heads (3) must be a multiple of key/value heads (2)
+# CHECK-NEXT: scale: ValueError: scale must be positive and finite, got -1.0
+# CHECK-NEXT: no kernel: LookupError: no fa4 kernel in {{.*}}fa4-torch-{{.*}} for dtype=bf16 heads_q=4 heads_kv=2 head_dim=64 causal=True scale=0.2 lse=False arch=sm_100a; candidates:
+# CHECK-NEXT:   gqa_causal_lse (gqa_causal_lse.json): scale is 0.125, not 0.2; lse is True, not False
+
+# The device's arch chooses too.
+torch.cuda.capability = (9, 0)
+try:
+    attention(q, k, v, causal=True, return_lse=True)
+except LookupError as err:
+    print(str(err).splitlines()[1])
+# CHECK: gqa_causal_lse (gqa_causal_lse.json): arch is sm_100a, not sm_90a
+del os.environ["FA4_KERNEL_DIR"]
+try:
+    attention(q, k, v)
+except ValueError as err:
+    print(err)
+# CHECK: no kernel directory: pass kernel_dir= or set FA4_KERNEL_DIR to a directory of compiled fa4 kernels
+runtime.set_driver(None)
