@@ -197,6 +197,10 @@ private:
   bool sharedAccess(Actor &actor, Operation *op, int64_t offset, int64_t bytes,
                     bool write);
   bool tmemColumnsAllocated(Operation *op, int64_t first, int64_t columns);
+  /// Checks and records `pending` TMEM accesses of `actor` as happening
+  /// now, then forgets them.
+  void completeTmemAccesses(Actor &actor, SmallVectorImpl<PendingTmem> &pending,
+                            bool write);
   int64_t tmemLane(const Actor &actor) const {
     return 32 * (actor.warp % 4) + actor.lane;
   }
@@ -433,6 +437,13 @@ Step Cta::step(Actor &actor) {
   Step result = execute(actor, op);
   if (result == Step::next)
     ++actor.stack.back().it;
+  if (result == Step::done) {
+    // A tcgen05.ld/st never waited for may happen as late as the thread's
+    // end, at an epoch no fence has published: anything it was meant to be
+    // ordered with races with it.
+    completeTmemAccesses(actor, actor.pendingLoads, /*write=*/false);
+    completeTmemAccesses(actor, actor.pendingStores, /*write=*/true);
+  }
   return result;
 }
 
@@ -769,12 +780,24 @@ Step Cta::memrefOp(Actor &actor, Operation *op) {
         MemRefType type = view.getType();
         if (!type.hasStaticShape())
           return fail(op, "only views of static shape are supported");
+        MemRefType sourceType = view.getSource().getType();
+        int64_t shift = in[1]->ints[0];
+        int64_t bytes =
+            type.getNumElements() * bytesOf(type.getElementType());
+        if (sourceType.hasStaticShape()) {
+          int64_t available = sourceType.getNumElements() *
+                              bytesOf(sourceType.getElementType());
+          if (shift < 0 || shift + bytes > available)
+            return fail(op, llvm::formatv("views bytes [{0}, {1}) of a {2}-byte "
+                                          "buffer",
+                                          shift, shift + bytes, available));
+        }
         Val out;
         out.kind = Val::Kind::memref;
         out.base = source.base +
-                   source.offset *
-                       bytesOf(view.getSource().getType().getElementType()) +
-                   in[1]->ints[0];
+                   source.offset * bytesOf(sourceType.getElementType()) + shift;
+        if (!checkShared(op, out.base, bytes))
+          return Step::error;
         out.strides.assign(type.getRank(), 1);
         for (int64_t i = type.getRank() - 2; i >= 0; --i)
           out.strides[i] = out.strides[i + 1] * type.getDimSize(i + 1);
@@ -1088,6 +1111,8 @@ Step Cta::nvgpuOp(Actor &actor, Operation *op) {
       return fail(op, llvm::formatv("the destination (shared byte {0}) is not "
                                     "128-byte aligned",
                                     work.shared));
+    if (!checkShared(op, work.shared, ShapedType::getNumElements(shape) * 2))
+      return Step::error;
     work.slot = nextSlot + (asyncCounter % kAsyncSlots);
     work.clock.set(work.slot, asyncCounter / kAsyncSlots + 1);
     ++asyncCounter;
@@ -1116,6 +1141,8 @@ Step Cta::nvgpuOp(Actor &actor, Operation *op) {
                       "the launch manifest)");
     if (work.shared % 128 != 0)
       return fail(op, "the source is not 128-byte aligned");
+    if (!checkShared(op, work.shared, ShapedType::getNumElements(shape) * 2))
+      return Step::error;
     actor.openStores.push_back(std::move(work));
     return Step::next;
   }
@@ -1223,6 +1250,17 @@ void Cta::completeStore(size_t index) {
 //===----------------------------------------------------------------------===//
 // fa4: Tensor Memory, MMA, roles, named barriers
 //===----------------------------------------------------------------------===//
+
+void Cta::completeTmemAccesses(Actor &actor,
+                               SmallVectorImpl<PendingTmem> &pending,
+                               bool write) {
+  for (const PendingTmem &access : pending) {
+    int64_t first = access.lane * kTmemColumns + access.firstColumn;
+    races.access(Memory::tensor, first, first + access.columns, write,
+                 actor.tcSlot, access.agent, actor.tcView, &actor.clock);
+  }
+  pending.clear();
+}
 
 bool Cta::tmemColumnsAllocated(Operation *op, int64_t first, int64_t columns) {
   if (first >= 0 && first + columns <= tmemAllocated)
@@ -1475,14 +1513,9 @@ Step Cta::fa4Op(Actor &actor, Operation *op) {
       })
       .Case([&](Tcgen05WaitOp wait) {
         bool loadKind = wait.getKind() == Tcgen05WaitKind::load;
-        auto &pending = loadKind ? actor.pendingLoads : actor.pendingStores;
-        for (const PendingTmem &access : pending)
-          races.access(
-              Memory::tensor, access.lane * kTmemColumns + access.firstColumn,
-              access.lane * kTmemColumns + access.firstColumn + access.columns,
-              !loadKind, actor.tcSlot, access.agent, actor.tcView,
-              &actor.clock);
-        pending.clear();
+        completeTmemAccesses(actor, loadKind ? actor.pendingLoads
+                                             : actor.pendingStores,
+                             /*write=*/!loadKind);
         if (loadKind) {
           for (Value v : actor.pendingLoadValues)
             actor.env[v].pendingLoad = nullptr;

@@ -15,6 +15,8 @@ fa4.name of their views, so the edits survive renumbered SSA values.
   set-count BARRIER COUNT         initialize BARRIER with COUNT arrivals
   drop-commit BARRIER             delete the first fa4.mma.commit on BARRIER
   move-tmem BUFFER COLUMN         place TMEM buffer BUFFER at COLUMN
+  shift-view ROLE BYTES           ROLE's first unnamed memref.view at byte
+                                  0 views at BYTES instead
 """
 
 import re
@@ -116,6 +118,15 @@ def main():
                 count += 1
         if not count:
             fail("no TMEM buffer '%s'" % buffer)
+    elif bug == "shift-view":
+        role, shift = args
+        begin, end = role_range(lines, role)
+        i = first_line(lines, begin, end,
+                       r"= memref\.view %\w+\[%c0\w*\]\[\] :",
+                       "view at byte 0 in role '%s'" % role)
+        indent = re.match(r"\s*", lines[i]).group(0)
+        lines[i] = re.sub(r"\[%c0\w*\]\[\]", "[%planted_shift][]", lines[i], count=1)
+        lines[i:i] = [indent + "%%planted_shift = arith.constant %s : index" % shift]
     else:
         fail("unknown bug '%s'" % bug)
     sys.stdout.write("\n".join(lines))
