@@ -11,7 +11,8 @@ fa4.name of their views, so the edits survive renumbered SSA values.
                                   that follows ROLE's first wait on BARRIER
   flip-parity BARRIER ROLE        ROLE's first wait on BARRIER waits for the
                                   other phase parity
-  drop-tmem-wait ROLE             delete ROLE's first fa4.tcgen05.wait load
+  drop-tmem-wait ROLE [KIND]      delete ROLE's first fa4.tcgen05.wait KIND
+                                  (load or store; load by default)
   set-count BARRIER COUNT         initialize BARRIER with COUNT arrivals
   drop-commit BARRIER             delete the first fa4.mma.commit on BARRIER
   move-tmem BUFFER COLUMN         place TMEM buffer BUFFER at COLUMN
@@ -95,10 +96,10 @@ def main():
         if not planted:
             fail("no initialization of '%s'" % barrier)
     elif bug == "drop-tmem-wait":
-        (role,) = args
+        role, kind = args[0], args[1] if len(args) > 1 else "load"
         begin, end = role_range(lines, role)
-        i = first_line(lines, begin, end, r"fa4\.tcgen05\.wait load",
-                       "fa4.tcgen05.wait load in role '%s'" % role)
+        i = first_line(lines, begin, end, r"fa4\.tcgen05\.wait " + kind,
+                       "fa4.tcgen05.wait %s in role '%s'" % (kind, role))
         del lines[i]
     elif bug == "drop-commit":
         (barrier,) = args
