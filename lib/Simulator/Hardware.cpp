@@ -83,7 +83,8 @@ static std::string describeAgent(const Agent &agent) {
 bool RaceDetector::access(Memory memory, int64_t begin, int64_t end, bool write,
                           Slot slot, uint32_t agentIndex,
                           const VectorClock &clock,
-                          const VectorClock *ordinary) {
+                          std::optional<uint32_t> epoch,
+                          ArrayRef<Explanation> explanations) {
   std::vector<Cell> &cells = memory == Memory::shared ? shared : tensor;
   auto unordered = [&](const Access &earlier) {
     return earlier.valid() && earlier.slot != slot &&
@@ -93,7 +94,7 @@ bool RaceDetector::access(Memory memory, int64_t begin, int64_t end, bool write,
   int64_t first = -1, last = -1;
   Access conflict;
   bool conflictWrote = false;
-  Access self{slot, clock.get(slot), agentIndex};
+  Access self{slot, epoch.value_or(clock.get(slot)), agentIndex};
   for (int64_t i = begin; i < end; ++i) {
     Cell &cell = cells[i];
     const Access *hit = nullptr;
@@ -137,8 +138,12 @@ bool RaceDetector::access(Memory memory, int64_t begin, int64_t end, bool write,
   };
   const void *a = identity(conflict.agent), *b = identity(agentIndex);
   auto key = std::make_pair(std::min(a, b), std::max(a, b));
-  bool fenceMissing =
-      ordinary && ordinary->get(conflict.slot) >= conflict.clock;
+  const char *why = "are not ordered by any barrier";
+  for (const Explanation &explanation : explanations)
+    if (explanation.clock->get(conflict.slot) >= conflict.clock) {
+      why = explanation.text;
+      break;
+    }
   if (reported.insert(key).second)
     reports.push_back(
         {key,
@@ -146,13 +151,24 @@ bool RaceDetector::access(Memory memory, int64_t begin, int64_t end, bool write,
              "race on {0}: {1} by {2} and {3} by {4} {5}",
              describe(memory, first, last), conflictWrote ? "write" : "read",
              describeAgent(agents[conflict.agent]), write ? "write" : "read",
-             describeAgent(agents[agentIndex]),
-             fenceMissing
-                 ? "are ordered only for ordinary accesses: the second "
-                   "thread waited on a barrier, but no tcgen05.fence "
-                   "after_thread_sync follows that wait"
-                 : "are not ordered by any barrier")});
+             describeAgent(agents[agentIndex]), why)});
   return false;
+}
+
+void RaceDetector::proxyRace(int64_t first, int64_t last, uint32_t writer,
+                             uint32_t reader) {
+  const void *a = agents[writer].op, *b = agents[reader].op;
+  auto key = std::make_pair(std::min(a, b), std::max(a, b));
+  if (!reported.insert(key).second)
+    return;
+  reports.push_back(
+      {key, llvm::formatv(
+                "race on {0}: write by {1} and read by {2} through the async "
+                "proxy are not ordered: the writing thread executed no "
+                "fence.proxy.async between its ordinary stores and the "
+                "barrier that orders them",
+                describe(Memory::shared, first, last),
+                describeAgent(agents[writer]), describeAgent(agents[reader]))});
 }
 
 //===----------------------------------------------------------------------===//

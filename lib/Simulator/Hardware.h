@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -108,12 +109,26 @@ public:
   /// Checks and records an access of cells [begin, end) by `agentIndex`
   /// running as `slot` at `clock`; returns false on a race (reported once
   /// per pair of agents).
-  /// A thread's tcgen05 access passes its ordinary clock as `ordinary`, so
-  /// that a race the thread's barrier waits would have ordered is reported
-  /// as the missing tcgen05.fence::after_thread_sync it is.
+  /// Why an unordered pair would have been ordered under another clock:
+  /// the first explanation whose clock covers the earlier access replaces
+  /// "are not ordered by any barrier" in the report.
+  struct Explanation {
+    const VectorClock *clock;
+    const char *text;
+  };
+
+  /// `epoch` is the clock value the access is recorded at, if not
+  /// `clock`'s own (an access checked against an earlier view).
   bool access(Memory memory, int64_t begin, int64_t end, bool write, Slot slot,
               uint32_t agentIndex, const VectorClock &clock,
-              const VectorClock *ordinary = nullptr);
+              std::optional<uint32_t> epoch = std::nullopt,
+              ArrayRef<Explanation> explanations = {});
+
+  /// Reports that `reader`, reading shared memory [first, last] through the
+  /// async proxy (TMA, tensor cores), sees bytes `writer` stored with
+  /// ordinary stores its thread never followed with fence.proxy.async.
+  void proxyRace(int64_t first, int64_t last, uint32_t writer,
+                 uint32_t reader);
 
   /// The races found, in discovery order, once per pair of ops.
   const std::vector<RaceReport> &races() const { return reports; }

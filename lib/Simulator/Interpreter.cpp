@@ -29,6 +29,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <memory>
 #include <random>
 
 using namespace mlir;
@@ -64,6 +65,9 @@ struct Frame {
 struct PendingTmem {
   int64_t lane, firstColumn, columns;
   uint32_t agent;
+  /// The thread's tcgen05 view when it issued the access: what is surely
+  /// ordered before the access.
+  std::shared_ptr<const VectorClock> issueView;
 };
 
 struct TmaStore {
@@ -83,6 +87,13 @@ struct Actor {
   /// publishes them into `clock` for the next arrive.
   Slot tcSlot;
   VectorClock tcView;
+  /// A copy of tcView shared by the accesses issued under it.
+  std::shared_ptr<const VectorClock> tcViewCopy;
+  const std::shared_ptr<const VectorClock> &issueView() {
+    if (!tcViewCopy)
+      tcViewCopy = std::make_shared<const VectorClock>(tcView);
+    return tcViewCopy;
+  }
   std::string role = "-";
   Status status = Status::ready;
   WaitKind waitKind = WaitKind::none;
@@ -98,6 +109,9 @@ struct Actor {
   /// TMA stores issued since the last commit; committed groups in flight.
   SmallVector<TmaStore> openStores;
   std::deque<unsigned> storeGroups; // stores remaining per group
+  /// Shared-memory ranges written by ordinary stores since the thread's
+  /// last fence.proxy.async.
+  SmallVector<std::pair<int64_t, int64_t>> unfencedWrites;
   VectorClock storesDone;
 };
 
@@ -196,6 +210,10 @@ private:
   void storeElement(Type element, int64_t offset, float real, int64_t integer);
   bool sharedAccess(Actor &actor, Operation *op, int64_t offset, int64_t bytes,
                     bool write);
+  /// An async-proxy read (TMA store, MMA operand) of shared bytes
+  /// [offset, offset + bytes): ordinary stores not yet fenced by their
+  /// thread are invisible to it.
+  void asyncProxyRead(int64_t offset, int64_t bytes, uint32_t reader);
   bool tmemColumnsAllocated(Operation *op, int64_t first, int64_t columns);
   /// Checks and records `pending` TMEM accesses of `actor` as happening
   /// now, then forgets them.
@@ -228,6 +246,10 @@ private:
   bool failed = false;
 
   std::vector<uint8_t> shared;
+  /// Per shared byte: the agent + 1 of an ordinary store its thread has not
+  /// yet fenced for the async proxy, or 0; and that thread.
+  std::vector<uint32_t> unfencedAgent;
+  std::vector<int32_t> unfencedThread;
   std::vector<uint32_t> tmem;
   int64_t tmemAllocated = 0;
   std::vector<MBarrier> barriers;
@@ -253,6 +275,8 @@ private:
 Cta::Cta(const Launch &launch, int64_t blockId, const Schedule &schedule)
     : launch(launch), blockId(blockId), rng(schedule.seed),
       maxSteps(schedule.maxSteps), shared(launch.dynamicSharedBytes, 0xA5),
+      unfencedAgent(launch.dynamicSharedBytes, 0),
+      unfencedThread(launch.dynamicSharedBytes, -1),
       tmem(kTmemLanes * kTmemColumns, 0xFFFFFFFF),
       races(launch.dynamicSharedBytes, kTmemLanes * kTmemColumns,
             [this](Memory m, int64_t first, int64_t last) {
@@ -760,8 +784,28 @@ void Cta::storeElement(Type element, int64_t offset, float real,
 bool Cta::sharedAccess(Actor &actor, Operation *op, int64_t offset,
                        int64_t bytes, bool write) {
   uint32_t agent = agentFor(op, actor);
+  if (write) {
+    for (int64_t i = offset; i < offset + bytes; ++i) {
+      unfencedAgent[i] = agent + 1;
+      unfencedThread[i] = actor.tid;
+    }
+    actor.unfencedWrites.push_back({offset, offset + bytes});
+  }
   return races.access(Memory::shared, offset, offset + bytes, write, actor.slot,
                       agent, actor.clock);
+}
+
+void Cta::asyncProxyRead(int64_t offset, int64_t bytes, uint32_t reader) {
+  for (int64_t i = offset; i < offset + bytes; ++i) {
+    if (!unfencedAgent[i])
+      continue;
+    int64_t last = i;
+    while (last + 1 < offset + bytes &&
+           unfencedAgent[last + 1] == unfencedAgent[i])
+      ++last;
+    races.proxyRace(i, last, unfencedAgent[i] - 1, reader);
+    return;
+  }
 }
 
 Step Cta::memrefOp(Actor &actor, Operation *op) {
@@ -1232,6 +1276,7 @@ void Cta::completeStore(size_t index) {
   });
   races.access(Memory::shared, work.store.shared, work.store.shared + bytes,
                false, work.slot, work.agent, work.clock);
+  asyncProxyRead(work.store.shared, bytes, work.agent);
   Actor &issuer = actors[work.issuer];
   issuer.storesDone.join(work.clock);
   uint64_t retiredBefore = groupsRetired[work.issuer];
@@ -1254,10 +1299,23 @@ void Cta::completeStore(size_t index) {
 void Cta::completeTmemAccesses(Actor &actor,
                                SmallVectorImpl<PendingTmem> &pending,
                                bool write) {
+  // The access happened somewhere between its issue and now: whatever it
+  // conflicts with must be ordered before the issue. It is recorded at the
+  // thread's current epoch, which only a later fence publishes.
+  RaceDetector::Explanation explanations[] = {
+      {&actor.tcView,
+       "are ordered only after the thread's tcgen05.wait, but the thread "
+       "synchronized before that wait: its TMEM access may complete after "
+       "the other one"},
+      {&actor.clock,
+       "are ordered only for ordinary accesses: the second thread waited on "
+       "a barrier, but no tcgen05.fence after_thread_sync follows that "
+       "wait"}};
   for (const PendingTmem &access : pending) {
     int64_t first = access.lane * kTmemColumns + access.firstColumn;
     races.access(Memory::tensor, first, first + access.columns, write,
-                 actor.tcSlot, access.agent, actor.tcView, &actor.clock);
+                 actor.tcSlot, access.agent, *access.issueView,
+                 actor.tcView.get(actor.tcSlot), explanations);
   }
   pending.clear();
 }
@@ -1310,6 +1368,7 @@ void Cta::executeMma(MmaPipe &pipe) {
     value = halfValue(half, bits);
     races.access(Memory::shared, offset, offset + 2, false, pipe.slot,
                  work.agent, pipe.clock);
+    asyncProxyRead(offset, 2, work.agent);
     return true;
   };
   for (int64_t step = 0; step < k / tcgen05::kKStep; ++step) {
@@ -1483,7 +1542,7 @@ Step Cta::fa4Op(Actor &actor, Operation *op) {
         define(actor, load.getResult()) = std::move(out);
         actor.pendingLoadValues.push_back(load.getResult());
         actor.pendingLoads.push_back(
-            {lane, first, columns, agentFor(op, actor)});
+            {lane, first, columns, agentFor(op, actor), actor.issueView()});
         return Step::next;
       })
       .Case([&](TmemStoreOp store) {
@@ -1508,7 +1567,7 @@ Step Cta::fa4Op(Actor &actor, Operation *op) {
           }
         }
         actor.pendingStores.push_back(
-            {lane, first, columns, agentFor(op, actor)});
+            {lane, first, columns, agentFor(op, actor), actor.issueView()});
         return Step::next;
       })
       .Case([&](Tcgen05WaitOp wait) {
@@ -1530,9 +1589,17 @@ Step Cta::fa4Op(Actor &actor, Operation *op) {
         } else {
           actor.tcView.join(actor.clock);
         }
+        actor.tcViewCopy.reset();
         return Step::next;
       })
-      .Case([&](FenceProxyAsyncOp) { return Step::next; })
+      .Case([&](FenceProxyAsyncOp) {
+        for (auto [begin, end] : actor.unfencedWrites)
+          for (int64_t i = begin; i < end; ++i)
+            if (unfencedThread[i] == static_cast<int32_t>(actor.tid))
+              unfencedAgent[i] = 0;
+        actor.unfencedWrites.clear();
+        return Step::next;
+      })
       .Case([&](MmaOp mma) {
         MmaPipe *pipe = nullptr;
         for (MmaPipe &p : pipes)

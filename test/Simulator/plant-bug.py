@@ -13,6 +13,7 @@ fa4.name of their views, so the edits survive renumbered SSA values.
                                   other phase parity
   drop-tmem-wait ROLE [KIND]      delete ROLE's first fa4.tcgen05.wait KIND
                                   (load or store; load by default)
+  drop-proxy-fence ROLE           delete ROLE's first fa4.fence_proxy_async
   set-count BARRIER COUNT         initialize BARRIER with COUNT arrivals
   drop-commit BARRIER             delete the first fa4.mma.commit on BARRIER
   move-tmem BUFFER COLUMN         place TMEM buffer BUFFER at COLUMN
@@ -100,6 +101,12 @@ def main():
         begin, end = role_range(lines, role)
         i = first_line(lines, begin, end, r"fa4\.tcgen05\.wait " + kind,
                        "fa4.tcgen05.wait %s in role '%s'" % (kind, role))
+        del lines[i]
+    elif bug == "drop-proxy-fence":
+        (role,) = args
+        begin, end = role_range(lines, role)
+        i = first_line(lines, begin, end, r"fa4\.fence_proxy_async",
+                       "fa4.fence_proxy_async in role '%s'" % role)
         del lines[i]
     elif bug == "drop-commit":
         (barrier,) = args
