@@ -146,12 +146,12 @@ bool RaceDetector::access(Memory memory, int64_t begin, int64_t end, bool write,
     }
   if (reported.insert(key).second)
     reports.push_back(
-        {key,
-         llvm::formatv(
-             "race on {0}: {1} by {2} and {3} by {4} {5}",
-             describe(memory, first, last), conflictWrote ? "write" : "read",
-             describeAgent(agents[conflict.agent]), write ? "write" : "read",
-             describeAgent(agents[agentIndex]), why)});
+        {key, llvm::formatv("race on {0}: {1} by {2} and {3} by {4} {5}",
+                            describe(memory, first, last),
+                            conflictWrote ? "write" : "read",
+                            describeAgent(agents[conflict.agent]),
+                            write ? "write" : "read",
+                            describeAgent(agents[agentIndex]), why)});
   return false;
 }
 

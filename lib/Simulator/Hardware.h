@@ -127,8 +127,7 @@ public:
   /// Reports that `reader`, reading shared memory [first, last] through the
   /// async proxy (TMA, tensor cores), sees bytes `writer` stored with
   /// ordinary stores its thread never followed with fence.proxy.async.
-  void proxyRace(int64_t first, int64_t last, uint32_t writer,
-                 uint32_t reader);
+  void proxyRace(int64_t first, int64_t last, uint32_t writer, uint32_t reader);
 
   /// The races found, in discovery order, once per pair of ops.
   const std::vector<RaceReport> &races() const { return reports; }

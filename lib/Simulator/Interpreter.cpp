@@ -188,13 +188,13 @@ private:
 
   // Op semantics.
   /// arith and memory-free vector ops.
-  Step pure(Actor &actor, Operation *op);
-  Step vectorOp(Actor &actor, Operation *op);
-  Step memrefOp(Actor &actor, Operation *op);
+  Step pure(Actor &actor, Operation *op, ArrayRef<const Val *> in);
+  Step vectorOp(Actor &actor, Operation *op, ArrayRef<const Val *> in);
+  Step memrefOp(Actor &actor, Operation *op, ArrayRef<const Val *> in);
   Step gpuOp(Actor &actor, Operation *op);
   Step nvgpuOp(Actor &actor, Operation *op);
-  Step fa4Op(Actor &actor, Operation *op);
-  Step llvmOp(Actor &actor, Operation *op);
+  Step fa4Op(Actor &actor, Operation *op, ArrayRef<const Val *> in);
+  Step llvmOp(Actor &actor, Operation *op, ArrayRef<const Val *> in);
   Step scfOp(Actor &actor, Operation *op);
   Step yield(Actor &actor, Operation *op);
 
@@ -624,22 +624,30 @@ void Cta::reportDeadlock() {
 
 Step Cta::execute(Actor &actor, Operation *op) {
   StringRef dialect = op->getName().getDialectNamespace();
-  if (dialect == "arith")
-    return pure(actor, op);
-  if (dialect == "vector")
-    return vectorOp(actor, op);
-  if (dialect == "memref")
-    return memrefOp(actor, op);
   if (dialect == "gpu")
     return gpuOp(actor, op);
   if (dialect == "nvgpu")
     return nvgpuOp(actor, op);
-  if (dialect == "fa4")
-    return fa4Op(actor, op);
-  if (dialect == "llvm")
-    return llvmOp(actor, op);
   if (dialect == "scf")
     return scfOp(actor, op);
+  // The rest take all their operands' values up front.
+  SmallVector<const Val *, 4> in;
+  for (Value operand : op->getOperands()) {
+    const Val *v = use(actor, op, operand);
+    if (!v)
+      return Step::error;
+    in.push_back(v);
+  }
+  if (dialect == "arith")
+    return pure(actor, op, in);
+  if (dialect == "vector")
+    return vectorOp(actor, op, in);
+  if (dialect == "memref")
+    return memrefOp(actor, op, in);
+  if (dialect == "fa4")
+    return fa4Op(actor, op, in);
+  if (dialect == "llvm")
+    return llvmOp(actor, op, in);
   return fail(op, "the simulator cannot execute this op");
 }
 
@@ -647,14 +655,7 @@ Step Cta::execute(Actor &actor, Operation *op) {
 // vector memory ops (the others are pure)
 //===----------------------------------------------------------------------===//
 
-Step Cta::vectorOp(Actor &actor, Operation *op) {
-  SmallVector<const Val *, 3> in;
-  for (Value operand : op->getOperands()) {
-    const Val *v = use(actor, op, operand);
-    if (!v)
-      return Step::error;
-    in.push_back(v);
-  }
+Step Cta::vectorOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
   return llvm::TypeSwitch<Operation *, Step>(op)
       .Case([&](vector::StoreOp store) {
         MemRefType type = store.getMemRefType();
@@ -693,17 +694,10 @@ Step Cta::vectorOp(Actor &actor, Operation *op) {
         define(actor, load.getResult()) = std::move(out);
         return Step::next;
       })
-      .Default([&](Operation *) { return pure(actor, op); });
+      .Default([&](Operation *) { return pure(actor, op, in); });
 }
 
-Step Cta::pure(Actor &actor, Operation *op) {
-  SmallVector<const Val *, 3> in;
-  for (Value operand : op->getOperands()) {
-    const Val *v = use(actor, op, operand);
-    if (!v)
-      return Step::error;
-    in.push_back(v);
-  }
+Step Cta::pure(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
   Val out;
   std::string error;
   if (!evaluate(op, in, out, error))
@@ -808,14 +802,7 @@ void Cta::asyncProxyRead(int64_t offset, int64_t bytes, uint32_t reader) {
   }
 }
 
-Step Cta::memrefOp(Actor &actor, Operation *op) {
-  SmallVector<const Val *, 4> in;
-  for (Value operand : op->getOperands()) {
-    const Val *v = use(actor, op, operand);
-    if (!v)
-      return Step::error;
-    in.push_back(v);
-  }
+Step Cta::memrefOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
   return llvm::TypeSwitch<Operation *, Step>(op)
       .Case([&](memref::ViewOp view) {
         const Val &source = *in[0];
@@ -826,15 +813,15 @@ Step Cta::memrefOp(Actor &actor, Operation *op) {
           return fail(op, "only views of static shape are supported");
         MemRefType sourceType = view.getSource().getType();
         int64_t shift = in[1]->ints[0];
-        int64_t bytes =
-            type.getNumElements() * bytesOf(type.getElementType());
+        int64_t bytes = type.getNumElements() * bytesOf(type.getElementType());
         if (sourceType.hasStaticShape()) {
           int64_t available = sourceType.getNumElements() *
                               bytesOf(sourceType.getElementType());
           if (shift < 0 || shift + bytes > available)
-            return fail(op, llvm::formatv("views bytes [{0}, {1}) of a {2}-byte "
-                                          "buffer",
-                                          shift, shift + bytes, available));
+            return fail(op,
+                        llvm::formatv("views bytes [{0}, {1}) of a {2}-byte "
+                                      "buffer",
+                                      shift, shift + bytes, available));
         }
         Val out;
         out.kind = Val::Kind::memref;
@@ -1439,14 +1426,7 @@ void Cta::executeMma(MmaPipe &pipe) {
   }
 }
 
-Step Cta::fa4Op(Actor &actor, Operation *op) {
-  SmallVector<const Val *, 4> in;
-  for (Value operand : op->getOperands()) {
-    const Val *v = use(actor, op, operand);
-    if (!v)
-      return Step::error;
-    in.push_back(v);
-  }
+Step Cta::fa4Op(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
   return llvm::TypeSwitch<Operation *, Step>(op)
       .Case([&](WarpSpecializeOp specialize) {
         for (Operation &child : specialize.getBody().front()) {
@@ -1572,9 +1552,9 @@ Step Cta::fa4Op(Actor &actor, Operation *op) {
       })
       .Case([&](Tcgen05WaitOp wait) {
         bool loadKind = wait.getKind() == Tcgen05WaitKind::load;
-        completeTmemAccesses(actor, loadKind ? actor.pendingLoads
-                                             : actor.pendingStores,
-                             /*write=*/!loadKind);
+        completeTmemAccesses(
+            actor, loadKind ? actor.pendingLoads : actor.pendingStores,
+            /*write=*/!loadKind);
         if (loadKind) {
           for (Value v : actor.pendingLoadValues)
             actor.env[v].pendingLoad = nullptr;
@@ -1737,14 +1717,7 @@ Step Cta::fa4Op(Actor &actor, Operation *op) {
 // llvm (the LSE store)
 //===----------------------------------------------------------------------===//
 
-Step Cta::llvmOp(Actor &actor, Operation *op) {
-  SmallVector<const Val *, 4> in;
-  for (Value operand : op->getOperands()) {
-    const Val *v = use(actor, op, operand);
-    if (!v)
-      return Step::error;
-    in.push_back(v);
-  }
+Step Cta::llvmOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
   return llvm::TypeSwitch<Operation *, Step>(op)
       .Case([&](LLVM::GEPOp gep) {
         if (in.size() != 2 || gep.getIndices().size() != 1 ||

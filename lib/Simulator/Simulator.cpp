@@ -444,8 +444,8 @@ LogicalResult mlir::fa4::sim::simulate(ModuleOp module, const Problem &problem,
          << " Skv=" << shape->seqKv << " Hq=" << shape->headsQ
          << " Hkv=" << shape->headsKv << " D=" << shape->headDim << " "
          << shape->dtype << (shape->causal ? " causal" : "")
-         << (risingKeys(seed) ? ", rising keys" : "") << ", "
-         << run->grid << " CTAs, " << steps << " steps";
+         << (risingKeys(seed) ? ", rising keys" : "") << ", " << run->grid
+         << " CTAs, " << steps << " steps";
       if (!numbers.empty())
         os << ", " << numbers;
       os << "\n";
