@@ -206,6 +206,13 @@ private:
                                        ArrayRef<int64_t> indices,
                                        int64_t count);
   bool checkShared(Operation *op, int64_t offset, int64_t bytes);
+  /// An ordinary load or store of `count` consecutive elements of memref
+  /// `ref` at `indices`: checks bounds, records the access, and returns the
+  /// shared byte offset of the first element.
+  std::optional<int64_t> elementsAccess(Actor &actor, Operation *op,
+                                        const Val &ref, MemRefType type,
+                                        ArrayRef<const Val *> indices,
+                                        int64_t count, bool write);
   float loadElement(Type element, int64_t offset);
   void storeElement(Type element, int64_t offset, float real, int64_t integer);
   bool sharedAccess(Actor &actor, Operation *op, int64_t offset, int64_t bytes,
@@ -226,6 +233,8 @@ private:
   // Asynchronous units.
   void completeTmaLoad(size_t index);
   void executeMma(MmaPipe &pipe);
+  /// The MMA pipe of the thread `actor`, created on its first MMA.
+  MmaPipe &pipeOf(const Actor &actor);
   void completeStore(size_t index);
   bool barrierIndex(Operation *op, const Val &group, Value index, Actor &actor,
                     int64_t &barrier);
@@ -658,35 +667,27 @@ Step Cta::execute(Actor &actor, Operation *op) {
 Step Cta::vectorOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
   return llvm::TypeSwitch<Operation *, Step>(op)
       .Case([&](vector::StoreOp store) {
-        MemRefType type = store.getMemRefType();
-        SmallVector<int64_t, 4> indices;
-        for (size_t i = 2; i < in.size(); ++i)
-          indices.push_back(in[i]->ints[0]);
-        int64_t n = store.getVectorType().getNumElements();
-        std::optional<int64_t> address =
-            sharedAddress(op, *in[1], type, indices, n);
+        std::optional<int64_t> address = elementsAccess(
+            actor, op, *in[1], store.getMemRefType(), in.drop_front(2),
+            store.getVectorType().getNumElements(), /*write=*/true);
         if (!address)
           return Step::error;
-        Type element = type.getElementType();
-        sharedAccess(actor, op, *address, n * bytesOf(element), true);
-        for (int64_t i = 0; i < n; ++i)
+        Type element = store.getMemRefType().getElementType();
+        for (int64_t i = 0, e = store.getVectorType().getNumElements(); i < e;
+             ++i)
           storeElement(element, *address + i * bytesOf(element),
                        in[0]->floats.empty() ? 0 : in[0]->floats[i],
                        in[0]->ints.empty() ? 0 : in[0]->ints[i]);
         return Step::next;
       })
       .Case([&](vector::LoadOp load) {
-        MemRefType type = load.getMemRefType();
-        SmallVector<int64_t, 4> indices;
-        for (size_t i = 1; i < in.size(); ++i)
-          indices.push_back(in[i]->ints[0]);
         int64_t n = load.getVectorType().getNumElements();
         std::optional<int64_t> address =
-            sharedAddress(op, *in[0], type, indices, n);
+            elementsAccess(actor, op, *in[0], load.getMemRefType(),
+                           in.drop_front(1), n, /*write=*/false);
         if (!address)
           return Step::error;
-        Type element = type.getElementType();
-        sharedAccess(actor, op, *address, n * bytesOf(element), false);
+        Type element = load.getMemRefType().getElementType();
         Val out;
         for (int64_t i = 0; i < n; ++i)
           out.floats.push_back(
@@ -734,6 +735,20 @@ std::optional<int64_t> Cta::sharedAddress(Operation *op, const Val &ref,
   if (!checkShared(op, offset, count * bytesOf(type.getElementType())))
     return std::nullopt;
   return offset;
+}
+
+std::optional<int64_t> Cta::elementsAccess(Actor &actor, Operation *op,
+                                           const Val &ref, MemRefType type,
+                                           ArrayRef<const Val *> indices,
+                                           int64_t count, bool write) {
+  SmallVector<int64_t, 4> values;
+  for (const Val *index : indices)
+    values.push_back(index->ints[0]);
+  std::optional<int64_t> address = sharedAddress(op, ref, type, values, count);
+  if (address)
+    sharedAccess(actor, op, *address, count * bytesOf(type.getElementType()),
+                 write);
+  return address;
 }
 
 bool Cta::checkShared(Operation *op, int64_t offset, int64_t bytes) {
@@ -857,16 +872,12 @@ Step Cta::memrefOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
         return Step::next;
       })
       .Case([&](memref::LoadOp load) {
-        MemRefType type = load.getMemRefType();
-        SmallVector<int64_t, 4> indices;
-        for (size_t i = 1; i < in.size(); ++i)
-          indices.push_back(in[i]->ints[0]);
         std::optional<int64_t> address =
-            sharedAddress(op, *in[0], type, indices, 1);
+            elementsAccess(actor, op, *in[0], load.getMemRefType(),
+                           in.drop_front(1), 1, /*write=*/false);
         if (!address)
           return Step::error;
-        Type element = type.getElementType();
-        sharedAccess(actor, op, *address, bytesOf(element), false);
+        Type element = load.getMemRefType().getElementType();
         Val out;
         if (isa<FloatType>(element)) {
           out.floats = {loadElement(element, *address)};
@@ -879,17 +890,12 @@ Step Cta::memrefOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
         return Step::next;
       })
       .Case([&](memref::StoreOp store) {
-        MemRefType type = store.getMemRefType();
-        SmallVector<int64_t, 4> indices;
-        for (size_t i = 2; i < in.size(); ++i)
-          indices.push_back(in[i]->ints[0]);
         std::optional<int64_t> address =
-            sharedAddress(op, *in[1], type, indices, 1);
+            elementsAccess(actor, op, *in[1], store.getMemRefType(),
+                           in.drop_front(2), 1, /*write=*/true);
         if (!address)
           return Step::error;
-        Type element = type.getElementType();
-        sharedAccess(actor, op, *address, bytesOf(element), true);
-        storeElement(element, *address,
+        storeElement(store.getMemRefType().getElementType(), *address,
                      in[0]->floats.empty() ? 0 : in[0]->floats[0],
                      in[0]->ints.empty() ? 0 : in[0]->ints[0]);
         return Step::next;
@@ -1316,6 +1322,15 @@ bool Cta::tmemColumnsAllocated(Operation *op, int64_t first, int64_t columns) {
   return false;
 }
 
+MmaPipe &Cta::pipeOf(const Actor &actor) {
+  for (MmaPipe &pipe : pipes)
+    if (pipe.issuer == actor.tid)
+      return pipe;
+  Slot slot = nextSlot + kAsyncSlots + static_cast<Slot>(pipes.size());
+  pipes.push_back({actor.tid, slot, {}, {}});
+  return pipes.back();
+}
+
 void Cta::executeMma(MmaPipe &pipe) {
   MmaWork work = std::move(pipe.work.front());
   pipe.work.pop_front();
@@ -1581,18 +1596,7 @@ Step Cta::fa4Op(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
         return Step::next;
       })
       .Case([&](MmaOp mma) {
-        MmaPipe *pipe = nullptr;
-        for (MmaPipe &p : pipes)
-          if (p.issuer == actor.tid)
-            pipe = &p;
-        if (!pipe) {
-          pipes.push_back(
-              {actor.tid,
-               nextSlot + kAsyncSlots + static_cast<Slot>(pipes.size()),
-               {},
-               {}});
-          pipe = &pipes.back();
-        }
+        MmaPipe &pipe = pipeOf(actor);
         MmaWork work;
         work.op = op;
         work.a = *in[0];
@@ -1601,7 +1605,7 @@ Step Cta::fa4Op(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
         work.accumulate = in[3]->ints[0] != 0;
         work.clock = actor.tcView;
         work.agent = agentFor(op, actor);
-        pipe->work.push_back(std::move(work));
+        pipe.work.push_back(std::move(work));
         actor.clock.tick(actor.slot);
         return Step::next;
       })
@@ -1609,24 +1613,13 @@ Step Cta::fa4Op(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
         int64_t b;
         if (!barrierIndex(op, *in[0], commit.getIndex(), actor, b))
           return Step::error;
-        MmaPipe *pipe = nullptr;
-        for (MmaPipe &p : pipes)
-          if (p.issuer == actor.tid)
-            pipe = &p;
-        if (!pipe) {
-          pipes.push_back(
-              {actor.tid,
-               nextSlot + kAsyncSlots + static_cast<Slot>(pipes.size()),
-               {},
-               {}});
-          pipe = &pipes.back();
-        }
+        MmaPipe &pipe = pipeOf(actor);
         MmaWork work;
         work.op = op;
         work.commit = true;
         work.barrier = b;
         work.clock = actor.tcView;
-        pipe->work.push_back(std::move(work));
+        pipe.work.push_back(std::move(work));
         actor.clock.tick(actor.slot);
         return Step::next;
       })
