@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
 
 namespace mlir::fa4 {
 #define GEN_PASS_DEF_FA4INSERTBARRIERS
@@ -192,7 +193,8 @@ LogicalResult lowerStep(Operation *step, const ChannelBarriers &channel) {
 }
 
 /// Creates the channel's barrier groups and initializes them from thread 0.
-ChannelBarriers createBarriers(ChannelOp channel) {
+/// The empty direction exists only if some step acquires or releases.
+ChannelBarriers createBarriers(ChannelOp channel, bool needsEmpty) {
   OpBuilder b(channel);
   Location loc = channel.getLoc();
   MLIRContext *ctx = channel.getContext();
@@ -207,7 +209,7 @@ ChannelBarriers createBarriers(ChannelOp channel) {
       channel.getConsumer(),
       namedBarrier ? Value() : nvgpu::MBarrierCreateOp::create(b, loc, groupType),
       namedBarrier,
-      nvgpu::MBarrierCreateOp::create(b, loc, groupType),
+      needsEmpty ? nvgpu::MBarrierCreateOp::create(b, loc, groupType) : Value(),
       inTcgen05Module(channel)};
 
   // Names for diagnostics and the simulator's reports.
@@ -233,8 +235,9 @@ ChannelBarriers createBarriers(ChannelOp channel) {
     if (barriers.full)
       nvgpu::MBarrierInitOp::create(b, loc, barriers.full, fullCount, slot,
                                     /*predicate=*/Value());
-    nvgpu::MBarrierInitOp::create(b, loc, barriers.empty, emptyCount, slot,
-                                  /*predicate=*/Value());
+    if (barriers.empty)
+      nvgpu::MBarrierInitOp::create(b, loc, barriers.empty, emptyCount, slot,
+                                    /*predicate=*/Value());
   }
   return barriers;
 }
@@ -258,12 +261,20 @@ struct FA4InsertBarriersPass
       gpu::BarrierOp::create(b, last.getLoc());
     }
 
+    // mbarriers per kernel, for its launch manifest.
+    llvm::MapVector<gpu::GPUFuncOp, int64_t> mbarriers;
     for (ChannelOp channel : channels) {
-      ChannelBarriers barriers = createBarriers(channel);
       SmallVector<Operation *> steps;
       for (Operation *user : channel->getUsers())
         if (!isa<TmaLoadOp>(user))
           steps.push_back(user);
+      bool needsEmpty = llvm::any_of(steps, [](Operation *step) {
+        return isa<ChannelAcquireOp, ChannelReleaseOp>(step);
+      });
+      ChannelBarriers barriers = createBarriers(channel, needsEmpty);
+      if (auto kernel = channel->getParentOfType<gpu::GPUFuncOp>())
+        mbarriers[kernel] += barriers.stages * ((barriers.full ? 1 : 0) +
+                                                (barriers.empty ? 1 : 0));
       for (Operation *step : steps)
         if (failed(lowerStep(step, barriers)))
           return signalPassFailure();
@@ -276,6 +287,9 @@ struct FA4InsertBarriersPass
       }
       channel.erase();
     }
+    for (auto [kernel, count] : mbarriers)
+      LaunchOp::setManifestEntry(getOperation(), kernel, "mbarriers",
+                                 Builder(kernel).getI64IntegerAttr(count));
   }
 };
 } // namespace

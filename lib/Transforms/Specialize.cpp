@@ -66,8 +66,8 @@ public:
       : b(b), shape(shape), ctx(b.getContext()) {}
 
   gpu::GPUFuncOp build(gpu::GPUModuleOp module, StringRef name);
-  /// mbarriers and named barriers the kernel's channels become.
-  int64_t getMbarrierCount() const { return mbarriers; }
+  /// Named barriers the kernel's channels use (fa4-insert-barriers counts
+  /// the mbarriers).
   int64_t getNamedBarrierCount() const { return namedBarriers; }
 
 private:
@@ -124,9 +124,6 @@ private:
   Value channel(StringRef name, int64_t stages, EndpointAttr producer,
                 EndpointAttr consumer,
                 std::optional<uint32_t> namedBarrier = std::nullopt) {
-    // A full and an empty mbarrier per slot, or only the empty one when a
-    // named barrier carries the full direction.
-    mbarriers += namedBarrier ? stages : 2 * stages;
     namedBarriers += namedBarrier ? 1 : 0;
     return ChannelOp::create(
         b, ChannelType::get(ctx, stages), name, producer, consumer,
@@ -177,7 +174,7 @@ private:
   ImplicitLocOpBuilder &b;
   const KernelShape &shape;
   MLIRContext *ctx;
-  int64_t mbarriers = 0, namedBarriers = 0;
+  int64_t namedBarriers = 0;
 
   // Kernel-wide values.
   Value qDesc, kDesc, vDesc, oDesc, batch, seqQ, seqKv, scaleLog2, lseOut;
@@ -834,8 +831,7 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
 /// The launch manifest of a kernel: everything a runtime needs to run it on
 /// the operands of its fa4.launch, as plain data (written out as JSON).
 DictionaryAttr buildManifest(MLIRContext *ctx, const KernelShape &shape,
-                             StringRef kernel, int64_t mbarriers,
-                             int64_t namedBarriers) {
+                             StringRef kernel, int64_t namedBarriers) {
   Builder b(ctx);
   PlanAttr plan = shape.plan;
   auto named = [&](StringRef key, Attribute value) {
@@ -899,7 +895,6 @@ DictionaryAttr buildManifest(MLIRContext *ctx, const KernelShape &shape,
       named("arch", b.getStringAttr(stringifyArch(plan.getArch()))),
       named("block", ints({warps * 32, 1, 1})),
       named("cluster", ints({1, 1, 1})),
-      named("mbarriers", i64(mbarriers)),
       named("named_barriers", i64(namedBarriers)),
       named("roles", b.getArrayAttr(roles)),
       // Persistent CTAs: min(tiles, SMs), tiles = batch * head_blocks *
@@ -1364,8 +1359,7 @@ struct FA4SpecializePass
       gpu::GPUFuncOp roles = kernelBuilder.build(gpuModule, name);
 
       DictionaryAttr manifest =
-          buildManifest(ctx, *shape, name, kernelBuilder.getMbarrierCount(),
-                        kernelBuilder.getNamedBarrierCount());
+          buildManifest(ctx, *shape, name, kernelBuilder.getNamedBarrierCount());
       for (NamedAttribute entry : manifest)
         LaunchOp::setManifestEntry(module, roles, entry.getName(),
                                    entry.getValue());

@@ -14,7 +14,7 @@
 // REPORT-NEXT: ptxas:
 // REPORT-NEXT: shared memory: 198660 bytes dynamic
 // REPORT-NEXT: tensor memory: 512 columns
-// REPORT-NEXT: barriers: 30 mbarriers, 2 named
+// REPORT-NEXT: barriers: 24 mbarriers, 2 named
 // REPORT-NEXT: files: {{.*}}/kernels/gqa_attention.{ptx
 
 // IR: fa4.launch @gqa_attention::@gqa_attention

@@ -11,13 +11,13 @@
 // MHA, bf16, head dim 128: the FA4 CTA of the default plan.
 // CHECK-LABEL: func.func @mha
 // CHECK-NOT: fa4.attention
-// The launch carries the manifest: 512 threads, 30 mbarriers and 2 named
-// barriers (the statistics hand-offs), the TMA boxes. Shared memory and
-// TMEM sizes are left to the allocation passes.
+// The launch carries the manifest: 512 threads, 2 named barriers (the
+// statistics hand-offs), the TMA boxes. Shared memory and TMEM sizes are
+// left to the allocation passes, the mbarrier count to
+// fa4-insert-barriers.
 // CHECK: fa4.launch @mha_attention::@mha_attention(%arg0, %arg1, %arg2, %arg3)
 // CHECK-SAME: block = [512, 1, 1]
 // CHECK-NOT: dynamic_smem_bytes
-// CHECK-SAME: mbarriers = 30
 // CHECK-SAME: named_barriers = 2
 // CHECK-SAME: tensor_maps = [{box = [64, 1, 128, 1], element = "bf16", oob_fill = "zero", operand = "query", operand_index = 0 : i64, swizzle = "128B"}
 // CHECK-NOT: tmem_columns

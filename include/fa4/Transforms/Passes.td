@@ -182,7 +182,10 @@ def FA4InsertBarriers : Pass<"fa4-insert-barriers"> {
     `fa4.channel` with `S` stages becomes two `nvgpu` mbarrier groups of `S`
     barriers, initialized by thread 0 before the roles start (followed by a
     CTA barrier): `full[s]` expects the producer's arrivals, `empty[s]` the
-    consumer's (1 for `tma` and `mma` endpoints, N for `threads = N`).
+    consumer's (1 for `tma` and `mma` endpoints, N for `threads = N`). A
+    channel whose slots are never acquired or released gets no `empty`
+    group. The groups are named after the channel (`fa4.name = "kv.full"`),
+    and the launch manifest of each kernel gets its `mbarriers` count.
 
     Hand-off `i` uses slot `s = i mod S` in round `r = i / S`:
 
