@@ -171,29 +171,20 @@ bool evaluateArith(Operation *op, ArrayRef<const Val *> in, Val &out,
           roundTo(resultType, f(in[0]->floats[i], in[1]->floats[i]));
     return true;
   };
-  auto unsignedDivision = [&](bool remainder) {
+  // Division and remainder, `f` seeing the sign-extended operands; a zero
+  // divisor is an error.
+  auto division = [&](auto f) {
     size_t n = in[0]->ints.size();
     out.ints.resize(n);
     for (size_t i = 0; i < n; ++i) {
-      uint64_t a = zeroExtend(in[0]->ints[i], inWidth),
-               b = zeroExtend(in[1]->ints[i], inWidth);
-      if (b == 0)
+      if (in[1]->ints[i] == 0)
         return unsupported("division by zero");
-      out.ints[i] = signExtend(remainder ? a % b : a / b, outWidth);
+      out.ints[i] = signExtend(
+          static_cast<uint64_t>(f(in[0]->ints[i], in[1]->ints[i])), outWidth);
     }
     return true;
   };
-  auto signedDivision = [&](bool remainder) {
-    size_t n = in[0]->ints.size();
-    out.ints.resize(n);
-    for (size_t i = 0; i < n; ++i) {
-      int64_t a = in[0]->ints[i], b = in[1]->ints[i];
-      if (b == 0)
-        return unsupported("division by zero");
-      out.ints[i] = signExtend(remainder ? a % b : a / b, outWidth);
-    }
-    return true;
-  };
+  auto unsignedOf = [&](int64_t v) { return zeroExtend(v, inWidth); };
   auto intUnary = [&](auto f) {
     size_t n = in[0]->ints.size();
     out.ints.resize(n);
@@ -222,21 +213,26 @@ bool evaluateArith(Operation *op, ArrayRef<const Val *> in, Val &out,
                      : zeroExtend(a, outWidth) >> b;
         });
       })
-      .Case([&](arith::DivUIOp) { return unsignedDivision(false); })
-      .Case([&](arith::RemUIOp) { return unsignedDivision(true); })
-      .Case([&](arith::DivSIOp) { return signedDivision(false); })
-      .Case([&](arith::RemSIOp) { return signedDivision(true); })
+      .Case([&](arith::DivUIOp) {
+        return division([&](int64_t a, int64_t b) {
+          return unsignedOf(a) / unsignedOf(b);
+        });
+      })
+      .Case([&](arith::RemUIOp) {
+        return division([&](int64_t a, int64_t b) {
+          return unsignedOf(a) % unsignedOf(b);
+        });
+      })
       .Case([&](arith::CeilDivUIOp) {
-        size_t n = in[0]->ints.size();
-        out.ints.resize(n);
-        for (size_t i = 0; i < n; ++i) {
-          uint64_t a = zeroExtend(in[0]->ints[i], inWidth),
-                   b = zeroExtend(in[1]->ints[i], inWidth);
-          if (b == 0)
-            return unsupported("division by zero");
-          out.ints[i] = signExtend((a + b - 1) / b, outWidth);
-        }
-        return true;
+        return division([&](int64_t a, int64_t b) {
+          return (unsignedOf(a) + unsignedOf(b) - 1) / unsignedOf(b);
+        });
+      })
+      .Case([&](arith::DivSIOp) {
+        return division([](int64_t a, int64_t b) { return a / b; });
+      })
+      .Case([&](arith::RemSIOp) {
+        return division([](int64_t a, int64_t b) { return a % b; });
       })
       .Case([&](arith::MinSIOp) {
         return intBinary([](int64_t a, int64_t b) { return std::min(a, b); });

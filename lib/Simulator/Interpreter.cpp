@@ -109,6 +109,8 @@ struct Actor {
   /// TMA stores issued since the last commit; committed groups in flight.
   SmallVector<TmaStore> openStores;
   std::deque<unsigned> storeGroups; // stores remaining per group
+  /// Groups retired so far: the first in `storeGroups` has this index.
+  uint64_t storeGroupsRetired = 0;
   /// Shared-memory ranges written by ordinary stores since the thread's
   /// last fence.proxy.async.
   SmallVector<std::pair<int64_t, int64_t>> unfencedWrites;
@@ -233,6 +235,9 @@ private:
   // Asynchronous units.
   void completeTmaLoad(size_t index);
   void executeMma(MmaPipe &pipe);
+  /// Gives a TMA load or store issued with `clock` its vector-clock slot
+  /// (rotating among kAsyncSlots, each use a higher value) and returns it.
+  Slot stampAsync(VectorClock &clock);
   /// The MMA pipe of the thread `actor`, created on its first MMA.
   MmaPipe &pipeOf(const Actor &actor);
   void completeStore(size_t index);
@@ -270,7 +275,6 @@ private:
   std::vector<TmaLoad> loads;
   std::vector<MmaPipe> pipes;
   std::vector<StoreInFlight> stores;
-  std::map<unsigned, uint64_t> groupsCommitted, groupsRetired;
   Slot nextSlot;
   uint64_t asyncCounter = 0;
   RaceDetector races;
@@ -1150,9 +1154,7 @@ Step Cta::nvgpuOp(Actor &actor, Operation *op) {
                                     work.shared));
     if (!checkShared(op, work.shared, ShapedType::getNumElements(shape) * 2))
       return Step::error;
-    work.slot = nextSlot + (asyncCounter % kAsyncSlots);
-    work.clock.set(work.slot, asyncCounter / kAsyncSlots + 1);
-    ++asyncCounter;
+    work.slot = stampAsync(work.clock);
     loads.push_back(std::move(work));
     actor.clock.tick(actor.slot);
     return Step::next;
@@ -1272,14 +1274,11 @@ void Cta::completeStore(size_t index) {
   asyncProxyRead(work.store.shared, bytes, work.agent);
   Actor &issuer = actors[work.issuer];
   issuer.storesDone.join(work.clock);
-  uint64_t retiredBefore = groupsRetired[work.issuer];
-  uint64_t position = work.group - retiredBefore;
-  if (position < issuer.storeGroups.size() &&
-      --issuer.storeGroups[position] == 0) {
+  if (--issuer.storeGroups[work.group - issuer.storeGroupsRetired] == 0) {
     // Groups retire in order once every store of each is done.
     while (!issuer.storeGroups.empty() && issuer.storeGroups.front() == 0) {
       issuer.storeGroups.pop_front();
-      ++groupsRetired[work.issuer];
+      ++issuer.storeGroupsRetired;
     }
   }
   wake(WaitKind::storeGroups, work.issuer);
@@ -1320,6 +1319,13 @@ bool Cta::tmemColumnsAllocated(Operation *op, int64_t first, int64_t columns) {
                          "are allocated",
                          first, first + columns, tmemAllocated));
   return false;
+}
+
+Slot Cta::stampAsync(VectorClock &clock) {
+  Slot slot = nextSlot + asyncCounter % kAsyncSlots;
+  clock.set(slot, asyncCounter / kAsyncSlots + 1);
+  ++asyncCounter;
+  return slot;
 }
 
 MmaPipe &Cta::pipeOf(const Actor &actor) {
@@ -1668,15 +1674,13 @@ Step Cta::fa4Op(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
       .Case([&](TmaStoreCommitOp) {
         if (actor.openStores.empty())
           return Step::next;
-        uint64_t group = groupsCommitted[actor.tid]++;
+        uint64_t group = actor.storeGroupsRetired + actor.storeGroups.size();
         actor.storeGroups.push_back(actor.openStores.size());
         for (TmaStore &store : actor.openStores) {
-          StoreInFlight work{
-              std::move(store),          actor.tid, 0, actor.clock,
-              agentFor(store.op, actor), group};
-          work.slot = nextSlot + (asyncCounter % kAsyncSlots);
-          work.clock.set(work.slot, asyncCounter / kAsyncSlots + 1);
-          ++asyncCounter;
+          uint32_t agent = agentFor(store.op, actor);
+          StoreInFlight work{std::move(store), actor.tid, 0,
+                             actor.clock,      agent,     group};
+          work.slot = stampAsync(work.clock);
           stores.push_back(std::move(work));
         }
         actor.openStores.clear();

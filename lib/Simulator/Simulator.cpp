@@ -34,10 +34,6 @@ double mlir::fa4::sim::outputErrorBound(StringRef dtype) {
 
 namespace {
 
-/// The launch operands by the names the manifest's sources use.
-constexpr const char *kOperandNames[] = {"query", "key", "value", "output",
-                                         "lse"};
-
 struct Shape {
   int64_t batch, seqQ, seqKv, headsQ, headsKv, headDim;
   bool causal;
@@ -161,9 +157,10 @@ std::vector<GlobalTensor> makeTensors(LaunchOp launch, const Shape &s,
   return tensors;
 }
 
+/// The launch operand a manifest source names, or -1.
 int64_t operandIndex(StringRef name) {
-  for (auto [i, known] : llvm::enumerate(kOperandNames))
-    if (name == known)
+  for (unsigned i = 0; !LaunchOp::getOperandName(i).empty(); ++i)
+    if (name == LaunchOp::getOperandName(i))
       return i;
   return -1;
 }

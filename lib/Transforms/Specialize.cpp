@@ -920,8 +920,6 @@ DictionaryAttr buildManifest(MLIRContext *ctx, const KernelShape &shape,
 /// What a launch's operands must be, for runtimes choosing a kernel: name,
 /// element type and shape (-1 where dynamic) of each.
 ArrayAttr operandsEntry(LaunchOp launch) {
-  static constexpr const char *kNames[] = {"query", "key", "value", "output",
-                                           "lse"};
   Builder b(launch.getContext());
   SmallVector<Attribute> operands;
   for (auto [index, operand] : llvm::enumerate(launch.getOperands())) {
@@ -933,9 +931,8 @@ ArrayAttr operandsEntry(LaunchOp launch) {
     llvm::raw_string_ostream os(element);
     type.getElementType().print(os);
     operands.push_back(b.getDictionaryAttr(
-        {b.getNamedAttr("name", b.getStringAttr(index < std::size(kNames)
-                                                    ? kNames[index]
-                                                    : "operand")),
+        {b.getNamedAttr("name",
+                        b.getStringAttr(LaunchOp::getOperandName(index))),
          b.getNamedAttr("element", b.getStringAttr(element)),
          b.getNamedAttr("shape", b.getI64ArrayAttr(shape))}));
   }

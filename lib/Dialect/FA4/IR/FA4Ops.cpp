@@ -552,6 +552,14 @@ LogicalResult TmaLoadOp::verify() {
   return verifyChannelStep(*this);
 }
 
+StringRef LaunchOp::getOperandName(unsigned index) {
+  static constexpr StringLiteral kNames[] = {"query", "key", "value", "output",
+                                             "lse"};
+  if (index >= std::size(kNames))
+    return {};
+  return kNames[index];
+}
+
 void LaunchOp::setManifestEntry(Operation *root, gpu::GPUFuncOp kernelOp,
                                 StringRef key, Attribute value) {
   auto module = kernelOp->getParentOfType<gpu::GPUModuleOp>();

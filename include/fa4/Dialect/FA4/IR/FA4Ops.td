@@ -990,6 +990,9 @@ def FA4_LaunchOp : FA4_Op<"launch"> {
     /// decide.
     static void setManifestEntry(Operation *root, gpu::GPUFuncOp kernel,
                                  StringRef key, Attribute value);
+    /// The name manifests give operand `index` ("query", "key", "value",
+    /// "output", "lse"), or "" past them.
+    static StringRef getOperandName(unsigned index);
   }];
 }
 
