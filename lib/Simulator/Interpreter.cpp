@@ -111,9 +111,9 @@ struct Actor {
   std::deque<unsigned> storeGroups; // stores remaining per group
   /// Groups retired so far: the first in `storeGroups` has this index.
   uint64_t storeGroupsRetired = 0;
-  /// Shared-memory ranges written by ordinary stores since the thread's
-  /// last fence.proxy.async.
-  SmallVector<std::pair<int64_t, int64_t>> unfencedWrites;
+  /// fence.proxy.async executed so far: the thread's ordinary stores made
+  /// at the current count are not yet visible to the async proxy.
+  uint32_t proxyFences = 0;
   VectorClock storesDone;
 };
 
@@ -260,10 +260,17 @@ private:
   bool failed = false;
 
   std::vector<uint8_t> shared;
-  /// Per shared byte: the agent + 1 of an ordinary store its thread has not
-  /// yet fenced for the async proxy, or 0; and that thread.
-  std::vector<uint32_t> unfencedAgent;
-  std::vector<int32_t> unfencedThread;
+  /// Per shared byte, the last ordinary store to it: its agent + 1 (0 for
+  /// none), its thread and that thread's proxyFences when it stored.
+  struct OrdinaryStore {
+    uint32_t agent = 0, thread = 0, fences = 0;
+  };
+  std::vector<OrdinaryStore> ordinaryStores;
+  /// Whether the async proxy cannot see byte `i` yet.
+  bool unfenced(int64_t i) const {
+    const OrdinaryStore &store = ordinaryStores[i];
+    return store.agent && actors[store.thread].proxyFences == store.fences;
+  }
   std::vector<uint32_t> tmem;
   int64_t tmemAllocated = 0;
   std::vector<MBarrier> barriers;
@@ -288,8 +295,7 @@ private:
 Cta::Cta(const Launch &launch, int64_t blockId, const Schedule &schedule)
     : launch(launch), blockId(blockId), rng(schedule.seed),
       maxSteps(schedule.maxSteps), shared(launch.dynamicSharedBytes, 0xA5),
-      unfencedAgent(launch.dynamicSharedBytes, 0),
-      unfencedThread(launch.dynamicSharedBytes, -1),
+      ordinaryStores(launch.dynamicSharedBytes),
       tmem(kTmemLanes * kTmemColumns, 0xFFFFFFFF),
       races(launch.dynamicSharedBytes, kTmemLanes * kTmemColumns,
             [this](Memory m, int64_t first, int64_t last) {
@@ -797,26 +803,24 @@ void Cta::storeElement(Type element, int64_t offset, float real,
 bool Cta::sharedAccess(Actor &actor, Operation *op, int64_t offset,
                        int64_t bytes, bool write) {
   uint32_t agent = agentFor(op, actor);
-  if (write) {
-    for (int64_t i = offset; i < offset + bytes; ++i) {
-      unfencedAgent[i] = agent + 1;
-      unfencedThread[i] = actor.tid;
-    }
-    actor.unfencedWrites.push_back({offset, offset + bytes});
-  }
+  if (write)
+    std::fill(ordinaryStores.begin() + offset,
+              ordinaryStores.begin() + offset + bytes,
+              OrdinaryStore{agent + 1, actor.tid, actor.proxyFences});
   return races.access(Memory::shared, offset, offset + bytes, write, actor.slot,
                       agent, actor.clock);
 }
 
 void Cta::asyncProxyRead(int64_t offset, int64_t bytes, uint32_t reader) {
   for (int64_t i = offset; i < offset + bytes; ++i) {
-    if (!unfencedAgent[i])
+    if (!unfenced(i))
       continue;
+    uint32_t writer = ordinaryStores[i].agent;
     int64_t last = i;
-    while (last + 1 < offset + bytes &&
-           unfencedAgent[last + 1] == unfencedAgent[i])
+    while (last + 1 < offset + bytes && unfenced(last + 1) &&
+           ordinaryStores[last + 1].agent == writer)
       ++last;
-    races.proxyRace(i, last, unfencedAgent[i] - 1, reader);
+    races.proxyRace(i, last, writer - 1, reader);
     return;
   }
 }
@@ -1594,11 +1598,7 @@ Step Cta::fa4Op(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
         return Step::next;
       })
       .Case([&](FenceProxyAsyncOp) {
-        for (auto [begin, end] : actor.unfencedWrites)
-          for (int64_t i = begin; i < end; ++i)
-            if (unfencedThread[i] == static_cast<int32_t>(actor.tid))
-              unfencedAgent[i] = 0;
-        actor.unfencedWrites.clear();
+        ++actor.proxyFences;
         return Step::next;
       })
       .Case([&](MmaOp mma) {
