@@ -15,27 +15,28 @@ using namespace mlir::fa4;
 
 FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
                                           const PlanOptions &options) {
-  if (options.arch != Arch::sm_100a)
-    return op.emitOpError() << "cannot be planned for "
-                            << stringifyArch(options.arch)
-                            << ": only the sm_100a pipeline exists so far";
-
+  bool hopper = options.arch == Arch::sm_90a;
+  StringRef arch = stringifyArch(options.arch);
   int64_t headDim = op.getHeadDimQK();
   if (op.getHeadDimV() != headDim)
     return op.emitOpError()
            << "query/key head dim " << headDim << " and value head dim "
-           << op.getHeadDimV() << " differ; sm_100a kernels need them equal";
+           << op.getHeadDimV() << " differ; " << arch
+           << " kernels need them equal";
   if (headDim != 64 && headDim != 128)
     return op.emitOpError() << "head dim " << headDim
-                            << " is not supported on sm_100a (supported: 64, "
-                               "128)";
+                            << " is not supported on " << arch
+                            << " (supported: 64, 128)";
   if (op.getWindow())
-    return op.emitOpError()
-           << "sliding-window attention is not supported on sm_100a yet";
+    return op.emitOpError() << "sliding-window attention is not supported on "
+                            << arch << " yet";
   if (op.getSoftcap())
-    return op.emitOpError() << "softcap is not supported on sm_100a yet";
+    return op.emitOpError() << "softcap is not supported on " << arch
+                            << " yet";
 
-  int64_t blockM = 128;
+  // A Q tile is one tcgen05 M=128 tile on sm_100a, one consumer
+  // warpgroup's wgmma M=64 tile on sm_90a.
+  int64_t blockM = hopper ? 64 : 128;
   int64_t groupSize = op.getGroupSize();
   int64_t gqaPack = options.gqaPack.value_or(groupSize);
   if (!options.gqaPack && blockM % groupSize != 0)
@@ -53,16 +54,23 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   bool causal = op.getCausal();
   int64_t blockN = options.blockN.value_or(128);
   // FA4 splits P so the first PV MMA starts before softmax finishes the row:
-  // 3/4 of the columns when there is no mask to apply, half with one.
-  int64_t defaultPvSplit = causal ? blockN / 2 : blockN * 3 / 4;
+  // 3/4 of the columns when there is no mask to apply, half with one. On
+  // sm_90a P stays in registers and feeds one PV wgmma.
+  int64_t defaultPvSplit = hopper ? 0 : causal ? blockN / 2 : blockN * 3 / 4;
 
+  // sm_90a (FlashAttention-3): two consumer warpgroups at 240 registers, the
+  // producer at the minimum; a ring of two K/V pairs; MUFU ex2 only (the
+  // Hopper Tensor Cores do not outrun it). sm_100a: the FA4 budgets.
   auto emitError = [&] { return op.emitOpError() << "invalid plan: "; };
   PlanAttr plan = PlanAttr::getChecked(
       emitError, op.getContext(), options.arch, blockM, blockN, headDim,
-      options.qStages.value_or(2), options.kvStages.value_or(3), gqaPack,
+      options.qStages.value_or(2), options.kvStages.value_or(hopper ? 4 : 3),
+      gqaPack,
       options.scheduler.value_or(causal ? Scheduler::lpt : Scheduler::linear),
-      options.softmaxRegs.value_or(200), options.correctionRegs.value_or(64),
-      options.producerRegs.value_or(48), options.emulatedExp2.value_or(3),
+      options.softmaxRegs.value_or(hopper ? 240 : 200),
+      options.correctionRegs.value_or(hopper ? 0 : 64),
+      options.producerRegs.value_or(hopper ? 24 : 48),
+      options.emulatedExp2.value_or(hopper ? 0 : 3),
       options.pvSplit.value_or(defaultPvSplit),
       options.rescaleThreshold.value_or(8));
   if (!plan)
@@ -99,7 +107,8 @@ struct FA4PlanPass : public fa4::impl::FA4PlanBase<FA4PlanPass> {
     std::optional<Arch> parsedArch = symbolizeArch(arch);
     if (!parsedArch) {
       getOperation()->emitError()
-          << "fa4-plan: unknown arch '" << arch << "' (expected sm_100a)";
+          << "fa4-plan: unknown arch '" << arch
+          << "' (expected sm_100a or sm_90a)";
       return failure();
     }
     options.arch = *parsedArch;

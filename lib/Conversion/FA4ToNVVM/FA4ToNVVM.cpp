@@ -6,6 +6,7 @@
 #include "fa4/Dialect/FA4/IR/FA4Ops.h"
 #include "fa4/Dialect/FA4/IR/Targets.h"
 #include "fa4/Dialect/FA4/IR/Tcgen05Encoding.h"
+#include "fa4/Dialect/FA4/IR/WgmmaEncoding.h"
 
 #include "mlir/Conversion/ConvertToLLVM/ToLLVMInterface.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
@@ -224,18 +225,25 @@ struct Tcgen05WaitLowering : ConvertOpToLLVMPattern<Tcgen05WaitOp> {
   }
 };
 
-/// tcgen05 and Tensor Memory exist on sm_100a/sm_101a only: refuses kernel
-/// ops inside a gpu.module whose NVVM targets include another chip.
-LogicalResult verifyTcgen05Targets(Operation *root) {
+/// tcgen05 and Tensor Memory exist on sm_100a/sm_101a only, wgmma on sm_90a
+/// only: refuses such kernel ops inside a gpu.module whose NVVM targets
+/// include another chip.
+LogicalResult verifyChipTargets(Operation *root) {
   WalkResult result = root->walk([](Operation *op) {
-    if (op->getName().getDialectNamespace() !=
-            FA4Dialect::getDialectNamespace() ||
-        isa<AttentionOp>(op))
+    bool tcgen05 =
+        isa<TmemAllocOp, TmemBaseOp, TmemDeallocOp, TmemViewOp, TmemBufferOp,
+            TmemLoadOp, TmemStoreOp, Tcgen05WaitOp, Tcgen05FenceOp, MmaOp,
+            MmaCommitOp>(op);
+    bool wgmma = isa<WgmmaOp, WgmmaCommitOp, WgmmaWaitOp>(op);
+    if (!tcgen05 && !wgmma)
       return WalkResult::advance();
     for (StringRef chip : enclosingNvvmChips(op)) {
-      if (hasTcgen05(chip))
+      if (tcgen05 ? hasTcgen05(chip) : chip == "sm_90a")
         continue;
-      op->emitOpError() << "needs tcgen05 (sm_100a or sm_101a), but gpu.module @"
+      op->emitOpError() << "needs "
+                        << (tcgen05 ? "tcgen05 (sm_100a or sm_101a)"
+                                    : "wgmma (sm_90a)")
+                        << ", but gpu.module @"
                         << op->getParentOfType<gpu::GPUModuleOp>().getName()
                         << " targets " << chip;
       return WalkResult::interrupt();
@@ -258,10 +266,11 @@ struct Tcgen05FenceLowering : ConvertOpToLLVMPattern<Tcgen05FenceOp> {
   }
 };
 
-/// A 64-bit shared-memory matrix descriptor (tcgen05::smemDescriptor) of the
-/// matrix at `sharedAddress` (i64).
+/// A 64-bit shared-memory matrix descriptor of the matrix at `sharedAddress`
+/// (i64): its start address with `fields` (tcgen05:: or
+/// wgmma::smemDescriptorFields).
 Value smemDescriptor(OpBuilder &b, Location loc, Value sharedAddress,
-                     int64_t leadingBytes, int64_t strideBytes) {
+                     uint64_t fields) {
   Type i64 = b.getI64Type();
   auto c64 = [&](uint64_t v) {
     return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
@@ -269,9 +278,20 @@ Value smemDescriptor(OpBuilder &b, Location loc, Value sharedAddress,
   Value start = LLVM::AndOp::create(
       b, loc, LLVM::LShrOp::create(b, loc, sharedAddress, c64(4)),
       c64(0x3FFF));
-  return LLVM::OrOp::create(
-      b, loc, start,
-      c64(tcgen05::smemDescriptorFields(leadingBytes, strideBytes)));
+  return LLVM::OrOp::create(b, loc, start, c64(fields));
+}
+
+/// The shared-window address (i64) of element [0, 0, 0] of a tile.
+Value tileAddress(OpBuilder &b, Location loc,
+                  const LLVMTypeConverter &converter, MemRefType type,
+                  Value descriptor) {
+  Value ptr = firstElementPointer(b, loc, converter, type, descriptor);
+  return LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), ptr);
+}
+
+/// Bytes between consecutive atoms of a [atoms, rows, 64] tile.
+int64_t atomStrideBytes(MemRefType type) {
+  return type.getStridesAndOffset().first[0] * 2;
 }
 
 struct MmaLowering : ConvertOpToLLVMPattern<MmaOp> {
@@ -279,19 +299,6 @@ struct MmaLowering : ConvertOpToLLVMPattern<MmaOp> {
 
   static constexpr int64_t kStep = tcgen05::kKStep;
   static constexpr int64_t kStepsPerAtom = tcgen05::kAtomElements / kStep;
-
-  /// The shared-window address (i64) of element [0, 0, 0] of a tile.
-  Value tileAddress(OpBuilder &b, Location loc, MemRefType type,
-                    Value descriptor) const {
-    Value ptr =
-        firstElementPointer(b, loc, *getTypeConverter(), type, descriptor);
-    return LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), ptr);
-  }
-
-  /// Bytes between consecutive atoms of a tile.
-  static int64_t atomStrideBytes(MemRefType type) {
-    return type.getStridesAndOffset().first[0] * 2;
-  }
 
   LogicalResult
   matchAndRewrite(MmaOp op, OpAdaptor adaptor,
@@ -308,10 +315,12 @@ struct MmaLowering : ConvertOpToLLVMPattern<MmaOp> {
         rewriter, loc,
         tcgen05::instructionDescriptor(bType.getElementType().isBF16(),
                                        bMnMajor, op.getM(), op.getN()));
-    Value bAddress = tileAddress(rewriter, loc, bType, adaptor.getB());
+    const LLVMTypeConverter &converter = *getTypeConverter();
+    Value bAddress = tileAddress(rewriter, loc, converter, bType, adaptor.getB());
     auto aTile = dyn_cast<MemRefType>(op.getA().getType());
     Value aAddress =
-        aTile ? tileAddress(rewriter, loc, aTile, adaptor.getA()) : Value();
+        aTile ? tileAddress(rewriter, loc, converter, aTile, adaptor.getA())
+              : Value();
     int64_t steps = op.getK() / kStep;
 
     // One tcgen05.mma for K step `step` (i64).
@@ -331,7 +340,8 @@ struct MmaLowering : ConvertOpToLLVMPattern<MmaOp> {
       if (aTile) {
         a = smemDescriptor(
             b, loc, LLVM::AddOp::create(b, loc, aAddress, kMajorOffset(aTile)),
-            tcgen05::kKMajorLeadingBytes, tcgen05::kKMajorStrideBytes);
+            tcgen05::smemDescriptorFields(tcgen05::kKMajorLeadingBytes,
+                                          tcgen05::kKMajorStrideBytes));
       } else {
         // tcgen05::tmemStepColumns.
         Value step32 = LLVM::TruncOp::create(b, loc, b.getI32Type(), step);
@@ -348,8 +358,9 @@ struct MmaLowering : ConvertOpToLLVMPattern<MmaOp> {
               : LLVM::AddOp::create(b, loc, bAddress, kMajorOffset(bType));
       Value bDesc = smemDescriptor(
           b, loc, bStart,
-          bMnMajor ? atomStrideBytes(bType) : tcgen05::kKMajorLeadingBytes,
-          tcgen05::kPatternBytes);
+          tcgen05::smemDescriptorFields(bMnMajor ? atomStrideBytes(bType)
+                                                 : tcgen05::kKMajorLeadingBytes,
+                                        tcgen05::kPatternBytes));
       // Only the first step may overwrite the accumulator.
       Value later = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, step,
                                          c64(0));
@@ -401,6 +412,227 @@ struct MmaLowering : ConvertOpToLLVMPattern<MmaOp> {
         ctx, {}, {}, {}, noUnroll, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}));
     rewriter.setInsertionPointToStart(exit);
     rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Warpgroup MMA (sm_90a)
+//===----------------------------------------------------------------------===//
+
+/// The LLVM struct of `count` f32 that wgmma accumulators travel in.
+LLVM::LLVMStructType accumulatorStruct(MLIRContext *ctx, int64_t count) {
+  return LLVM::LLVMStructType::getLiteral(
+      ctx, SmallVector<Type>(count, Float32Type::get(ctx)));
+}
+
+/// Elements [first, first + count) of LLVM vectors `vectors` (concatenated)
+/// packed into a struct of f32.
+Value packStruct(OpBuilder &b, Location loc, ValueRange vectors) {
+  SmallVector<Value> elements;
+  for (Value vector : vectors) {
+    int64_t count = cast<VectorType>(vector.getType()).getNumElements();
+    for (int64_t i = 0; i < count; ++i)
+      elements.push_back(LLVM::ExtractElementOp::create(
+          b, loc, vector, i32Constant(b, loc, i)));
+  }
+  Value result = LLVM::UndefOp::create(
+      b, loc, accumulatorStruct(b.getContext(), elements.size()));
+  for (auto [i, element] : llvm::enumerate(elements))
+    result = LLVM::InsertValueOp::create(b, loc, result, element, i);
+  return result;
+}
+
+/// The struct `packed` split back into vectors of `types`.
+SmallVector<Value> unpackStruct(OpBuilder &b, Location loc, Value packed,
+                                TypeRange types) {
+  SmallVector<Value> vectors;
+  int64_t position = 0;
+  for (Type type : types) {
+    int64_t count = cast<VectorType>(type).getNumElements();
+    Value vector = LLVM::UndefOp::create(b, loc, type);
+    for (int64_t i = 0; i < count; ++i)
+      vector = LLVM::InsertElementOp::create(
+          b, loc, vector,
+          LLVM::ExtractValueOp::create(b, loc, packed, position++),
+          i32Constant(b, loc, i));
+    vectors.push_back(vector);
+  }
+  return vectors;
+}
+
+/// "=f" outputs tied to the same number of inputs, then `rest`.
+std::string tiedConstraints(int64_t count, StringRef rest) {
+  std::string constraints;
+  for (int64_t i = 0; i < count; ++i)
+    constraints += "=f,";
+  for (int64_t i = 0; i < count; ++i)
+    constraints += std::to_string(i) + ",";
+  constraints += rest;
+  if (!constraints.empty() && constraints.back() == ',')
+    constraints.pop_back();
+  return constraints;
+}
+
+/// `{$first, ..., $(first + count - 1)}`.
+std::string operandList(int64_t first, int64_t count) {
+  std::string list = "{";
+  for (int64_t i = 0; i < count; ++i)
+    list += (i ? ", $" : "$") + std::to_string(first + i);
+  return list + "}";
+}
+
+struct WgmmaLowering : ConvertOpToLLVMPattern<WgmmaOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+
+  LogicalResult
+  matchAndRewrite(WgmmaOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = getContext();
+    MemRefType bType = op.getB().getType();
+    SmallVector<int64_t> bStrides = bType.getStridesAndOffset().first;
+    if (bStrides[1] != MmaOp::kAtomElements || bStrides[2] != 1)
+      return rewriter.notifyMatchFailure(op, "b rows are not 128 bytes apart");
+    bool bMnMajor = op.getBMajor() == OperandMajor::mn;
+    bool bf16 = bType.getElementType().isBF16();
+    int64_t n = op.getN(), steps = op.getK() / wgmma::kKStep;
+    int64_t registers = n / 2;
+    Type i64 = rewriter.getI64Type();
+    auto c64 = [&](int64_t v) {
+      return LLVM::ConstantOp::create(rewriter, loc, i64,
+                                      rewriter.getI64IntegerAttr(v));
+    };
+    const LLVMTypeConverter &converter = *getTypeConverter();
+    Value bAddress = tileAddress(rewriter, loc, converter, bType, adaptor.getB());
+    auto aTile = dyn_cast<MemRefType>(op.getA().getType());
+    Value aAddress =
+        aTile ? tileAddress(rewriter, loc, converter, aTile, adaptor.getA())
+              : Value();
+    // A register operand as 32-bit registers, two elements each.
+    Value aRegisters;
+    if (!aTile)
+      aRegisters = LLVM::BitcastOp::create(
+          rewriter, loc, VectorType::get({op.getK() / 4}, rewriter.getI32Type()),
+          adaptor.getA());
+
+    auto structType = accumulatorStruct(ctx, registers);
+    Value acc = adaptor.getAcc() ? packStruct(rewriter, loc, adaptor.getAcc())
+                                 : LLVM::UndefOp::create(rewriter, loc, structType);
+    // The accumulator registers were last written by ordinary instructions.
+    NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
+    auto shape = NVVM::MMAShapeAttr::get(ctx, MmaOp::kAtomElements, n,
+                                         wgmma::kKStep);
+    auto elementType = NVVM::WGMMATypesAttr::get(
+        ctx, bf16 ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16);
+    auto scaleIn = NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one);
+    for (int64_t step = 0; step < steps; ++step) {
+      // Only the first step of a product without accumulator overwrites.
+      bool accumulate = adaptor.getAcc() || step > 0;
+      int64_t bOffset = bMnMajor ? tcgen05::mnMajorStepBytes(step)
+                                 : tcgen05::kMajorStepBytes(
+                                       step, atomStrideBytes(bType));
+      Value bDesc = smemDescriptor(
+          rewriter, loc, LLVM::AddOp::create(rewriter, loc, bAddress, c64(bOffset)),
+          wgmma::smemDescriptorFields(bMnMajor ? atomStrideBytes(bType)
+                                               : tcgen05::kKMajorLeadingBytes,
+                                      tcgen05::kPatternBytes));
+      if (aTile) {
+        Value aDesc = smemDescriptor(
+            rewriter, loc,
+            LLVM::AddOp::create(
+                rewriter, loc, aAddress,
+                c64(tcgen05::kMajorStepBytes(step, atomStrideBytes(aTile)))),
+            wgmma::smemDescriptorFields(tcgen05::kKMajorLeadingBytes,
+                                        tcgen05::kKMajorStrideBytes));
+        // B layout `row` is the transposed (MN-major) B.
+        acc = NVVM::WgmmaMmaAsyncOp::create(
+            rewriter, loc, structType, acc, aDesc, bDesc, shape, elementType,
+            elementType, NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
+            NVVM::WGMMAScaleOutAttr::get(ctx, accumulate
+                                                  ? NVVM::WGMMAScaleOut::one
+                                                  : NVVM::WGMMAScaleOut::zero),
+            scaleIn, scaleIn,
+            NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
+            NVVM::MMALayoutAttr::get(ctx, bMnMajor ? NVVM::MMALayout::row
+                                                   : NVVM::MMALayout::col),
+            /*satfinite=*/nullptr);
+        continue;
+      }
+      // A from registers has no NVVM op in LLVM 22: the RS form in PTX.
+      SmallVector<Value> operands;
+      for (int64_t i = 0; i < registers; ++i)
+        operands.push_back(LLVM::ExtractValueOp::create(rewriter, loc, acc, i));
+      for (int64_t r = 0; r < 4; ++r)
+        operands.push_back(LLVM::ExtractElementOp::create(
+            rewriter, loc, aRegisters, i32Constant(rewriter, loc, 4 * step + r)));
+      operands.push_back(bDesc);
+      operands.push_back(i32Constant(rewriter, loc, accumulate ? 1 : 0));
+      StringRef type = bf16 ? "bf16" : "f16";
+      std::string ptx =
+          "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
+          std::to_string(2 * registers + 5) +
+          ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
+          "k16.f32." + type.str() + "." + type.str() + " " +
+          operandList(0, registers) + ", " + operandList(2 * registers, 4) +
+          ", $" + std::to_string(2 * registers + 4) + ", p, 1, 1, " +
+          (bMnMajor ? "1" : "0") + ";\n}\n";
+      acc = LLVM::InlineAsmOp::create(
+                rewriter, loc, structType, operands, ptx,
+                tiedConstraints(registers, "r,r,r,r,l,n"),
+                /*has_side_effects=*/true, /*is_align_stack=*/false,
+                LLVM::TailCallKind::None, /*asm_dialect=*/nullptr,
+                /*operand_attrs=*/nullptr)
+                .getResult(0);
+    }
+    rewriter.replaceOp(
+        op, unpackStruct(rewriter, loc, acc,
+                         {converter.convertType(op.getResult().getType())}));
+    return success();
+  }
+};
+
+struct WgmmaCommitLowering : ConvertOpToLLVMPattern<WgmmaCommitOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(WgmmaCommitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<NVVM::WgmmaGroupSyncAlignedOp>(op);
+    return success();
+  }
+};
+
+/// The fragments pass through the wait as tied operands of the PTX, so that
+/// no read of a wgmma result is scheduled above it.
+struct WgmmaWaitLowering : ConvertOpToLLVMPattern<WgmmaWaitOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(WgmmaWaitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    uint32_t pending = op.getPending();
+    if (op.getFragments().empty()) {
+      rewriter.replaceOpWithNewOp<NVVM::WgmmaWaitGroupSyncOp>(op, pending);
+      return success();
+    }
+    Value packed = packStruct(rewriter, loc, adaptor.getFragments());
+    int64_t count =
+        cast<LLVM::LLVMStructType>(packed.getType()).getBody().size();
+    SmallVector<Value> operands;
+    for (int64_t i = 0; i < count; ++i)
+      operands.push_back(LLVM::ExtractValueOp::create(rewriter, loc, packed, i));
+    Value waited =
+        LLVM::InlineAsmOp::create(
+            rewriter, loc, packed.getType(), operands,
+            "wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";",
+            tiedConstraints(count, ""), /*has_side_effects=*/true,
+            /*is_align_stack=*/false, LLVM::TailCallKind::None,
+            /*asm_dialect=*/nullptr, /*operand_attrs=*/nullptr)
+            .getResult(0);
+    SmallVector<Type> types;
+    for (Value fragment : adaptor.getFragments())
+      types.push_back(fragment.getType());
+    rewriter.replaceOp(op, unpackStruct(rewriter, loc, waited, types));
     return success();
   }
 };
@@ -560,7 +792,7 @@ struct Exp2Lowering : ConvertOpToLLVMPattern<Exp2Op> {
 struct ConvertFA4ToNVVMPass
     : public fa4::impl::ConvertFA4ToNVVMBase<ConvertFA4ToNVVMPass> {
   void runOnOperation() override {
-    if (failed(verifyTcgen05Targets(getOperation())))
+    if (failed(verifyChipTargets(getOperation())))
       return signalPassFailure();
     MLIRContext *ctx = &getContext();
     LLVMTypeConverter converter(ctx);
@@ -656,6 +888,7 @@ void mlir::fa4::populateFA4ToNVVMConversionPatterns(
                NamedBarrierLowering<NamedBarrierSyncOp, NVVM::BarrierOp>,
                NamedBarrierLowering<NamedBarrierArriveOp, NVVM::BarrierArriveOp>,
                ElectLowering, WarpAnyLowering, FenceProxyAsyncLowering,
-               TmaStoreCommitLowering, TmaStoreWaitLowering, Exp2Lowering>(
+               TmaStoreCommitLowering, TmaStoreWaitLowering, Exp2Lowering,
+               WgmmaLowering, WgmmaCommitLowering, WgmmaWaitLowering>(
       converter);
 }

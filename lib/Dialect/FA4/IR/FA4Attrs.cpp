@@ -26,23 +26,31 @@ void FA4Dialect::registerAttributes() {
 // PlanAttr
 //===----------------------------------------------------------------------===//
 
-/// Q stages, the K/V ring, one O staging tile (all 16-bit), the per-row
+/// Q stages, the K/V ring, the O staging (one tile on sm_100a, one per
+/// consumer warpgroup on sm_90a; all 16-bit), on sm_100a the per-row
 /// statistics exchange (two f32 per row and Q stage: the rescale factor or
 /// row sum, and the row max) and the reserve for mbarriers. fa4-specialize
 /// lays shared memory out in exactly these pieces.
-static int64_t smemBytes(int64_t qStages, int64_t kvStages, int64_t blockM,
-                         int64_t blockN, int64_t headDim) {
+static int64_t smemBytes(Arch arch, int64_t qStages, int64_t kvStages,
+                         int64_t blockM, int64_t blockN, int64_t headDim) {
   const int64_t elementBytes = 2;
+  if (arch == Arch::sm_90a)
+    return elementBytes * headDim *
+               (2 * qStages * blockM + kvStages * blockN) +
+           limits::kSmemReservedBytes;
   return elementBytes * headDim *
              (qStages * blockM + kvStages * blockN + blockM) +
          qStages * blockM * 2 * int64_t(sizeof(float)) +
          limits::kSmemReservedBytes;
 }
 
-static int64_t registersPerCta(int64_t qStages, int64_t softmaxRegs,
+/// sm_100a: a softmax warpgroup per Q stage, the correction and the producer
+/// warpgroup. sm_90a: a consumer warpgroup per Q stage and the producer.
+static int64_t registersPerCta(Arch arch, int64_t qStages, int64_t softmaxRegs,
                                int64_t correctionRegs, int64_t producerRegs) {
+  int64_t correction = arch == Arch::sm_90a ? 0 : correctionRegs;
   return limits::kThreadsPerWarpgroup *
-         (qStages * softmaxRegs + correctionRegs + producerRegs);
+         (qStages * softmaxRegs + correction + producerRegs);
 }
 
 static int64_t tmemColumns(int64_t qStages, int64_t blockN, int64_t headDim) {
@@ -50,9 +58,37 @@ static int64_t tmemColumns(int64_t qStages, int64_t blockN, int64_t headDim) {
   return qStages * (blockN + headDim);
 }
 
+int64_t PlanAttr::getNumWarpgroups() const {
+  return getArch() == Arch::sm_90a ? getQStages() + 1 : getQStages() + 2;
+}
+
 int64_t PlanAttr::getRegistersPerCta() const {
-  return registersPerCta(getQStages(), getSoftmaxRegs(), getCorrectionRegs(),
-                         getProducerRegs());
+  return registersPerCta(getArch(), getQStages(), getSoftmaxRegs(),
+                         getCorrectionRegs(), getProducerRegs());
+}
+
+/// The sm_90a plan (FlashAttention-3 structure): a 64-row wgmma tile per
+/// consumer warpgroup, and the fields only the sm_100a pipeline uses at 0.
+static LogicalResult
+verifyHopperFields(function_ref<InFlightDiagnostic()> emitError,
+                   int64_t blockM, int64_t headDim, int64_t correctionRegs,
+                   int64_t pvSplit) {
+  if (blockM != 64)
+    return emitError() << "blockM must be 64 on sm_90a (one wgmma M=64 tile "
+                          "per consumer warpgroup), got "
+                       << blockM;
+  if (headDim != 64 && headDim != 128)
+    return emitError() << "headDim must be 64 or 128 on sm_90a, got "
+                       << headDim;
+  if (correctionRegs != 0)
+    return emitError() << "correctionRegs must be 0 on sm_90a (no correction "
+                          "warpgroup), got "
+                       << correctionRegs;
+  if (pvSplit != 0)
+    return emitError() << "pvSplit must be 0 on sm_90a (P stays in "
+                          "registers, one PV wgmma), got "
+                       << pvSplit;
+  return success();
 }
 
 LogicalResult
@@ -63,8 +99,12 @@ PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, Arch arch,
                  int64_t correctionRegs, int64_t producerRegs,
                  int64_t emulatedExp2, int64_t pvSplit,
                  int64_t rescaleThreshold) {
-  if (blockM != 128)
-    return emitError() << "blockM must be 128 (one tcgen05/wgmma M=128 "
+  bool hopper = arch == Arch::sm_90a;
+  if (hopper && failed(verifyHopperFields(emitError, blockM, headDim,
+                                          correctionRegs, pvSplit)))
+    return failure();
+  if (!hopper && blockM != 128)
+    return emitError() << "blockM must be 128 on sm_100a (one tcgen05 M=128 "
                           "tile), got "
                        << blockM;
   if (blockN != 64 && blockN != 128)
@@ -83,7 +123,8 @@ PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, Arch arch,
        {std::pair<StringRef, int64_t>{"softmaxRegs", softmaxRegs},
         {"correctionRegs", correctionRegs},
         {"producerRegs", producerRegs}})
-    if (regs < limits::kMinRegisters || regs > limits::kMaxRegisters ||
+    if ((!hopper || name != "correctionRegs") &&
+        regs < limits::kMinRegisters || regs > limits::kMaxRegisters ||
         regs % 8 != 0)
       return emitError() << name << " must be a multiple of 8 in ["
                          << limits::kMinRegisters << ", "
@@ -91,7 +132,7 @@ PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, Arch arch,
   if (emulatedExp2 < 0 || emulatedExp2 > 16)
     return emitError() << "emulatedExp2 must be in [0, 16], got "
                        << emulatedExp2;
-  if (pvSplit <= 0 || pvSplit >= blockN || pvSplit % 16 != 0)
+  if (!hopper && (pvSplit <= 0 || pvSplit >= blockN || pvSplit % 16 != 0))
     return emitError() << "pvSplit must be a multiple of 16 in (0, blockN = "
                        << blockN << "), got " << pvSplit;
   if (rescaleThreshold < 0)
@@ -99,16 +140,20 @@ PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, Arch arch,
                        << rescaleThreshold;
 
   // What the plan asks of one SM.
-  int64_t warpgroups = qStages + 2;
-  int64_t registers =
-      registersPerCta(qStages, softmaxRegs, correctionRegs, producerRegs);
-  if (registers > limits::kRegistersPerSm)
-    return emitError() << "register budgets (" << qStages << " x "
-                       << softmaxRegs << " softmax + " << correctionRegs
-                       << " correction + " << producerRegs
-                       << " producer) x 128 threads need " << registers
-                       << " registers per CTA of " << warpgroups
-                       << " warpgroups, more than " << limits::kRegistersPerSm;
+  int64_t warpgroups = hopper ? qStages + 1 : qStages + 2;
+  int64_t registers = registersPerCta(arch, qStages, softmaxRegs,
+                                      correctionRegs, producerRegs);
+  if (registers > limits::kRegistersPerSm) {
+    InFlightDiagnostic diag = emitError() << "register budgets (" << qStages
+                                          << " x " << softmaxRegs;
+    if (hopper)
+      diag << " consumer + ";
+    else
+      diag << " softmax + " << correctionRegs << " correction + ";
+    return diag << producerRegs << " producer) x 128 threads need "
+                << registers << " registers per CTA of " << warpgroups
+                << " warpgroups, more than " << limits::kRegistersPerSm;
+  }
   if (arch == Arch::sm_100a) {
     int64_t columns = tmemColumns(qStages, blockN, headDim);
     if (columns > limits::kTmemColumns)
@@ -117,12 +162,14 @@ PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, Arch arch,
                          << headDim << " O)), more than the "
                          << limits::kTmemColumns << " available";
   }
-  int64_t smem = smemBytes(qStages, kvStages, blockM, blockN, headDim);
+  int64_t smem = smemBytes(arch, qStages, kvStages, blockM, blockN, headDim);
   if (smem > limits::kSmemBytes)
     return emitError() << "plan needs " << smem
                        << " bytes of shared memory (" << qStages
                        << " Q stages, " << kvStages
-                       << " K/V stages, O staging, statistics), more than the "
+                       << " K/V stages, O staging"
+                       << (hopper ? "" : ", statistics")
+                       << "), more than the "
                        << limits::kSmemBytes << " available";
   return success();
 }

@@ -321,16 +321,38 @@ int64_t MmaOp::getK() {
 }
 
 /// Checks that `tile` is a static [atoms, rows, 64] tile in shared memory.
-static LogicalResult verifySmemTile(MmaOp op, StringRef name,
+static LogicalResult verifySmemTile(Operation *op, StringRef name,
                                     MemRefType tile) {
   if (!isWorkgroupMemRef(tile))
-    return op.emitOpError() << name << " must live in shared memory, got "
+    return op->emitOpError() << name << " must live in shared memory, got "
                             << tile;
   if (!tile.hasStaticShape() || tile.getDimSize(2) != MmaOp::kAtomElements)
-    return op.emitOpError() << name
+    return op->emitOpError() << name
                             << " must be a static [atoms, rows, 64] tile of "
                                "128-byte swizzle atoms, got "
                             << tile;
+  return success();
+}
+
+/// Checks an MMA's shared-memory B operand against the M x N x K product
+/// and A's element type.
+static LogicalResult verifyBOperand(Operation *op, MemRefType b,
+                                    Type elementType, OperandMajor major,
+                                    int64_t m, int64_t n, int64_t k) {
+  if (failed(verifySmemTile(op, "b", b)))
+    return failure();
+  if (b.getElementType() != elementType)
+    return op->emitOpError() << "a and b element types differ: "
+                             << elementType << " vs " << b.getElementType();
+  bool kMajor = major == OperandMajor::k;
+  int64_t atoms = b.getDimSize(0) * MmaOp::kAtomElements;
+  int64_t rows = b.getDimSize(1);
+  int64_t bN = kMajor ? rows : atoms, bK = kMajor ? atoms : rows;
+  if (bN != n || bK != k)
+    return op->emitOpError()
+           << "b holds " << (kMajor ? "N x K = " : "K x N = ")
+           << (kMajor ? bN : bK) << " x " << (kMajor ? bK : bN)
+           << " but the MMA is M x N x K = " << m << " x " << n << " x " << k;
   return success();
 }
 
@@ -367,20 +389,55 @@ LogicalResult MmaOp::verify() {
   if (k % 16 != 0)
     return emitOpError() << "K must be a multiple of 16, got " << k;
 
-  MemRefType b = getB().getType();
-  if (failed(verifySmemTile(*this, "b", b)))
-    return failure();
-  if (b.getElementType() != elementType)
-    return emitOpError() << "a and b element types differ: " << elementType
-                         << " vs " << b.getElementType();
-  bool kMajor = getBMajor() == OperandMajor::k;
-  int64_t atoms = b.getDimSize(0) * kAtomElements, rows = b.getDimSize(1);
-  int64_t bN = kMajor ? rows : atoms, bK = kMajor ? atoms : rows;
-  if (bN != n || bK != k)
-    return emitOpError() << "b holds " << (kMajor ? "N x K = " : "K x N = ")
-                         << (kMajor ? bN : bK) << " x " << (kMajor ? bK : bN)
-                         << " but the MMA is M x N x K = 128 x " << n << " x "
-                         << k;
+  return verifyBOperand(*this, getB().getType(), elementType, getBMajor(), 128,
+                        n, k);
+}
+
+//===----------------------------------------------------------------------===//
+// Warpgroup MMA
+//===----------------------------------------------------------------------===//
+
+int64_t WgmmaOp::getK() {
+  if (auto fragment = dyn_cast<VectorType>(getA().getType()))
+    return fragment.getNumElements() * 2;
+  return cast<MemRefType>(getA().getType()).getDimSize(0) *
+         MmaOp::kAtomElements;
+}
+
+LogicalResult WgmmaOp::verify() {
+  int64_t n = getN();
+  if (n < 16 || n > 256 || n % 16 != 0)
+    return emitOpError() << "N (twice the result's elements) must be a "
+                            "multiple of 16 in [16, 256], got "
+                         << n;
+  if (getAcc() && getAcc().getType() != getResult().getType())
+    return emitOpError() << "accumulator " << getAcc().getType()
+                         << " and result " << getResult().getType()
+                         << " differ";
+  Type elementType;
+  if (auto fragment = dyn_cast<VectorType>(getA().getType())) {
+    elementType = fragment.getElementType();
+  } else {
+    auto aTile = cast<MemRefType>(getA().getType());
+    if (failed(verifySmemTile(*this, "a", aTile)))
+      return failure();
+    if (aTile.getDimSize(1) != kM)
+      return emitOpError() << "a must have M = " << kM << " rows, got "
+                           << aTile.getDimSize(1);
+    elementType = aTile.getElementType();
+  }
+  int64_t k = getK();
+  if (k % 16 != 0)
+    return emitOpError() << "K must be a multiple of 16, got " << k;
+  return verifyBOperand(*this, getB().getType(), elementType, getBMajor(), kM,
+                        n, k);
+}
+
+LogicalResult WgmmaWaitOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location>, ValueRange operands,
+    DictionaryAttr, OpaqueProperties, RegionRange,
+    SmallVectorImpl<Type> &inferredReturnTypes) {
+  llvm::append_range(inferredReturnTypes, operands.getTypes());
   return success();
 }
 

@@ -107,6 +107,11 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     | `pvSplit` | columns of P consumed by the first of the two PV MMAs |
     | `rescaleThreshold` | growth of the row max (log2 units) tolerated before O is rescaled |
 
+    On `sm_90a` (FlashAttention-3 structure) a Q stage is the 64-row tile of
+    one consumer warpgroup (`blockM = 64`), `softmaxRegs` is the consumers'
+    budget and `producerRegs` the load/store warpgroup's; `correctionRegs`
+    and `pvSplit` do not apply and must be 0.
+
     The verifier checks each parameter's range and what the plan asks of one
     SM: registers (`128 x (qStages x softmaxRegs + correctionRegs +
     producerRegs) <= 65536`), TMEM columns on sm_100a (`qStages x (blockN +
@@ -119,6 +124,10 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
               qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear,
               softmaxRegs = 200, correctionRegs = 64, producerRegs = 48,
               emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
+    #fa4.plan<arch = sm_90a, blockM = 64, blockN = 128, headDim = 128,
+              qStages = 2, kvStages = 4, gqaPack = 1, scheduler = linear,
+              softmaxRegs = 240, correctionRegs = 0, producerRegs = 24,
+              emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8>
     ```
   }];
   let parameters = (ins
@@ -140,9 +149,11 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
-    /// Warpgroups of one CTA: a softmax warpgroup per Q stage, the
+    /// Warpgroups of one CTA. sm_100a: a softmax warpgroup per Q stage, the
     /// correction/epilogue warpgroup and the load/MMA/store warpgroup.
-    int64_t getNumWarpgroups() const { return getQStages() + 2; }
+    /// sm_90a: a consumer warpgroup per Q stage and the load/store
+    /// warpgroup.
+    int64_t getNumWarpgroups() const;
     /// Registers one CTA asks for through setmaxnreg.
     int64_t getRegistersPerCta() const;
   }];

@@ -639,6 +639,107 @@ def FA4_MmaCommitOp : FA4_Op<"mma.commit"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Warpgroup MMA (kernel level, sm_90a)
+//===----------------------------------------------------------------------===//
+
+// A per-thread fragment of a wgmma accumulator (f32) or register A operand
+// (16-bit), in the order of the PTX fragment registers.
+def FA4_WgmmaAccumulator : VectorOfRankAndType<[1], [F32]>;
+def FA4_WgmmaFragment : VectorOfRankAndType<[1], [F16, BF16]>;
+
+def FA4_WgmmaOp : FA4_Op<"wgmma", [MemoryEffects<[MemRead]>]> {
+  let summary = "issue an asynchronous warpgroup MMA (sm_90a)";
+  let description = [{
+    Executed by the 128 threads of a warpgroup together: `result = a x b`,
+    plus `acc` when given, on the Tensor Core. M is 64. The result is this
+    thread's fragment of the 64 x N f32 product and may be read only after
+    a `fa4.wgmma.commit` and the `fa4.wgmma.wait` that returns it.
+
+    Fragments are vectors in PTX register order. Thread t of the warpgroup
+    holds, in element i of an accumulator (N / 2 elements), row
+    `16 * (t / 32) + (t % 32) / 4 + 8 * ((i / 2) % 2)` and column
+    `8 * (i / 4) + 2 * (t % 4) + i % 2`. A register A operand (K / 2
+    elements) holds the same rows and columns for its K columns, so a
+    16-bit truncation of an accumulator is an A operand.
+
+    - `a` (64 x K): a K-major shared-memory tile `[K/64, 64, 64]` (Q) or a
+      16-bit register fragment (P).
+    - `b`: as in `fa4.mma`, an N x K tile with `b_major = k`, a K x N tile
+      with `b_major = mn`.
+
+    ```mlir
+    %s = fa4.wgmma %q, %k b_major(k)
+        : memref<2x64x64xbf16, #gpu.address_space<workgroup>>,
+          memref<2x128x64xbf16, #gpu.address_space<workgroup>> -> vector<64xf32>
+    %o2 = fa4.wgmma %p, %v, %o b_major(mn)
+        : vector<64xbf16>, memref<2x128x64xbf16, #gpu.address_space<workgroup>>,
+          vector<64xf32> -> vector<64xf32>
+    ```
+
+    PTX: `wgmma.fence.sync.aligned;`, then one instruction per 16 elements
+    of K, the first without the accumulator when `acc` is absent:
+    ```
+    wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {d...}, adesc, bdesc, p, 1, 1, 0, 0;
+    wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {d...}, {a0, a1, a2, a3}, bdesc, p, 1, 1, 1;
+    ```
+  }];
+  let arguments = (ins
+    AnyTypeOf<[FA4_SmemTile, FA4_WgmmaFragment]>:$a,
+    FA4_SmemTile:$b,
+    Optional<FA4_WgmmaAccumulator>:$acc,
+    FA4_OperandMajor:$b_major);
+  let results = (outs FA4_WgmmaAccumulator:$result);
+  let assemblyFormat = [{
+    $a `,` $b (`,` $acc^)? `b_major` `(` $b_major `)` attr-dict `:` type($a) `,` type($b) (`,` type($acc)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    static constexpr int64_t kM = 64;
+    int64_t getN() { return getResult().getType().getNumElements() * 2; }
+    int64_t getK();
+  }];
+}
+
+def FA4_WgmmaCommitOp : FA4_Op<"wgmma.commit"> {
+  let summary = "close the group of this warpgroup's pending wgmmas";
+  let description = [{
+    Every `fa4.wgmma` the warpgroup issued since the last commit forms one
+    group, which `fa4.wgmma.wait` waits for.
+
+    ```mlir
+    fa4.wgmma.commit
+    ```
+
+    PTX: `wgmma.commit_group.sync.aligned;`
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def FA4_WgmmaWaitOp : FA4_Op<"wgmma.wait",
+    [DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "wait until at most `pending` wgmma groups are in flight";
+  let description = [{
+    Blocks the warpgroup until no more than `pending` committed wgmma groups
+    are incomplete, and returns `fragments` unchanged: the results of the
+    wgmmas waited for are read through this op, so no use of them can move
+    above the wait.
+
+    ```mlir
+    %s1 = fa4.wgmma.wait 0, %s : vector<64xf32>
+    ```
+
+    PTX: `wgmma.wait_group.sync.aligned 0;` with the fragments' registers
+    as its operands.
+  }];
+  let arguments = (ins I32Attr:$pending,
+                       Variadic<FA4_WgmmaAccumulator>:$fragments);
+  let results = (outs Variadic<FA4_WgmmaAccumulator>:$results);
+  let assemblyFormat = [{
+    $pending (`,` $fragments^ `:` type($fragments))? attr-dict
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Thread-level synchronization and per-thread math (kernel level)
 //===----------------------------------------------------------------------===//
 
