@@ -200,6 +200,13 @@ struct FA4AllocateTmemPass
     if (result.wasInterrupted())
       return signalPassFailure();
 
+    // Kernels without Tensor Memory (sm_90a) use none of it.
+    module.walk([&](gpu::GPUFuncOp kernel) {
+      if (kernel.isKernel() && !buffersByFunction.count(kernel))
+        LaunchOp::setManifestEntry(
+            module, kernel, "tmem_columns",
+            IntegerAttr::get(IntegerType::get(&getContext(), 64), 0));
+    });
     for (auto &[function, buffers] : buffersByFunction) {
       auto kernel = cast<gpu::GPUFuncOp>(function);
       FailureOr<int64_t> columns = allocate(kernel, buffers, alias);

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fa4/Dialect/FA4/IR/FA4Ops.h"
+#include "fa4/Dialect/FA4/IR/WgmmaEncoding.h"
 #include "fa4/Transforms/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -30,7 +31,7 @@ using namespace mlir::fa4;
 
 namespace {
 
-constexpr int64_t kRows = 128;        // rows of a Q tile and of a K/V block
+constexpr int64_t kRows = 128;        // sm_100a: rows of a Q tile, TMEM lanes
 constexpr int64_t kAtom = 64;         // 16-bit elements per swizzle atom row
 constexpr int64_t kChunk = 32;        // columns per softmax TMEM access
 constexpr int64_t kOChunk = 16;       // columns per correction TMEM access
@@ -49,11 +50,16 @@ struct KernelShape {
   double scaleLog2;
   int64_t rescaleThreshold, emulatedExp2;
 
+  bool hopper() const { return plan.getArch() == Arch::sm_90a; }
   int64_t atoms() const { return headDim / kAtom; }
-  /// Query positions of one 128-row tile (pack heads share each position).
-  int64_t positionsPerTile() const { return kRows / pack; }
-  int64_t tileBytes() const { return kRows * headDim * 2; }
-  int64_t atomBytes() const { return kRows * kAtom * 2; }
+  int64_t qRows() const { return plan.getBlockM(); }
+  int64_t kvRows() const { return plan.getBlockN(); }
+  /// Query positions of one Q tile (pack heads share each position).
+  int64_t positionsPerTile() const { return qRows() / pack; }
+  int64_t qTileBytes() const { return qRows() * headDim * 2; }
+  int64_t kvTileBytes() const { return kvRows() * headDim * 2; }
+  /// Bytes of one 64-column atom of a `rows`-row tile.
+  static int64_t atomBytes(int64_t rows) { return rows * kAtom * 2; }
   int64_t statsBytes() const {
     return plan.getQStages() * kStatsPerRow * kRows * 4;
   }
@@ -94,11 +100,13 @@ private:
   MemRefType tileType(int64_t rows) {
     return sharedType({shape.atoms(), rows, kAtom}, shape.element);
   }
-  /// The TMA box of a 128-row tile: [1, positions, heads, 64] for Q and O
-  /// (packed query heads), [1, 128, 1, 64] for K and V.
+  /// The TMA box of a tile: [1, positions, heads, 64] for Q and O (packed
+  /// query heads), [1, blockN, 1, 64] for K and V.
   MemRefType boxType(bool packed) {
-    int64_t heads = packed ? shape.pack : 1;
-    return sharedType({1, kRows / heads, heads, kAtom}, shape.element);
+    if (packed)
+      return sharedType({1, shape.positionsPerTile(), shape.pack, kAtom},
+                        shape.element);
+    return sharedType({1, shape.kvRows(), 1, kAtom}, shape.element);
   }
   nvgpu::TensorMapDescriptorType descriptorType(bool packed) {
     return nvgpu::TensorMapDescriptorType::get(
@@ -170,6 +178,15 @@ private:
   void buildMma();
   void buildLoad();
   void buildStore();
+  /// sm_90a: the consumer warpgroup of Q stage `stage`, computing S, the
+  /// online softmax and O in registers with wgmma.
+  void buildConsumer(int64_t stage);
+  /// sm_100a: the FA4 roles over TMEM; sm_90a: load, store and consumers.
+  void buildBlackwellRoles(Block &roles);
+  void buildHopperRoles(Block &roles);
+  /// A role on warps [firstWarp, endWarp) whose body `body` builds.
+  void role(StringRef name, int64_t firstWarp, int64_t endWarp,
+            int64_t registers, function_ref<void()> body);
 
   ImplicitLocOpBuilder &b;
   const KernelShape &shape;
@@ -521,6 +538,268 @@ void KernelBuilder::buildCorrection() {
   });
 }
 
+/// The per-thread fragment layout of a wgmma accumulator (WgmmaEncoding.h):
+/// constant column offsets and row selectors for fragments of `count`
+/// elements.
+struct FragmentLayout {
+  static SmallVector<int32_t> columns(int64_t count) {
+    SmallVector<int32_t> result;
+    for (int64_t i = 0; i < count; ++i)
+      result.push_back(static_cast<int32_t>(wgmma::accumulatorColumn(0, i)));
+    return result;
+  }
+  /// Whether element i holds the thread's second row (8 below the first).
+  static SmallVector<bool> secondRow(int64_t count) {
+    SmallVector<bool> result;
+    for (int64_t i = 0; i < count; ++i)
+      result.push_back(wgmma::accumulatorRow(0, i) == 8);
+    return result;
+  }
+  /// Indices of the elements of row `which` (0 or 1).
+  static SmallVector<int64_t> rowElements(int64_t count, int64_t which) {
+    SmallVector<int64_t> result;
+    for (int64_t i = 0; i < count; ++i)
+      if (wgmma::accumulatorRow(0, i) == 8 * which)
+        result.push_back(i);
+    return result;
+  }
+};
+
+void KernelBuilder::buildConsumer(int64_t stage) {
+  PlanAttr plan = shape.plan;
+  int64_t blockN = plan.getBlockN(), stages = plan.getQStages();
+  int64_t kvStages = plan.getKvStages();
+  int64_t sCount = blockN / 2, oCount = shape.headDim / 2;
+  Type f32Type = b.getF32Type(), i32Type = b.getI32Type();
+  auto sType = VectorType::get({sCount}, f32Type);
+  auto oType = VectorType::get({oCount}, f32Type);
+
+  // This thread's rows of the 64-row tile (row0 and row0 + 8) and the first
+  // of its two columns in every 8.
+  Value thread = rem(gpu::ThreadIdOp::create(b, gpu::Dimension::x), kWarpgroup);
+  Value lane = rem(thread, 32);
+  Value rows[2];
+  rows[0] = add(mul(div(thread, 32), 16), div(lane, 4));
+  rows[1] = add(rows[0], 8);
+  Value quadColumn = mul(rem(lane, 4), 2);
+
+  auto i1Constant = [&](ArrayRef<bool> values) -> Value {
+    auto type = VectorType::get({static_cast<int64_t>(values.size())},
+                                b.getI1Type());
+    return arith::ConstantOp::create(b, DenseElementsAttr::get(type, values));
+  };
+  Value sSecondRow = i1Constant(FragmentLayout::secondRow(sCount));
+  Value oSecondRow = i1Constant(FragmentLayout::secondRow(oCount));
+  auto sColumnsType = VectorType::get({sCount}, i32Type);
+  Value sColumns = arith::ConstantOp::create(
+      b, DenseIntElementsAttr::get(sColumnsType, FragmentLayout::columns(sCount)));
+  // A fragment holding `first` in row 0's elements and `second` in row 1's.
+  auto perRow = [&](Value secondRow, VectorType type, Value first,
+                    Value second) -> Value {
+    return arith::SelectOp::create(
+        b, secondRow, vector::BroadcastOp::create(b, type, second),
+        vector::BroadcastOp::create(b, type, first));
+  };
+  // The reduction of row `which` of `fragment` over the thread's elements,
+  // then over the 4 threads of its quad.
+  auto rowReduce = [&](Value fragment, int64_t which,
+                       vector::CombiningKind kind) -> Value {
+    int64_t count = cast<VectorType>(fragment.getType()).getNumElements();
+    Value half = vector::ShuffleOp::create(
+        b, fragment, fragment, FragmentLayout::rowElements(count, which));
+    Value value = vector::ReductionOp::create(b, kind, half);
+    for (int32_t offset : {1, 2}) {
+      Value other =
+          gpu::ShuffleOp::create(b, value, offset, 32, gpu::ShuffleMode::XOR)
+              .getShuffleResult();
+      value = kind == vector::CombiningKind::ADD
+                  ? Value(arith::AddFOp::create(b, value, other))
+                  : Value(arith::MaximumFOp::create(b, value, other));
+    }
+    return value;
+  };
+
+  Value qTile =
+      smemView(qSmem, idx(stage * shape.qTileBytes()), tileType(shape.qRows()));
+  Value staging =
+      smemView(oSmem, idx(stage * shape.qTileBytes()), tileType(shape.qRows()));
+  Value scale = vector::BroadcastOp::create(b, sType, scaleLog2);
+  Value threshold = f32(static_cast<float>(shape.rescaleThreshold));
+  Value negInf = f32(-std::numeric_limits<float>::infinity());
+  Value zero = f32(0.0f), one = f32(1.0f);
+  Value negInfS = vector::BroadcastOp::create(b, sType, negInf);
+  Value zeroO = vector::BroadcastOp::create(b, oType, zero);
+
+  forEachTile([&](const Tile &tile) {
+    Value qHandoff = add(mul(tile.ordinal, stages), stage);
+    ChannelWaitOp::create(b, q, qHandoff);
+    // Row r is query position first + r / pack; it sees keys below
+    // limits[r]. Keys below the tile's first row's limit need no mask.
+    Value first = add(tile.position, stage * shape.positionsPerTile());
+    Value limits[2] = {keyLimit(add(first, div(rows[0], shape.pack))),
+                       keyLimit(add(first, div(rows[1], shape.pack)))};
+    Value unmasked = keyLimit(first);
+
+    auto loop = scf::ForOp::create(
+        b, idx(0), tile.blocks, idx(1),
+        ValueRange{negInf, negInf, zero, zero, zeroO});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value n = loop.getInductionVar();
+      ValueRange carried = loop.getRegionIterArgs();
+      Value rowMax[2] = {carried[0], carried[1]};
+      Value rowSum[2] = {carried[2], carried[3]};
+      Value o = carried[4];
+      Value k = add(tile.kvBase, n);
+
+      // S = Q K^T.
+      Value kHandoff = mul(k, 2);
+      ChannelWaitOp::create(b, kv, kHandoff);
+      Value kTile = smemView(kvSmem, mul(rem(kHandoff, kvStages), shape.kvTileBytes()),
+                             tileType(shape.kvRows()));
+      Value sAsync = WgmmaOp::create(b, sType, qTile, kTile, Value(),
+                                     OperandMajor::k);
+      WgmmaCommitOp::create(b);
+      Value scores = WgmmaWaitOp::create(b, 0, ValueRange{sAsync}).getResult(0);
+      ChannelReleaseOp::create(b, kv, kHandoff);
+
+      // Scores in log2 units; only a block reaching past the smallest row
+      // limit compares keys with each row's limit.
+      Value scaled = arith::MulFOp::create(b, scores, scale);
+      Value blockEnd = mul(add(n, 1), blockN);
+      Value needsMask =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, blockEnd, unmasked);
+      auto maskIf = scf::IfOp::create(b, TypeRange{sType}, needsMask,
+                                      /*addThenBlock=*/true,
+                                      /*addElseBlock=*/true);
+      {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(maskIf.thenBlock());
+        Value keys = add(mul(n, blockN), quadColumn);
+        auto remaining = [&](Value limit) {
+          return arith::IndexCastOp::create(b, i32Type,
+                                            arith::SubIOp::create(b, limit, keys));
+        };
+        Value limit = perRow(sSecondRow, sColumnsType, remaining(limits[0]),
+                             remaining(limits[1]));
+        Value valid = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                            sColumns, limit);
+        scf::YieldOp::create(
+            b, ValueRange{arith::SelectOp::create(b, valid, scaled, negInfS)});
+        b.setInsertionPointToStart(maskIf.elseBlock());
+        scf::YieldOp::create(b, ValueRange{scaled});
+      }
+      scores = maskIf.getResult(0);
+
+      // Per row, the same conditional rescale as sm_100a's softmax.
+      Value ref[2], safeRef[2], accScale[2];
+      for (int64_t r = 0; r < 2; ++r) {
+        Value tileMax = rowReduce(scores, r, vector::CombiningKind::MAXIMUMF);
+        Value newMax = arith::MaximumFOp::create(b, rowMax[r], tileMax);
+        Value growth = arith::SubFOp::create(b, newMax, rowMax[r]);
+        Value rescale = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT,
+                                              growth, threshold);
+        ref[r] = arith::SelectOp::create(b, rescale, newMax, rowMax[r]);
+        Value noKeys =
+            arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, ref[r], negInf);
+        safeRef[r] = arith::SelectOp::create(b, noKeys, zero, ref[r]);
+        auto scalarType = VectorType::get({1}, f32Type);
+        Value factor = Exp2Op::create(
+            b, vector::BroadcastOp::create(
+                   b, scalarType, arith::SubFOp::create(b, rowMax[r], safeRef[r])),
+            0);
+        accScale[r] = arith::SelectOp::create(
+            b, rescale,
+            vector::ExtractOp::create(b, factor, ArrayRef<int64_t>{0}), one);
+      }
+      Value p = Exp2Op::create(
+          b,
+          arith::SubFOp::create(
+              b, scores, perRow(sSecondRow, sType, safeRef[0], safeRef[1])),
+          shape.emulatedExp2);
+      // Row sums stay per thread until the end: a quad's threads rescale by
+      // the same factor.
+      Value sum[2];
+      for (int64_t r = 0; r < 2; ++r) {
+        Value half = vector::ShuffleOp::create(
+            b, p, p, FragmentLayout::rowElements(sCount, r));
+        sum[r] = vector::ReductionOp::create(
+            b, vector::CombiningKind::ADD, half,
+            arith::MulFOp::create(b, rowSum[r], accScale[r]));
+      }
+      o = arith::MulFOp::create(b, o,
+                                perRow(oSecondRow, oType, accScale[0], accScale[1]));
+      Value probabilities = arith::TruncFOp::create(
+          b, VectorType::get({sCount}, shape.element), p);
+
+      // O += P V, P from registers.
+      Value vHandoff = add(kHandoff, 1);
+      ChannelWaitOp::create(b, kv, vHandoff);
+      Value vTile = smemView(kvSmem, mul(rem(vHandoff, kvStages), shape.kvTileBytes()),
+                             tileType(shape.kvRows()));
+      Value oAsync = WgmmaOp::create(b, oType, probabilities, vTile, o,
+                                     OperandMajor::mn);
+      WgmmaCommitOp::create(b);
+      o = WgmmaWaitOp::create(b, 0, ValueRange{oAsync}).getResult(0);
+      ChannelReleaseOp::create(b, kv, vHandoff);
+      scf::YieldOp::create(b, ValueRange{ref[0], ref[1], sum[0], sum[1], o});
+    }
+    // Every QK^T that read Q has completed.
+    ChannelReleaseOp::create(b, q, qHandoff);
+
+    // Epilogue: the quad's sums, LSE, O / sum into the staging tile.
+    Value o = loop.getResult(4);
+    Value total[2], factor[2];
+    for (int64_t r = 0; r < 2; ++r) {
+      Value partial = loop.getResult(2 + r);
+      total[r] = partial;
+      for (int32_t offset : {1, 2})
+        total[r] = arith::AddFOp::create(
+            b, total[r],
+            gpu::ShuffleOp::create(b, total[r], offset, 32,
+                                   gpu::ShuffleMode::XOR)
+                .getShuffleResult());
+      // A row that saw no key outputs 0, whatever O holds.
+      Value positive =
+          arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, total[r], zero);
+      factor[r] = arith::SelectOp::create(
+          b, positive, arith::DivFOp::create(b, one, total[r]), zero);
+    }
+    if (shape.lse) {
+      // One thread of the quad writes the row's LSE.
+      Value quadLeader =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::eq, rem(lane, 4), idx(0));
+      auto ifOp = scf::IfOp::create(b, quadLeader);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      for (int64_t r = 0; r < 2; ++r)
+        storeLse(tile, stage, rows[r], total[r], loop.getResult(r));
+    }
+    o = arith::MulFOp::create(b, o, perRow(oSecondRow, oType, factor[0], factor[1]));
+    Value packed =
+        arith::TruncFOp::create(b, VectorType::get({oCount}, shape.element), o);
+
+    // Element pairs (columns c, c + 1) into the 128-byte swizzle of the TMA
+    // store: 16-byte chunk j of row r sits at chunk j xor (r mod 8).
+    Value handoff = add(mul(tile.ordinal, stages), stage);
+    ChannelAcquireOp::create(b, epi, handoff);
+    for (int64_t i = 0; i < oCount; i += 2) {
+      int64_t r = wgmma::accumulatorRow(0, i) / 8;
+      int64_t column = wgmma::accumulatorColumn(0, i);
+      Value pair = vector::ShuffleOp::create(b, packed, packed,
+                                             ArrayRef<int64_t>{i, i + 1});
+      Value chunk = arith::XOrIOp::create(b, idx((column % kAtom) / 8),
+                                          rem(rows[r], 8));
+      vector::StoreOp::create(
+          b, pair, staging,
+          ValueRange{idx(column / kAtom), rows[r], add(mul(chunk, 8), quadColumn)});
+    }
+    FenceProxyAsyncOp::create(b);
+    ChannelCommitOp::create(b, epi, handoff);
+  });
+}
+
 void KernelBuilder::buildMma() {
   PlanAttr plan = shape.plan;
   int64_t blockN = plan.getBlockN(), split = plan.getPvSplit();
@@ -535,8 +814,8 @@ void KernelBuilder::buildMma() {
       for (int64_t stage = 0; stage < stages; ++stage) {
         qHandoff.push_back(add(mul(ordinal, stages), stage));
         ChannelWaitOp::create(b, q, qHandoff.back());
-        qTile.push_back(smemView(qSmem, idx(stage * shape.tileBytes()),
-                                 tileType(kRows)));
+        qTile.push_back(smemView(qSmem, idx(stage * shape.qTileBytes()),
+                                 tileType(shape.qRows())));
         sRegion.push_back(sTmem[stage]);
         // P[0, split) and P[split, blockN): 16-bit, two per column.
         pTop.push_back(tmemView(pTmem[stage], 0, split, shape.element));
@@ -546,8 +825,8 @@ void KernelBuilder::buildMma() {
       }
       // The two row ranges of a V tile the two PV MMAs read.
       auto vParts = [&](Value handoff) {
-        Value offset = mul(rem(handoff, kvStages), shape.tileBytes());
-        Value v = smemView(kvSmem, offset, tileType(kRows));
+        Value offset = mul(rem(handoff, kvStages), shape.kvTileBytes());
+        Value v = smemView(kvSmem, offset, tileType(shape.kvRows()));
         int64_t atoms = shape.atoms();
         Value top = memref::SubViewOp::create(
             b, v, ArrayRef<int64_t>{0, 0, 0},
@@ -575,8 +854,8 @@ void KernelBuilder::buildMma() {
       forRange(tile.blocks, [&](Value n) {
         Value k = add(base, n);
         Value kHandoff = mul(k, 2);
-        Value kOffset = mul(rem(kHandoff, kvStages), shape.tileBytes());
-        Value kTile = smemView(kvSmem, kOffset, tileType(kRows));
+        Value kOffset = mul(rem(kHandoff, kvStages), shape.kvTileBytes());
+        Value kTile = smemView(kvSmem, kOffset, tileType(shape.kvRows()));
         ChannelWaitOp::create(b, kv, kHandoff);
         Value started =
             arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, n, idx(0));
@@ -649,8 +928,10 @@ void KernelBuilder::buildLoad() {
                           Value buffer, Value offset, bool packed, Value head,
                           Value rowIndex) {
         ChannelAcquireOp::create(b, channelValue, handoff);
+        int64_t atomBytes =
+            KernelShape::atomBytes(packed ? shape.qRows() : shape.kvRows());
         for (int64_t a = 0; a < shape.atoms(); ++a) {
-          Value box = smemView(buffer, add(offset, a * shape.atomBytes()),
+          Value box = smemView(buffer, add(offset, a * atomBytes),
                                boxType(packed));
           TmaLoadOp::create(b, desc,
                             ValueRange{idx(a * kAtom), head, rowIndex, batchIndex},
@@ -660,7 +941,7 @@ void KernelBuilder::buildLoad() {
       };
       for (int64_t stage = 0; stage < stages; ++stage)
         loadTile(qDesc, q, add(mul(ordinal, stages), stage), qSmem,
-                 idx(stage * shape.tileBytes()), true, firstHead,
+                 idx(stage * shape.qTileBytes()), true, firstHead,
                  add(position, stage * shape.positionsPerTile()));
       forRange(tile.blocks, [&](Value n) {
         Value k = add(tile.kvBase, n);
@@ -668,7 +949,7 @@ void KernelBuilder::buildLoad() {
         SmallVector<Value, 2> descriptors = {kDesc, vDesc};
         for (auto [which, desc] : llvm::enumerate(descriptors)) {
           Value handoff = add(mul(k, 2), static_cast<int64_t>(which));
-          Value offset = mul(rem(handoff, kvStages), shape.tileBytes());
+          Value offset = mul(rem(handoff, kvStages), shape.kvTileBytes());
           loadTile(desc, kv, handoff, kvSmem, offset, false, kvHead, row);
         }
       });
@@ -686,9 +967,12 @@ void KernelBuilder::buildStore() {
         Value handoff = add(mul(tile.ordinal, stages), stage);
         ChannelWaitOp::create(b, epi, handoff);
         Value row = add(position, stage * shape.positionsPerTile());
+        // sm_90a: a staging tile per consumer warpgroup; sm_100a: one.
+        int64_t staging = shape.hopper() ? stage * shape.qTileBytes() : 0;
         for (int64_t a = 0; a < shape.atoms(); ++a) {
-          Value box =
-              smemView(oSmem, idx(a * shape.atomBytes()), boxType(true));
+          Value box = smemView(
+              oSmem, idx(staging + a * KernelShape::atomBytes(shape.qRows())),
+              boxType(true));
           nvgpu::TmaAsyncStoreOp::create(
               b, box, oDesc,
               ValueRange{idx(a * kAtom), firstHead, row, batchIndex},
@@ -704,65 +988,17 @@ void KernelBuilder::buildStore() {
   });
 }
 
-gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
-  PlanAttr plan = shape.plan;
-  Type index = b.getIndexType();
-  SmallVector<Type> arguments = {descriptorType(true), descriptorType(false),
-                                 descriptorType(false), descriptorType(true),
-                                 index, index, index, b.getF32Type()};
-  // LSE [B, Hq, Sq] in f32, as a pointer to global memory.
-  if (shape.lse)
-    arguments.push_back(LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1));
-  // Shared-memory buffers, in bytes, placed later by fa4-allocate-smem.
-  // Tiles are in the 128-byte swizzle, whose pattern spans 1024 bytes.
-  struct SmemBuffer {
-    StringRef name;
-    int64_t bytes, alignment;
-  };
-  SmallVector<SmemBuffer> smemBuffers = {
-      {"q", plan.getQStages() * shape.tileBytes(), 1024},
-      {"kv", plan.getKvStages() * shape.tileBytes(), 1024},
-      {"o_staging", shape.tileBytes(), 1024},
-      {"statistics", shape.statsBytes(), 16}};
-  SmallVector<Type> smemTypes;
-  for (const SmemBuffer &buffer : smemBuffers)
-    smemTypes.push_back(sharedType({buffer.bytes}, b.getI8Type()));
+void KernelBuilder::role(StringRef name, int64_t firstWarp, int64_t endWarp,
+                         int64_t registers, function_ref<void()> body) {
+  auto op = RoleOp::create(b, name, firstWarp, endWarp, registers);
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToEnd(module.getBody());
-  auto kernel = gpu::GPUFuncOp::create(
-      b, name, FunctionType::get(ctx, arguments, {}), smemTypes, TypeRange());
-  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  kernel->setAttr("fa4.plan", plan);
-  for (auto [index, buffer] : llvm::enumerate(smemBuffers)) {
-    kernel.setWorkgroupAttributionAttr(index, "fa4.name",
-                                       b.getStringAttr(buffer.name));
-    kernel.setWorkgroupAttributionAttr(index, "fa4.alignment",
-                                       b.getI64IntegerAttr(buffer.alignment));
-  }
-  Block &entry = kernel.getBody().front();
-  b.setInsertionPointToStart(&entry);
-  qDesc = entry.getArgument(0);
-  kDesc = entry.getArgument(1);
-  vDesc = entry.getArgument(2);
-  oDesc = entry.getArgument(3);
-  batch = entry.getArgument(4);
-  seqQ = entry.getArgument(5);
-  seqKv = entry.getArgument(6);
-  scaleLog2 = entry.getArgument(7);
-  if (shape.lse)
-    lseOut = entry.getArgument(8);
-  ArrayRef<BlockArgument> attributions = kernel.getWorkgroupAttributions();
-  qSmem = attributions[0];
-  kvSmem = attributions[1];
-  oSmem = attributions[2];
-  statsSmem = attributions[3];
+  b.setInsertionPointToStart(&op.getBody().emplaceBlock());
+  body();
+}
 
+void KernelBuilder::buildBlackwellRoles(Block &roles) {
+  PlanAttr plan = shape.plan;
   int64_t stages = plan.getQStages();
-  int64_t positionsPerCta = stages * shape.positionsPerTile();
-  tilesPerHead = div(add(seqQ, positionsPerCta - 1), positionsPerCta);
-  tiles = mul(mul(batch, shape.queryHeads / shape.pack), tilesPerHead);
-  kvBlocks = div(add(seqKv, plan.getBlockN() - 1), plan.getBlockN());
-
   // The hand-offs of the FA4 protocol.
   q = channel("q", stages, tma(), mma());
   kv = channel("kv", plan.getKvStages(), tma(), mma());
@@ -797,33 +1033,113 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
   tmemBuffers("o", shape.headDim, f32Type, oTmem);
   tmemBuffers("p", plan.getBlockN(), shape.element, pTmem);
 
-  int64_t warps = 4 * plan.getNumWarpgroups();
-  auto specialize = WarpSpecializeOp::create(b, warps);
-  Block &roles = specialize.getBody().emplaceBlock();
-  {
-    OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPointToStart(&roles);
-    auto role = [&](StringRef roleName, int64_t first, int64_t end,
-                    int64_t registers, function_ref<void()> body) {
-      auto op = RoleOp::create(b, roleName, first, end, registers);
-      OpBuilder::InsertionGuard roleGuard(b);
-      b.setInsertionPointToStart(&op.getBody().emplaceBlock());
-      body();
-    };
-    for (int64_t stage = 0; stage < stages; ++stage)
-      role("softmax" + std::to_string(stage), 4 * stage, 4 * stage + 4,
-           plan.getSoftmaxRegs(), [&] { buildSoftmax(stage); });
-    int64_t correction = 4 * stages, producer = correction + 4;
-    role("correction", correction, correction + 4, plan.getCorrectionRegs(),
-         [&] { buildCorrection(); });
-    role("mma", producer, producer + 1, plan.getProducerRegs(),
-         [&] { buildMma(); });
-    role("load", producer + 1, producer + 2, plan.getProducerRegs(),
-         [&] { buildLoad(); });
-    role("store", producer + 2, producer + 3, plan.getProducerRegs(),
-         [&] { buildStore(); });
-  }
+  OpBuilder::InsertionGuard inner(b);
+  b.setInsertionPointToStart(&roles);
+  for (int64_t stage = 0; stage < stages; ++stage)
+    role("softmax" + std::to_string(stage), 4 * stage, 4 * stage + 4,
+         plan.getSoftmaxRegs(), [&] { buildSoftmax(stage); });
+  int64_t correction = 4 * stages, producer = correction + 4;
+  role("correction", correction, correction + 4, plan.getCorrectionRegs(),
+       [&] { buildCorrection(); });
+  role("mma", producer, producer + 1, plan.getProducerRegs(),
+       [&] { buildMma(); });
+  role("load", producer + 1, producer + 2, plan.getProducerRegs(),
+       [&] { buildLoad(); });
+  role("store", producer + 2, producer + 3, plan.getProducerRegs(),
+       [&] { buildStore(); });
+}
 
+void KernelBuilder::buildHopperRoles(Block &roles) {
+  PlanAttr plan = shape.plan;
+  int64_t stages = plan.getQStages();
+  // The hand-offs of the FA3 protocol: Q per consumer warpgroup, the K/V
+  // ring read by both, a staging tile per consumer for the store warp.
+  q = channel("q", stages, tma(), threads(kWarpgroup));
+  kv = channel("kv", plan.getKvStages(), tma(), threads(stages * kWarpgroup));
+  epi = channel("epilogue", stages, threads(kWarpgroup), threads(1));
+
+  OpBuilder::InsertionGuard inner(b);
+  b.setInsertionPointToStart(&roles);
+  role("load", 0, 1, plan.getProducerRegs(), [&] { buildLoad(); });
+  role("store", 1, 2, plan.getProducerRegs(), [&] { buildStore(); });
+  for (int64_t stage = 0; stage < stages; ++stage)
+    role("consumer" + std::to_string(stage), 4 * stage + 4, 4 * stage + 8,
+         plan.getSoftmaxRegs(), [&] { buildConsumer(stage); });
+}
+
+gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
+  PlanAttr plan = shape.plan;
+  Type index = b.getIndexType();
+  SmallVector<Type> arguments = {descriptorType(true), descriptorType(false),
+                                 descriptorType(false), descriptorType(true),
+                                 index, index, index, b.getF32Type()};
+  // LSE [B, Hq, Sq] in f32, as a pointer to global memory.
+  if (shape.lse)
+    arguments.push_back(LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1));
+  // Shared-memory buffers, in bytes, placed later by fa4-allocate-smem.
+  // Tiles are in the 128-byte swizzle, whose pattern spans 1024 bytes.
+  struct SmemBuffer {
+    StringRef name;
+    int64_t bytes, alignment;
+  };
+  // sm_90a: an O staging tile per consumer warpgroup and no statistics
+  // exchange (a warpgroup owns its rows' statistics in registers).
+  int64_t stagingTiles = shape.hopper() ? plan.getQStages() : 1;
+  SmallVector<SmemBuffer> smemBuffers = {
+      {"q", plan.getQStages() * shape.qTileBytes(), 1024},
+      {"kv", plan.getKvStages() * shape.kvTileBytes(), 1024},
+      {"o_staging", stagingTiles * shape.qTileBytes(), 1024}};
+  if (!shape.hopper())
+    smemBuffers.push_back({"statistics", shape.statsBytes(), 16});
+  SmallVector<Type> smemTypes;
+  for (const SmemBuffer &buffer : smemBuffers)
+    smemTypes.push_back(sharedType({buffer.bytes}, b.getI8Type()));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(module.getBody());
+  auto kernel = gpu::GPUFuncOp::create(
+      b, name, FunctionType::get(ctx, arguments, {}), smemTypes, TypeRange());
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  kernel->setAttr("fa4.plan", plan);
+  for (auto [index, buffer] : llvm::enumerate(smemBuffers)) {
+    kernel.setWorkgroupAttributionAttr(index, "fa4.name",
+                                       b.getStringAttr(buffer.name));
+    kernel.setWorkgroupAttributionAttr(index, "fa4.alignment",
+                                       b.getI64IntegerAttr(buffer.alignment));
+  }
+  Block &entry = kernel.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  qDesc = entry.getArgument(0);
+  kDesc = entry.getArgument(1);
+  vDesc = entry.getArgument(2);
+  oDesc = entry.getArgument(3);
+  batch = entry.getArgument(4);
+  seqQ = entry.getArgument(5);
+  seqKv = entry.getArgument(6);
+  scaleLog2 = entry.getArgument(7);
+  if (shape.lse)
+    lseOut = entry.getArgument(8);
+  ArrayRef<BlockArgument> attributions = kernel.getWorkgroupAttributions();
+  qSmem = attributions[0];
+  kvSmem = attributions[1];
+  oSmem = attributions[2];
+  if (!shape.hopper())
+    statsSmem = attributions[3];
+
+  int64_t stages = plan.getQStages();
+  int64_t positionsPerCta = stages * shape.positionsPerTile();
+  tilesPerHead = div(add(seqQ, positionsPerCta - 1), positionsPerCta);
+  tiles = mul(mul(batch, shape.queryHeads / shape.pack), tilesPerHead);
+  kvBlocks = div(add(seqKv, plan.getBlockN() - 1), plan.getBlockN());
+
+  // Channels and buffers go before the roles that use them.
+  auto specialize = WarpSpecializeOp::create(b, 4 * plan.getNumWarpgroups());
+  Block &roles = specialize.getBody().emplaceBlock();
+  b.setInsertionPoint(specialize);
+  if (shape.hopper())
+    buildHopperRoles(roles);
+  else
+    buildBlackwellRoles(roles);
+  b.setInsertionPointAfter(specialize);
   gpu::ReturnOp::create(b);
   return kernel;
 }
@@ -853,22 +1169,31 @@ DictionaryAttr buildManifest(MLIRContext *ctx, const KernelShape &shape,
                           named("warps", ints({first, end})),
                           named("registers", i64(regs))}));
   };
-  for (int64_t stage = 0; stage < stages; ++stage)
-    role("softmax" + std::to_string(stage), 4 * stage, 4 * stage + 4,
-         plan.getSoftmaxRegs());
-  role("correction", 4 * stages, 4 * stages + 4, plan.getCorrectionRegs());
-  role("mma", producer, producer + 1, plan.getProducerRegs());
-  role("load", producer + 1, producer + 2, plan.getProducerRegs());
-  role("store", producer + 2, producer + 3, plan.getProducerRegs());
+  if (shape.hopper()) {
+    role("load", 0, 1, plan.getProducerRegs());
+    role("store", 1, 2, plan.getProducerRegs());
+    for (int64_t stage = 0; stage < stages; ++stage)
+      role("consumer" + std::to_string(stage), 4 * stage + 4, 4 * stage + 8,
+           plan.getSoftmaxRegs());
+  } else {
+    for (int64_t stage = 0; stage < stages; ++stage)
+      role("softmax" + std::to_string(stage), 4 * stage, 4 * stage + 4,
+           plan.getSoftmaxRegs());
+    role("correction", 4 * stages, 4 * stages + 4, plan.getCorrectionRegs());
+    role("mma", producer, producer + 1, plan.getProducerRegs());
+    role("load", producer + 1, producer + 2, plan.getProducerRegs());
+    role("store", producer + 2, producer + 3, plan.getProducerRegs());
+  }
 
   // TMA boxes, innermost dimension first as cuTensorMapEncodeTiled takes
   // them: (64 columns, heads, rows, 1) over the operand's [B, S, H, D].
   auto tensorMap = [&](StringRef operand, int64_t index, bool packed) {
     int64_t heads = packed ? shape.pack : 1;
+    int64_t rows = packed ? shape.positionsPerTile() : shape.kvRows();
     return dict({named("operand", b.getStringAttr(operand)),
                  named("operand_index", i64(index)),
                  named("element", b.getStringAttr(element)),
-                 named("box", ints({kAtom, heads, kRows / heads, 1})),
+                 named("box", ints({kAtom, heads, rows, 1})),
                  named("swizzle", b.getStringAttr("128B")),
                  named("oob_fill", b.getStringAttr("zero"))});
   };
@@ -1200,12 +1525,11 @@ FailureOr<TiledProgram> recognize(gpu::GPUFuncOp kernel) {
 /// and what fa4-specialize can build.
 FailureOr<KernelShape> readShape(gpu::GPUFuncOp kernel, PlanAttr plan,
                                  TiledProgram p) {
-  if (plan.getArch() != Arch::sm_100a)
-    return kernel.emitOpError() << "fa4-specialize builds sm_100a kernels only";
-  if (plan.getBlockN() != kRows)
-    return kernel.emitOpError() << "fa4-specialize needs blockN = " << kRows
-                                << ", the plan has " << plan.getBlockN();
-  if (plan.getPvSplit() % kChunk != 0)
+  if (plan.getBlockN() != 128)
+    return kernel.emitOpError() << "fa4-specialize needs blockN = 128, the "
+                                   "plan has "
+                                << plan.getBlockN();
+  if (plan.getArch() == Arch::sm_100a && plan.getPvSplit() % kChunk != 0)
     return kernel.emitOpError()
            << "fa4-specialize needs a pvSplit that is a multiple of " << kChunk
            << ", the plan has " << plan.getPvSplit();

@@ -115,13 +115,19 @@ def attention(q, k, v, causal=False, scale=None, return_lse=False, kernel_dir=No
     return _run(kernel, q, k, v, return_lse)
 
 
-def _run(kernel, q, k, v, return_lse):
-    """Allocates O (and LSE) and launches `kernel` on checked q, k, v."""
+def _run(kernel, q, k, v, return_lse, fill=None):
+    """Allocates O (and LSE), filled with `fill` when given (checks poison
+    them), and launches `kernel` on checked q, k, v."""
     batch, seq_q, heads_q, _ = q.shape
     element, device = _ELEMENTS[q.dtype], q.device
-    output = torch.empty(tuple(q.shape), dtype=q.dtype, device=device)
-    lse = (torch.empty((batch, heads_q, seq_q), dtype=torch.float32, device=device)
-           if return_lse else None)
+
+    def allocate(shape, dtype):
+        if fill is None:
+            return torch.empty(shape, dtype=dtype, device=device)
+        return torch.full(shape, fill, dtype=dtype, device=device)
+
+    output = allocate(tuple(q.shape), q.dtype)
+    lse = allocate((batch, heads_q, seq_q), torch.float32) if return_lse else None
     if batch and seq_q:
         if k.shape[1] == 0:
             raise ValueError("k and v have no keys (Skv = 0)")

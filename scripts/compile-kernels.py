@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Compiles attention kernels for a runtime kernel directory.
+
+Writes one fa4.attention module per configuration and compiles it with
+`fa4-opt --fa4-compile`, so that DIR holds <kernel>.{ptx,cubin,json} for
+each; `fa4.torch.attention` and the device scripts choose among them by
+their manifests. Kernel names say the configuration, e.g.
+`bf16_d128_h16x16_causal_lse_attention`.
+
+Sets:
+  check  bf16/f16 x head dim 64/128 x causal or not x heads (Hq, Hkv) in
+         (4, 4), (8, 2), (8, 1) (GQA ratios 1, 4, 8), with LSE
+  bench  bf16, head dim 64 (32 heads) and 128 (16 heads), causal or not,
+         without LSE
+
+usage: compile-kernels.py --fa4-opt PATH --arch sm_90a --out DIR [--set check] [--set bench]
+"""
+
+import argparse
+import concurrent.futures
+import itertools
+import os
+import subprocess
+import sys
+
+
+def configurations(name):
+    if name == "check":
+        for element, head_dim, causal, (heads_q, heads_kv) in itertools.product(
+                ["bf16", "f16"], [64, 128], [False, True], [(4, 4), (8, 2), (8, 1)]):
+            yield element, head_dim, heads_q, heads_kv, causal, True
+    elif name == "bench":
+        for head_dim, causal in itertools.product([64, 128], [False, True]):
+            heads = 2048 // head_dim
+            yield "bf16", head_dim, heads, heads, causal, False
+    else:
+        raise ValueError(f"unknown set {name!r} (expected check or bench)")
+
+
+def module_text(name, element, head_dim, heads_q, heads_kv, causal, lse):
+    def tensor(heads):
+        return f"memref<?x?x{heads}x{head_dim}x{element}>"
+    q, kv = tensor(heads_q), tensor(heads_kv)
+    arguments = f"%q: {q}, %k: {kv}, %v: {kv}, %o: {q}"
+    lse_clause = ""
+    if lse:
+        arguments += f", %lse: memref<?x{heads_q}x?xf32>"
+        lse_clause = f" lse(%lse : memref<?x{heads_q}x?xf32>)"
+    attributes = " {causal}" if causal else ""
+    return (f"func.func @{name}({arguments}) {{\n"
+            f"  fa4.attention ins(%q, %k, %v : {q}, {kv}, {kv}) outs(%o : {q})"
+            f"{lse_clause}{attributes}\n"
+            f"  return\n}}\n")
+
+
+def kernel_name(element, head_dim, heads_q, heads_kv, causal, lse):
+    return (f"{element}_d{head_dim}_h{heads_q}x{heads_kv}"
+            f"{'_causal' if causal else ''}{'_lse' if lse else ''}")
+
+
+def compile_one(fa4_opt, arch, out, config):
+    name = kernel_name(*config)
+    source = os.path.join(out, name + ".mlir")
+    with open(source, "w") as f:
+        f.write(module_text(name, *config))
+    result = subprocess.run(
+        [fa4_opt, source, f"--fa4-compile=arch={arch} emit-dir={out}", "-o", os.devnull],
+        capture_output=True, text=True)
+    return name, result.returncode, result.stdout + result.stderr
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fa4-opt", required=True)
+    parser.add_argument("--arch", default="sm_90a")
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--set", action="append", dest="sets",
+                        help="check or bench (repeatable; default both)")
+    args = parser.parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    configs = []
+    for name in args.sets or ["check", "bench"]:
+        configs += [c for c in configurations(name) if c not in configs]
+    failures = 0
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        for name, code, log in pool.map(
+                lambda c: compile_one(args.fa4_opt, args.arch, args.out, c), configs):
+            if code:
+                failures += 1
+                print(f"FAIL {name}\n{log}", file=sys.stderr)
+            else:
+                summary = [line.strip() for line in log.splitlines() if "ptxas:" in line]
+                print(f"ok   {name}: {summary[0] if summary else log.strip()}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Checks every kernel of a kernel directory that runs on this GPU over a
+matrix of problem shapes, against a float64 PyTorch reference.
+
+For each kernel (its dtype, head counts, head dim, causality and LSE come
+from its manifest) and each (B, Sq, Skv): fresh random inputs, O and LSE
+poisoned with NaN before the launch, then
+  - every output element written and finite,
+  - ||O - ref||_F / ||ref||_F within 4 unit roundoffs of the dtype
+    (1.56e-2 bf16, 1.95e-3 f16; the bound fa4-sim uses),
+  - |LSE - ref| <= 1e-3 where the reference is finite, -inf where it is.
+Prints one line per run and a summary; exits 1 on any failure.
+
+usage: PYTHONPATH=python attention-check.py DIR [--small] [--kernel SUBSTRING]
+  --small  two shapes per kernel (for compute-sanitizer runs)
+"""
+
+import argparse
+import math
+import sys
+
+import torch
+
+import fa4.torch as fa4_torch
+
+SHAPES = [(2, 128, 128), (1, 1000, 1100), (1, 1100, 1000), (3, 77, 300),
+          (2, 300, 77), (2, 1, 513), (1, 2048, 2048), (1, 4096, 4096)]
+SMALL_SHAPES = [(1, 200, 300), (2, 130, 70)]
+UNIT_ROUNDOFF = {torch.bfloat16: 2.0 ** -8, torch.float16: 2.0 ** -11}
+
+
+def reference(q, k, v, causal, scale):
+    """O [B, Sq, Hq, D] and LSE [B, Hq, Sq] in float64."""
+    group = q.shape[2] // k.shape[2]
+    qd = q.double().transpose(1, 2)
+    kd = k.double().repeat_interleave(group, dim=2).transpose(1, 2)
+    vd = v.double().repeat_interleave(group, dim=2).transpose(1, 2)
+    scores = (qd @ kd.transpose(-1, -2)) * scale
+    if causal:
+        seq_q, seq_kv = q.shape[1], k.shape[1]
+        rows = torch.arange(seq_q, device=q.device)[:, None]
+        keys = torch.arange(seq_kv, device=q.device)[None, :]
+        scores = scores.masked_fill(keys > rows + seq_kv - seq_q, float("-inf"))
+    lse = torch.logsumexp(scores, dim=-1)
+    probabilities = torch.exp(scores - lse[..., None]).nan_to_num(0.0)
+    return (probabilities @ vd).transpose(1, 2), lse
+
+
+def check(kernel, dtype, batch, seq_q, seq_kv, generator):
+    device = torch.device("cuda")
+    shape_q = (batch, seq_q, kernel.heads_q, kernel.head_dim)
+    shape_kv = (batch, seq_kv, kernel.heads_kv, kernel.head_dim)
+    q, k, v = (torch.randn(s, dtype=dtype, device=device, generator=generator)
+               for s in (shape_q, shape_kv, shape_kv))
+    result = fa4_torch._run(kernel, q, k, v, kernel.lse, fill=float("nan"))
+    output, lse = result if kernel.lse else (result, None)
+    torch.cuda.synchronize()
+    want_o, want_lse = reference(q, k, v, kernel.causal, kernel.scale)
+    bound = 4 * UNIT_ROUNDOFF[dtype]
+    problems = []
+    written = bool(torch.isfinite(output).all())
+    if not written:
+        problems.append(f"{int((~torch.isfinite(output)).sum())} O elements not finite")
+    difference = output.double() - want_o
+    norm = want_o.norm().item()
+    relative = difference.norm().item() / norm if norm else difference.norm().item()
+    if not relative <= bound:
+        problems.append(f"relative error {relative:.3g} > {bound:.3g}")
+    line = (f"{kernel.name} B={batch} Sq={seq_q} Skv={seq_kv}: ||O-ref||/||ref|| "
+            f"{relative:.3g}, max |O-ref| {difference.abs().max().item():.3g}")
+    if lse is not None:
+        finite = torch.isfinite(want_lse)
+        lse_error = ((lse[finite].double() - want_lse[finite]).abs().max().item()
+                     if finite.any() else 0.0)
+        line += f", max |LSE-ref| {lse_error:.3g}"
+        if not lse_error <= 1e-3:
+            problems.append(f"LSE error {lse_error:.3g} > 0.001")
+        if not bool((lse[~finite] == float("-inf")).all()):
+            problems.append("LSE of rows without keys is not -inf")
+    return problems, line
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("directory")
+    parser.add_argument("--small", action="store_true")
+    parser.add_argument("--kernel", action="append", default=[],
+                        help="only kernels whose name contains this (repeatable)")
+    args = parser.parse_args(argv)
+    device = torch.device("cuda", torch.cuda.current_device())
+    capability = torch.cuda.get_device_capability(device)
+    print(f"device: {torch.cuda.get_device_name(device)} (sm_{capability[0]}{capability[1]})")
+    directory = fa4_torch.kernel_directory(args.directory)
+    for name, why in directory.errors:
+        print(f"skip {name}: {why}")
+    generator = torch.Generator(device="cuda")
+    generator.manual_seed(2026)
+    dtypes = {e: t for t, e in fa4_torch._ELEMENTS.items()}
+    runs = failures = 0
+    for kernel in sorted(directory, key=lambda k: k.name):
+        if args.kernel and not any(s in kernel.name for s in args.kernel):
+            continue
+        if not kernel.runs_on(capability):
+            continue
+        for batch, seq_q, seq_kv in SMALL_SHAPES if args.small else SHAPES:
+            problems, line = check(kernel, dtypes[kernel.element], batch, seq_q,
+                                   seq_kv, generator)
+            runs += 1
+            failures += bool(problems)
+            print(("FAIL " if problems else "PASS ") + line +
+                  ("" if not problems else " -- " + "; ".join(problems)))
+            sys.stdout.flush()
+    print(f"{runs - failures}/{runs} runs passed")
+    return 1 if failures or not runs else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
