@@ -57,6 +57,11 @@ struct KernelShape {
   /// Query positions of one Q tile (pack heads share each position).
   int64_t positionsPerTile() const { return qRows() / pack; }
   int64_t qTileBytes() const { return qRows() * headDim * 2; }
+  /// Q slots: sm_90a double-buffers each consumer's Q so that the next
+  /// tile's loads before the consumer is done with the current one.
+  int64_t qSlots() const {
+    return hopper() ? 2 * plan.getQStages() : plan.getQStages();
+  }
   int64_t kvTileBytes() const { return kvRows() * headDim * 2; }
   /// Bytes of one 64-column atom of a `rows`-row tile.
   static int64_t atomBytes(int64_t rows) { return rows * kAtom * 2; }
@@ -201,6 +206,7 @@ private:
   SmallVector<Value> sTmem, pTmem, oTmem;
   Value q, kv, epi;
   SmallVector<Value> s, pFirst, pSecond, stats, oReady;
+  SmallVector<Value> turns; // sm_90a ping-pong, one per consumer
 };
 
 void KernelBuilder::forRange(Value count, function_ref<void(Value)> body) {
@@ -619,8 +625,6 @@ void KernelBuilder::buildConsumer(int64_t stage) {
     return value;
   };
 
-  Value qTile =
-      smemView(qSmem, idx(stage * shape.qTileBytes()), tileType(shape.qRows()));
   Value staging =
       smemView(oSmem, idx(stage * shape.qTileBytes()), tileType(shape.qRows()));
   Value scale = vector::BroadcastOp::create(b, sType, scaleLog2);
@@ -630,9 +634,22 @@ void KernelBuilder::buildConsumer(int64_t stage) {
   Value negInfS = vector::BroadcastOp::create(b, sType, negInf);
   Value zeroO = vector::BroadcastOp::create(b, oType, zero);
 
+  auto pType = VectorType::get({sCount}, shape.element);
+  auto kvTile = [&](Value handoff) {
+    return smemView(kvSmem, mul(rem(handoff, kvStages), shape.kvTileBytes()),
+                    tileType(shape.kvRows()));
+  };
+
+  // Consumer 0 takes the first turn; it takes consumer 1's last hand-off
+  // after its own last turn, so that no barrier arrival is left pending.
+  if (!turns.empty() && stage == 1)
+    ChannelCommitOp::create(b, turns[0], idx(0));
   forEachTile([&](const Tile &tile) {
     Value qHandoff = add(mul(tile.ordinal, stages), stage);
     ChannelWaitOp::create(b, q, qHandoff);
+    Value qTile = smemView(qSmem,
+                           mul(rem(qHandoff, shape.qSlots()), shape.qTileBytes()),
+                           tileType(shape.qRows()));
     // Row r is query position first + r / pack; it sees keys below
     // limits[r]. Keys below the tile's first row's limit need no mask.
     Value first = add(tile.position, stage * shape.positionsPerTile());
@@ -640,36 +657,52 @@ void KernelBuilder::buildConsumer(int64_t stage) {
                        keyLimit(add(first, div(rows[1], shape.pack)))};
     Value unmasked = keyLimit(first);
 
-    auto loop = scf::ForOp::create(
-        b, idx(0), tile.blocks, idx(1),
-        ValueRange{negInf, negInf, zero, zero, zeroO});
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(loop.getBody());
-      Value n = loop.getInductionVar();
-      ValueRange carried = loop.getRegionIterArgs();
-      Value rowMax[2] = {carried[0], carried[1]};
-      Value rowSum[2] = {carried[2], carried[3]};
-      Value o = carried[4];
-      Value k = add(tile.kvBase, n);
-
-      // S = Q K^T.
-      Value kHandoff = mul(k, 2);
-      ChannelWaitOp::create(b, kv, kHandoff);
-      Value kTile = smemView(kvSmem, mul(rem(kHandoff, kvStages), shape.kvTileBytes()),
-                             tileType(shape.kvRows()));
-      Value sAsync = WgmmaOp::create(b, sType, qTile, kTile, Value(),
+    // Issues the wgmmas `issue` builds in this consumer's turn; hand-off
+    // numbers count the turns (at most blocks + 1 per tile).
+    auto inTurn = [&](Value section, function_ref<void()> issue) {
+      if (turns.empty())
+        return issue();
+      Value handoff = add(tile.statsBase, section);
+      ChannelWaitOp::create(b, turns[stage], handoff);
+      issue();
+      ChannelCommitOp::create(b, turns[1 - stage],
+                              stage == 0 ? handoff : add(handoff, 1));
+    };
+    // S = Q K^T of KV block n, issued and committed as one wgmma group.
+    auto issueScores = [&](Value n) {
+      Value handoff = mul(add(tile.kvBase, n), 2);
+      ChannelWaitOp::create(b, kv, handoff);
+      Value scores = WgmmaOp::create(b, sType, qTile, kvTile(handoff), Value(),
                                      OperandMajor::k);
       WgmmaCommitOp::create(b);
-      Value scores = WgmmaWaitOp::create(b, 0, ValueRange{sAsync}).getResult(0);
-      ChannelReleaseOp::create(b, kv, kHandoff);
+      return scores;
+    };
+    // O += P V of KV block n, likewise.
+    auto issueProduct = [&](Value n, Value p, Value o) {
+      Value handoff = add(mul(add(tile.kvBase, n), 2), 1);
+      ChannelWaitOp::create(b, kv, handoff);
+      Value product =
+          WgmmaOp::create(b, oType, p, kvTile(handoff), o, OperandMajor::mn);
+      WgmmaCommitOp::create(b);
+      return product;
+    };
+    auto releaseKv = [&](Value n, int64_t which) {
+      ChannelReleaseOp::create(b, kv, add(mul(add(tile.kvBase, n), 2), which));
+    };
 
+    // The online softmax of block n's scores against the running maxima and
+    // sums: the new maxima and sums, O's rescale factors and P.
+    struct Softmax {
+      Value max[2], sum[2], accScale[2], p;
+    };
+    auto softmax = [&](Value n, Value scores, ArrayRef<Value> rowMax,
+                       ArrayRef<Value> rowSum) {
       // Scores in log2 units; only a block reaching past the smallest row
       // limit compares keys with each row's limit.
       Value scaled = arith::MulFOp::create(b, scores, scale);
       Value blockEnd = mul(add(n, 1), blockN);
-      Value needsMask =
-          arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, blockEnd, unmasked);
+      Value needsMask = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
+                                              blockEnd, unmasked);
       auto maskIf = scf::IfOp::create(b, TypeRange{sType}, needsMask,
                                       /*addThenBlock=*/true,
                                       /*addElseBlock=*/true);
@@ -678,8 +711,8 @@ void KernelBuilder::buildConsumer(int64_t stage) {
         b.setInsertionPointToStart(maskIf.thenBlock());
         Value keys = add(mul(n, blockN), quadColumn);
         auto remaining = [&](Value limit) {
-          return arith::IndexCastOp::create(b, i32Type,
-                                            arith::SubIOp::create(b, limit, keys));
+          return arith::IndexCastOp::create(
+              b, i32Type, arith::SubIOp::create(b, limit, keys));
         };
         Value limit = perRow(sSecondRow, sColumnsType, remaining(limits[0]),
                              remaining(limits[1]));
@@ -690,69 +723,117 @@ void KernelBuilder::buildConsumer(int64_t stage) {
         b.setInsertionPointToStart(maskIf.elseBlock());
         scf::YieldOp::create(b, ValueRange{scaled});
       }
-      scores = maskIf.getResult(0);
+      scaled = maskIf.getResult(0);
 
       // Per row, the same conditional rescale as sm_100a's softmax.
-      Value ref[2], safeRef[2], accScale[2];
+      Softmax result;
+      Value safeRef[2];
       for (int64_t r = 0; r < 2; ++r) {
-        Value tileMax = rowReduce(scores, r, vector::CombiningKind::MAXIMUMF);
+        Value tileMax = rowReduce(scaled, r, vector::CombiningKind::MAXIMUMF);
         Value newMax = arith::MaximumFOp::create(b, rowMax[r], tileMax);
         Value growth = arith::SubFOp::create(b, newMax, rowMax[r]);
         Value rescale = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT,
                                               growth, threshold);
-        ref[r] = arith::SelectOp::create(b, rescale, newMax, rowMax[r]);
-        Value noKeys =
-            arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, ref[r], negInf);
-        safeRef[r] = arith::SelectOp::create(b, noKeys, zero, ref[r]);
+        result.max[r] = arith::SelectOp::create(b, rescale, newMax, rowMax[r]);
+        Value noKeys = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
+                                             result.max[r], negInf);
+        safeRef[r] = arith::SelectOp::create(b, noKeys, zero, result.max[r]);
         auto scalarType = VectorType::get({1}, f32Type);
         Value factor = Exp2Op::create(
-            b, vector::BroadcastOp::create(
-                   b, scalarType, arith::SubFOp::create(b, rowMax[r], safeRef[r])),
+            b,
+            vector::BroadcastOp::create(
+                b, scalarType, arith::SubFOp::create(b, rowMax[r], safeRef[r])),
             0);
-        accScale[r] = arith::SelectOp::create(
+        result.accScale[r] = arith::SelectOp::create(
             b, rescale,
             vector::ExtractOp::create(b, factor, ArrayRef<int64_t>{0}), one);
       }
       Value p = Exp2Op::create(
           b,
           arith::SubFOp::create(
-              b, scores, perRow(sSecondRow, sType, safeRef[0], safeRef[1])),
+              b, scaled, perRow(sSecondRow, sType, safeRef[0], safeRef[1])),
           shape.emulatedExp2);
       // Row sums stay per thread until the end: a quad's threads rescale by
       // the same factor.
-      Value sum[2];
       for (int64_t r = 0; r < 2; ++r) {
         Value half = vector::ShuffleOp::create(
             b, p, p, FragmentLayout::rowElements(sCount, r));
-        sum[r] = vector::ReductionOp::create(
+        result.sum[r] = vector::ReductionOp::create(
             b, vector::CombiningKind::ADD, half,
-            arith::MulFOp::create(b, rowSum[r], accScale[r]));
+            arith::MulFOp::create(b, rowSum[r], result.accScale[r]));
       }
-      o = arith::MulFOp::create(b, o,
-                                perRow(oSecondRow, oType, accScale[0], accScale[1]));
-      Value probabilities = arith::TruncFOp::create(
-          b, VectorType::get({sCount}, shape.element), p);
+      result.p = arith::TruncFOp::create(b, pType, p);
+      return result;
+    };
 
-      // O += P V, P from registers.
-      Value vHandoff = add(kHandoff, 1);
-      ChannelWaitOp::create(b, kv, vHandoff);
-      Value vTile = smemView(kvSmem, mul(rem(vHandoff, kvStages), shape.kvTileBytes()),
-                             tileType(shape.kvRows()));
-      Value oAsync = WgmmaOp::create(b, oType, probabilities, vTile, o,
-                                     OperandMajor::mn);
-      WgmmaCommitOp::create(b);
-      o = WgmmaWaitOp::create(b, 0, ValueRange{oAsync}).getResult(0);
-      ChannelReleaseOp::create(b, kv, vHandoff);
-      scf::YieldOp::create(b, ValueRange{ref[0], ref[1], sum[0], sum[1], o});
+    // Software-pipelined over KV blocks: while block n's softmax runs, the
+    // Tensor Cores compute S of block n and O += P V of block n - 1.
+    Value anyBlock =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, tile.blocks, idx(0));
+    auto blocksIf = scf::IfOp::create(
+        b, TypeRange{f32Type, f32Type, f32Type, f32Type, oType}, anyBlock,
+        /*addThenBlock=*/true, /*addElseBlock=*/true);
+    {
+      OpBuilder::InsertionGuard outer(b);
+      b.setInsertionPointToStart(blocksIf.thenBlock());
+      // Block 0: S, then its softmax; O starts at 0.
+      Value sAsync;
+      inTurn(idx(0), [&] { sAsync = issueScores(idx(0)); });
+      Value scores = WgmmaWaitOp::create(b, 0, ValueRange{sAsync}).getResult(0);
+      releaseKv(idx(0), 0);
+      Softmax head = softmax(idx(0), scores, {negInf, negInf}, {zero, zero});
+
+      auto loop = scf::ForOp::create(
+          b, idx(1), tile.blocks, idx(1),
+          ValueRange{head.max[0], head.max[1], head.sum[0], head.sum[1], zeroO,
+                     head.p});
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(loop.getBody());
+        Value n = loop.getInductionVar();
+        ValueRange carried = loop.getRegionIterArgs();
+        Value previous = arith::SubIOp::create(b, n, idx(1));
+        Value sAsync, oAsync;
+        inTurn(n, [&] {
+          sAsync = issueScores(n);
+          oAsync = issueProduct(previous, carried[5], carried[4]);
+        });
+        // The older group (S) is complete when at most one is pending.
+        Value s = WgmmaWaitOp::create(b, 1, ValueRange{sAsync}).getResult(0);
+        releaseKv(n, 0);
+        Softmax next = softmax(n, s, {carried[0], carried[1]},
+                               {carried[2], carried[3]});
+        // P of block n - 1 stays in its registers until the product read it.
+        auto waited = WgmmaWaitOp::create(b, 0, ValueRange{oAsync, carried[5]});
+        releaseKv(previous, 1);
+        Value o = arith::MulFOp::create(
+            b, waited.getResult(0),
+            perRow(oSecondRow, oType, next.accScale[0], next.accScale[1]));
+        scf::YieldOp::create(b, ValueRange{next.max[0], next.max[1],
+                                           next.sum[0], next.sum[1], o, next.p});
+      }
+      // The last block's product.
+      Value last = arith::SubIOp::create(b, tile.blocks, idx(1));
+      Value p = loop.getResult(5), oAsync;
+      inTurn(tile.blocks,
+             [&] { oAsync = issueProduct(last, p, loop.getResult(4)); });
+      auto waited = WgmmaWaitOp::create(b, 0, ValueRange{oAsync, p});
+      releaseKv(last, 1);
+      scf::YieldOp::create(b, ValueRange{loop.getResult(0), loop.getResult(1),
+                                         loop.getResult(2), loop.getResult(3),
+                                         waited.getResult(0)});
+      // A tile without keys: O = 0, sums 0, maxima -inf.
+      b.setInsertionPointToStart(blocksIf.elseBlock());
+      scf::YieldOp::create(b, ValueRange{negInf, negInf, zero, zero, zeroO});
     }
     // Every QK^T that read Q has completed.
     ChannelReleaseOp::create(b, q, qHandoff);
 
     // Epilogue: the quad's sums, LSE, O / sum into the staging tile.
-    Value o = loop.getResult(4);
+    Value o = blocksIf.getResult(4);
     Value total[2], factor[2];
     for (int64_t r = 0; r < 2; ++r) {
-      Value partial = loop.getResult(2 + r);
+      Value partial = blocksIf.getResult(2 + r);
       total[r] = partial;
       for (int32_t offset : {1, 2})
         total[r] = arith::AddFOp::create(
@@ -774,7 +855,7 @@ void KernelBuilder::buildConsumer(int64_t stage) {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
       for (int64_t r = 0; r < 2; ++r)
-        storeLse(tile, stage, rows[r], total[r], loop.getResult(r));
+        storeLse(tile, stage, rows[r], total[r], blocksIf.getResult(r));
     }
     o = arith::MulFOp::create(b, o, perRow(oSecondRow, oType, factor[0], factor[1]));
     Value packed =
@@ -798,6 +879,8 @@ void KernelBuilder::buildConsumer(int64_t stage) {
     FenceProxyAsyncOp::create(b);
     ChannelCommitOp::create(b, epi, handoff);
   });
+  if (!turns.empty() && stage == 0)
+    ChannelWaitOp::create(b, turns[0], idx(0));
 }
 
 void KernelBuilder::buildMma() {
@@ -939,19 +1022,41 @@ void KernelBuilder::buildLoad() {
         }
         ChannelCommitOp::create(b, channelValue, handoff);
       };
-      for (int64_t stage = 0; stage < stages; ++stage)
-        loadTile(qDesc, q, add(mul(ordinal, stages), stage), qSmem,
-                 idx(stage * shape.qTileBytes()), true, firstHead,
-                 add(position, stage * shape.positionsPerTile()));
+      // K (which = 0) or V (1) of KV block n.
+      auto loadKv = [&](Value n, int64_t which) {
+        Value handoff = add(mul(add(tile.kvBase, n), 2), which);
+        Value offset = mul(rem(handoff, kvStages), shape.kvTileBytes());
+        loadTile(which ? vDesc : kDesc, kv, handoff, kvSmem, offset, false,
+                 kvHead, mul(n, plan.getBlockN()));
+      };
+      // sm_90a: the tile's first K before its Q. Ring slots free up while
+      // the consumers finish the previous tile, Q slots only once they have.
+      if (shape.hopper()) {
+        Value anyBlock = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
+                                               tile.blocks, idx(0));
+        auto ifOp = scf::IfOp::create(b, anyBlock);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+        loadKv(idx(0), 0);
+      }
+      for (int64_t stage = 0; stage < stages; ++stage) {
+        Value handoff = add(mul(ordinal, stages), stage);
+        loadTile(qDesc, q, handoff, qSmem,
+                 mul(rem(handoff, shape.qSlots()), shape.qTileBytes()), true,
+                 firstHead, add(position, stage * shape.positionsPerTile()));
+      }
       forRange(tile.blocks, [&](Value n) {
-        Value k = add(tile.kvBase, n);
-        Value row = mul(n, plan.getBlockN());
-        SmallVector<Value, 2> descriptors = {kDesc, vDesc};
-        for (auto [which, desc] : llvm::enumerate(descriptors)) {
-          Value handoff = add(mul(k, 2), static_cast<int64_t>(which));
-          Value offset = mul(rem(handoff, kvStages), shape.kvTileBytes());
-          loadTile(desc, kv, handoff, kvSmem, offset, false, kvHead, row);
+        if (shape.hopper()) {
+          Value later =
+              arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, n, idx(0));
+          auto ifOp = scf::IfOp::create(b, later);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(ifOp.thenBlock());
+          loadKv(n, 0);
+        } else {
+          loadKv(n, 0);
         }
+        loadKv(n, 1);
       });
     });
   });
@@ -1054,9 +1159,17 @@ void KernelBuilder::buildHopperRoles(Block &roles) {
   int64_t stages = plan.getQStages();
   // The hand-offs of the FA3 protocol: Q per consumer warpgroup, the K/V
   // ring read by both, a staging tile per consumer for the store warp.
-  q = channel("q", stages, tma(), threads(kWarpgroup));
+  q = channel("q", shape.qSlots(), tma(), threads(kWarpgroup));
   kv = channel("kv", plan.getKvStages(), tma(), threads(stages * kWarpgroup));
   epi = channel("epilogue", stages, threads(kWarpgroup), threads(1));
+  // Ping-pong: consumer c issues its wgmmas when it holds turn c, on
+  // hardware barrier 1 + c, then passes the turn on, so that one consumer's
+  // softmax overlaps the other's matrix products.
+  if (stages == 2)
+    for (int64_t stage = 0; stage < stages; ++stage)
+      turns.push_back(channel("turn" + std::to_string(stage), 1,
+                              threads(kWarpgroup), threads(kWarpgroup),
+                              static_cast<uint32_t>(1 + stage)));
 
   OpBuilder::InsertionGuard inner(b);
   b.setInsertionPointToStart(&roles);
@@ -1086,7 +1199,7 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
   // exchange (a warpgroup owns its rows' statistics in registers).
   int64_t stagingTiles = shape.hopper() ? plan.getQStages() : 1;
   SmallVector<SmemBuffer> smemBuffers = {
-      {"q", plan.getQStages() * shape.qTileBytes(), 1024},
+      {"q", shape.qSlots() * shape.qTileBytes(), 1024},
       {"kv", plan.getKvStages() * shape.kvTileBytes(), 1024},
       {"o_staging", stagingTiles * shape.qTileBytes(), 1024}};
   if (!shape.hopper())

@@ -426,52 +426,71 @@ LLVM::LLVMStructType accumulatorStruct(MLIRContext *ctx, int64_t count) {
       ctx, SmallVector<Type>(count, Float32Type::get(ctx)));
 }
 
-/// Elements [first, first + count) of LLVM vectors `vectors` (concatenated)
-/// packed into a struct of f32.
-Value packStruct(OpBuilder &b, Location loc, ValueRange vectors) {
+/// The 32-bit registers of fragment `vector`: f32 elements as they are,
+/// 16-bit elements two to a register (i32).
+Value fragmentRegisters(OpBuilder &b, Location loc, Value vector) {
+  auto type = cast<VectorType>(vector.getType());
+  if (type.getElementType().isF32())
+    return vector;
+  return LLVM::BitcastOp::create(
+      b, loc, VectorType::get({type.getNumElements() / 2}, b.getI32Type()),
+      vector);
+}
+
+/// The registers of `fragments` (concatenated) packed into one struct.
+Value packStruct(OpBuilder &b, Location loc, ValueRange fragments) {
   SmallVector<Value> elements;
-  for (Value vector : vectors) {
-    int64_t count = cast<VectorType>(vector.getType()).getNumElements();
+  for (Value fragment : fragments) {
+    Value registers = fragmentRegisters(b, loc, fragment);
+    int64_t count = cast<VectorType>(registers.getType()).getNumElements();
     for (int64_t i = 0; i < count; ++i)
       elements.push_back(LLVM::ExtractElementOp::create(
-          b, loc, vector, i32Constant(b, loc, i)));
+          b, loc, registers, i32Constant(b, loc, i)));
   }
+  SmallVector<Type> types;
+  for (Value element : elements)
+    types.push_back(element.getType());
   Value result = LLVM::UndefOp::create(
-      b, loc, accumulatorStruct(b.getContext(), elements.size()));
+      b, loc, LLVM::LLVMStructType::getLiteral(b.getContext(), types));
   for (auto [i, element] : llvm::enumerate(elements))
     result = LLVM::InsertValueOp::create(b, loc, result, element, i);
   return result;
 }
 
-/// The struct `packed` split back into vectors of `types`.
+/// The struct `packed` split back into fragments of `types`.
 SmallVector<Value> unpackStruct(OpBuilder &b, Location loc, Value packed,
                                 TypeRange types) {
-  SmallVector<Value> vectors;
+  SmallVector<Value> fragments;
   int64_t position = 0;
   for (Type type : types) {
-    int64_t count = cast<VectorType>(type).getNumElements();
-    Value vector = LLVM::UndefOp::create(b, loc, type);
+    auto vectorType = cast<VectorType>(type);
+    bool f32 = vectorType.getElementType().isF32();
+    int64_t count = vectorType.getNumElements() / (f32 ? 1 : 2);
+    auto registersType =
+        f32 ? vectorType : VectorType::get({count}, b.getI32Type());
+    Value registers = LLVM::UndefOp::create(b, loc, registersType);
     for (int64_t i = 0; i < count; ++i)
-      vector = LLVM::InsertElementOp::create(
-          b, loc, vector,
+      registers = LLVM::InsertElementOp::create(
+          b, loc, registers,
           LLVM::ExtractValueOp::create(b, loc, packed, position++),
           i32Constant(b, loc, i));
-    vectors.push_back(vector);
+    fragments.push_back(
+        f32 ? registers : LLVM::BitcastOp::create(b, loc, type, registers));
   }
-  return vectors;
+  return fragments;
 }
 
-/// "=f" outputs tied to the same number of inputs, then `rest`.
-std::string tiedConstraints(int64_t count, StringRef rest) {
-  std::string constraints;
-  for (int64_t i = 0; i < count; ++i)
-    constraints += "=f,";
-  for (int64_t i = 0; i < count; ++i)
-    constraints += std::to_string(i) + ",";
-  constraints += rest;
-  if (!constraints.empty() && constraints.back() == ',')
-    constraints.pop_back();
-  return constraints;
+/// Outputs of the register classes of `types` (f32: "f", i32: "r") tied to
+/// as many inputs, then `rest`.
+std::string tiedConstraints(ArrayRef<Type> types, StringRef rest) {
+  SmallVector<std::string> constraints;
+  for (Type type : types)
+    constraints.push_back(type.isF32() ? "=f" : "=r");
+  for (size_t i = 0; i < types.size(); ++i)
+    constraints.push_back(std::to_string(i));
+  if (!rest.empty())
+    constraints.push_back(rest.str());
+  return llvm::join(constraints, ",");
 }
 
 /// `{$first, ..., $(first + count - 1)}`.
@@ -579,7 +598,7 @@ struct WgmmaLowering : ConvertOpToLLVMPattern<WgmmaOp> {
           (bMnMajor ? "1" : "0") + ";\n}\n";
       acc = LLVM::InlineAsmOp::create(
                 rewriter, loc, structType, operands, ptx,
-                tiedConstraints(registers, "r,r,r,r,l,n"),
+                tiedConstraints(structType.getBody(), "r,r,r,r,l,n"),
                 /*has_side_effects=*/true, /*is_align_stack=*/false,
                 LLVM::TailCallKind::None, /*asm_dialect=*/nullptr,
                 /*operand_attrs=*/nullptr)
@@ -616,8 +635,9 @@ struct WgmmaWaitLowering : ConvertOpToLLVMPattern<WgmmaWaitOp> {
       return success();
     }
     Value packed = packStruct(rewriter, loc, adaptor.getFragments());
-    int64_t count =
-        cast<LLVM::LLVMStructType>(packed.getType()).getBody().size();
+    ArrayRef<Type> registers =
+        cast<LLVM::LLVMStructType>(packed.getType()).getBody();
+    int64_t count = registers.size();
     SmallVector<Value> operands;
     for (int64_t i = 0; i < count; ++i)
       operands.push_back(LLVM::ExtractValueOp::create(rewriter, loc, packed, i));
@@ -625,7 +645,7 @@ struct WgmmaWaitLowering : ConvertOpToLLVMPattern<WgmmaWaitOp> {
         LLVM::InlineAsmOp::create(
             rewriter, loc, packed.getType(), operands,
             "wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";",
-            tiedConstraints(count, ""), /*has_side_effects=*/true,
+            tiedConstraints(registers, ""), /*has_side_effects=*/true,
             /*is_align_stack=*/false, LLVM::TailCallKind::None,
             /*asm_dialect=*/nullptr, /*operand_attrs=*/nullptr)
             .getResult(0);

@@ -722,18 +722,21 @@ def FA4_WgmmaWaitOp : FA4_Op<"wgmma.wait",
     Blocks the warpgroup until no more than `pending` committed wgmma groups
     are incomplete, and returns `fragments` unchanged: the results of the
     wgmmas waited for are read through this op, so no use of them can move
-    above the wait.
+    above the wait, and register A operands passed through it stay in their
+    registers until the wgmmas that read them are done.
 
     ```mlir
-    %s1 = fa4.wgmma.wait 0, %s : vector<64xf32>
+    %s1 = fa4.wgmma.wait 1, %s : vector<64xf32>
+    %o1, %p1 = fa4.wgmma.wait 0, %o, %p : vector<64xf32>, vector<64xbf16>
     ```
 
     PTX: `wgmma.wait_group.sync.aligned 0;` with the fragments' registers
     as its operands.
   }];
   let arguments = (ins I32Attr:$pending,
-                       Variadic<FA4_WgmmaAccumulator>:$fragments);
-  let results = (outs Variadic<FA4_WgmmaAccumulator>:$results);
+      Variadic<AnyTypeOf<[FA4_WgmmaAccumulator, FA4_WgmmaFragment]>>:$fragments);
+  let results = (outs
+      Variadic<AnyTypeOf<[FA4_WgmmaAccumulator, FA4_WgmmaFragment]>>:$results);
   let assemblyFormat = [{
     $pending (`,` $fragments^ `:` type($fragments))? attr-dict
   }];
