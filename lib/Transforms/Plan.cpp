@@ -66,7 +66,9 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
       emitError, op.getContext(), options.arch, blockM, blockN, headDim,
       options.qStages.value_or(2), options.kvStages.value_or(hopper ? 4 : 3),
       gqaPack,
-      options.scheduler.value_or(causal ? Scheduler::lpt : Scheduler::linear),
+      options.scheduler.value_or(!causal  ? Scheduler::linear
+                                 : hopper ? Scheduler::paired
+                                          : Scheduler::lpt),
       options.softmaxRegs.value_or(hopper ? 232 : 200),
       options.correctionRegs.value_or(hopper ? 0 : 64),
       options.producerRegs.value_or(hopper ? 40 : 48),
@@ -116,7 +118,8 @@ struct FA4PlanPass : public fa4::impl::FA4PlanBase<FA4PlanPass> {
       options.scheduler = symbolizeScheduler(scheduler);
       if (!options.scheduler) {
         getOperation()->emitError() << "fa4-plan: unknown scheduler '"
-                                    << scheduler << "' (expected linear or lpt)";
+                                    << scheduler
+                                    << "' (expected linear, lpt or paired)";
         return failure();
       }
     }

@@ -161,6 +161,12 @@ private:
   /// KV loop continue across tiles, so the loop carries the number of KV
   /// blocks visited so far (tiles visit different numbers when causal).
   void forEachTile(function_ref<void(const Tile &)> body);
+  /// forEachTile for the paired scheduler: units of two tiles, query block
+  /// j from the end and then query block j, so that with causal masking
+  /// every unit visits the same number of KV blocks and a static
+  /// assignment of units to CTAs is balanced. The middle block of an odd
+  /// count is a unit alone.
+  void forEachPairedTile(function_ref<void(const Tile &)> body);
   /// A loop over [0, count) with the body built in place.
   void forRange(Value count, function_ref<void(Value)> body);
   /// Runs `body` in one elected thread of the warp.
@@ -217,6 +223,8 @@ void KernelBuilder::forRange(Value count, function_ref<void(Value)> body) {
 }
 
 void KernelBuilder::forEachTile(function_ref<void(const Tile &)> body) {
+  if (shape.scheduler == Scheduler::paired)
+    return forEachPairedTile(body);
   Value first = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value grid = gpu::GridDimOp::create(b, gpu::Dimension::x);
   auto loop =
@@ -233,6 +241,65 @@ void KernelBuilder::forEachTile(function_ref<void(const Tile &)> body) {
   body(tile);
   scf::YieldOp::create(
       b, ValueRange{add(tile.ordinal, 1), add(tile.kvBase, tile.blocks)});
+}
+
+void KernelBuilder::forEachPairedTile(function_ref<void(const Tile &)> body) {
+  int64_t headBlocks = shape.queryHeads / shape.pack;
+  Value first = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value grid = gpu::GridDimOp::create(b, gpu::Dimension::x);
+  Value halves = div(add(tilesPerHead, 1), 2);
+  Value pairs = mul(batch, headBlocks);
+  Value units = arith::MulIOp::create(b, pairs, halves);
+  auto outer =
+      scf::ForOp::create(b, first, units, grid, ValueRange{idx(0), idx(0)});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(outer.getBody());
+  // (batch, head block) pairs in L2 groups of kLptGroup as with lpt; unit j
+  // of a pair holds query blocks (tilesPerHead - 1 - j, j).
+  Value unit = outer.getInductionVar();
+  Value groupUnits = mul(halves, kLptGroup);
+  Value firstPair = mul(arith::DivUIOp::create(b, unit, groupUnits), kLptGroup);
+  Value within = arith::RemUIOp::create(b, unit, groupUnits);
+  Value groupSize = arith::MinUIOp::create(
+      b, idx(kLptGroup), arith::SubIOp::create(b, pairs, firstPair));
+  Value pair = add(firstPair, arith::RemUIOp::create(b, within, groupSize));
+  Value j = arith::DivUIOp::create(b, within, groupSize);
+  Value longBlock = arith::SubIOp::create(b, add(tilesPerHead, -1), j);
+
+  auto inner = scf::ForOp::create(b, idx(0), idx(2), idx(1),
+                                  outer.getRegionIterArgs());
+  b.setInsertionPointToStart(inner.getBody());
+  Value second =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, inner.getInductionVar(),
+                            idx(1));
+  Value queryBlock = arith::SelectOp::create(b, second, j, longBlock);
+  Value alone =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, j, longBlock);
+  Value skip = arith::AndIOp::create(b, second, alone);
+  Value ordinal = inner.getRegionIterArg(0), kvBase = inner.getRegionIterArg(1);
+  auto ifOp = scf::IfOp::create(b, TypeRange{b.getIndexType(), b.getIndexType()},
+                                skip, /*addThenBlock=*/true,
+                                /*addElseBlock=*/true);
+  {
+    OpBuilder::InsertionGuard branch(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    scf::YieldOp::create(b, ValueRange{ordinal, kvBase});
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    Tile tile;
+    tile.ordinal = ordinal;
+    tile.kvBase = kvBase;
+    tile.statsBase = add(kvBase, ordinal);
+    tile.batch = div(pair, headBlocks);
+    tile.headBlock = rem(pair, headBlocks);
+    tile.position =
+        mul(queryBlock, shape.plan.getQStages() * shape.positionsPerTile());
+    tile.blocks = tileBlocks(tile.position);
+    body(tile);
+    scf::YieldOp::create(b, ValueRange{add(ordinal, 1), add(kvBase, tile.blocks)});
+  }
+  scf::YieldOp::create(b, ifOp.getResults());
+  b.setInsertionPointAfter(inner);
+  scf::YieldOp::create(b, inner.getResults());
 }
 
 void KernelBuilder::elected(function_ref<void()> body) {

@@ -43,7 +43,7 @@ def FA4Plan : Pass<"fa4-plan"> {
     Option<"gqaPack", "gqa-pack", "int64_t", /*default=*/"0",
            "Query heads packed into one Q tile (1 disables packing)">,
     Option<"scheduler", "scheduler", "std::string", /*default=*/"\"\"",
-           "Work-tile order: linear or lpt">,
+           "Work-tile order: linear, lpt or paired">,
     Option<"softmaxRegs", "softmax-regs", "int64_t", /*default=*/"0",
            "Registers per thread of a softmax warpgroup">,
     Option<"correctionRegs", "correction-regs", "int64_t", /*default=*/"0",

@@ -45,7 +45,7 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
                           llvm::cl::desc("Query heads packed per Q tile"),
                           llvm::cl::init(0)};
   Option<std::string> scheduler{*this, "scheduler",
-                                llvm::cl::desc("linear or lpt"),
+                                llvm::cl::desc("linear, lpt or paired"),
                                 llvm::cl::init("")};
   Option<int64_t> softmaxRegs{*this, "softmax-regs",
                               llvm::cl::desc("Softmax warpgroup registers"),

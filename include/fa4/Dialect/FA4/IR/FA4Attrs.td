@@ -17,7 +17,8 @@ def FA4_Arch : I32EnumAttr<"Arch", "target GPU architecture", [
 
 def FA4_Scheduler : I32EnumAttr<"Scheduler", "order of work tiles", [
     I32EnumAttrCase<"linear", 0>,
-    I32EnumAttrCase<"lpt", 1>
+    I32EnumAttrCase<"lpt", 1>,
+    I32EnumAttrCase<"paired", 2>
   ]> {
   let cppNamespace = "::mlir::fa4";
   let genSpecializedAttr = 0;
@@ -101,7 +102,7 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     | `qStages` | Q tiles in flight per CTA; one softmax warpgroup each |
     | `kvStages` | slots of the K/V shared-memory ring (K and V alternate) |
     | `gqaPack` | query heads of one KV head packed into the rows of a Q tile |
-    | `scheduler` | `linear` (persistent, row-major tile order) or `lpt` (longest tile first, (batch, head) grouped for L2) |
+    | `scheduler` | `linear` (persistent, row-major tile order), `lpt` (longest tile first, (batch, head) grouped for L2) or `paired` (causal: each work unit is a long query tile and its complement, so that every unit costs the same; grouped for L2 like `lpt`) |
     | `softmaxRegs`, `correctionRegs`, `producerRegs` | per-thread register budgets (`setmaxnreg`) of the softmax, correction/epilogue and load/MMA/store warpgroups |
     | `emulatedExp2` | of every 16 score columns, how many take the FMA polynomial instead of MUFU `ex2` |
     | `pvSplit` | columns of P consumed by the first of the two PV MMAs |
