@@ -1,6 +1,8 @@
 // RUN: fa4-opt %s -split-input-file --fa4-plan | FileCheck %s
 // RUN: fa4-opt %s -split-input-file --fa4-plan="kv-stages=4 emulated-exp2=0 softmax-regs=192 correction-regs=80 scheduler=linear rescale-threshold=0" | FileCheck %s --check-prefix=OVERRIDE
 // RUN: fa4-opt %s -split-input-file --fa4-plan="q-stages=1 block-n=64" | FileCheck %s --check-prefix=SMALL
+// RUN: not fa4-opt %s -split-input-file --fa4-plan="arch=sm_90a" 2>/dev/null | FileCheck %s --check-prefix=HOPPER
+// RUN: not fa4-opt %s -split-input-file --fa4-plan="arch=sm_90a" 2>&1 >/dev/null | FileCheck %s --check-prefix=HOPPER-ERROR
 
 // Non-causal MHA, head dim 128: the FA4 defaults.
 // CHECK-LABEL: func @mha_d128
@@ -9,6 +11,11 @@
 // OVERRIDE: plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 128, qStages = 2, kvStages = 4, gqaPack = 1, scheduler = linear, softmaxRegs = 192, correctionRegs = 80, producerRegs = 48, emulatedExp2 = 0, pvSplit = 96, rescaleThreshold = 0>
 // SMALL-LABEL: func @mha_d128
 // SMALL: plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 64, headDim = 128, qStages = 1, kvStages = 3, gqaPack = 1, scheduler = linear, {{.*}}, pvSplit = 48,
+// sm_90a: a 64-row wgmma tile per consumer warpgroup, two K/V pairs in the
+// ring, consumers at 232 registers and the producer at 40, MUFU exp2 only,
+// no correction warpgroup and no P split.
+// HOPPER-LABEL: func @mha_d128
+// HOPPER: plan = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 128, headDim = 128, qStages = 2, kvStages = 4, gqaPack = 1, scheduler = linear, softmaxRegs = 232, correctionRegs = 0, producerRegs = 40, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8>
 func.func @mha_d128(%q: memref<2x4096x16x128xbf16>, %k: memref<2x4096x16x128xbf16>,
                     %v: memref<2x4096x16x128xbf16>, %o: memref<2x4096x16x128xbf16>) {
   fa4.attention ins(%q, %k, %v : memref<2x4096x16x128xbf16>, memref<2x4096x16x128xbf16>,
@@ -24,6 +31,9 @@ func.func @mha_d128(%q: memref<2x4096x16x128xbf16>, %k: memref<2x4096x16x128xbf1
 // CHECK: {causal, plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 8, scheduler = lpt, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 64, rescaleThreshold = 8>}
 // OVERRIDE-LABEL: func @causal_gqa8_d64
 // OVERRIDE: scheduler = linear
+// Causal on sm_90a: paired work units; 8 query heads packed per 64-row tile.
+// HOPPER-LABEL: func @causal_gqa8_d64
+// HOPPER: plan = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 128, headDim = 64, qStages = 2, kvStages = 4, gqaPack = 8, scheduler = paired,
 func.func @causal_gqa8_d64(%q: memref<?x?x32x64xf16>, %k: memref<?x?x4x64xf16>,
                            %v: memref<?x?x4x64xf16>, %o: memref<?x?x32x64xf16>) {
   fa4.attention ins(%q, %k, %v : memref<?x?x32x64xf16>, memref<?x?x4x64xf16>, memref<?x?x4x64xf16>)
@@ -46,9 +56,11 @@ func.func @kept(%q: memref<1x128x1x64xf16>, %k: memref<1x128x1x64xf16>,
 
 // -----
 
-// MQA with 128 query heads: the whole tile is one query position.
+// MQA with 128 query heads: the whole tile is one query position. The
+// 64-row sm_90a tile cannot pack them.
 // CHECK-LABEL: func @mqa128
 // CHECK: gqaPack = 128
+// HOPPER-ERROR: plan.mlir:[[@LINE+3]]:3: error: 'fa4.attention' op GQA ratio 128 (128 query heads / 1 key/value heads) does not divide the 64-row Q tile, so its query heads cannot be packed; set gqa-pack to a divisor of both (1 disables packing)
 func.func @mqa128(%q: memref<1x64x128x64xbf16>, %k: memref<1x512x1x64xbf16>,
                   %v: memref<1x512x1x64xbf16>, %o: memref<1x64x128x64xbf16>) {
   fa4.attention ins(%q, %k, %v : memref<1x64x128x64xbf16>, memref<1x512x1x64xbf16>, memref<1x512x1x64xbf16>)

@@ -20,20 +20,25 @@ def FA4Plan : Pass<"fa4-plan"> {
     (correction) / 48 (load and MMA), 3 of 16 exponentials emulated, PV split
     96+32 (non-causal) or 64+64 (causal), rescale threshold 8, `linear`
     scheduler (non-causal) or `lpt` (causal), and all query heads of one KV
-    head packed into the 128 rows of a Q tile. Every option overrides one
-    choice; 0 (or an empty string) leaves it to the pass.
+    head packed into the 128 rows of a Q tile. Defaults on sm_90a follow
+    FlashAttention-3: a 64-row Q tile per consumer warpgroup (qStages 2),
+    128-key blocks, a ring of 4 K/V tiles, registers 232 (consumers) / 40
+    (load and store), MUFU exp2 only, rescale threshold 8, `linear`
+    scheduler (non-causal) or `paired` (causal); correctionRegs and pvSplit
+    are 0 there. Every option overrides one choice; 0 (or an empty string)
+    leaves it to the pass.
 
     The pass refuses, with an error at the op, what the kernels cannot do:
     head dims other than 64 and 128, different query/key and value head dims,
-    sliding windows, softcap, a GQA ratio that does not divide the 128-row
-    tile (unless `gqa-pack` says otherwise), and any plan that exceeds the
+    sliding windows, softcap, a GQA ratio that does not divide the Q tile's
+    rows (unless `gqa-pack` says otherwise), and any plan that exceeds the
     TMEM columns, shared memory or registers of one SM.
 
     Example: `fa4-opt --fa4-plan="kv-stages=4 emulated-exp2=2"`.
   }];
   let options = [
     Option<"arch", "arch", "std::string", /*default=*/"\"sm_100a\"",
-           "Target architecture (sm_100a)">,
+           "Target architecture (sm_100a or sm_90a)">,
     Option<"blockN", "block-n", "int64_t", /*default=*/"0",
            "Rows of a K/V block: 64 or 128">,
     Option<"qStages", "q-stages", "int64_t", /*default=*/"0",
@@ -280,6 +285,16 @@ def FA4Specialize : Pass<"fa4-specialize", "::mlir::ModuleOp"> {
       kvStages), and per Q stage S ready, P first part + O rescaled (256
       arrivals), P second part, statistics, O ready; the O staging tile.
 
+    With an sm_90a plan it builds the FlashAttention-3 CTA instead: a TMA
+    load warp (a tile's first K before its Q tiles), a TMA store warp, and
+    one consumer warpgroup per Q stage that computes S = Q K^T and O += P V
+    with `fa4.wgmma` (P from registers), the online softmax with quad
+    shuffles, and its O staging tile. Consumers are software-pipelined (S
+    of block n and the product of block n - 1 in flight during block n's
+    softmax) and alternate their wgmma issue on two named-barrier channels
+    (`turn0`, `turn1`). Channels: Q (two slots per consumer), K/V (released
+    by both consumers), epilogue (one slot per consumer).
+
     Buffers are declared, not placed (`fa4-allocate-tmem`,
     `fa4-allocate-smem`), and barriers are added by `fa4-insert-barriers`.
     Kernel arguments: the TMA descriptors of Q, K, V and O, batch, Sq, Skv
@@ -299,8 +314,8 @@ def FA4Specialize : Pass<"fa4-specialize", "::mlir::ModuleOp"> {
 
     The pass refuses, at the kernel or the op that differs: a program that
     fails those checks, an LSE tensor that is not contiguous, plans it
-    cannot build (an arch other than sm_100a, blockN other than 128, a
-    pvSplit that is not a multiple of 32) and a program whose tiles
+    cannot build (blockN other than 128, on sm_100a a pvSplit that is not
+    a multiple of 32) and a program whose tiles
     disagree with its plan (tile rows, head dim, packing, Q tiles per work
     tile). The launch manifest's plan records the program's scheduler,
     threshold and exp2 split.

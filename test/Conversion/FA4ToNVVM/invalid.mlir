@@ -13,6 +13,19 @@ module attributes {gpu.container_module} {
 
 // -----
 
+// wgmma exists on sm_90a only.
+module attributes {gpu.container_module} {
+  gpu.module @kernels [#nvvm.target<chip = "sm_100a">] {
+    gpu.func @k() kernel {
+      // expected-error @+1 {{'fa4.wgmma.commit' op needs wgmma (sm_90a), but gpu.module @kernels targets sm_100a}}
+      fa4.wgmma.commit
+      gpu.return
+    }
+  }
+}
+
+// -----
+
 // The semantic op is not lowered by this pass; it stays for the kernel
 // pipeline and produces no error.
 func.func @semantic(%q: memref<1x128x1x64xf16>, %o: memref<1x128x1x64xf16>) {
