@@ -309,8 +309,18 @@ func.func @f(%q: memref<1x128x4x64xbf16>, %k: memref<1x128x2x64xbf16>, %v: memre
 // -----
 
 // Plan parameters are range-checked when parsed.
-// expected-error @+1 {{blockM must be 128 (one tcgen05/wgmma M=128 tile), got 64}}
+// expected-error @+1 {{blockM must be 128 on sm_100a (one tcgen05 M=128 tile), got 64}}
 #bad_block_m = #fa4.plan<arch = sm_100a, blockM = 64, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
+
+// -----
+
+// expected-error @+1 {{blockM must be 64 on sm_90a (one wgmma M=64 tile per consumer warpgroup), got 128}}
+#bad_hopper_block_m = #fa4.plan<arch = sm_90a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 4, gqaPack = 1, scheduler = linear, softmaxRegs = 232, correctionRegs = 0, producerRegs = 40, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8>
+
+// -----
+
+// expected-error @+1 {{headDim must be 64 or 128 on sm_90a, got 256}}
+#bad_hopper_head_dim = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 128, headDim = 256, qStages = 2, kvStages = 2, gqaPack = 1, scheduler = paired, softmaxRegs = 232, correctionRegs = 0, producerRegs = 40, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8>
 
 // -----
 
