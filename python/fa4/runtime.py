@@ -21,7 +21,7 @@ import json
 import math
 import os
 import re
-from collections import namedtuple
+from collections import OrderedDict, namedtuple
 from pathlib import Path
 
 __all__ = [
@@ -452,6 +452,7 @@ def set_driver(lib):
 # Operands and tensor maps (pure).
 
 Operand = namedtuple("Operand", "ptr shape element strides", defaults=(None,))
+_Launch = namedtuple("_Launch", "function grid values block stream")
 Operand.__doc__ = """A launch operand: device address, shape (outermost
 first), element type ('bf16', 'f16', 'f32') and strides in elements
 (outermost first; None for contiguous)."""
@@ -607,6 +608,8 @@ class Kernel:
         self.directory = Path(directory)
         self.source = source or "<manifest>"
         self._functions = {}   # context -> (module, function)
+        # (context, stream, operands) -> _Launch, least recently used first.
+        self._launches = OrderedDict()
         try:
             self._parse()
         except (KeyError, TypeError, AttributeError, ValueError) as err:
@@ -931,24 +934,58 @@ class Kernel:
             raise RuntimeError(f"kernel {self.name} needs {smem} bytes of shared memory per "
                                f"CTA, the device allows {info.smem_optin}")
 
+    #: Launches remembered per kernel (see `launch`).
+    LAUNCH_CACHE_SIZE = 64
+
     def launch(self, operands, stream=0, device=None):
         """Launches the kernel on `stream` (an int CUstream, 0 for the legacy
         default stream) in the current context (or `device`'s primary one).
 
         `operands`: name -> (device address, shape, element[, strides]) for
         every operand of the manifest. Asynchronous: returns once enqueued.
-        The tensor maps live in a stream-ordered allocation freed after the
-        kernel on the same stream."""
+
+        The tensor maps live in a stream-ordered allocation on `stream`. A
+        launch is remembered with its maps for the same context, stream and
+        operands (addresses, shapes, strides: everything the maps and the
+        parameters are made of), so that launching it again is one
+        cuLaunchKernelEx; the LAUNCH_CACHE_SIZE most recent are kept, and
+        a forgotten one's maps are freed on its stream after its kernels."""
         operands = self.check_operands(operands)
         stream = _stream_handle(stream)
         drv = driver()
         context, dev = drv.context(device)
-        info = drv.device_info(dev)
-        self._check_device(info)
-        query = operands["query"].shape
-        grid = self.grid(query[0], query[1], info.sm_count)
-        if grid[0] == 0:
-            return grid
+        key = (context, stream, tuple(
+            (name, op.ptr, tuple(op.shape), op.element,
+             None if op.strides is None else tuple(op.strides))
+            for name, op in sorted(operands.items())))
+        prepared = self._launches.get(key)
+        if prepared is None:
+            info = drv.device_info(dev)
+            self._check_device(info)
+            query = operands["query"].shape
+            grid = self.grid(query[0], query[1], info.sm_count)
+            if grid[0] == 0:
+                return grid
+            prepared = self._prepare(drv, context, operands, stream, grid)
+            self._launches[key] = prepared
+            while len(self._launches) > self.LAUNCH_CACHE_SIZE:
+                self._forget(drv, self._launches.popitem(last=False)[1])
+        else:
+            self._launches.move_to_end(key)
+        try:
+            drv.launch(prepared.function, prepared.grid, self.block, self.cluster,
+                       self.dynamic_smem_bytes, stream, prepared.values,
+                       context=f"of {self.name} with grid {list(prepared.grid)}, "
+                       f"block {list(self.block)}, {self.dynamic_smem_bytes} bytes of "
+                       "dynamic shared memory")
+        except CudaError:
+            self._forget(drv, self._launches.pop(key))
+            raise
+        return prepared.grid
+
+    def _prepare(self, drv, context, operands, stream, grid):
+        """The function, parameter values and tensor maps of a launch; the
+        maps are copied to a stream-ordered allocation on `stream`."""
         maps = self._tensor_maps(operands)
         args = self._arguments(operands, maps)
         function = self._function(drv, context)
@@ -960,30 +997,36 @@ class Kernel:
                 drv.free_async(block, stream)
                 raise RuntimeError(f"cuMemAllocAsync returned {block:#x}, not "
                                    f"{TENSOR_MAP_ALIGNMENT}-byte aligned for CUtensorMap")
-        try:
-            if descriptors:
+            try:
                 drv.copy_to_device_async(block, descriptors, stream)
-            values = []
-            for (name, kind, ref), arg in zip(self.params, args):
-                if kind == "tensor_map":
-                    values.append(ctypes.c_uint64(block + ref * TENSOR_MAP_BYTES))
-                elif kind == "i32":
-                    values.append(ctypes.c_int32(arg.value))
-                elif kind == "f32":
-                    values.append(ctypes.c_float(arg.value))
-                else:
-                    values.append(ctypes.c_uint64(arg.value))
-            drv.launch(function, grid, self.block, self.cluster, self.dynamic_smem_bytes,
-                       stream, values, context=f"of {self.name} with grid {list(grid)}, "
-                       f"block {list(self.block)}, {self.dynamic_smem_bytes} bytes of "
-                       "dynamic shared memory")
-        finally:
-            if descriptors:
+            except CudaError:
                 drv.free_async(block, stream)
-        return grid
+                raise
+        values = []
+        for (name, kind, ref), arg in zip(self.params, args):
+            if kind == "tensor_map":
+                values.append(ctypes.c_uint64(block + ref * TENSOR_MAP_BYTES))
+            elif kind == "i32":
+                values.append(ctypes.c_int32(arg.value))
+            elif kind == "f32":
+                values.append(ctypes.c_float(arg.value))
+            else:
+                values.append(ctypes.c_uint64(arg.value))
+        return _Launch(function, grid, values, block, stream)
+
+    @staticmethod
+    def _forget(drv, launch):
+        """Frees a forgotten launch's maps after the kernels queued on its
+        stream."""
+        if launch.block:
+            drv.free_async(launch.block, launch.stream)
 
     def close(self):
-        """Unloads the kernel's modules (launches must have finished)."""
+        """Unloads the kernel's modules and frees the remembered launches'
+        tensor maps (launches must have finished)."""
+        launches, self._launches = self._launches, OrderedDict()
+        for launch in launches.values():
+            self._forget(driver(), launch)
         functions, self._functions = self._functions, {}
         for module, _ in functions.values():
             driver().unload_module(module)

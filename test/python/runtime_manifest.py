@@ -426,7 +426,14 @@ launch(gqa, fake, operands(), stream=0x5000)
 # CHECK-NEXT: cuMemAllocAsync(512, 0x5000)
 # CHECK-NEXT: cuMemcpyHtoDAsync_v2(0x7e0000000000, 512 bytes of maps over ['0x7f1000000000', '0x7f2000000000', '0x7f3000000000', '0x7f4000000000'], 0x5000)
 # CHECK-NEXT: cuLaunchKernelEx(grid (24, 1, 1), block (512, 1, 1), smem 197632, stream 0x5000, attrs [], function 0x2000, params ['0x7e0000000000', '0x7e0000000080', '0x7e0000000100', '0x7e0000000180', 3, 1000, 1100, 0.1803368777036667, '0x7f5000000000'], extra None)
-# CHECK-NEXT: cuMemFreeAsync(0x7e0000000000, 0x5000)
+# CHECK-NEXT: --
+
+# The same operands on the same stream: the remembered launch, maps and all.
+launch(gqa, fake, operands(), stream=0x5000)
+# CHECK: launched, grid (24, 1, 1)
+# CHECK-NEXT: cuCtxGetCurrent()
+# CHECK-NEXT: cuCtxGetDevice()
+# CHECK-NEXT: cuLaunchKernelEx(grid (24, 1, 1), block (512, 1, 1), smem 197632, stream 0x5000, attrs [], function 0x2000, params ['0x7e0000000000', '0x7e0000000080', '0x7e0000000100', '0x7e0000000180', 3, 1000, 1100, 0.1803368777036667, '0x7f5000000000'], extra None)
 # CHECK-NEXT: --
 
 # Again: the module, context and device are known; only the maps and the launch.
@@ -439,8 +446,26 @@ launch(gqa, fake, operands(query=(Q, (1, 100, 4, 64), "bf16"), output=(O, (1, 10
 # CHECK-NEXT: cuTensorMapEncodeTiled(map%64=0, type 9, rank 4, 0x7f1000000000, dims [64, 4, 100, 1], strides [128, 512, 51200]
 # CHECK: cuMemAllocAsync(512, 0x0)
 # CHECK: cuLaunchKernelEx(grid (2, 1, 1), block (512, 1, 1), smem 197632, stream 0x0, attrs [], function 0x2000, params ['0x7e0000000000', '0x7e0000000080', '0x7e0000000100', '0x7e0000000180', 1, 100, 100,
-# CHECK-NEXT: cuMemFreeAsync(0x7e0000000000, 0x0)
 # CHECK-NEXT: --
+
+# At most LAUNCH_CACHE_SIZE launches are remembered: the oldest one's maps
+# are freed on its stream when another is added; close() frees the rest.
+gqa.LAUNCH_CACHE_SIZE = 2
+launch(gqa, fake, operands(query=(Q, (1, 200, 4, 64), "bf16"), output=(O, (1, 200, 4, 64), "bf16"),
+                           key=(K, (1, 100, 2, 64), "bf16"), value=(V, (1, 100, 2, 64), "bf16"),
+                           lse=(L, (1, 4, 200), "f32")))
+# CHECK: launched, grid (2, 1, 1)
+# CHECK: cuMemAllocAsync(512, 0x0)
+# CHECK-NEXT: cuMemcpyHtoDAsync_v2
+# CHECK-NEXT: cuMemFreeAsync(0x7e0000000000, 0x5000)
+# CHECK-NEXT: cuLaunchKernelEx(grid (2, 1, 1)
+# CHECK-NEXT: --
+fake.log.clear()
+gqa.close()
+print("\n".join(fake.log))
+# CHECK-NEXT: cuMemFreeAsync(0x7e0000000000, 0x0)
+# CHECK-NEXT: cuMemFreeAsync(0x7e0000000000, 0x0)
+# CHECK-NEXT: cuModuleUnload(0x1000)
 
 # Nothing to compute: no module, no maps, no launch.
 launch(runtime.Kernel.load(TMP / "gqa_causal_lse.json"), FakeCuda(),
