@@ -208,6 +208,12 @@ SmemDescriptor mlir::fa4::sim::decodeSmemDescriptor(uint64_t descriptor) {
           descriptor >> 61};
 }
 
+SmemDescriptor mlir::fa4::sim::decodeWgmmaDescriptor(uint64_t descriptor) {
+  SmemDescriptor fields = decodeSmemDescriptor(descriptor);
+  fields.swizzle = descriptor >> 62;
+  return fields;
+}
+
 int64_t mlir::fa4::sim::operandAddress(const SmemDescriptor &d, bool mnMajor,
                                        int64_t mn, int64_t k) {
   if (!mnMajor)

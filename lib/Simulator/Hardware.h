@@ -198,6 +198,9 @@ struct SmemDescriptor {
   uint64_t swizzle;
 };
 SmemDescriptor decodeSmemDescriptor(uint64_t descriptor);
+/// The same fields of an sm_90 (wgmma) descriptor: the layout type in bits
+/// 62-63.
+SmemDescriptor decodeWgmmaDescriptor(uint64_t descriptor);
 
 /// Address (shared window, before swizzling) of element (mn, k), k < 16, of
 /// a 16-bit operand in 128-byte swizzle mode: K-major rows of 128 bytes,

@@ -15,6 +15,7 @@
 #include "fa4/Dialect/FA4/IR/Exp2.h"
 #include "fa4/Dialect/FA4/IR/FA4Ops.h"
 #include "fa4/Dialect/FA4/IR/Tcgen05Encoding.h"
+#include "fa4/Dialect/FA4/IR/WgmmaEncoding.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -25,6 +26,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <deque>
@@ -39,6 +41,7 @@ using namespace mlir::fa4::sim;
 namespace {
 
 constexpr int64_t kTmemLanes = 128, kTmemColumns = 512;
+constexpr int64_t kWarpgroupThreads = 128;
 /// Rotating vector-clock slots for TMA loads and stores in flight.
 constexpr unsigned kAsyncSlots = 32;
 
@@ -51,7 +54,15 @@ enum class Step { next, entered, blocked, done, error };
 
 /// What a blocked thread waits for, so that the event that may release it
 /// wakes it.
-enum class WaitKind { none, mbarrier, namedBarrier, warpVote, storeGroups };
+enum class WaitKind {
+  none,
+  mbarrier,
+  namedBarrier,
+  warpVote,
+  storeGroups,
+  warpgroup, // a warpgroup-collective op (wgmma, commit) gathering
+  wgmmaGroups
+};
 
 struct Frame {
   Block *block;
@@ -115,6 +126,9 @@ struct Actor {
   /// at the current count are not yet visible to the async proxy.
   uint32_t proxyFences = 0;
   VectorClock storesDone;
+  /// fa4.wgmma results not yet returned by a fa4.wgmma.wait: the wgmma
+  /// that computes each.
+  DenseMap<Value, std::shared_ptr<struct WgmmaWork>> pendingWgmma;
 };
 
 struct Warp {
@@ -122,6 +136,36 @@ struct Warp {
   int64_t arrived = 0;
   bool any = false, lastResult = false;
   uint64_t generation = 0;
+  /// gpu.shuffle: each lane's value in the current generation, and all of
+  /// them once the last lane arrived.
+  std::array<float, 32> lanes{}, shuffled{};
+};
+
+/// One fa4.wgmma of a warpgroup: the operands its 128 threads hold, and
+/// each thread's fragment of the product once the pipe executed it.
+struct WgmmaWork {
+  Operation *op = nullptr;
+  Val a, b; // shared-memory tiles (a only when A is not in registers)
+  std::vector<SmallVector<float, 1>> aRegisters, acc, result;
+  VectorClock clock; // the threads' clocks joined at issue
+  uint32_t agent = 0;
+  uint64_t group = 0; // commit groups before it
+  bool done = false;
+};
+
+/// A warpgroup's collective ops and its wgmma pipe, which executes the
+/// issued wgmmas in order.
+struct Warpgroup {
+  Operation *gatherOp = nullptr;
+  int64_t arrived = 0;
+  uint64_t generation = 0;
+  std::shared_ptr<WgmmaWork> gathering, issued;
+  Slot slot = 0;
+  VectorClock clock;
+  std::deque<std::shared_ptr<WgmmaWork>> work;
+  uint64_t committed = 0;
+  /// The pipe's clock when each recent group's last wgmma completed.
+  std::map<uint64_t, VectorClock> groupDone;
 };
 
 /// Work on the MMA pipe of one issuing thread, in issue order.
@@ -241,6 +285,26 @@ private:
   /// The MMA pipe of the thread `actor`, created on its first MMA.
   MmaPipe &pipeOf(const Actor &actor);
   void completeStore(size_t index);
+  /// A vector-clock slot for an in-order unit (MMA or wgmma pipe).
+  Slot pipeSlot() { return nextSlot + kAsyncSlots + nextPipeSlot++; }
+
+  // Warpgroup MMA (sm_90a).
+  Warpgroup &warpgroupOf(const Actor &actor) {
+    return warpgroups[actor.warp / 4];
+  }
+  /// Runs warpgroup-wide op `op` for `actor`: `arrive` once per thread,
+  /// `complete` when the last of the 128 threads arrived; each thread
+  /// continues only then (Step::next), blocked before.
+  Step gatherWarpgroup(Actor &actor, Operation *op,
+                       function_ref<void(Warpgroup &)> arrive,
+                       function_ref<void(Warpgroup &)> complete);
+  Step wgmma(Actor &actor, WgmmaOp op, ArrayRef<const Val *> in);
+  /// fa4.wgmma.wait: its fragments may be wgmma results, which only it may
+  /// read.
+  Step wgmmaWait(Actor &actor, WgmmaWaitOp op);
+  void executeWgmma(unsigned index);
+  Step shuffle(Actor &actor, gpu::ShuffleOp op);
+
   bool barrierIndex(Operation *op, const Val &group, Value index, Actor &actor,
                     int64_t &barrier);
   void completed(int64_t barrier);
@@ -281,6 +345,8 @@ private:
   std::vector<unsigned> ready;
   std::vector<TmaLoad> loads;
   std::vector<MmaPipe> pipes;
+  std::vector<Warpgroup> warpgroups;
+  Slot nextPipeSlot = 0;
   std::vector<StoreInFlight> stores;
   Slot nextSlot;
   uint64_t asyncCounter = 0;
@@ -303,6 +369,7 @@ Cta::Cta(const Launch &launch, int64_t blockId, const Schedule &schedule)
             }) {
   int64_t threads = launch.block;
   warps.resize((threads + 31) / 32);
+  warpgroups.resize((warps.size() + 3) / 4);
   // Slots: one per thread, then one per MMA pipe and the rotating async
   // slots, allocated on demand.
   nextSlot = 2 * threads;
@@ -379,6 +446,9 @@ uint32_t Cta::agentFor(Operation *op, const Actor &actor) {
       text = "the TMA store issued by " + text;
     else if (isa<MmaOp>(op))
       text = "the MMA issued by " + text;
+    else if (isa<WgmmaOp>(op))
+      text = llvm::formatv("the wgmma of warpgroup {0} (role {1}, CTA {2})",
+                           actor.warp / 4, actor.role, blockId);
     it->second = races.agent(op, text);
   }
   return it->second;
@@ -437,8 +507,12 @@ const Val *Cta::use(Actor &actor, Operation *op, Value value) {
     std::string loc;
     llvm::raw_string_ostream os(loc);
     load->getLoc().print(os);
-    fail(op, "uses the result of fa4.tmem.load at " + loc +
-                 " before fa4.tcgen05.wait load in " + who(actor));
+    if (isa<WgmmaOp>(load))
+      fail(op, "uses the result of fa4.wgmma at " + loc +
+                   " before a fa4.wgmma.wait returns it in " + who(actor));
+    else
+      fail(op, "uses the result of fa4.tmem.load at " + loc +
+                   " before fa4.tcgen05.wait load in " + who(actor));
     return nullptr;
   }
   return &it->second;
@@ -495,7 +569,9 @@ CtaOutcome Cta::run() {
   while (!failed) {
     bool events =
         !loads.empty() || !stores.empty() ||
-        llvm::any_of(pipes, [](const MmaPipe &p) { return !p.work.empty(); });
+        llvm::any_of(pipes, [](const MmaPipe &p) { return !p.work.empty(); }) ||
+        llvm::any_of(warpgroups,
+                     [](const Warpgroup &g) { return !g.work.empty(); });
     bool exited = ready.empty() && llvm::all_of(actors, [](const Actor &a) {
                     return a.status == Status::done;
                   });
@@ -504,10 +580,14 @@ CtaOutcome Cta::run() {
         fail(nullptr,
              llvm::formatv(
                  "CTA {0} exited with asynchronous work in flight: "
-                 "{1} TMA loads, {2} TMA stores, {3} MMA pipes with work",
+                 "{1} TMA loads, {2} TMA stores, {3} MMA pipes and {4} "
+                 "wgmma pipes with work",
                  blockId, loads.size(), stores.size(),
                  llvm::count_if(
-                     pipes, [](const MmaPipe &p) { return !p.work.empty(); })));
+                     pipes, [](const MmaPipe &p) { return !p.work.empty(); }),
+                 llvm::count_if(warpgroups, [](const Warpgroup &g) {
+                   return !g.work.empty();
+                 })));
       break;
     }
     if (ready.empty() && !events) {
@@ -554,6 +634,9 @@ bool Cta::fireEvent() {
       candidates.push_back({1, i});
   for (size_t i = 0; i < stores.size(); ++i)
     candidates.push_back({2, i});
+  for (size_t i = 0; i < warpgroups.size(); ++i)
+    if (!warpgroups[i].work.empty())
+      candidates.push_back({3, i});
   if (candidates.empty())
     return false;
   auto [kind, index] = candidates[rng() % candidates.size()];
@@ -561,8 +644,10 @@ bool Cta::fireEvent() {
     completeTmaLoad(index);
   else if (kind == 1)
     executeMma(pipes[index]);
-  else
+  else if (kind == 2)
     completeStore(index);
+  else
+    executeWgmma(index);
   return true;
 }
 
@@ -630,6 +715,15 @@ void Cta::reportDeadlock() {
     case WaitKind::storeGroups:
       os << ": waits for its TMA store groups";
       break;
+    case WaitKind::warpgroup:
+      os << ": waits for the rest of warpgroup " << id << " ("
+         << warpgroups[id].arrived << " of 128 threads arrived)";
+      break;
+    case WaitKind::wgmmaGroups:
+      os << ": waits for wgmma groups of warpgroup " << id << " ("
+         << warpgroups[id].committed << " committed, "
+         << warpgroups[id].work.size() << " wgmmas not executed)";
+      break;
     case WaitKind::none:
       break;
     }
@@ -649,6 +743,8 @@ Step Cta::execute(Actor &actor, Operation *op) {
     return nvgpuOp(actor, op);
   if (dialect == "scf")
     return scfOp(actor, op);
+  if (auto wait = dyn_cast<WgmmaWaitOp>(op))
+    return wgmmaWait(actor, wait);
   // The rest take all their operands' values up front.
   SmallVector<const Val *, 4> in;
   for (Value operand : op->getOperands()) {
@@ -953,6 +1049,7 @@ Step Cta::gpuOp(Actor &actor, Operation *op) {
         // __syncthreads: barrier 0 over the whole block.
         return namedBarrier(actor, op, 0, launch.block, /*sync=*/true);
       })
+      .Case([&](gpu::ShuffleOp op) { return shuffle(actor, op); })
       .Case([&](gpu::ReturnOp) { return Step::done; })
       .Default([&](Operation *) {
         return fail(op, "the simulator cannot execute this op");
@@ -1336,8 +1433,7 @@ MmaPipe &Cta::pipeOf(const Actor &actor) {
   for (MmaPipe &pipe : pipes)
     if (pipe.issuer == actor.tid)
       return pipe;
-  Slot slot = nextSlot + kAsyncSlots + static_cast<Slot>(pipes.size());
-  pipes.push_back({actor.tid, slot, {}, {}});
+  pipes.push_back({actor.tid, pipeSlot(), {}, {}});
   return pipes.back();
 }
 
@@ -1449,6 +1545,294 @@ void Cta::executeMma(MmaPipe &pipe) {
       }
     }
   }
+}
+
+//===----------------------------------------------------------------------===//
+// Warp shuffles and warpgroup MMA (sm_90a)
+//===----------------------------------------------------------------------===//
+
+Step Cta::shuffle(Actor &actor, gpu::ShuffleOp op) {
+  const Val *value = use(actor, op, op.getValue());
+  const Val *offset = use(actor, op, op.getOffset());
+  const Val *width = use(actor, op, op.getWidth());
+  if (!value || !offset || !width)
+    return Step::error;
+  if (op.getMode() != gpu::ShuffleMode::XOR || width->ints[0] != 32 ||
+      value->floats.size() != 1)
+    return fail(op, "only xor shuffles of an f32 over the whole warp are "
+                    "simulated");
+  Warp &warp = warps[actor.warp];
+  if (!actor.arrivedGeneration) {
+    if (warp.arrived == 0)
+      warp.voteOp = op;
+    else if (warp.voteOp != op)
+      return fail(op, llvm::formatv("lanes of warp {0} shuffle at different "
+                                    "ops",
+                                    actor.warp));
+    actor.arrivedGeneration = warp.generation;
+    warp.lanes[actor.lane] = value->floats[0];
+    if (++warp.arrived == 32) {
+      warp.shuffled = warp.lanes;
+      warp.arrived = 0;
+      ++warp.generation;
+      wake(WaitKind::warpVote, actor.warp);
+    }
+  }
+  if (warp.generation == *actor.arrivedGeneration) {
+    block(actor, op, WaitKind::warpVote, actor.warp);
+    return Step::blocked;
+  }
+  actor.arrivedGeneration.reset();
+  Val result, valid;
+  result.floats = {warp.shuffled[(actor.lane ^ offset->ints[0]) % 32]};
+  valid.ints = {-1};
+  define(actor, op.getShuffleResult()) = std::move(result);
+  define(actor, op.getValid()) = std::move(valid);
+  return Step::next;
+}
+
+Step Cta::gatherWarpgroup(Actor &actor, Operation *op,
+                          function_ref<void(Warpgroup &)> arrive,
+                          function_ref<void(Warpgroup &)> complete) {
+  unsigned index = actor.warp / 4;
+  Warpgroup &group = warpgroups[index];
+  if (!actor.arrivedGeneration) {
+    if (group.arrived == 0) {
+      group.gatherOp = op;
+    } else if (group.gatherOp != op) {
+      std::string loc;
+      llvm::raw_string_ostream os(loc);
+      group.gatherOp->getLoc().print(os);
+      return fail(op, llvm::formatv("threads of warpgroup {0} reach different "
+                                    "warpgroup-wide ops: this one and the one "
+                                    "at {1}",
+                                    index, loc));
+    }
+    actor.arrivedGeneration = group.generation;
+    arrive(group);
+    if (++group.arrived == kWarpgroupThreads) {
+      complete(group);
+      group.arrived = 0;
+      ++group.generation;
+      wake(WaitKind::warpgroup, index);
+    }
+  }
+  if (group.generation == *actor.arrivedGeneration) {
+    block(actor, op, WaitKind::warpgroup, index);
+    return Step::blocked;
+  }
+  actor.arrivedGeneration.reset();
+  return Step::next;
+}
+
+Step Cta::wgmma(Actor &actor, WgmmaOp op, ArrayRef<const Val *> in) {
+  unsigned t = actor.tid % kWarpgroupThreads;
+  bool registersA = isa<VectorType>(op.getA().getType());
+  bool mismatch = false;
+  Step gathered = gatherWarpgroup(
+      actor, op,
+      [&](Warpgroup &group) {
+        if (!group.gathering) {
+          auto work = std::make_shared<WgmmaWork>();
+          work->op = op;
+          work->b = *in[1];
+          if (!registersA)
+            work->a = *in[0];
+          work->aRegisters.resize(kWarpgroupThreads);
+          work->acc.resize(kWarpgroupThreads);
+          work->result.resize(kWarpgroupThreads);
+          group.gathering = std::move(work);
+        }
+        WgmmaWork &work = *group.gathering;
+        auto sameTile = [](const Val &x, const Val *y) {
+          return x.base == y->base && x.offset == y->offset;
+        };
+        mismatch = !sameTile(work.b, in[1]) ||
+                   (!registersA && !sameTile(work.a, in[0]));
+        if (registersA)
+          work.aRegisters[t] = in[0]->floats;
+        if (op.getAcc())
+          work.acc[t] = in[2]->floats;
+        work.clock.join(actor.clock);
+      },
+      [&](Warpgroup &group) {
+        std::shared_ptr<WgmmaWork> work = std::move(group.gathering);
+        work->agent = agentFor(op, actors[(actor.warp / 4) * kWarpgroupThreads]);
+        work->group = group.committed;
+        group.work.push_back(work);
+        group.issued = std::move(work);
+      });
+  if (mismatch)
+    return fail(op, "threads of warpgroup " + std::to_string(actor.warp / 4) +
+                        " name different shared-memory tiles");
+  if (gathered != Step::next)
+    return gathered;
+  actor.clock.tick(actor.slot);
+  Val pending;
+  pending.pendingLoad = op;
+  define(actor, op.getResult()) = std::move(pending);
+  actor.pendingWgmma[op.getResult()] = warpgroupOf(actor).issued;
+  return Step::next;
+}
+
+Step Cta::wgmmaWait(Actor &actor, WgmmaWaitOp op) {
+  unsigned index = actor.warp / 4;
+  Warpgroup &group = warpgroups[index];
+  // Groups [0, complete) have completed when the wait returns.
+  uint64_t pending = op.getPending();
+  uint64_t complete = group.committed > pending ? group.committed - pending : 0;
+  for (const std::shared_ptr<WgmmaWork> &work : group.work)
+    if (work->group < complete) {
+      block(actor, op, WaitKind::wgmmaGroups, index);
+      return Step::blocked;
+    }
+  unsigned t = actor.tid % kWarpgroupThreads;
+  SmallVector<Val> results;
+  for (Value fragment : op.getFragments()) {
+    auto it = actor.pendingWgmma.find(fragment);
+    if (it == actor.pendingWgmma.end()) {
+      const Val *value = use(actor, op, fragment);
+      if (!value)
+        return Step::error;
+      results.push_back(*value);
+      continue;
+    }
+    const WgmmaWork &work = *it->second;
+    if (work.group >= complete) {
+      std::string loc;
+      llvm::raw_string_ostream os(loc);
+      work.op->getLoc().print(os);
+      return fail(op, llvm::formatv(
+                          "returns the result of the fa4.wgmma at {0}, which "
+                          "may still run: its commit group is not among those "
+                          "a wait for at most {1} pending groups completes",
+                          loc, pending));
+    }
+    Val value;
+    value.floats = work.result[t];
+    results.push_back(std::move(value));
+    actor.pendingWgmma.erase(it);
+  }
+  // The completion of the last complete group orders everything before it:
+  // the pipe runs in order.
+  if (complete > 0) {
+    auto done = group.groupDone.lower_bound(complete);
+    if (done != group.groupDone.begin())
+      actor.clock.join(std::prev(done)->second);
+  }
+  for (auto [result, value] : llvm::zip(op.getResults(), results))
+    define(actor, result) = std::move(value);
+  return Step::next;
+}
+
+void Cta::executeWgmma(unsigned index) {
+  Warpgroup &group = warpgroups[index];
+  std::shared_ptr<WgmmaWork> work = std::move(group.work.front());
+  group.work.pop_front();
+  if (!group.slot)
+    group.slot = pipeSlot();
+  group.clock.join(work->clock);
+  group.clock.tick(group.slot);
+  auto op = cast<WgmmaOp>(work->op);
+  auto bType = cast<MemRefType>(op.getB().getType());
+  Half half = bType.getElementType().isBF16() ? Half::bf16 : Half::f16;
+  bool bMnMajor = op.getBMajor() == OperandMajor::mn;
+  int64_t m = WgmmaOp::kM, n = op.getN(), k = op.getK();
+  constexpr int64_t kStep = wgmma::kKStep;
+  auto atomStride = [](MemRefType type) {
+    return type.getStridesAndOffset().first[0] * 2;
+  };
+  for (int64_t t = 0; t < kWarpgroupThreads; ++t)
+    if ((op.getAcc() && static_cast<int64_t>(work->acc[t].size()) != n / 2) ||
+        (!work->aRegisters[t].empty() &&
+         static_cast<int64_t>(work->aRegisters[t].size()) != k / 2))
+      return (void)fail(op, "a thread's fragment has the wrong size");
+
+  // The product in row-major order, from the accumulator fragments.
+  std::vector<float> d(m * n, 0.0f);
+  if (op.getAcc())
+    for (int64_t t = 0; t < kWarpgroupThreads; ++t)
+      for (int64_t i = 0; i < n / 2; ++i)
+        d[wgmma::accumulatorRow(t, i) * n + wgmma::accumulatorColumn(t, i)] =
+            work->acc[t][i];
+  auto readShared = [&](int64_t address, float &value) {
+    int64_t offset = swizzle128(address) - kDynamicSharedBase;
+    if (!checkShared(op, offset, 2))
+      return false;
+    uint16_t bits;
+    std::memcpy(&bits, &shared[offset], 2);
+    value = halfValue(half, bits);
+    races.access(Memory::shared, offset, offset + 2, false, group.slot,
+                 work->agent, group.clock);
+    asyncProxyRead(offset, 2, work->agent);
+    return true;
+  };
+  auto aTile = dyn_cast<MemRefType>(op.getA().getType());
+  int64_t aAddress =
+      aTile ? kDynamicSharedBase + work->a.base + work->a.offset * 2 : 0;
+  int64_t bTile = kDynamicSharedBase + work->b.base + work->b.offset * 2;
+  std::vector<float> aValues(m * kStep), bValues(n * kStep);
+  for (int64_t step = 0; step < k / kStep; ++step) {
+    // The descriptors the lowering encodes, decoded as wgmma reads them.
+    if (aTile) {
+      SmemDescriptor a = decodeWgmmaDescriptor(wgmma::smemDescriptor(
+          aAddress + tcgen05::kMajorStepBytes(step, atomStride(aTile)),
+          tcgen05::kKMajorLeadingBytes, tcgen05::kKMajorStrideBytes));
+      if (a.swizzle != wgmma::kSwizzle128B)
+        return (void)fail(op, "A is not in 128-byte swizzle mode");
+      for (int64_t row = 0; row < m; ++row)
+        for (int64_t kk = 0; kk < kStep; ++kk)
+          if (!readShared(operandAddress(a, false, row, kk),
+                          aValues[row * kStep + kk]))
+            return;
+    } else {
+      // The register fragments hold A in the accumulator layout over K.
+      for (int64_t t = 0; t < kWarpgroupThreads; ++t)
+        for (int64_t i = 0; i < k / 2; ++i) {
+          int64_t column = wgmma::accumulatorColumn(t, i);
+          if (column / kStep == step)
+            aValues[wgmma::accumulatorRow(t, i) * kStep + column % kStep] =
+                work->aRegisters[t][i];
+        }
+    }
+    int64_t bAddress =
+        bTile + (bMnMajor ? tcgen05::mnMajorStepBytes(step)
+                          : tcgen05::kMajorStepBytes(step, atomStride(bType)));
+    SmemDescriptor b = decodeWgmmaDescriptor(wgmma::smemDescriptor(
+        bAddress, bMnMajor ? atomStride(bType) : tcgen05::kKMajorLeadingBytes,
+        tcgen05::kPatternBytes));
+    if (b.swizzle != wgmma::kSwizzle128B)
+      return (void)fail(op, "B is not in 128-byte swizzle mode");
+    for (int64_t col = 0; col < n; ++col)
+      for (int64_t kk = 0; kk < kStep; ++kk)
+        if (!readShared(operandAddress(b, bMnMajor, col, kk),
+                        bValues[col * kStep + kk]))
+          return;
+    // f32 accumulation of exact products, one rounding per K step.
+    bool accumulate = op.getAcc() || step > 0;
+    for (int64_t row = 0; row < m; ++row)
+      for (int64_t col = 0; col < n; ++col) {
+        double sum = 0;
+        for (int64_t kk = 0; kk < kStep; ++kk)
+          sum += static_cast<double>(aValues[row * kStep + kk]) *
+                 bValues[col * kStep + kk];
+        float &cell = d[row * n + col];
+        cell = static_cast<float>(accumulate ? cell + sum : sum);
+      }
+  }
+  for (int64_t t = 0; t < kWarpgroupThreads; ++t) {
+    work->result[t].resize(n / 2);
+    for (int64_t i = 0; i < n / 2; ++i)
+      work->result[t][i] =
+          d[wgmma::accumulatorRow(t, i) * n + wgmma::accumulatorColumn(t, i)];
+  }
+  work->done = true;
+  group.groupDone[work->group] = group.clock;
+  // Threads are at most one commit apart: older groups are never asked for.
+  while (!group.groupDone.empty() &&
+         group.groupDone.begin()->first + 4 < work->group)
+    group.groupDone.erase(group.groupDone.begin());
+  wake(WaitKind::wgmmaGroups, index);
 }
 
 Step Cta::fa4Op(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
@@ -1631,6 +2015,12 @@ Step Cta::fa4Op(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
       })
       .Case([&](NamedBarrierSyncOp sync) {
         return namedBarrier(actor, op, sync.getId(), sync.getThreads(), true);
+      })
+      .Case([&](WgmmaOp op) { return wgmma(actor, op, in); })
+      .Case([&](WgmmaCommitOp) {
+        return gatherWarpgroup(
+            actor, op, [](Warpgroup &) {},
+            [](Warpgroup &group) { ++group.committed; });
       })
       .Case([&](NamedBarrierArriveOp arrive) {
         return namedBarrier(actor, op, arrive.getId(), arrive.getThreads(),

@@ -176,12 +176,10 @@ FailureOr<Launch> buildLaunch(LaunchOp launch, gpu::GPUFuncOp kernel,
        << "\n";
     return failure();
   };
-  // The Tensor Core model is tcgen05's; sm_90a kernels (wgmma) run on the
-  // H200 instead (docs/HOPPER.md).
   auto arch = manifest.getAs<StringAttr>("arch");
-  if (arch && arch.getValue() != "sm_100a")
+  if (arch && arch.getValue() != "sm_100a" && arch.getValue() != "sm_90a")
     return fail("the kernel is compiled for " + arch.getValue() +
-                "; fa4-sim executes sm_100a kernels only");
+                "; fa4-sim executes sm_100a and sm_90a kernels");
   Launch result;
   result.kernel = kernel;
   result.tensors = &tensors;

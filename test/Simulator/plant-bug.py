@@ -19,6 +19,12 @@ fa4.name of their views, so the edits survive renumbered SSA values.
   move-tmem BUFFER COLUMN         place TMEM buffer BUFFER at COLUMN
   shift-view ROLE BYTES           ROLE's first unnamed memref.view at byte
                                   0 views at BYTES instead
+  set-wgmma-wait ROLE N PENDING   ROLE's N-th fa4.wgmma.wait (from 1) waits
+                                  until PENDING groups are in flight instead
+  bypass-wgmma-wait ROLE          ROLE's first fa4.wgmma.wait of one fragment
+                                  is deleted; its uses read the fragment
+  set-threads ID THREADS          every named_barrier op on barrier ID counts
+                                  THREADS threads
 """
 
 import re
@@ -135,6 +141,36 @@ def main():
         indent = re.match(r"\s*", lines[i]).group(0)
         lines[i] = re.sub(r"\[%c0\w*\]\[\]", "[%planted_shift][]", lines[i], count=1)
         lines[i:i] = [indent + "%%planted_shift = arith.constant %s : index" % shift]
+    elif bug == "set-wgmma-wait":
+        role, nth, pending = args
+        begin, end = role_range(lines, role)
+        waits = [i for i in range(begin, end) if "fa4.wgmma.wait " in lines[i]]
+        if len(waits) < int(nth):
+            fail("role '%s' has %d fa4.wgmma.wait ops" % (role, len(waits)))
+        i = waits[int(nth) - 1]
+        lines[i] = re.sub(r"fa4\.wgmma\.wait \d+", "fa4.wgmma.wait " + pending,
+                          lines[i], count=1)
+    elif bug == "bypass-wgmma-wait":
+        (role,) = args
+        begin, end = role_range(lines, role)
+        i = first_line(lines, begin, end,
+                       r"(%\w+) = fa4\.wgmma\.wait \d+, (%\w+) : vector",
+                       "fa4.wgmma.wait of one fragment in role '%s'" % role)
+        m = re.search(r"(%\w+) = fa4\.wgmma\.wait \d+, (%\w+) :", lines[i])
+        result, fragment = m.group(1), m.group(2)
+        del lines[i]
+        for j in range(i, end - 1):
+            lines[j] = re.sub(re.escape(result) + r"\b", fragment, lines[j])
+    elif bug == "set-threads":
+        barrier, threads = args
+        count = 0
+        for i, line in enumerate(lines):
+            pattern = r"(fa4\.named_barrier\.(sync|arrive) %s), \d+ threads" % barrier
+            if re.search(pattern, line):
+                lines[i] = re.sub(pattern, r"\1, %s threads" % threads, line)
+                count += 1
+        if not count:
+            fail("no named barrier %s" % barrier)
     else:
         fail("unknown bug '%s'" % bug)
     sys.stdout.write("\n".join(lines))
