@@ -131,11 +131,18 @@ struct Actor {
   DenseMap<Value, std::shared_ptr<struct WgmmaWork>> pendingWgmma;
 };
 
-struct Warp {
-  Operation *voteOp = nullptr;
+/// Threads meeting at a collective op (a warp vote or shuffle, a
+/// warpgroup's wgmma or commit): the op, the threads arrived so far, and a
+/// generation that advances when the last one arrives.
+struct Rendezvous {
+  Operation *op = nullptr;
   int64_t arrived = 0;
-  bool any = false, lastResult = false;
   uint64_t generation = 0;
+};
+
+struct Warp {
+  Rendezvous meeting;
+  bool any = false, lastResult = false;
   /// gpu.shuffle: each lane's value in the current generation, and all of
   /// them once the last lane arrived.
   std::array<float, 32> lanes{}, shuffled{};
@@ -156,9 +163,7 @@ struct WgmmaWork {
 /// A warpgroup's collective ops and its wgmma pipe, which executes the
 /// issued wgmmas in order.
 struct Warpgroup {
-  Operation *gatherOp = nullptr;
-  int64_t arrived = 0;
-  uint64_t generation = 0;
+  Rendezvous meeting;
   std::shared_ptr<WgmmaWork> gathering, issued;
   Slot slot = 0;
   VectorClock clock;
@@ -278,6 +283,11 @@ private:
 
   // Asynchronous units.
   void completeTmaLoad(size_t index);
+  /// A Tensor Core operand read of the 16-bit element at shared-window
+  /// address `address` (before swizzling) by `agent` of the unit `slot`
+  /// at `clock`; false (and an error) out of bounds.
+  bool operandRead(Operation *op, Half half, int64_t address, Slot slot,
+                   uint32_t agent, const VectorClock &clock, float &value);
   void executeMma(MmaPipe &pipe);
   /// Gives a TMA load or store issued with `clock` its vector-clock slot
   /// (rotating among kAsyncSlots, each use a higher value) and returns it.
@@ -289,15 +299,13 @@ private:
   Slot pipeSlot() { return nextSlot + kAsyncSlots + nextPipeSlot++; }
 
   // Warpgroup MMA (sm_90a).
-  Warpgroup &warpgroupOf(const Actor &actor) {
-    return warpgroups[actor.warp / 4];
-  }
-  /// Runs warpgroup-wide op `op` for `actor`: `arrive` once per thread,
-  /// `complete` when the last of the 128 threads arrived; each thread
-  /// continues only then (Step::next), blocked before.
-  Step gatherWarpgroup(Actor &actor, Operation *op,
-                       function_ref<void(Warpgroup &)> arrive,
-                       function_ref<void(Warpgroup &)> complete);
+  /// Runs collective op `op` of `threads` threads for `actor`: `arrive`
+  /// once per thread, `complete` when the last one arrived; each thread
+  /// continues only then (Step::next), blocked (on `kind`, `id`) before.
+  /// `group` names the threads in the error for threads at different ops.
+  Step gather(Actor &actor, Operation *op, Rendezvous &meeting,
+              int64_t threads, WaitKind kind, int64_t id, StringRef group,
+              function_ref<void()> arrive, function_ref<void()> complete);
   Step wgmma(Actor &actor, WgmmaOp op, ArrayRef<const Val *> in);
   /// fa4.wgmma.wait: its fragments may be wgmma results, which only it may
   /// read.
@@ -717,7 +725,7 @@ void Cta::reportDeadlock() {
       break;
     case WaitKind::warpgroup:
       os << ": waits for the rest of warpgroup " << id << " ("
-         << warpgroups[id].arrived << " of 128 threads arrived)";
+         << warpgroups[id].meeting.arrived << " of 128 threads arrived)";
       break;
     case WaitKind::wgmmaGroups:
       os << ": waits for wgmma groups of warpgroup " << id << " ("
@@ -1437,6 +1445,19 @@ MmaPipe &Cta::pipeOf(const Actor &actor) {
   return pipes.back();
 }
 
+bool Cta::operandRead(Operation *op, Half half, int64_t address, Slot slot,
+                      uint32_t agent, const VectorClock &clock, float &value) {
+  int64_t offset = swizzle128(address) - kDynamicSharedBase;
+  if (!checkShared(op, offset, 2))
+    return false;
+  uint16_t bits;
+  std::memcpy(&bits, &shared[offset], 2);
+  value = halfValue(half, bits);
+  races.access(Memory::shared, offset, offset + 2, false, slot, agent, clock);
+  asyncProxyRead(offset, 2, agent);
+  return true;
+}
+
 void Cta::executeMma(MmaPipe &pipe) {
   MmaWork work = std::move(pipe.work.front());
   pipe.work.pop_front();
@@ -1468,16 +1489,8 @@ void Cta::executeMma(MmaPipe &pipe) {
 
   std::vector<float> aValues(m * tcgen05::kKStep), bValues(n * tcgen05::kKStep);
   auto readShared = [&](int64_t address, float &value) {
-    int64_t offset = swizzle128(address) - kDynamicSharedBase;
-    if (!checkShared(work.op, offset, 2))
-      return false;
-    uint16_t bits;
-    std::memcpy(&bits, &shared[offset], 2);
-    value = halfValue(half, bits);
-    races.access(Memory::shared, offset, offset + 2, false, pipe.slot,
-                 work.agent, pipe.clock);
-    asyncProxyRead(offset, 2, work.agent);
-    return true;
+    return operandRead(work.op, half, address, pipe.slot, work.agent,
+                       pipe.clock, value);
   };
   for (int64_t step = 0; step < k / tcgen05::kKStep; ++step) {
     // The instruction the lowering issues for this step, decoded the way
@@ -1562,27 +1575,13 @@ Step Cta::shuffle(Actor &actor, gpu::ShuffleOp op) {
     return fail(op, "only xor shuffles of an f32 over the whole warp are "
                     "simulated");
   Warp &warp = warps[actor.warp];
-  if (!actor.arrivedGeneration) {
-    if (warp.arrived == 0)
-      warp.voteOp = op;
-    else if (warp.voteOp != op)
-      return fail(op, llvm::formatv("lanes of warp {0} shuffle at different "
-                                    "ops",
-                                    actor.warp));
-    actor.arrivedGeneration = warp.generation;
-    warp.lanes[actor.lane] = value->floats[0];
-    if (++warp.arrived == 32) {
-      warp.shuffled = warp.lanes;
-      warp.arrived = 0;
-      ++warp.generation;
-      wake(WaitKind::warpVote, actor.warp);
-    }
-  }
-  if (warp.generation == *actor.arrivedGeneration) {
-    block(actor, op, WaitKind::warpVote, actor.warp);
-    return Step::blocked;
-  }
-  actor.arrivedGeneration.reset();
+  Step met = gather(
+      actor, op, warp.meeting, 32, WaitKind::warpVote, actor.warp,
+      "lanes of warp " + std::to_string(actor.warp),
+      [&] { warp.lanes[actor.lane] = value->floats[0]; },
+      [&] { warp.shuffled = warp.lanes; });
+  if (met != Step::next)
+    return met;
   Val result, valid;
   result.floats = {warp.shuffled[(actor.lane ^ offset->ints[0]) % 32]};
   valid.ints = {-1};
@@ -1591,34 +1590,31 @@ Step Cta::shuffle(Actor &actor, gpu::ShuffleOp op) {
   return Step::next;
 }
 
-Step Cta::gatherWarpgroup(Actor &actor, Operation *op,
-                          function_ref<void(Warpgroup &)> arrive,
-                          function_ref<void(Warpgroup &)> complete) {
-  unsigned index = actor.warp / 4;
-  Warpgroup &group = warpgroups[index];
+Step Cta::gather(Actor &actor, Operation *op, Rendezvous &meeting,
+                 int64_t threads, WaitKind kind, int64_t id, StringRef group,
+                 function_ref<void()> arrive, function_ref<void()> complete) {
   if (!actor.arrivedGeneration) {
-    if (group.arrived == 0) {
-      group.gatherOp = op;
-    } else if (group.gatherOp != op) {
+    if (meeting.arrived == 0) {
+      meeting.op = op;
+    } else if (meeting.op != op) {
       std::string loc;
       llvm::raw_string_ostream os(loc);
-      group.gatherOp->getLoc().print(os);
-      return fail(op, llvm::formatv("threads of warpgroup {0} reach different "
-                                    "warpgroup-wide ops: this one and the one "
-                                    "at {1}",
-                                    index, loc));
+      meeting.op->getLoc().print(os);
+      return fail(op, group + " reach different collective ops: this one "
+                              "and the one at " +
+                      loc);
     }
-    actor.arrivedGeneration = group.generation;
-    arrive(group);
-    if (++group.arrived == kWarpgroupThreads) {
-      complete(group);
-      group.arrived = 0;
-      ++group.generation;
-      wake(WaitKind::warpgroup, index);
+    actor.arrivedGeneration = meeting.generation;
+    arrive();
+    if (++meeting.arrived == threads) {
+      complete();
+      meeting.arrived = 0;
+      ++meeting.generation;
+      wake(kind, id);
     }
   }
-  if (group.generation == *actor.arrivedGeneration) {
-    block(actor, op, WaitKind::warpgroup, index);
+  if (meeting.generation == *actor.arrivedGeneration) {
+    block(actor, op, kind, id);
     return Step::blocked;
   }
   actor.arrivedGeneration.reset();
@@ -1629,9 +1625,12 @@ Step Cta::wgmma(Actor &actor, WgmmaOp op, ArrayRef<const Val *> in) {
   unsigned t = actor.tid % kWarpgroupThreads;
   bool registersA = isa<VectorType>(op.getA().getType());
   bool mismatch = false;
-  Step gathered = gatherWarpgroup(
-      actor, op,
-      [&](Warpgroup &group) {
+  unsigned index = actor.warp / 4;
+  Warpgroup &group = warpgroups[index];
+  Step gathered = gather(
+      actor, op, group.meeting, kWarpgroupThreads, WaitKind::warpgroup, index,
+      "threads of warpgroup " + std::to_string(index),
+      [&] {
         if (!group.gathering) {
           auto work = std::make_shared<WgmmaWork>();
           work->op = op;
@@ -1655,15 +1654,15 @@ Step Cta::wgmma(Actor &actor, WgmmaOp op, ArrayRef<const Val *> in) {
           work.acc[t] = in[2]->floats;
         work.clock.join(actor.clock);
       },
-      [&](Warpgroup &group) {
+      [&] {
         std::shared_ptr<WgmmaWork> work = std::move(group.gathering);
-        work->agent = agentFor(op, actors[(actor.warp / 4) * kWarpgroupThreads]);
+        work->agent = agentFor(op, actors[index * kWarpgroupThreads]);
         work->group = group.committed;
         group.work.push_back(work);
         group.issued = std::move(work);
       });
   if (mismatch)
-    return fail(op, "threads of warpgroup " + std::to_string(actor.warp / 4) +
+    return fail(op, "threads of warpgroup " + std::to_string(index) +
                         " name different shared-memory tiles");
   if (gathered != Step::next)
     return gathered;
@@ -1671,7 +1670,7 @@ Step Cta::wgmma(Actor &actor, WgmmaOp op, ArrayRef<const Val *> in) {
   Val pending;
   pending.pendingLoad = op;
   define(actor, op.getResult()) = std::move(pending);
-  actor.pendingWgmma[op.getResult()] = warpgroupOf(actor).issued;
+  actor.pendingWgmma[op.getResult()] = group.issued;
   return Step::next;
 }
 
@@ -1756,16 +1755,8 @@ void Cta::executeWgmma(unsigned index) {
         d[wgmma::accumulatorRow(t, i) * n + wgmma::accumulatorColumn(t, i)] =
             work->acc[t][i];
   auto readShared = [&](int64_t address, float &value) {
-    int64_t offset = swizzle128(address) - kDynamicSharedBase;
-    if (!checkShared(op, offset, 2))
-      return false;
-    uint16_t bits;
-    std::memcpy(&bits, &shared[offset], 2);
-    value = halfValue(half, bits);
-    races.access(Memory::shared, offset, offset + 2, false, group.slot,
-                 work->agent, group.clock);
-    asyncProxyRead(offset, 2, work->agent);
-    return true;
+    return operandRead(op, half, address, group.slot, work->agent, group.clock,
+                       value);
   };
   auto aTile = dyn_cast<MemRefType>(op.getA().getType());
   int64_t aAddress =
@@ -2018,9 +2009,12 @@ Step Cta::fa4Op(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
       })
       .Case([&](WgmmaOp op) { return wgmma(actor, op, in); })
       .Case([&](WgmmaCommitOp) {
-        return gatherWarpgroup(
-            actor, op, [](Warpgroup &) {},
-            [](Warpgroup &group) { ++group.committed; });
+        unsigned index = actor.warp / 4;
+        Warpgroup &group = warpgroups[index];
+        return gather(actor, op, group.meeting, kWarpgroupThreads,
+                      WaitKind::warpgroup, index,
+                      "threads of warpgroup " + std::to_string(index), [] {},
+                      [&] { ++group.committed; });
       })
       .Case([&](NamedBarrierArriveOp arrive) {
         return namedBarrier(actor, op, arrive.getId(), arrive.getThreads(),
@@ -2034,28 +2028,16 @@ Step Cta::fa4Op(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
       })
       .Case([&](WarpAnyOp any) {
         Warp &warp = warps[actor.warp];
-        if (!actor.arrivedGeneration) {
-          if (warp.arrived == 0)
-            warp.voteOp = op;
-          else if (warp.voteOp != op)
-            return fail(op, llvm::formatv("lanes of warp {0} vote at different "
-                                          "warp votes",
-                                          actor.warp));
-          actor.arrivedGeneration = warp.generation;
-          warp.any |= in[0]->ints[0] != 0;
-          if (++warp.arrived == 32) {
-            warp.lastResult = warp.any;
-            warp.any = false;
-            warp.arrived = 0;
-            ++warp.generation;
-            wake(WaitKind::warpVote, actor.warp);
-          }
-        }
-        if (warp.generation == *actor.arrivedGeneration) {
-          block(actor, op, WaitKind::warpVote, actor.warp);
-          return Step::blocked;
-        }
-        actor.arrivedGeneration.reset();
+        Step met = gather(
+            actor, op, warp.meeting, 32, WaitKind::warpVote, actor.warp,
+            "lanes of warp " + std::to_string(actor.warp),
+            [&] { warp.any |= in[0]->ints[0] != 0; },
+            [&] {
+              warp.lastResult = warp.any;
+              warp.any = false;
+            });
+        if (met != Step::next)
+          return met;
         Val out;
         out.ints = {warp.lastResult ? -1 : 0};
         define(actor, any.getResult()) = std::move(out);

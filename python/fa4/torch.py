@@ -141,16 +141,17 @@ def _run(kernel, q, k, v, return_lse, fill=None):
     return (output, lse) if return_lse else output
 
 
-def reference(q, k, v, causal=False, scale=None):
-    """O and LSE in float32 with PyTorch operations (for checking)."""
+def reference(q, k, v, causal=False, scale=None, dtype=torch.float32):
+    """O [B, Sq, Hq, D] and LSE [B, Hq, Sq] computed in `dtype` (float32 or
+    float64) with PyTorch operations (for checking)."""
     heads_q, heads_kv = q.shape[2], k.shape[2]
     seq_q, seq_kv = q.shape[1], k.shape[1]
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[3])
     group = heads_q // heads_kv
-    qf = q.float().transpose(1, 2)
-    kf = k.float().transpose(1, 2).repeat_interleave(group, dim=1)
-    vf = v.float().transpose(1, 2).repeat_interleave(group, dim=1)
+    qf = q.to(dtype).transpose(1, 2)
+    kf = k.to(dtype).transpose(1, 2).repeat_interleave(group, dim=1)
+    vf = v.to(dtype).transpose(1, 2).repeat_interleave(group, dim=1)
     scores = (qf @ kf.transpose(-1, -2)) * scale
     if causal:
         rows = torch.arange(seq_q, device=q.device)[:, None]

@@ -16,7 +16,6 @@ usage: PYTHONPATH=python attention-check.py DIR [--small] [--kernel SUBSTRING]
 """
 
 import argparse
-import math
 import sys
 
 import torch
@@ -29,23 +28,6 @@ SMALL_SHAPES = [(1, 200, 300), (2, 130, 70)]
 UNIT_ROUNDOFF = {torch.bfloat16: 2.0 ** -8, torch.float16: 2.0 ** -11}
 
 
-def reference(q, k, v, causal, scale):
-    """O [B, Sq, Hq, D] and LSE [B, Hq, Sq] in float64."""
-    group = q.shape[2] // k.shape[2]
-    qd = q.double().transpose(1, 2)
-    kd = k.double().repeat_interleave(group, dim=2).transpose(1, 2)
-    vd = v.double().repeat_interleave(group, dim=2).transpose(1, 2)
-    scores = (qd @ kd.transpose(-1, -2)) * scale
-    if causal:
-        seq_q, seq_kv = q.shape[1], k.shape[1]
-        rows = torch.arange(seq_q, device=q.device)[:, None]
-        keys = torch.arange(seq_kv, device=q.device)[None, :]
-        scores = scores.masked_fill(keys > rows + seq_kv - seq_q, float("-inf"))
-    lse = torch.logsumexp(scores, dim=-1)
-    probabilities = torch.exp(scores - lse[..., None]).nan_to_num(0.0)
-    return (probabilities @ vd).transpose(1, 2), lse
-
-
 def check(kernel, dtype, batch, seq_q, seq_kv, generator):
     device = torch.device("cuda")
     shape_q = (batch, seq_q, kernel.heads_q, kernel.head_dim)
@@ -55,7 +37,8 @@ def check(kernel, dtype, batch, seq_q, seq_kv, generator):
     result = fa4_torch._run(kernel, q, k, v, kernel.lse, fill=float("nan"))
     output, lse = result if kernel.lse else (result, None)
     torch.cuda.synchronize()
-    want_o, want_lse = reference(q, k, v, kernel.causal, kernel.scale)
+    want_o, want_lse = fa4_torch.reference(q, k, v, kernel.causal, kernel.scale,
+                                           dtype=torch.float64)
     bound = 4 * UNIT_ROUNDOFF[dtype]
     problems = []
     written = bool(torch.isfinite(output).all())

@@ -611,12 +611,14 @@ struct WgmmaLowering : ConvertOpToLLVMPattern<WgmmaOp> {
   }
 };
 
-struct WgmmaCommitLowering : ConvertOpToLLVMPattern<WgmmaCommitOp> {
-  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+/// An op without operands or results that is one NVVM op of the same kind.
+template <typename SourceOp, typename TargetOp>
+struct NullaryLowering : ConvertOpToLLVMPattern<SourceOp> {
+  using ConvertOpToLLVMPattern<SourceOp>::ConvertOpToLLVMPattern;
   LogicalResult
-  matchAndRewrite(WgmmaCommitOp op, OpAdaptor adaptor,
+  matchAndRewrite(SourceOp op, typename SourceOp::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOpWithNewOp<NVVM::WgmmaGroupSyncAlignedOp>(op);
+    rewriter.replaceOpWithNewOp<TargetOp>(op);
     return success();
   }
 };
@@ -725,16 +727,6 @@ struct FenceProxyAsyncLowering : ConvertOpToLLVMPattern<FenceProxyAsyncOp> {
     rewriter.replaceOpWithNewOp<NVVM::FenceProxyOp>(
         op, NVVM::ProxyKind::async_shared,
         NVVM::SharedSpaceAttr::get(getContext(), NVVM::SharedSpace::shared_cta));
-    return success();
-  }
-};
-
-struct TmaStoreCommitLowering : ConvertOpToLLVMPattern<TmaStoreCommitOp> {
-  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
-  LogicalResult
-  matchAndRewrite(TmaStoreCommitOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOpWithNewOp<NVVM::CpAsyncBulkCommitGroupOp>(op);
     return success();
   }
 };
@@ -908,7 +900,9 @@ void mlir::fa4::populateFA4ToNVVMConversionPatterns(
                NamedBarrierLowering<NamedBarrierSyncOp, NVVM::BarrierOp>,
                NamedBarrierLowering<NamedBarrierArriveOp, NVVM::BarrierArriveOp>,
                ElectLowering, WarpAnyLowering, FenceProxyAsyncLowering,
-               TmaStoreCommitLowering, TmaStoreWaitLowering, Exp2Lowering,
-               WgmmaLowering, WgmmaCommitLowering, WgmmaWaitLowering>(
+               NullaryLowering<TmaStoreCommitOp, NVVM::CpAsyncBulkCommitGroupOp>,
+               TmaStoreWaitLowering, Exp2Lowering, WgmmaLowering,
+               NullaryLowering<WgmmaCommitOp, NVVM::WgmmaGroupSyncAlignedOp>,
+               WgmmaWaitLowering>(
       converter);
 }
