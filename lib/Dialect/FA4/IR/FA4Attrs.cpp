@@ -28,14 +28,13 @@ void FA4Dialect::registerAttributes() {
 
 /// Q stages (two slots each on sm_90a), the K/V ring, the O staging (one
 /// tile on sm_100a, one per consumer warpgroup on sm_90a; all 16-bit), on
-/// sm_100a the per-row
-/// statistics exchange (two f32 per row and Q stage: the rescale factor or
-/// row sum, and the row max) and the reserve for mbarriers. fa4-specialize
-/// lays shared memory out in exactly these pieces.
+/// sm_100a the per-row statistics exchange (two f32 per row and Q stage: the
+/// rescale factor or row sum, and the row max) and the reserve for
+/// mbarriers. fa4-specialize lays shared memory out in exactly these pieces.
 static int64_t smemBytes(Arch arch, int64_t qStages, int64_t kvStages,
                          int64_t blockM, int64_t blockN, int64_t headDim) {
   const int64_t elementBytes = 2;
-  if (arch == Arch::sm_90a) // Q double-buffered
+  if (arch == Arch::sm_90a)
     return elementBytes * headDim *
                (3 * qStages * blockM + kvStages * blockN) +
            limits::kSmemReservedBytes;
