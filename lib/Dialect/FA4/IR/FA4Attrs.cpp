@@ -119,13 +119,14 @@ PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, Arch arch,
   if (gqaPack < 1 || blockM % gqaPack != 0)
     return emitError() << "gqaPack must divide blockM (" << blockM
                        << "), got " << gqaPack;
+  // sm_90a has no correction warpgroup (its budget is checked to be 0).
   for (auto [name, regs] :
        {std::pair<StringRef, int64_t>{"softmaxRegs", softmaxRegs},
         {"correctionRegs", correctionRegs},
         {"producerRegs", producerRegs}})
-    if ((!hopper || name != "correctionRegs") &&
-        regs < limits::kMinRegisters || regs > limits::kMaxRegisters ||
-        regs % 8 != 0)
+    if (!(hopper && name == "correctionRegs") &&
+        (regs < limits::kMinRegisters || regs > limits::kMaxRegisters ||
+         regs % 8 != 0))
       return emitError() << name << " must be a multiple of 8 in ["
                          << limits::kMinRegisters << ", "
                          << limits::kMaxRegisters << "], got " << regs;
