@@ -303,8 +303,8 @@ private:
   /// once per thread, `complete` when the last one arrived; each thread
   /// continues only then (Step::next), blocked (on `kind`, `id`) before.
   /// `group` names the threads in the error for threads at different ops.
-  Step gather(Actor &actor, Operation *op, Rendezvous &meeting,
-              int64_t threads, WaitKind kind, int64_t id, StringRef group,
+  Step gather(Actor &actor, Operation *op, Rendezvous &meeting, int64_t threads,
+              WaitKind kind, int64_t id, StringRef group,
               function_ref<void()> arrive, function_ref<void()> complete);
   Step wgmma(Actor &actor, WgmmaOp op, ArrayRef<const Val *> in);
   /// fa4.wgmma.wait: its fragments may be wgmma results, which only it may
@@ -1600,9 +1600,10 @@ Step Cta::gather(Actor &actor, Operation *op, Rendezvous &meeting,
       std::string loc;
       llvm::raw_string_ostream os(loc);
       meeting.op->getLoc().print(os);
-      return fail(op, group + " reach different collective ops: this one "
-                              "and the one at " +
-                      loc);
+      return fail(op, group +
+                          " reach different collective ops: this one "
+                          "and the one at " +
+                          loc);
     }
     actor.arrivedGeneration = meeting.generation;
     arrive();
@@ -2011,10 +2012,10 @@ Step Cta::fa4Op(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
       .Case([&](WgmmaCommitOp) {
         unsigned index = actor.warp / 4;
         Warpgroup &group = warpgroups[index];
-        return gather(actor, op, group.meeting, kWarpgroupThreads,
-                      WaitKind::warpgroup, index,
-                      "threads of warpgroup " + std::to_string(index), [] {},
-                      [&] { ++group.committed; });
+        return gather(
+            actor, op, group.meeting, kWarpgroupThreads, WaitKind::warpgroup,
+            index, "threads of warpgroup " + std::to_string(index), [] {},
+            [&] { ++group.committed; });
       })
       .Case([&](NamedBarrierArriveOp arrive) {
         return namedBarrier(actor, op, arrive.getId(), arrive.getThreads(),

@@ -505,9 +505,12 @@ int64_t WarpSpecializeOp::getDefaultRegisters() {
 SmallVector<int64_t> WarpSpecializeOp::getWarpgroupRegisters() {
   SmallVector<int64_t> registers(static_cast<int64_t>(getWarps()) / 4,
                                  getDefaultRegisters());
-  for (auto role : getBody().getOps<RoleOp>())
-    for (int64_t warp = role.getWarpBegin(); warp < role.getWarpEnd(); ++warp)
+  for (auto role : getBody().getOps<RoleOp>()) {
+    auto end = static_cast<int64_t>(role.getWarpEnd());
+    for (auto warp = static_cast<int64_t>(role.getWarpBegin()); warp < end;
+         ++warp)
       registers[warp / 4] = static_cast<int64_t>(role.getRegisters());
+  }
   return registers;
 }
 
