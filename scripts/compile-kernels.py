@@ -8,10 +8,11 @@ their manifests. Kernel names say the configuration, e.g.
 `bf16_d128_h16x16_causal_lse_attention`.
 
 Sets:
-  check  bf16/f16 x head dim 64/128 x causal or not x heads (Hq, Hkv) in
-         (4, 4), (8, 2), (8, 1) (GQA ratios 1, 4, 8), with LSE
-  bench  bf16, head dim 64 (32 heads) and 128 (16 heads), causal or not,
-         without LSE
+  check  bf16/f16 x head dim 64/128 (and 256 for sm_90a) x causal or not x
+         heads (Hq, Hkv) in (4, 4), (8, 2), (8, 1) (GQA ratios 1, 4, 8),
+         with LSE
+  bench  bf16, head dim 64 (32 heads), 128 (16 heads) and for sm_90a 256
+         (8 heads), causal or not, without LSE
 
 usage: compile-kernels.py --fa4-opt PATH --arch sm_90a --out DIR [--set check] [--set bench]
 """
@@ -24,13 +25,14 @@ import subprocess
 import sys
 
 
-def configurations(name):
+def configurations(name, arch):
+    head_dims = [64, 128, 256] if arch == "sm_90a" else [64, 128]
     if name == "check":
         for element, head_dim, causal, (heads_q, heads_kv) in itertools.product(
-                ["bf16", "f16"], [64, 128], [False, True], [(4, 4), (8, 2), (8, 1)]):
+                ["bf16", "f16"], head_dims, [False, True], [(4, 4), (8, 2), (8, 1)]):
             yield element, head_dim, heads_q, heads_kv, causal, True
     elif name == "bench":
-        for head_dim, causal in itertools.product([64, 128], [False, True]):
+        for head_dim, causal in itertools.product(head_dims, [False, True]):
             heads = 2048 // head_dim
             yield "bf16", head_dim, heads, heads, causal, False
     else:
@@ -80,7 +82,7 @@ def main(argv=None):
     os.makedirs(args.out, exist_ok=True)
     configs = []
     for name in args.sets or ["check", "bench"]:
-        configs += [c for c in configurations(name) if c not in configs]
+        configs += [c for c in configurations(name, args.arch) if c not in configs]
     failures = 0
     with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as pool:
         for name, code, log in pool.map(

@@ -23,10 +23,12 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
            << "query/key head dim " << headDim << " and value head dim "
            << op.getHeadDimV() << " differ; " << arch
            << " kernels need them equal";
-  if (headDim != 64 && headDim != 128)
+  bool supported = headDim == 64 || headDim == 128 || (hopper && headDim == 256);
+  if (!supported)
     return op.emitOpError() << "head dim " << headDim
                             << " is not supported on " << arch
-                            << " (supported: 64, 128)";
+                            << (hopper ? " (supported: 64, 128, 256)"
+                                       : " (supported: 64, 128)");
   if (op.getWindow())
     return op.emitOpError() << "sliding-window attention is not supported on "
                             << arch << " yet";
@@ -52,7 +54,11 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
            << groupSize << ") and the " << blockM << "-row Q tile";
 
   bool causal = op.getCausal();
-  int64_t blockN = options.blockN.value_or(128);
+  // sm_90a at head dim 256: 64-key blocks keep S and P small next to the
+  // 128-register O fragment, and a ring of 3 K/V tiles fits beside Q and
+  // the O staging.
+  bool wide = hopper && headDim == 256;
+  int64_t blockN = options.blockN.value_or(wide ? 64 : 128);
   // FA4 splits P so the first PV MMA starts before softmax finishes the row:
   // 3/4 of the columns when there is no mask to apply, half with one. On
   // sm_90a P stays in registers and feeds one PV wgmma.
@@ -64,7 +70,8 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   auto emitError = [&] { return op.emitOpError() << "invalid plan: "; };
   PlanAttr plan = PlanAttr::getChecked(
       emitError, op.getContext(), options.arch, blockM, blockN, headDim,
-      options.qStages.value_or(2), options.kvStages.value_or(hopper ? 4 : 3),
+      options.qStages.value_or(2),
+      options.kvStages.value_or(wide ? 3 : hopper ? 4 : 3),
       gqaPack,
       options.scheduler.value_or(!causal  ? Scheduler::linear
                                  : hopper ? Scheduler::paired

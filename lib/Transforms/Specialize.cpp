@@ -57,11 +57,9 @@ struct KernelShape {
   /// Query positions of one Q tile (pack heads share each position).
   int64_t positionsPerTile() const { return qRows() / pack; }
   int64_t qTileBytes() const { return qRows() * headDim * 2; }
-  /// Q slots: sm_90a double-buffers each consumer's Q so that the next
-  /// tile's loads before the consumer is done with the current one.
-  int64_t qSlots() const {
-    return hopper() ? 2 * plan.getQStages() : plan.getQStages();
-  }
+  /// Q slots: sm_90a double-buffers each consumer's Q where it fits, so
+  /// that the next tile's loads before the consumer is done with this one.
+  int64_t qSlots() const { return plan.getQSlots(); }
   int64_t kvTileBytes() const { return kvRows() * headDim * 2; }
   /// Bytes of one 64-column atom of a `rows`-row tile.
   static int64_t atomBytes(int64_t rows) { return rows * kAtom * 2; }
@@ -1705,10 +1703,12 @@ FailureOr<TiledProgram> recognize(gpu::GPUFuncOp kernel) {
 /// and what fa4-specialize can build.
 FailureOr<KernelShape> readShape(gpu::GPUFuncOp kernel, PlanAttr plan,
                                  TiledProgram p) {
-  if (plan.getBlockN() != 128)
-    return kernel.emitOpError() << "fa4-specialize needs blockN = 128, the "
-                                   "plan has "
-                                << plan.getBlockN();
+  bool hopper = plan.getArch() == Arch::sm_90a;
+  if (plan.getBlockN() != 128 && !(hopper && plan.getBlockN() == 64))
+    return kernel.emitOpError()
+           << "fa4-specialize needs blockN = 128 (or 64 on sm_90a), the plan "
+              "has "
+           << plan.getBlockN();
   if (plan.getArch() == Arch::sm_100a && plan.getPvSplit() % kChunk != 0)
     return kernel.emitOpError()
            << "fa4-specialize needs a pvSplit that is a multiple of " << kChunk

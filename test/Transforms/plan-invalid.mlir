@@ -16,8 +16,8 @@
 // SCHED: fa4-plan: unknown scheduler 'random' (expected linear, lpt or paired)
 // The sm_90a plan and what it refuses.
 // HOPPER-NOT: error: {{.*}}@mha
-// HOPPER: error: 'fa4.attention' op head dim 256 is not supported on sm_90a (supported: 64, 128)
-// HOPPER: error: 'fa4.attention' op head dim 96 is not supported on sm_90a (supported: 64, 128)
+// HOPPER-NOT: head dim 256 is not supported
+// HOPPER: error: 'fa4.attention' op head dim 96 is not supported on sm_90a (supported: 64, 128, 256)
 // HOPPER: error: 'fa4.attention' op query/key head dim 128 and value head dim 64 differ; sm_90a kernels need them equal
 
 // A plannable op for the option diagnostics.

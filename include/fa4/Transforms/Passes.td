@@ -25,11 +25,13 @@ def FA4Plan : Pass<"fa4-plan"> {
     128-key blocks, a ring of 4 K/V tiles, registers 232 (consumers) / 40
     (load and store), MUFU exp2 only, rescale threshold 8, `linear`
     scheduler (non-causal) or `paired` (causal); correctionRegs and pvSplit
-    are 0 there. Every option overrides one choice; 0 (or an empty string)
-    leaves it to the pass.
+    are 0 there; at head dim 256, 64-key blocks and a ring of 3 K/V tiles.
+    Every option overrides one choice; 0 (or an empty string) leaves it to
+    the pass.
 
     The pass refuses, with an error at the op, what the kernels cannot do:
-    head dims other than 64 and 128, different query/key and value head dims,
+    head dims other than 64 and 128 (and 256 on sm_90a), different
+    query/key and value head dims,
     sliding windows, softcap, a GQA ratio that does not divide the Q tile's
     rows (unless `gqa-pack` says otherwise), and any plan that exceeds the
     TMEM columns, shared memory or registers of one SM.
@@ -314,8 +316,8 @@ def FA4Specialize : Pass<"fa4-specialize", "::mlir::ModuleOp"> {
 
     The pass refuses, at the kernel or the op that differs: a program that
     fails those checks, an LSE tensor that is not contiguous, plans it
-    cannot build (blockN other than 128, on sm_100a a pvSplit that is not
-    a multiple of 32) and a program whose tiles
+    cannot build (blockN other than 128, or 64 on sm_90a; on sm_100a a
+    pvSplit that is not a multiple of 32) and a program whose tiles
     disagree with its plan (tile rows, head dim, packing, Q tiles per work
     tile). The launch manifest's plan records the program's scheduler,
     threshold and exp2 split.

@@ -319,8 +319,8 @@ func.func @f(%q: memref<1x128x4x64xbf16>, %k: memref<1x128x2x64xbf16>, %v: memre
 
 // -----
 
-// expected-error @+1 {{headDim must be 64 or 128 on sm_90a, got 256}}
-#bad_hopper_head_dim = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 128, headDim = 256, qStages = 2, kvStages = 2, gqaPack = 1, scheduler = paired, softmaxRegs = 232, correctionRegs = 0, producerRegs = 40, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8>
+// expected-error @+1 {{headDim must be 64, 128 or 256 on sm_90a, got 96}}
+#bad_hopper_head_dim = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 128, headDim = 96, qStages = 2, kvStages = 2, gqaPack = 1, scheduler = paired, softmaxRegs = 232, correctionRegs = 0, producerRegs = 40, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8>
 
 // -----
 

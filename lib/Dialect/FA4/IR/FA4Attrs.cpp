@@ -26,17 +26,22 @@ void FA4Dialect::registerAttributes() {
 // PlanAttr
 //===----------------------------------------------------------------------===//
 
-/// Q stages (two slots each on sm_90a), the K/V ring, the O staging (one
+/// Q stages (two slots each on sm_90a up to head dim 128), the K/V ring, the O staging (one
 /// tile on sm_100a, one per consumer warpgroup on sm_90a; all 16-bit), on
 /// sm_100a the per-row statistics exchange (two f32 per row and Q stage: the
 /// rescale factor or row sum, and the row max) and the reserve for
 /// mbarriers. fa4-specialize lays shared memory out in exactly these pieces.
+static int64_t qSlots(Arch arch, int64_t qStages, int64_t headDim) {
+  return arch == Arch::sm_90a && headDim <= 128 ? 2 * qStages : qStages;
+}
+
 static int64_t smemBytes(Arch arch, int64_t qStages, int64_t kvStages,
                          int64_t blockM, int64_t blockN, int64_t headDim) {
   const int64_t elementBytes = 2;
   if (arch == Arch::sm_90a)
     return elementBytes * headDim *
-               (3 * qStages * blockM + kvStages * blockN) +
+               ((qSlots(arch, qStages, headDim) + qStages) * blockM +
+                kvStages * blockN) +
            limits::kSmemReservedBytes;
   return elementBytes * headDim *
              (qStages * blockM + kvStages * blockN + blockM) +
@@ -62,6 +67,10 @@ int64_t PlanAttr::getNumWarpgroups() const {
   return getArch() == Arch::sm_90a ? getQStages() + 1 : getQStages() + 2;
 }
 
+int64_t PlanAttr::getQSlots() const {
+  return qSlots(getArch(), getQStages(), getHeadDim());
+}
+
 int64_t PlanAttr::getRegistersPerCta() const {
   return registersPerCta(getArch(), getQStages(), getSoftmaxRegs(),
                          getCorrectionRegs(), getProducerRegs());
@@ -77,8 +86,8 @@ verifyHopperFields(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "blockM must be 64 on sm_90a (one wgmma M=64 tile "
                           "per consumer warpgroup), got "
                        << blockM;
-  if (headDim != 64 && headDim != 128)
-    return emitError() << "headDim must be 64 or 128 on sm_90a, got "
+  if (headDim != 64 && headDim != 128 && headDim != 256)
+    return emitError() << "headDim must be 64, 128 or 256 on sm_90a, got "
                        << headDim;
   if (correctionRegs != 0)
     return emitError() << "correctionRegs must be 0 on sm_90a (no correction "

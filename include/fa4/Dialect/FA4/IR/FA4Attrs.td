@@ -111,7 +111,8 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     On `sm_90a` (FlashAttention-3 structure) a Q stage is the 64-row tile of
     one consumer warpgroup (`blockM = 64`), `softmaxRegs` is the consumers'
     budget and `producerRegs` the load/store warpgroup's; `correctionRegs`
-    and `pvSplit` do not apply and must be 0.
+    and `pvSplit` do not apply and must be 0. Head dims 64, 128 and 256
+    there; Q is double-buffered up to head dim 128.
 
     The verifier checks each parameter's range and what the plan asks of one
     SM: registers (`128 x (qStages x softmaxRegs + correctionRegs +
@@ -155,6 +156,9 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     /// sm_90a: a consumer warpgroup per Q stage and the load/store
     /// warpgroup.
     int64_t getNumWarpgroups() const;
+    /// Q tiles in shared memory: one per Q stage, two on sm_90a up to head
+    /// dim 128 (the next work tile's Q loads during the current one).
+    int64_t getQSlots() const;
     /// Registers one CTA asks for through setmaxnreg.
     int64_t getRegistersPerCta() const;
   }];
