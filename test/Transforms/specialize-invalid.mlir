@@ -11,7 +11,7 @@ func.func @lse(%q: memref<1x128x1x64xf16>, %o: memref<1x128x1x64xf16>, %lse: mem
 
 #plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 64, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 32, rescaleThreshold = 8>
 func.func @block_n(%q: memref<1x128x1x64xf16>, %o: memref<1x128x1x64xf16>) {
-  // expected-error @+1 {{fa4-specialize needs blockN = 128, the plan has 64}}
+  // expected-error @+1 {{fa4-specialize needs blockN = 128 (or 64 on sm_90a), the plan has 64}}
   fa4.attention ins(%q, %q, %q : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>) outs(%o : memref<1x128x1x64xf16>) {plan = #plan}
   return
 }
