@@ -229,6 +229,15 @@ out, lse = attention(tensor((2, 0, 4, 64)), k, v, causal=True, return_lse=True,
 print("empty:", out.shape, lse.shape, "launches", len(fake.launches) - count)
 # CHECK: empty: (2, 0, 4, 64) (2, 4, 0) launches 0
 
+# Checks poison the outputs before the launch (fill=).
+filled = []
+torch.full = lambda shape, value, dtype, device: (
+    filled.append((tuple(shape), value)), Tensor(shape, dtype, device))[1]
+fake.kinds = [kind for _, kind, _ in kernel.params]
+fa4.torch._run(kernel, q, k, v, True, fill=float("nan"))
+print("poisoned:", filled, "launched", fake.launches[-1].split(" params")[0])
+# CHECK: poisoned: [((2, 300, 4, 64), nan), ((2, 4, 300), nan)] launched gqa_causal_lse grid 16 stream 0x5000
+
 os.environ["FA4_KERNEL_DIR"] = str(TMP)
 cpu = _Device("cpu")
 cases = [
