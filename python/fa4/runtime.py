@@ -949,7 +949,9 @@ class Kernel:
         operands (addresses, shapes, strides: everything the maps and the
         parameters are made of), so that launching it again is one
         cuLaunchKernelEx; the LAUNCH_CACHE_SIZE most recent are kept, and
-        a forgotten one's maps are freed on its stream after its kernels."""
+        a forgotten one's maps are freed on its stream after its kernels
+        (so a stream must outlive the launches remembered on it, or be
+        destroyed only after `close()`)."""
         operands = self.check_operands(operands)
         stream = _stream_handle(stream)
         drv = driver()
