@@ -540,7 +540,7 @@ struct WgmmaLowering : ConvertOpToLLVMPattern<WgmmaOp> {
                                  : LLVM::UndefOp::create(rewriter, loc, structType);
     // The accumulator registers were last written by ordinary instructions.
     NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
-    auto shape = NVVM::MMAShapeAttr::get(ctx, MmaOp::kAtomElements, n,
+    auto shape = NVVM::MMAShapeAttr::get(ctx, WgmmaOp::kM, n,
                                          wgmma::kKStep);
     auto elementType = NVVM::WGMMATypesAttr::get(
         ctx, bf16 ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16);
