@@ -283,11 +283,13 @@ private:
 
   // Asynchronous units.
   void completeTmaLoad(size_t index);
-  /// A Tensor Core operand read of the 16-bit element at shared-window
-  /// address `address` (before swizzling) by `agent` of the unit `slot`
-  /// at `clock`; false (and an error) out of bounds.
-  bool operandRead(Operation *op, Half half, int64_t address, Slot slot,
-                   uint32_t agent, const VectorClock &clock, float &value);
+  /// A Tensor Core read of one K step (16 elements) of the first `count`
+  /// rows (along M or N) of the 16-bit operand `descriptor` describes, by
+  /// `agent` of the unit `slot` at `clock`, into `values` (row-major);
+  /// false (and an error) out of bounds.
+  bool operandRead(Operation *op, Half half, const SmemDescriptor &descriptor,
+                   bool mnMajor, int64_t count, Slot slot, uint32_t agent,
+                   const VectorClock &clock, std::vector<float> &values);
   void executeMma(MmaPipe &pipe);
   /// Gives a TMA load or store issued with `clock` its vector-clock slot
   /// (rotating among kAsyncSlots, each use a higher value) and returns it.
@@ -1445,16 +1447,24 @@ MmaPipe &Cta::pipeOf(const Actor &actor) {
   return pipes.back();
 }
 
-bool Cta::operandRead(Operation *op, Half half, int64_t address, Slot slot,
-                      uint32_t agent, const VectorClock &clock, float &value) {
-  int64_t offset = swizzle128(address) - kDynamicSharedBase;
-  if (!checkShared(op, offset, 2))
-    return false;
-  uint16_t bits;
-  std::memcpy(&bits, &shared[offset], 2);
-  value = halfValue(half, bits);
-  races.access(Memory::shared, offset, offset + 2, false, slot, agent, clock);
-  asyncProxyRead(offset, 2, agent);
+bool Cta::operandRead(Operation *op, Half half,
+                      const SmemDescriptor &descriptor, bool mnMajor,
+                      int64_t count, Slot slot, uint32_t agent,
+                      const VectorClock &clock, std::vector<float> &values) {
+  constexpr int64_t kStep = tcgen05::kKStep;
+  for (int64_t mn = 0; mn < count; ++mn)
+    for (int64_t k = 0; k < kStep; ++k) {
+      int64_t offset = swizzle128(operandAddress(descriptor, mnMajor, mn, k)) -
+                       kDynamicSharedBase;
+      if (!checkShared(op, offset, 2))
+        return false;
+      uint16_t bits;
+      std::memcpy(&bits, &shared[offset], 2);
+      values[mn * kStep + k] = halfValue(half, bits);
+      races.access(Memory::shared, offset, offset + 2, false, slot, agent,
+                   clock);
+      asyncProxyRead(offset, 2, agent);
+    }
   return true;
 }
 
@@ -1488,9 +1498,10 @@ void Cta::executeMma(MmaPipe &pipe) {
     return;
 
   std::vector<float> aValues(m * tcgen05::kKStep), bValues(n * tcgen05::kKStep);
-  auto readShared = [&](int64_t address, float &value) {
-    return operandRead(work.op, half, address, pipe.slot, work.agent,
-                       pipe.clock, value);
+  auto readShared = [&](const SmemDescriptor &d, bool mnMajor, int64_t count,
+                        std::vector<float> &values) {
+    return operandRead(work.op, half, d, mnMajor, count, pipe.slot, work.agent,
+                       pipe.clock, values);
   };
   for (int64_t step = 0; step < k / tcgen05::kKStep; ++step) {
     // The instruction the lowering issues for this step, decoded the way
@@ -1508,11 +1519,8 @@ void Cta::executeMma(MmaPipe &pipe) {
           tcgen05::kKMajorLeadingBytes, tcgen05::kKMajorStrideBytes));
       if (a.swizzle != tcgen05::kSwizzle128B)
         return (void)fail(work.op, "A is not in 128-byte swizzle mode");
-      for (int64_t row = 0; row < m; ++row)
-        for (int64_t kk = 0; kk < tcgen05::kKStep; ++kk)
-          if (!readShared(operandAddress(a, false, row, kk),
-                          aValues[row * tcgen05::kKStep + kk]))
-            return;
+      if (!readShared(a, false, m, aValues))
+        return;
     } else {
       int64_t column = work.a.base + tcgen05::tmemStepColumns(step);
       if (!tmemColumnsAllocated(work.op, column, tcgen05::kKStep / 2))
@@ -1534,11 +1542,8 @@ void Cta::executeMma(MmaPipe &pipe) {
     SmemDescriptor b = decodeSmemDescriptor(tcgen05::smemDescriptor(
         bAddress, stepBMn ? atomStride(bType) : tcgen05::kKMajorLeadingBytes,
         tcgen05::kPatternBytes));
-    for (int64_t col = 0; col < n; ++col)
-      for (int64_t kk = 0; kk < tcgen05::kKStep; ++kk)
-        if (!readShared(operandAddress(b, stepBMn, col, kk),
-                        bValues[col * tcgen05::kKStep + kk]))
-          return;
+    if (!readShared(b, stepBMn, n, bValues))
+      return;
     // f32 accumulation of exact products, one rounding per K step.
     bool accumulate = work.accumulate || step > 0;
     for (int64_t row = 0; row < m; ++row) {
@@ -1755,9 +1760,10 @@ void Cta::executeWgmma(unsigned index) {
       for (int64_t i = 0; i < n / 2; ++i)
         d[wgmma::accumulatorRow(t, i) * n + wgmma::accumulatorColumn(t, i)] =
             work->acc[t][i];
-  auto readShared = [&](int64_t address, float &value) {
-    return operandRead(op, half, address, group.slot, work->agent, group.clock,
-                       value);
+  auto readShared = [&](const SmemDescriptor &d, bool mnMajor, int64_t count,
+                        std::vector<float> &values) {
+    return operandRead(op, half, d, mnMajor, count, group.slot, work->agent,
+                       group.clock, values);
   };
   auto aTile = dyn_cast<MemRefType>(op.getA().getType());
   int64_t aAddress =
@@ -1772,11 +1778,8 @@ void Cta::executeWgmma(unsigned index) {
           tcgen05::kKMajorLeadingBytes, tcgen05::kKMajorStrideBytes));
       if (a.swizzle != wgmma::kSwizzle128B)
         return (void)fail(op, "A is not in 128-byte swizzle mode");
-      for (int64_t row = 0; row < m; ++row)
-        for (int64_t kk = 0; kk < kStep; ++kk)
-          if (!readShared(operandAddress(a, false, row, kk),
-                          aValues[row * kStep + kk]))
-            return;
+      if (!readShared(a, false, m, aValues))
+        return;
     } else {
       // The register fragments hold A in the accumulator layout over K.
       for (int64_t t = 0; t < kWarpgroupThreads; ++t)
@@ -1795,11 +1798,8 @@ void Cta::executeWgmma(unsigned index) {
         tcgen05::kPatternBytes));
     if (b.swizzle != wgmma::kSwizzle128B)
       return (void)fail(op, "B is not in 128-byte swizzle mode");
-    for (int64_t col = 0; col < n; ++col)
-      for (int64_t kk = 0; kk < kStep; ++kk)
-        if (!readShared(operandAddress(b, bMnMajor, col, kk),
-                        bValues[col * kStep + kk]))
-          return;
+    if (!readShared(b, bMnMajor, n, bValues))
+      return;
     // f32 accumulation of exact products, one rounding per K step.
     bool accumulate = op.getAcc() || step > 0;
     for (int64_t row = 0; row < m; ++row)
