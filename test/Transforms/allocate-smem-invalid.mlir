@@ -32,7 +32,7 @@ module attributes {gpu.container_module} {
 
 module attributes {gpu.container_module} {
   gpu.module @m [#nvvm.target<chip = "sm_100a">] {
-    // expected-error @+1 {{workgroup attribution 'a' has fa4.alignment 48 : i64; expected a positive power of two}}
+    // expected-error @+1 {{workgroup attribution #0: 'fa4.alignment' must be a power of two in [1, 1024] bytes, got 48}}
     gpu.func @alignment() workgroup(%a : memref<64xi8, #gpu.address_space<workgroup>> {fa4.name = "a", fa4.alignment = 48})
         kernel attributes {fa4.plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 128, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>} {
       gpu.return

@@ -4,10 +4,17 @@
 // NODIR: fa4-emit-kernels: emit-dir is required
 
 // A launch whose kernel was not compiled to a binary.
-func.func @f(%q: memref<1x128x1x64xf16>) {
-  // expected-error @+1 {{kernel @missing has no gpu.binary; run gpu-module-to-binary first}}
-  fa4.launch @missing::@missing(%q, %q, %q, %q) {manifest = {kernel = "missing", arch = "sm_100a"}} : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>
-  return
+module attributes {gpu.container_module} {
+  gpu.module @missing {
+    gpu.func @missing() kernel {
+      gpu.return
+    }
+  }
+  func.func @f(%q: memref<1x128x1x64xf16>) {
+    // expected-error @+1 {{kernel @missing has no gpu.binary; run gpu-module-to-binary first}}
+    fa4.launch @missing::@missing(%q, %q, %q, %q) {manifest = {kernel = "missing", arch = "sm_100a"}} : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>
+    return
+  }
 }
 
 // -----
@@ -25,10 +32,13 @@ module attributes {gpu.container_module} {
 // -----
 
 // A manifest without the kernel's name.
-func.func @f(%q: memref<1x128x1x64xf16>) {
-  // expected-error @+1 {{manifest needs the strings 'kernel' and 'arch'}}
-  fa4.launch @k::@k(%q, %q, %q, %q) {manifest = {arch = "sm_100a"}} : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>
-  return
+module attributes {gpu.container_module} {
+  gpu.binary @k [#gpu.object<#nvvm.target<chip = "sm_100a">, assembly = "">]
+  func.func @f(%q: memref<1x128x1x64xf16>) {
+    // expected-error @+1 {{manifest needs the strings 'kernel' and 'arch'}}
+    fa4.launch @k::@k(%q, %q, %q, %q) {manifest = {arch = "sm_100a"}} : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>
+    return
+  }
 }
 
 // -----

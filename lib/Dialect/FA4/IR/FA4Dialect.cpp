@@ -4,6 +4,9 @@
 #include "fa4/Dialect/FA4/IR/FA4Attrs.h"
 #include "fa4/Dialect/FA4/IR/FA4Ops.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "llvm/Support/MathExtras.h"
+
 using namespace mlir;
 using namespace mlir::fa4;
 
@@ -16,4 +19,96 @@ void FA4Dialect::initialize() {
 #define GET_OP_LIST
 #include "fa4/Dialect/FA4/IR/FA4Ops.cpp.inc"
       >();
+}
+
+/// `fa4.alignment` and `fa4.shared_alignment` are byte alignments of shared
+/// memory: a power of two up to the 128-byte swizzle's 1024-byte pattern
+/// (no buffer needs more, and larger values would only waste the space).
+static LogicalResult verifyAlignment(function_ref<InFlightDiagnostic()> error,
+                                     StringRef name, Attribute value) {
+  auto alignment = dyn_cast<IntegerAttr>(value);
+  if (!alignment || !alignment.getType().isSignlessInteger(64))
+    return error() << "'" << name << "' must be an i64 integer, got " << value;
+  int64_t bytes = alignment.getInt();
+  if (bytes <= 0 || bytes > 1024 || !llvm::isPowerOf2_64(bytes))
+    return error() << "'" << name
+                   << "' must be a power of two in [1, 1024] bytes, got "
+                   << bytes;
+  return success();
+}
+
+static LogicalResult verifyName(function_ref<InFlightDiagnostic()> error,
+                                Attribute value) {
+  auto name = dyn_cast<StringAttr>(value);
+  if (!name || name.getValue().empty())
+    return error() << "'fa4.name' must be a non-empty string, got " << value;
+  return success();
+}
+
+/// The workgroup attributions of an fa4 kernel are its shared-memory buffers
+/// before placement; gpu.func keeps their attributes to itself, so the
+/// kernel's plan attribute is where they are checked.
+static LogicalResult verifyWorkgroupAttributions(gpu::GPUFuncOp kernel) {
+  for (unsigned index = 0, e = kernel.getNumWorkgroupAttributions();
+       index < e; ++index) {
+    DictionaryAttr attrs = kernel.getworkgroupAttributionAttrs(index);
+    if (!attrs)
+      continue;
+    auto error = [&] {
+      return kernel.emitOpError() << "workgroup attribution #" << index << ": ";
+    };
+    for (NamedAttribute attr : attrs) {
+      StringRef name = attr.getName().getValue();
+      if (!name.starts_with("fa4."))
+        continue;
+      if (name == "fa4.name") {
+        if (failed(verifyName(error, attr.getValue())))
+          return failure();
+      } else if (name == "fa4.alignment") {
+        if (failed(verifyAlignment(error, name, attr.getValue())))
+          return failure();
+      } else {
+        return error() << "unknown fa4 attribute '" << name << "'";
+      }
+    }
+  }
+  return success();
+}
+
+LogicalResult FA4Dialect::verifyOperationAttribute(Operation *op,
+                                                   NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  auto error = [&] { return op->emitOpError(); };
+  if (name == getPlanAttrHelper().getName()) {
+    if (!isa<PlanAttr>(attr.getValue()))
+      return error() << "'fa4.plan' must be a #fa4.plan, got "
+                     << attr.getValue();
+    // The GPU-to-NVVM conversion carries the plan over to the llvm.func.
+    if (isa<LLVM::LLVMFuncOp>(op))
+      return success();
+    auto kernel = dyn_cast<gpu::GPUFuncOp>(op);
+    if (!kernel || !kernel.isKernel())
+      return error() << "'fa4.plan' belongs on a gpu.func kernel";
+    return verifyWorkgroupAttributions(kernel);
+  }
+  if (name == getNameAttrHelper().getName())
+    return verifyName(error, attr.getValue());
+  if (name == getSharedAlignmentAttrHelper().getName()) {
+    if (!isa<gpu::GPUModuleOp>(op))
+      return error() << "'fa4.shared_alignment' belongs on a gpu.module";
+    return verifyAlignment(error, name, attr.getValue());
+  }
+  if (name == getAlignmentAttrHelper().getName())
+    return error() << "'fa4.alignment' belongs on a workgroup attribution of "
+                      "an fa4 kernel";
+  return error() << "unknown fa4 attribute '" << name << "'";
+}
+
+LogicalResult FA4Dialect::verifyRegionArgAttribute(Operation *op,
+                                                   unsigned regionIndex,
+                                                   unsigned argIndex,
+                                                   NamedAttribute attr) {
+  return op->emitOpError() << "unknown fa4 argument attribute '"
+                           << attr.getName().getValue() << "' on argument #"
+                           << argIndex;
 }

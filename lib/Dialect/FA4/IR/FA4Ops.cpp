@@ -1,6 +1,7 @@
 //===- FA4Ops.cpp - fa4 operations ----------------------------------------===//
 
 #include "fa4/Dialect/FA4/IR/FA4Ops.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
@@ -618,6 +619,34 @@ StringRef LaunchOp::getOperandName(unsigned index) {
   if (index >= std::size(kNames))
     return {};
   return kNames[index];
+}
+
+LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  if (getNumOperands() < 4 || getNumOperands() > 5)
+    return emitOpError() << "takes query, key, value, output and optionally "
+                            "lse, got "
+                         << getNumOperands() << " operands";
+  // Before gpu-module-to-binary the kernel is a gpu.func of a gpu.module;
+  // after it, the module is a gpu.binary whose kernels are opaque.
+  Operation *container = symbolTable.lookupNearestSymbolFrom(
+      *this, getKernel().getRootReference());
+  if (isa_and_nonnull<gpu::BinaryOp>(container))
+    return success();
+  if (!isa_and_nonnull<gpu::GPUModuleOp>(container))
+    return emitOpError() << "kernel " << getKernel()
+                         << " names no gpu.module or gpu.binary";
+  // Lowered to NVVM, the kernel is an llvm.func of the module.
+  Operation *function = symbolTable.lookupNearestSymbolFrom(*this, getKernel());
+  if (isa_and_nonnull<LLVM::LLVMFuncOp>(function))
+    return success();
+  auto kernel = dyn_cast_or_null<gpu::GPUFuncOp>(function);
+  if (!kernel)
+    return emitOpError() << "kernel " << getKernel()
+                         << " is not a function of its gpu.module";
+  if (!kernel.isKernel())
+    return emitOpError() << "kernel " << getKernel()
+                         << " is a gpu.func without the kernel attribute";
+  return success();
 }
 
 void LaunchOp::setManifestEntry(Operation *root, gpu::GPUFuncOp kernelOp,

@@ -25,6 +25,23 @@ def FA4_Dialect : Dialect {
   }];
   let useDefaultAttributePrinterParser = 1;
   let useDefaultTypePrinterParser = 1;
+  // The discardable attributes passes hand to each other. Each is checked
+  // where it may appear by verifyOperationAttribute /
+  // verifyRegionArgAttribute; any other `fa4.*` attribute is an error.
+  //   fa4.plan             the kernel's plan, on an fa4 kernel (gpu.func)
+  //   fa4.name             a buffer's or barrier group's name, on the op
+  //                        that makes it or on a workgroup attribution
+  //   fa4.alignment        a workgroup attribution's byte alignment
+  //   fa4.shared_alignment the dynamic shared memory's byte alignment, on
+  //                        the gpu.module
+  let discardableAttrs = (ins
+    "::mlir::fa4::PlanAttr":$plan,
+    "::mlir::StringAttr":$name,
+    "::mlir::IntegerAttr":$alignment,
+    "::mlir::IntegerAttr":$shared_alignment
+  );
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::nvgpu::NVGPUDialect"];
   let extraClassDeclaration = [{

@@ -8,6 +8,7 @@ include "fa4/Dialect/FA4/IR/FA4Types.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/IR/CommonTypeConstraints.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Dialect/NVGPU/IR/NVGPUTypes.td"
 
 // Q, K, V and O: [batch, sequence, heads, head_dim] in a 16-bit float type.
@@ -1066,7 +1067,8 @@ def FA4_TmaLoadOp : FA4_Op<"tma.load"> {
 // Host side
 //===----------------------------------------------------------------------===//
 
-def FA4_LaunchOp : FA4_Op<"launch"> {
+def FA4_LaunchOp : FA4_Op<"launch",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "run a compiled attention kernel on memrefs";
   let description = [{
     What remains of an `fa4.attention` once `fa4-specialize` has built its
@@ -1075,7 +1077,9 @@ def FA4_LaunchOp : FA4_Op<"launch"> {
     configuration, the TMA descriptors and the scalar arguments are derived
     from these operands as the kernel's launch manifest (`manifest`, written
     as JSON by `fa4-emit-kernels`) describes; the Python runtime performs
-    exactly that.
+    exactly that. The kernel must be a `gpu.func` kernel of a `gpu.module`
+    (checked against the symbol table), and the operands are the four
+    attention operands and optionally LSE.
 
     ```mlir
     fa4.launch @fa4_kernels::@attention_0(%q, %k, %v, %o)

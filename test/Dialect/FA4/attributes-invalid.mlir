@@ -1,0 +1,147 @@
+// RUN: fa4-opt %s -split-input-file -verify-diagnostics
+
+// The discardable attributes passes exchange are declared on the dialect
+// and checked where they appear; the kernel symbol of fa4.launch is checked
+// against the symbol table.
+
+// expected-error @+1 {{'fa4.plan' belongs on a gpu.func kernel}}
+func.func @plan_on_func() attributes {fa4.plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 128, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>} {
+  return
+}
+
+// -----
+
+gpu.module @m {
+  // expected-error @+1 {{'fa4.plan' must be a #fa4.plan, got 3 : i64}}
+  gpu.func @k() kernel attributes {fa4.plan = 3 : i64} {
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m {
+  // expected-error @+1 {{'fa4.plan' belongs on a gpu.func kernel}}
+  gpu.func @not_a_kernel() attributes {fa4.plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 128, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>} {
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m {
+  // expected-error @+1 {{workgroup attribution #0: 'fa4.alignment' must be a power of two in [1, 1024] bytes, got 48}}
+  gpu.func @k() workgroup(%a : memref<64xi8, #gpu.address_space<workgroup>> {fa4.alignment = 48 : i64}) kernel attributes {fa4.plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 128, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>} {
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m {
+  // expected-error @+1 {{workgroup attribution #1: 'fa4.name' must be a non-empty string, got ""}}
+  gpu.func @k() workgroup(%a : memref<64xi8, #gpu.address_space<workgroup>>, %b : memref<64xi8, #gpu.address_space<workgroup>> {fa4.name = ""}) kernel attributes {fa4.plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 128, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>} {
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m {
+  // expected-error @+1 {{workgroup attribution #0: unknown fa4 attribute 'fa4.align'}}
+  gpu.func @k() workgroup(%a : memref<64xi8, #gpu.address_space<workgroup>> {fa4.align = 16 : i64}) kernel attributes {fa4.plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 128, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>} {
+    gpu.return
+  }
+}
+
+// -----
+
+func.func @name_not_string() {
+  // expected-error @+1 {{'fa4.name' must be a non-empty string, got 7 : i64}}
+  %c = arith.constant {fa4.name = 7 : i64} 0 : index
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'fa4.shared_alignment' belongs on a gpu.module}}
+module attributes {fa4.shared_alignment = 1024 : i64} {
+}
+
+// -----
+
+// expected-error @+1 {{'fa4.shared_alignment' must be a power of two in [1, 1024] bytes, got 0}}
+gpu.module @m attributes {fa4.shared_alignment = 0 : i64} {
+}
+
+// -----
+
+func.func @alignment_on_op() {
+  // expected-error @+1 {{'fa4.alignment' belongs on a workgroup attribution of an fa4 kernel}}
+  %c = arith.constant {fa4.alignment = 16 : i64} 0 : index
+  return
+}
+
+// -----
+
+// expected-error @+1 {{unknown fa4 attribute 'fa4.tmem_cols'}}
+func.func @unknown() attributes {fa4.tmem_cols = 3 : i64} {
+  return
+}
+
+// -----
+
+func.func @arg_attr(%x: index {fa4.name = "x"}) {
+  return
+}
+// expected-error @-3 {{unknown fa4 argument attribute 'fa4.name' on argument #0}}
+
+// -----
+
+module attributes {gpu.container_module} {
+  func.func @host(%q: memref<1x128x1x64xf16>) {
+    // expected-error @+1 {{kernel @m::@missing is not a function of its gpu.module}}
+    fa4.launch @m::@missing(%q, %q, %q, %q) : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>
+    return
+  }
+  gpu.module @m {
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  func.func @host(%q: memref<1x128x1x64xf16>) {
+    // expected-error @+1 {{kernel @m::@helper is a gpu.func without the kernel attribute}}
+    fa4.launch @m::@helper(%q, %q, %q, %q) : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>
+    return
+  }
+  gpu.module @m {
+    gpu.func @helper() {
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  func.func @host(%q: memref<1x128x1x64xf16>) {
+    // expected-error @+1 {{takes query, key, value, output and optionally lse, got 3 operands}}
+    fa4.launch @m::@k(%q, %q, %q) : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>
+    return
+  }
+  gpu.module @m {
+    gpu.func @k() kernel {
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+func.func @host(%q: memref<1x128x1x64xf16>) {
+  // expected-error @+1 {{kernel @nowhere::@k names no gpu.module or gpu.binary}}
+  fa4.launch @nowhere::@k(%q, %q, %q, %q) : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>
+  return
+}
