@@ -14,8 +14,9 @@ Value ScoreStage::scale(Value scores, Value scale) {
 
 namespace {
 /// Query row i sees keys [0, limit(i)): Skv, or when causal (bottom-right
-/// aligned) the keys up to its diagonal i + Skv - Sq.
-class KeyLimitStage final : public ScoreStage {
+/// aligned) the keys up to its diagonal i + Skv - Sq. Stages that change
+/// one step (the scaling, say) derive from it.
+class KeyLimitStage : public ScoreStage {
 public:
   using ScoreStage::ScoreStage;
 
@@ -47,7 +48,7 @@ public:
                                  fewest.limit);
   }
 
-private:
+protected:
   /// The last key (exclusive) query `position` may see.
   Value keyLimit(Value position) {
     if (!shape.causal)
