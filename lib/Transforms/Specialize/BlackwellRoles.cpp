@@ -1,0 +1,455 @@
+//===- BlackwellRoles.cpp - the FA4 prefill role set (sm_100a) ------------===//
+//
+// The FlashAttention-4 CTA: a softmax warpgroup per Q stage reading S from
+// and writing P to Tensor Memory, a correction warpgroup rescaling O and
+// writing the epilogue, one MMA warp issuing tcgen05 MMAs, and the shared
+// TMA load and store warps.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RoleSet.h"
+#include "ScoreStage.h"
+#include "WorkSchedule.h"
+
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::fa4;
+using namespace mlir::fa4::specialize;
+
+namespace {
+constexpr int64_t kOChunk = 16; // columns per correction TMEM access
+
+class BlackwellPrefillRoles final : public RoleSet {
+public:
+  using RoleSet::RoleSet;
+
+  SmallVector<SharedBuffer> sharedBuffers() const override;
+  void build(Block &roles) override;
+
+private:
+  void buildSoftmax(int64_t stage);
+  void buildCorrection();
+  void buildMma();
+  /// The statistics exchange of the softmax and correction warpgroups:
+  /// [stage, acc_scale or row_sum / row max, row].
+  Value statistics();
+
+  // Channels: shared with the load and store roles, then per Q stage.
+  Value q, kv, epi;
+  SmallVector<Value> s, pFirst, pSecond, stats, oReady;
+  // Tensor Memory per Q stage.
+  SmallVector<Value> sTmem, pTmem, oTmem;
+};
+} // namespace
+
+SmallVector<SharedBuffer> BlackwellPrefillRoles::sharedBuffers() const {
+  // Tiles are in the 128-byte swizzle, whose pattern spans 1024 bytes.
+  return {{"q", shape.qSlots() * shape.qTileBytes(), 1024},
+          {"kv", shape.plan.getKvStages() * shape.kvTileBytes(), 1024},
+          {"o_staging", shape.qTileBytes(), 1024},
+          {"statistics", shape.statsBytes(), 16}};
+}
+
+Value BlackwellPrefillRoles::statistics() {
+  return smemView(kernel.sharedBuffer("statistics"), idx(0),
+                  sharedType({shape.plan.getQStages(), kStatsPerRow, kRows},
+                             b.getF32Type()));
+}
+
+void BlackwellPrefillRoles::build(Block &roles) {
+  PlanAttr plan = shape.plan;
+  int64_t stages = plan.getQStages();
+  // The hand-offs of the FA4 protocol.
+  q = channel("q", stages, tma(), mma());
+  kv = channel("kv", plan.getKvStages(), tma(), mma());
+  for (int64_t stage = 0; stage < stages; ++stage) {
+    std::string suffix = std::to_string(stage);
+    s.push_back(channel("s_ready" + suffix, 1, mma(), threads(kWarpgroup)));
+    // Softmax wrote P[0, pvSplit) and correction finished O: 256 arrivals.
+    pFirst.push_back(
+        channel("p_o_rescale" + suffix, 1, threads(2 * kWarpgroup), mma()));
+    pSecond.push_back(
+        channel("p_ready_2_" + suffix, 1, threads(kWarpgroup), mma()));
+    // The statistics hand-off pairs a softmax warpgroup with the
+    // correction warpgroup on hardware barrier 1 + stage (0 is the CTA's).
+    stats.push_back(channel("softmax_corr" + suffix, 1, threads(kWarpgroup),
+                            threads(kWarpgroup),
+                            static_cast<uint32_t>(1 + stage)));
+    oReady.push_back(
+        channel("o_ready" + suffix, 1, mma(), threads(kWarpgroup)));
+  }
+  epi = channel("corr_epi", 1, threads(kWarpgroup), threads(1));
+
+  // Tensor Memory per Q stage: S (f32 scores), the O accumulator and P
+  // (16-bit probabilities, written once S is read). fa4-allocate-tmem
+  // places them.
+  Type f32Type = b.getF32Type();
+  auto tmemBuffers = [&](StringRef prefix, int64_t elements, Type element,
+                         SmallVectorImpl<Value> &buffers) {
+    for (int64_t stage = 0; stage < stages; ++stage)
+      buffers.push_back(
+          TmemBufferOp::create(b, tmemType(elements, element),
+                               prefix.str() + std::to_string(stage)));
+  };
+  tmemBuffers("s", plan.getBlockN(), f32Type, sTmem);
+  tmemBuffers("o", shape.headDim, f32Type, oTmem);
+  tmemBuffers("p", plan.getBlockN(), shape.element, pTmem);
+
+  OpBuilder::InsertionGuard inner(b);
+  b.setInsertionPointToStart(&roles);
+  for (int64_t stage = 0; stage < stages; ++stage)
+    role("softmax" + std::to_string(stage), 4 * stage, 4 * stage + 4,
+         plan.getSoftmaxRegs(), [&] { buildSoftmax(stage); });
+  int64_t correction = 4 * stages, producer = correction + 4;
+  role("correction", correction, correction + 4, plan.getCorrectionRegs(),
+       [&] { buildCorrection(); });
+  role("mma", producer, producer + 1, plan.getProducerRegs(),
+       [&] { buildMma(); });
+  role("load", producer + 1, producer + 2, plan.getProducerRegs(),
+       [&] { kernel.buildLoadRole(q, kv, /*firstKeyBeforeQuery=*/false); });
+  role("store", producer + 2, producer + 3, plan.getProducerRegs(),
+       [&] { kernel.buildStoreRole(epi, /*stagingPerStage=*/false); });
+}
+
+void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
+  PlanAttr plan = shape.plan;
+  int64_t blockN = plan.getBlockN(), chunks = blockN / kChunk;
+  Type f32Type = b.getF32Type();
+  auto chunkType = VectorType::get({kChunk}, f32Type);
+  auto chunkIndexType = VectorType::get({kChunk}, b.getI32Type());
+
+  Value sRegion = sTmem[stage], pRegion = pTmem[stage];
+  Value statsBuffer = statistics();
+  Value row = rem(gpu::ThreadIdOp::create(b, gpu::Dimension::x), kRows);
+  Value scale = vector::BroadcastOp::create(b, chunkType, kernel.scaleLog2);
+  Value threshold = f32(static_cast<float>(shape.rescaleThreshold));
+  Value negInf = f32(-std::numeric_limits<float>::infinity());
+  Value zero = f32(0.0f), one = f32(1.0f);
+  Value stageIndex = idx(stage);
+  ScoreStage &scoreStage = kernel.getScoreStage();
+
+  kernel.forEachTile([&](const Tile &tile) {
+    Value base = tile.kvBase, statsBase = tile.statsBase;
+    // This thread's row is query position `position + row / pack` (pack
+    // heads share a position).
+    Value rowPosition =
+        add(add(tile.position, stage * shape.positionsPerTile()),
+            div(row, shape.pack));
+    RowKeys rowKeys = scoreStage.rowKeys(rowPosition);
+    auto loop = scf::ForOp::create(b, idx(0), tile.blocks, idx(1),
+                                   ValueRange{negInf, zero});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value n = loop.getInductionVar();
+      Value rowMax = loop.getRegionIterArg(0),
+            rowSum = loop.getRegionIterArg(1);
+      Value k = add(base, n);
+      ChannelWaitOp::create(b, s[stage], k);
+      SmallVector<Value> scores;
+      for (int64_t c = 0; c < chunks; ++c)
+        scores.push_back(TmemLoadOp::create(b, chunkType, sRegion, c * kChunk));
+      Tcgen05WaitOp::create(b, Tcgen05WaitKind::load);
+
+      // Scores in log2 units; keys the score stage masks are -inf.
+      Value visible = scoreStage.visibleKeys(rowKeys, mul(n, blockN));
+      Value limit = vector::BroadcastOp::create(b, chunkIndexType, visible);
+      Value negInfChunk = vector::BroadcastOp::create(b, chunkType, negInf);
+      Value tileMax = negInf;
+      for (int64_t c = 0; c < chunks; ++c) {
+        SmallVector<int32_t> columns;
+        for (int64_t i = 0; i < kChunk; ++i)
+          columns.push_back(static_cast<int32_t>(c * kChunk + i));
+        Value column = arith::ConstantOp::create(
+            b, DenseIntElementsAttr::get(chunkIndexType, columns));
+        Value valid = scoreStage.keyMask(column, limit);
+        Value scaled = scoreStage.scale(scores[c], scale);
+        scores[c] = arith::SelectOp::create(b, valid, scaled, negInfChunk);
+        tileMax = vector::ReductionOp::create(
+            b, vector::CombiningKind::MAXIMUMF, scores[c], tileMax);
+      }
+
+      // Conditional rescale: the exponent reference moves only when the row
+      // max grew by more than the threshold (always from -inf).
+      Value newMax = arith::MaximumFOp::create(b, rowMax, tileMax);
+      Value growth = arith::SubFOp::create(b, newMax, rowMax);
+      Value rescale = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT,
+                                            growth, threshold);
+      Value ref = arith::SelectOp::create(b, rescale, newMax, rowMax);
+      // A row that has seen no key yet keeps -inf; exponentiate against 0.
+      Value noKeys =
+          arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, ref, negInf);
+      Value safeRef = arith::SelectOp::create(b, noKeys, zero, ref);
+      auto scalarType = VectorType::get({1}, f32Type);
+      Value factor = Exp2Op::create(
+          b,
+          vector::BroadcastOp::create(
+              b, scalarType, arith::SubFOp::create(b, rowMax, safeRef)),
+          0);
+      Value accScale = arith::SelectOp::create(
+          b, rescale,
+          vector::ExtractOp::create(b, factor, ArrayRef<int64_t>{0}), one);
+
+      // The correction warpgroup rescales O by accScale.
+      Value statsIndex = add(statsBase, n);
+      ChannelAcquireOp::create(b, stats[stage], statsIndex);
+      memref::StoreOp::create(b, accScale, statsBuffer,
+                              ValueRange{stageIndex, idx(0), row});
+      ChannelCommitOp::create(b, stats[stage], statsIndex);
+
+      // P = 2^(S - ref), chunk by chunk, into TMEM: the first pvSplit columns
+      // release the first PV MMA, the rest the second.
+      Value refChunk = vector::BroadcastOp::create(b, chunkType, safeRef);
+      Value sum = arith::MulFOp::create(b, rowSum, accScale);
+      for (int64_t c = 0; c < chunks; ++c) {
+        Value p =
+            Exp2Op::create(b, arith::SubFOp::create(b, scores[c], refChunk),
+                           shape.emulatedExp2);
+        sum =
+            vector::ReductionOp::create(b, vector::CombiningKind::ADD, p, sum);
+        Value packed = arith::TruncFOp::create(
+            b, VectorType::get({kChunk}, shape.element), p);
+        TmemStoreOp::create(b, packed, pRegion, c * kChunk);
+        if ((c + 1) * kChunk == plan.getPvSplit()) {
+          Tcgen05WaitOp::create(b, Tcgen05WaitKind::store);
+          ChannelCommitOp::create(b, pFirst[stage], k);
+        }
+      }
+      Tcgen05WaitOp::create(b, Tcgen05WaitKind::store);
+      ChannelCommitOp::create(b, pSecond[stage], k);
+      scf::YieldOp::create(b, ValueRange{ref, sum});
+    }
+    // The row sum and max for the epilogue.
+    Value finalIndex = add(statsBase, tile.blocks);
+    ChannelAcquireOp::create(b, stats[stage], finalIndex);
+    memref::StoreOp::create(b, loop.getResult(1), statsBuffer,
+                            ValueRange{stageIndex, idx(0), row});
+    memref::StoreOp::create(b, loop.getResult(0), statsBuffer,
+                            ValueRange{stageIndex, idx(1), row});
+    ChannelCommitOp::create(b, stats[stage], finalIndex);
+  });
+}
+
+void BlackwellPrefillRoles::buildCorrection() {
+  PlanAttr plan = shape.plan;
+  Type f32Type = b.getF32Type();
+  // The correction warpgroup works in narrow fragments: its register budget
+  // is small.
+  auto chunkType = VectorType::get({kOChunk}, f32Type);
+  Value statsBuffer = statistics();
+  Value staging =
+      smemView(kernel.sharedBuffer("o_staging"), idx(0), tileType(kRows));
+  Value row = rem(gpu::ThreadIdOp::create(b, gpu::Dimension::x), kRows);
+  Value one = f32(1.0f), zero = f32(0.0f);
+  int64_t oChunks = shape.headDim / kOChunk;
+
+  kernel.forEachTile([&](const Tile &tile) {
+    Value base = tile.kvBase, statsBase = tile.statsBase;
+    forRange(tile.blocks, [&](Value n) {
+      Value k = add(base, n);
+      Value statsIndex = add(statsBase, n);
+      for (int64_t stage = 0; stage < plan.getQStages(); ++stage) {
+        ChannelWaitOp::create(b, stats[stage], statsIndex);
+        Value accScale = memref::LoadOp::create(
+            b, statsBuffer, ValueRange{idx(stage), idx(0), row});
+        ChannelReleaseOp::create(b, stats[stage], statsIndex);
+        // A warp touches O only if one of its 32 rows needs the rescale,
+        // and only once O holds a previous block's product.
+        Value needs =
+            arith::CmpFOp::create(b, arith::CmpFPredicate::UNE, accScale, one);
+        Value anyRow = WarpAnyOp::create(b, needs);
+        Value started =
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, n, idx(0));
+        auto ifOp =
+            scf::IfOp::create(b, arith::AndIOp::create(b, anyRow, started));
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(ifOp.thenBlock());
+          Value oRegion = oTmem[stage];
+          Value factor = vector::BroadcastOp::create(b, chunkType, accScale);
+          for (int64_t c = 0; c < oChunks; ++c) {
+            Value o = TmemLoadOp::create(b, chunkType, oRegion, c * kOChunk);
+            Tcgen05WaitOp::create(b, Tcgen05WaitKind::load);
+            TmemStoreOp::create(b, arith::MulFOp::create(b, o, factor), oRegion,
+                                c * kOChunk);
+          }
+          Tcgen05WaitOp::create(b, Tcgen05WaitKind::store);
+        }
+        ChannelCommitOp::create(b, pFirst[stage], k);
+      }
+    });
+
+    // Epilogue: O / row_sum in the output type, into the staging tile in the
+    // 128-byte swizzle the TMA store reads (16-byte chunk c of row r sits at
+    // chunk c xor (r mod 8)).
+    Value finalIndex = add(statsBase, tile.blocks);
+    Value swizzle = rem(row, 8);
+    for (int64_t stage = 0; stage < plan.getQStages(); ++stage) {
+      ChannelWaitOp::create(b, oReady[stage], tile.ordinal);
+      ChannelWaitOp::create(b, stats[stage], finalIndex);
+      Value rowSum = memref::LoadOp::create(
+          b, statsBuffer, ValueRange{idx(stage), idx(0), row});
+      Value rowMax = memref::LoadOp::create(
+          b, statsBuffer, ValueRange{idx(stage), idx(1), row});
+      ChannelReleaseOp::create(b, stats[stage], finalIndex);
+      if (shape.lse)
+        kernel.storeLse(tile, stage, row, rowSum, rowMax);
+      // A row that saw no key (causal, Sq > Skv) outputs 0, whatever O holds.
+      Value positive =
+          arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, rowSum, zero);
+      Value factor = vector::BroadcastOp::create(
+          b, chunkType, arith::DivFOp::create(b, one, rowSum));
+      Value zeros = vector::BroadcastOp::create(b, chunkType, zero);
+      Value handoff = add(mul(tile.ordinal, plan.getQStages()), stage);
+      ChannelAcquireOp::create(b, epi, handoff);
+      Value oRegion = oTmem[stage];
+      for (int64_t c = 0; c < oChunks; ++c) {
+        Value o = TmemLoadOp::create(b, chunkType, oRegion, c * kOChunk);
+        Tcgen05WaitOp::create(b, Tcgen05WaitKind::load);
+        Value normalized = arith::SelectOp::create(
+            b, positive, arith::MulFOp::create(b, o, factor), zeros);
+        Value packed = arith::TruncFOp::create(
+            b, VectorType::get({kOChunk}, shape.element), normalized);
+        int64_t firstColumn = c * kOChunk;
+        Value atom = idx(firstColumn / kAtom);
+        for (int64_t piece = 0; piece < kOChunk / 8; ++piece) {
+          int64_t chunk16 = (firstColumn % kAtom) / 8 + piece;
+          Value position = arith::XOrIOp::create(b, idx(chunk16), swizzle);
+          SmallVector<int64_t> lanes;
+          for (int64_t e = 0; e < 8; ++e)
+            lanes.push_back(piece * 8 + e);
+          Value eight = vector::ShuffleOp::create(b, packed, packed, lanes);
+          vector::StoreOp::create(b, eight, staging,
+                                  ValueRange{atom, row, mul(position, 8)});
+        }
+      }
+      // O is read: the MMA warp may complete the next tile's O.
+      ChannelReleaseOp::create(b, oReady[stage], tile.ordinal);
+      FenceProxyAsyncOp::create(b);
+      ChannelCommitOp::create(b, epi, handoff);
+    }
+  });
+}
+
+void BlackwellPrefillRoles::buildMma() {
+  PlanAttr plan = shape.plan;
+  int64_t blockN = plan.getBlockN(), split = plan.getPvSplit();
+  int64_t stages = plan.getQStages(), kvStages = plan.getKvStages();
+  Value falseValue = arith::ConstantIntOp::create(b, 0, 1);
+  Value trueValue = arith::ConstantIntOp::create(b, 1, 1);
+
+  Value qSmem = kernel.sharedBuffer("q"), kvSmem = kernel.sharedBuffer("kv");
+  elected([&] {
+    kernel.forEachTile([&](const Tile &tile) {
+      Value base = tile.kvBase, ordinal = tile.ordinal;
+      SmallVector<Value> qHandoff, qTile, sRegion, pTop, pBottom, oRegion;
+      for (int64_t stage = 0; stage < stages; ++stage) {
+        qHandoff.push_back(add(mul(ordinal, stages), stage));
+        ChannelWaitOp::create(b, q, qHandoff.back());
+        qTile.push_back(smemView(qSmem, idx(stage * shape.qTileBytes()),
+                                 tileType(shape.qRows())));
+        sRegion.push_back(sTmem[stage]);
+        // P[0, split) and P[split, blockN): 16-bit, two per column.
+        pTop.push_back(tmemView(pTmem[stage], 0, split, shape.element));
+        pBottom.push_back(
+            tmemView(pTmem[stage], split / 2, blockN - split, shape.element));
+        oRegion.push_back(oTmem[stage]);
+      }
+      // The two row ranges of a V tile the two PV MMAs read.
+      auto vParts = [&](Value handoff) {
+        Value offset = mul(rem(handoff, kvStages), shape.kvTileBytes());
+        Value v = smemView(kvSmem, offset, tileType(shape.kvRows()));
+        int64_t atoms = shape.atoms();
+        Value top = memref::SubViewOp::create(
+            b, v, ArrayRef<int64_t>{0, 0, 0},
+            ArrayRef<int64_t>{atoms, split, kAtom}, ArrayRef<int64_t>{1, 1, 1});
+        Value bottom = memref::SubViewOp::create(
+            b, v, ArrayRef<int64_t>{0, split, 0},
+            ArrayRef<int64_t>{atoms, blockN - split, kAtom},
+            ArrayRef<int64_t>{1, 1, 1});
+        return std::pair<Value, Value>{top, bottom};
+      };
+      // PV for `stage` of the block whose hand-off number is `k`.
+      auto pv = [&](int64_t stage, Value k, std::pair<Value, Value> v,
+                    Value accumulate) {
+        ChannelWaitOp::create(b, pFirst[stage], k);
+        MmaOp::create(b, pTop[stage], v.first, oRegion[stage], accumulate,
+                      OperandMajor::mn);
+        ChannelWaitOp::create(b, pSecond[stage], k);
+        MmaOp::create(b, pBottom[stage], v.second, oRegion[stage], trueValue,
+                      OperandMajor::mn);
+      };
+
+      // Per KV block: the previous block's PVs, then this block's QK^T, for
+      // every Q stage. tcgen05 MMAs of one thread run in order, so S is
+      // overwritten only after the PV that read P from it.
+      forRange(tile.blocks, [&](Value n) {
+        Value k = add(base, n);
+        Value kHandoff = mul(k, 2);
+        Value kOffset = mul(rem(kHandoff, kvStages), shape.kvTileBytes());
+        Value kTile = smemView(kvSmem, kOffset, tileType(shape.kvRows()));
+        ChannelWaitOp::create(b, kv, kHandoff);
+        Value started =
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, n, idx(0));
+        Value accumulate =
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, n, idx(1));
+        for (int64_t stage = 0; stage < stages; ++stage) {
+          auto ifOp = scf::IfOp::create(b, started);
+          {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(ifOp.thenBlock());
+            Value previous = arith::SubIOp::create(b, k, idx(1));
+            pv(stage, previous,
+               vParts(arith::SubIOp::create(b, kHandoff, idx(1))), accumulate);
+          }
+          MmaOp::create(b, qTile[stage], kTile, sRegion[stage], falseValue,
+                        OperandMajor::k);
+          ChannelCommitOp::create(b, s[stage], k);
+        }
+        ChannelReleaseOp::create(b, kv, kHandoff);
+        auto ifOp = scf::IfOp::create(b, started);
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(ifOp.thenBlock());
+          ChannelReleaseOp::create(b, kv,
+                                   arith::SubIOp::create(b, kHandoff, idx(1)));
+        }
+        ChannelWaitOp::create(b, kv, add(kHandoff, 1));
+      });
+
+      // The last block's PVs complete O (a tile with no block has none: its
+      // rows saw no key).
+      Value anyBlock = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
+                                             tile.blocks, idx(0));
+      auto lastIf = scf::IfOp::create(b, anyBlock);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(lastIf.thenBlock());
+        Value last = arith::SubIOp::create(b, add(base, tile.blocks), idx(1));
+        Value lastV = add(mul(last, 2), 1);
+        Value accumulate = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
+                                                 tile.blocks, idx(1));
+        for (int64_t stage = 0; stage < stages; ++stage)
+          pv(stage, last, vParts(lastV), accumulate);
+        ChannelReleaseOp::create(b, kv, lastV);
+      }
+      // A tile with blocks only gets here after the correction warps took
+      // the previous O (its PVs waited for them), but one without blocks
+      // would hand over O again before the previous hand-off was taken.
+      for (int64_t stage = 0; stage < stages; ++stage) {
+        ChannelAcquireOp::create(b, oReady[stage], ordinal);
+        ChannelCommitOp::create(b, oReady[stage], ordinal);
+      }
+      for (Value handoff : qHandoff)
+        ChannelReleaseOp::create(b, q, handoff);
+    });
+  });
+}
+
+std::unique_ptr<RoleSet>
+specialize::createBlackwellPrefillRoles(KernelBuilder &kernel) {
+  return std::make_unique<BlackwellPrefillRoles>(kernel);
+}

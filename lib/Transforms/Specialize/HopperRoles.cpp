@@ -1,0 +1,426 @@
+//===- HopperRoles.cpp - the FA3 prefill role set (sm_90a) ----------------===//
+//
+// The FlashAttention-3 CTA: the shared TMA load and store warps and one
+// consumer warpgroup per Q stage that computes S, the online softmax and O
+// in registers with wgmma; with two consumers, ping-pong turns let one
+// consumer's softmax overlap the other's matrix products.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RoleSet.h"
+#include "ScoreStage.h"
+#include "WorkSchedule.h"
+
+#include "fa4/Dialect/FA4/IR/WgmmaEncoding.h"
+
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::fa4;
+using namespace mlir::fa4::specialize;
+
+namespace {
+/// The per-thread fragment layout of a wgmma accumulator (WgmmaEncoding.h):
+/// constant column offsets and row selectors for fragments of `count`
+/// elements.
+struct FragmentLayout {
+  static SmallVector<int32_t> columns(int64_t count) {
+    SmallVector<int32_t> result;
+    for (int64_t i = 0; i < count; ++i)
+      result.push_back(static_cast<int32_t>(wgmma::accumulatorColumn(0, i)));
+    return result;
+  }
+  /// Whether element i holds the thread's second row (8 below the first).
+  static SmallVector<bool> secondRow(int64_t count) {
+    SmallVector<bool> result;
+    for (int64_t i = 0; i < count; ++i)
+      result.push_back(wgmma::accumulatorRow(0, i) == 8);
+    return result;
+  }
+  /// Indices of the elements of row `which` (0 or 1).
+  static SmallVector<int64_t> rowElements(int64_t count, int64_t which) {
+    SmallVector<int64_t> result;
+    for (int64_t i = 0; i < count; ++i)
+      if (wgmma::accumulatorRow(0, i) == 8 * which)
+        result.push_back(i);
+    return result;
+  }
+};
+
+class HopperPrefillRoles final : public RoleSet {
+public:
+  using RoleSet::RoleSet;
+
+  SmallVector<SharedBuffer> sharedBuffers() const override;
+  void build(Block &roles) override;
+
+private:
+  /// The consumer warpgroup of Q stage `stage`, computing S, the online
+  /// softmax and O in registers with wgmma.
+  void buildConsumer(int64_t stage);
+
+  Value q, kv, epi;
+  SmallVector<Value> turns; // ping-pong, one per consumer
+};
+} // namespace
+
+SmallVector<SharedBuffer> HopperPrefillRoles::sharedBuffers() const {
+  // Tiles are in the 128-byte swizzle, whose pattern spans 1024 bytes. An O
+  // staging tile per consumer warpgroup and no statistics exchange (a
+  // warpgroup owns its rows' statistics in registers).
+  return {{"q", shape.qSlots() * shape.qTileBytes(), 1024},
+          {"kv", shape.plan.getKvStages() * shape.kvTileBytes(), 1024},
+          {"o_staging", shape.plan.getQStages() * shape.qTileBytes(), 1024}};
+}
+
+void HopperPrefillRoles::build(Block &roles) {
+  PlanAttr plan = shape.plan;
+  int64_t stages = plan.getQStages();
+  // The hand-offs of the FA3 protocol: Q per consumer warpgroup, the K/V
+  // ring read by both, a staging tile per consumer for the store warp.
+  q = channel("q", shape.qSlots(), tma(), threads(kWarpgroup));
+  kv = channel("kv", plan.getKvStages(), tma(), threads(stages * kWarpgroup));
+  epi = channel("epilogue", stages, threads(kWarpgroup), threads(1));
+  // Ping-pong: consumer c issues its wgmmas when it holds turn c, on
+  // hardware barrier 1 + c, then passes the turn on, so that one consumer's
+  // softmax overlaps the other's matrix products.
+  if (stages == 2)
+    for (int64_t stage = 0; stage < stages; ++stage)
+      turns.push_back(channel("turn" + std::to_string(stage), 1,
+                              threads(kWarpgroup), threads(kWarpgroup),
+                              static_cast<uint32_t>(1 + stage)));
+
+  OpBuilder::InsertionGuard inner(b);
+  b.setInsertionPointToStart(&roles);
+  role("load", 0, 1, plan.getProducerRegs(),
+       [&] { kernel.buildLoadRole(q, kv, /*firstKeyBeforeQuery=*/true); });
+  role("store", 1, 2, plan.getProducerRegs(),
+       [&] { kernel.buildStoreRole(epi, /*stagingPerStage=*/true); });
+  for (int64_t stage = 0; stage < stages; ++stage)
+    role("consumer" + std::to_string(stage), 4 * stage + 4, 4 * stage + 8,
+         plan.getSoftmaxRegs(), [&] { buildConsumer(stage); });
+}
+
+void HopperPrefillRoles::buildConsumer(int64_t stage) {
+  PlanAttr plan = shape.plan;
+  int64_t blockN = plan.getBlockN(), stages = plan.getQStages();
+  int64_t kvStages = plan.getKvStages();
+  int64_t sCount = blockN / 2, oCount = shape.headDim / 2;
+  Type f32Type = b.getF32Type(), i32Type = b.getI32Type();
+  auto sType = VectorType::get({sCount}, f32Type);
+  auto oType = VectorType::get({oCount}, f32Type);
+
+  // This thread's rows of the 64-row tile (row0 and row0 + 8) and the first
+  // of its two columns in every 8.
+  Value thread = rem(gpu::ThreadIdOp::create(b, gpu::Dimension::x), kWarpgroup);
+  Value lane = rem(thread, 32);
+  Value rows[2];
+  rows[0] = add(mul(div(thread, 32), 16), div(lane, 4));
+  rows[1] = add(rows[0], 8);
+  Value quadColumn = mul(rem(lane, 4), 2);
+
+  auto i1Constant = [&](ArrayRef<bool> values) -> Value {
+    auto type =
+        VectorType::get({static_cast<int64_t>(values.size())}, b.getI1Type());
+    return arith::ConstantOp::create(b, DenseElementsAttr::get(type, values));
+  };
+  Value sSecondRow = i1Constant(FragmentLayout::secondRow(sCount));
+  Value oSecondRow = i1Constant(FragmentLayout::secondRow(oCount));
+  auto sColumnsType = VectorType::get({sCount}, i32Type);
+  Value sColumns = arith::ConstantOp::create(
+      b,
+      DenseIntElementsAttr::get(sColumnsType, FragmentLayout::columns(sCount)));
+  // A fragment holding `first` in row 0's elements and `second` in row 1's.
+  auto perRow = [&](Value secondRow, VectorType type, Value first,
+                    Value second) -> Value {
+    return arith::SelectOp::create(b, secondRow,
+                                   vector::BroadcastOp::create(b, type, second),
+                                   vector::BroadcastOp::create(b, type, first));
+  };
+  // The reduction of row `which` of `fragment` over the thread's elements,
+  // then over the 4 threads of its quad.
+  auto rowReduce = [&](Value fragment, int64_t which,
+                       vector::CombiningKind kind) -> Value {
+    int64_t count = cast<VectorType>(fragment.getType()).getNumElements();
+    Value half = vector::ShuffleOp::create(
+        b, fragment, fragment, FragmentLayout::rowElements(count, which));
+    Value value = vector::ReductionOp::create(b, kind, half);
+    for (int32_t offset : {1, 2}) {
+      Value other =
+          gpu::ShuffleOp::create(b, value, offset, 32, gpu::ShuffleMode::XOR)
+              .getShuffleResult();
+      value = kind == vector::CombiningKind::ADD
+                  ? Value(arith::AddFOp::create(b, value, other))
+                  : Value(arith::MaximumFOp::create(b, value, other));
+    }
+    return value;
+  };
+
+  Value staging =
+      smemView(kernel.sharedBuffer("o_staging"),
+               idx(stage * shape.qTileBytes()), tileType(shape.qRows()));
+  Value scale = vector::BroadcastOp::create(b, sType, kernel.scaleLog2);
+  Value threshold = f32(static_cast<float>(shape.rescaleThreshold));
+  Value negInf = f32(-std::numeric_limits<float>::infinity());
+  Value zero = f32(0.0f), one = f32(1.0f);
+  Value negInfS = vector::BroadcastOp::create(b, sType, negInf);
+  Value zeroO = vector::BroadcastOp::create(b, oType, zero);
+
+  auto pType = VectorType::get({sCount}, shape.element);
+  auto kvTile = [&](Value handoff) {
+    return smemView(kernel.sharedBuffer("kv"),
+                    mul(rem(handoff, kvStages), shape.kvTileBytes()),
+                    tileType(shape.kvRows()));
+  };
+
+  // Consumer 0 takes the first turn; it takes consumer 1's last hand-off
+  // after its own last turn, so that no barrier arrival is left pending.
+  if (!turns.empty() && stage == 1)
+    ChannelCommitOp::create(b, turns[0], idx(0));
+  ScoreStage &scoreStage = kernel.getScoreStage();
+  kernel.forEachTile([&](const Tile &tile) {
+    Value qHandoff = add(mul(tile.ordinal, stages), stage);
+    ChannelWaitOp::create(b, q, qHandoff);
+    Value qTile =
+        smemView(kernel.sharedBuffer("q"),
+                 mul(rem(qHandoff, shape.qSlots()), shape.qTileBytes()),
+                 tileType(shape.qRows()));
+    // Row r is query position first + r / pack. No row sees fewer keys than
+    // the tile's first (the stage masks keys per row only where that one
+    // needs it).
+    Value first = add(tile.position, stage * shape.positionsPerTile());
+    RowKeys rowKeys[2] = {
+        scoreStage.rowKeys(add(first, div(rows[0], shape.pack))),
+        scoreStage.rowKeys(add(first, div(rows[1], shape.pack)))};
+    RowKeys fewest = scoreStage.rowKeys(first);
+
+    // Issues the wgmmas `issue` builds in this consumer's turn; hand-off
+    // numbers count the turns (at most blocks + 1 per tile).
+    auto inTurn = [&](Value section, function_ref<void()> issue) {
+      if (turns.empty())
+        return issue();
+      Value handoff = add(tile.statsBase, section);
+      ChannelWaitOp::create(b, turns[stage], handoff);
+      issue();
+      ChannelCommitOp::create(b, turns[1 - stage],
+                              stage == 0 ? handoff : add(handoff, 1));
+    };
+    // S = Q K^T of KV block n, issued and committed as one wgmma group.
+    auto issueScores = [&](Value n) {
+      Value handoff = mul(add(tile.kvBase, n), 2);
+      ChannelWaitOp::create(b, kv, handoff);
+      Value scores = WgmmaOp::create(b, sType, qTile, kvTile(handoff), Value(),
+                                     OperandMajor::k);
+      WgmmaCommitOp::create(b);
+      return scores;
+    };
+    // O += P V of KV block n, likewise.
+    auto issueProduct = [&](Value n, Value p, Value o) {
+      Value handoff = add(mul(add(tile.kvBase, n), 2), 1);
+      ChannelWaitOp::create(b, kv, handoff);
+      Value product =
+          WgmmaOp::create(b, oType, p, kvTile(handoff), o, OperandMajor::mn);
+      WgmmaCommitOp::create(b);
+      return product;
+    };
+    auto releaseKv = [&](Value n, int64_t which) {
+      ChannelReleaseOp::create(b, kv, add(mul(add(tile.kvBase, n), 2), which));
+    };
+
+    // The online softmax of block n's scores against the running maxima and
+    // sums: the new maxima and sums, O's rescale factors and P.
+    struct Softmax {
+      Value max[2], sum[2], accScale[2], p;
+    };
+    auto softmax = [&](Value n, Value scores, ArrayRef<Value> rowMax,
+                       ArrayRef<Value> rowSum) {
+      // Scores in log2 units; only a block the stage masks for the tile's
+      // first row compares keys per row.
+      Value scaled = scoreStage.scale(scores, scale);
+      Value needsMask = scoreStage.blockNeedsMask(fewest, n);
+      auto maskIf = scf::IfOp::create(b, TypeRange{sType}, needsMask,
+                                      /*addThenBlock=*/true,
+                                      /*addElseBlock=*/true);
+      {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(maskIf.thenBlock());
+        Value keys = add(mul(n, blockN), quadColumn);
+        auto visible = [&](const RowKeys &row) {
+          return scoreStage.visibleKeys(row, keys);
+        };
+        Value limit = perRow(sSecondRow, sColumnsType, visible(rowKeys[0]),
+                             visible(rowKeys[1]));
+        Value valid = scoreStage.keyMask(sColumns, limit);
+        scf::YieldOp::create(
+            b, ValueRange{arith::SelectOp::create(b, valid, scaled, negInfS)});
+        b.setInsertionPointToStart(maskIf.elseBlock());
+        scf::YieldOp::create(b, ValueRange{scaled});
+      }
+      scaled = maskIf.getResult(0);
+
+      // Per row, the same conditional rescale as sm_100a's softmax.
+      Softmax result;
+      Value safeRef[2];
+      for (int64_t r = 0; r < 2; ++r) {
+        Value tileMax = rowReduce(scaled, r, vector::CombiningKind::MAXIMUMF);
+        Value newMax = arith::MaximumFOp::create(b, rowMax[r], tileMax);
+        Value growth = arith::SubFOp::create(b, newMax, rowMax[r]);
+        Value rescale = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT,
+                                              growth, threshold);
+        result.max[r] = arith::SelectOp::create(b, rescale, newMax, rowMax[r]);
+        Value noKeys = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
+                                             result.max[r], negInf);
+        safeRef[r] = arith::SelectOp::create(b, noKeys, zero, result.max[r]);
+        auto scalarType = VectorType::get({1}, f32Type);
+        Value factor = Exp2Op::create(
+            b,
+            vector::BroadcastOp::create(
+                b, scalarType, arith::SubFOp::create(b, rowMax[r], safeRef[r])),
+            0);
+        result.accScale[r] = arith::SelectOp::create(
+            b, rescale,
+            vector::ExtractOp::create(b, factor, ArrayRef<int64_t>{0}), one);
+      }
+      Value p = Exp2Op::create(
+          b,
+          arith::SubFOp::create(
+              b, scaled, perRow(sSecondRow, sType, safeRef[0], safeRef[1])),
+          shape.emulatedExp2);
+      // Row sums stay per thread until the end: a quad's threads rescale by
+      // the same factor.
+      for (int64_t r = 0; r < 2; ++r) {
+        Value half = vector::ShuffleOp::create(
+            b, p, p, FragmentLayout::rowElements(sCount, r));
+        result.sum[r] = vector::ReductionOp::create(
+            b, vector::CombiningKind::ADD, half,
+            arith::MulFOp::create(b, rowSum[r], result.accScale[r]));
+      }
+      result.p = arith::TruncFOp::create(b, pType, p);
+      return result;
+    };
+
+    // Software-pipelined over KV blocks: while block n's softmax runs, the
+    // Tensor Cores compute S of block n and O += P V of block n - 1.
+    Value anyBlock = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
+                                           tile.blocks, idx(0));
+    auto blocksIf = scf::IfOp::create(
+        b, TypeRange{f32Type, f32Type, f32Type, f32Type, oType}, anyBlock,
+        /*addThenBlock=*/true, /*addElseBlock=*/true);
+    {
+      OpBuilder::InsertionGuard outer(b);
+      b.setInsertionPointToStart(blocksIf.thenBlock());
+      // Block 0: S, then its softmax; O starts at 0.
+      Value sAsync;
+      inTurn(idx(0), [&] { sAsync = issueScores(idx(0)); });
+      Value scores = WgmmaWaitOp::create(b, 0, ValueRange{sAsync}).getResult(0);
+      releaseKv(idx(0), 0);
+      Softmax head = softmax(idx(0), scores, {negInf, negInf}, {zero, zero});
+
+      auto loop =
+          scf::ForOp::create(b, idx(1), tile.blocks, idx(1),
+                             ValueRange{head.max[0], head.max[1], head.sum[0],
+                                        head.sum[1], zeroO, head.p});
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(loop.getBody());
+        Value n = loop.getInductionVar();
+        ValueRange carried = loop.getRegionIterArgs();
+        Value previous = arith::SubIOp::create(b, n, idx(1));
+        Value sAsync, oAsync;
+        inTurn(n, [&] {
+          sAsync = issueScores(n);
+          oAsync = issueProduct(previous, carried[5], carried[4]);
+        });
+        // The older group (S) is complete when at most one is pending.
+        Value s = WgmmaWaitOp::create(b, 1, ValueRange{sAsync}).getResult(0);
+        releaseKv(n, 0);
+        Softmax next =
+            softmax(n, s, {carried[0], carried[1]}, {carried[2], carried[3]});
+        // P of block n - 1 stays in its registers until the product read it.
+        auto waited = WgmmaWaitOp::create(b, 0, ValueRange{oAsync, carried[5]});
+        releaseKv(previous, 1);
+        Value o = arith::MulFOp::create(
+            b, waited.getResult(0),
+            perRow(oSecondRow, oType, next.accScale[0], next.accScale[1]));
+        scf::YieldOp::create(b,
+                             ValueRange{next.max[0], next.max[1], next.sum[0],
+                                        next.sum[1], o, next.p});
+      }
+      // The last block's product.
+      Value last = arith::SubIOp::create(b, tile.blocks, idx(1));
+      Value p = loop.getResult(5), oAsync;
+      inTurn(tile.blocks,
+             [&] { oAsync = issueProduct(last, p, loop.getResult(4)); });
+      auto waited = WgmmaWaitOp::create(b, 0, ValueRange{oAsync, p});
+      releaseKv(last, 1);
+      scf::YieldOp::create(b, ValueRange{loop.getResult(0), loop.getResult(1),
+                                         loop.getResult(2), loop.getResult(3),
+                                         waited.getResult(0)});
+      // A tile without keys: O = 0, sums 0, maxima -inf.
+      b.setInsertionPointToStart(blocksIf.elseBlock());
+      scf::YieldOp::create(b, ValueRange{negInf, negInf, zero, zero, zeroO});
+    }
+    // Every QK^T that read Q has completed.
+    ChannelReleaseOp::create(b, q, qHandoff);
+
+    // Epilogue: the quad's sums, LSE, O / sum into the staging tile.
+    Value o = blocksIf.getResult(4);
+    Value total[2], factor[2];
+    for (int64_t r = 0; r < 2; ++r) {
+      Value partial = blocksIf.getResult(2 + r);
+      total[r] = partial;
+      for (int32_t offset : {1, 2})
+        total[r] = arith::AddFOp::create(
+            b, total[r],
+            gpu::ShuffleOp::create(b, total[r], offset, 32,
+                                   gpu::ShuffleMode::XOR)
+                .getShuffleResult());
+      // A row that saw no key outputs 0, whatever O holds.
+      Value positive =
+          arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, total[r], zero);
+      factor[r] = arith::SelectOp::create(
+          b, positive, arith::DivFOp::create(b, one, total[r]), zero);
+    }
+    if (shape.lse) {
+      // One thread of the quad writes the row's LSE.
+      Value quadLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                               rem(lane, 4), idx(0));
+      auto ifOp = scf::IfOp::create(b, quadLeader);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      for (int64_t r = 0; r < 2; ++r)
+        kernel.storeLse(tile, stage, rows[r], total[r], blocksIf.getResult(r));
+    }
+    o = arith::MulFOp::create(b, o,
+                              perRow(oSecondRow, oType, factor[0], factor[1]));
+    Value packed =
+        arith::TruncFOp::create(b, VectorType::get({oCount}, shape.element), o);
+
+    // Element pairs (columns c, c + 1) into the 128-byte swizzle of the TMA
+    // store: 16-byte chunk j of row r sits at chunk j xor (r mod 8).
+    Value handoff = add(mul(tile.ordinal, stages), stage);
+    ChannelAcquireOp::create(b, epi, handoff);
+    for (int64_t i = 0; i < oCount; i += 2) {
+      int64_t r = wgmma::accumulatorRow(0, i) / 8;
+      int64_t column = wgmma::accumulatorColumn(0, i);
+      Value pair = vector::ShuffleOp::create(b, packed, packed,
+                                             ArrayRef<int64_t>{i, i + 1});
+      Value chunk =
+          arith::XOrIOp::create(b, idx((column % kAtom) / 8), rem(rows[r], 8));
+      vector::StoreOp::create(b, pair, staging,
+                              ValueRange{idx(column / kAtom), rows[r],
+                                         add(mul(chunk, 8), quadColumn)});
+    }
+    FenceProxyAsyncOp::create(b);
+    ChannelCommitOp::create(b, epi, handoff);
+  });
+  if (!turns.empty() && stage == 0)
+    ChannelWaitOp::create(b, turns[0], idx(0));
+}
+
+std::unique_ptr<RoleSet>
+specialize::createHopperPrefillRoles(KernelBuilder &kernel) {
+  return std::make_unique<HopperPrefillRoles>(kernel);
+}

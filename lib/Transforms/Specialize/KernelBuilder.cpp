@@ -1,0 +1,273 @@
+//===- KernelBuilder.cpp - signature, buffers and the shared roles --------===//
+
+#include "KernelBuilder.h"
+#include "RoleSet.h"
+#include "ScoreStage.h"
+#include "WorkSchedule.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::fa4;
+using namespace mlir::fa4::specialize;
+
+//===----------------------------------------------------------------------===//
+// KernelOps
+//===----------------------------------------------------------------------===//
+
+MemRefType KernelOps::sharedType(ArrayRef<int64_t> shapeDims, Type element) {
+  return MemRefType::get(
+      shapeDims, element, MemRefLayoutAttrInterface(),
+      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
+}
+
+MemRefType KernelOps::boxType(bool packed) {
+  if (packed)
+    return sharedType({1, shape.positionsPerTile(), shape.pack, kAtom},
+                      shape.element);
+  return sharedType({1, shape.kvRows(), 1, kAtom}, shape.element);
+}
+
+nvgpu::TensorMapDescriptorType KernelOps::descriptorType(bool packed) {
+  return nvgpu::TensorMapDescriptorType::get(
+      ctx, boxType(packed), nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
+      nvgpu::TensorMapL2PromoKind::L2PROMO_NONE,
+      nvgpu::TensorMapOOBKind::OOB_ZERO,
+      nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+}
+
+Value KernelOps::channel(StringRef name, int64_t stages, EndpointAttr producer,
+                         EndpointAttr consumer,
+                         std::optional<uint32_t> namedBarrier) {
+  return ChannelOp::create(
+      b, ChannelType::get(ctx, stages), name, producer, consumer,
+      namedBarrier ? b.getI32IntegerAttr(*namedBarrier) : IntegerAttr());
+}
+
+void KernelOps::forRange(Value count, function_ref<void(Value)> body) {
+  auto loop = scf::ForOp::create(b, idx(0), count, idx(1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  body(loop.getInductionVar());
+}
+
+void KernelOps::elected(function_ref<void()> body) {
+  auto ifOp = scf::IfOp::create(b, ElectOp::create(b));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  body();
+}
+
+void KernelOps::role(StringRef name, int64_t firstWarp, int64_t endWarp,
+                     int64_t registers, function_ref<void()> body) {
+  auto op = RoleOp::create(b, name, firstWarp, endWarp, registers);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&op.getBody().emplaceBlock());
+  body();
+}
+
+//===----------------------------------------------------------------------===//
+// KernelBuilder
+//===----------------------------------------------------------------------===//
+
+KernelBuilder::KernelBuilder(ImplicitLocOpBuilder &b, const KernelShape &shape)
+    : KernelOps(b, shape) {
+  scoreStage = createScoreStage(*this);
+  schedule = createWorkSchedule(*this);
+  roleSet = createRoleSet(*this);
+}
+
+KernelBuilder::~KernelBuilder() = default;
+
+void KernelBuilder::forEachTile(function_ref<void(const Tile &)> body) {
+  schedule->forEachTile(body);
+}
+
+gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
+  PlanAttr plan = shape.plan;
+  Type index = b.getIndexType();
+  SmallVector<Type> arguments = {descriptorType(true),
+                                 descriptorType(false),
+                                 descriptorType(false),
+                                 descriptorType(true),
+                                 index,
+                                 index,
+                                 index,
+                                 b.getF32Type()};
+  // LSE [B, Hq, Sq] in f32, as a pointer to global memory.
+  if (shape.lse)
+    arguments.push_back(LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1));
+  // Shared-memory buffers, in bytes, placed later by fa4-allocate-smem.
+  SmallVector<SharedBuffer> smemBuffers = roleSet->sharedBuffers();
+  SmallVector<Type> smemTypes;
+  for (const SharedBuffer &buffer : smemBuffers)
+    smemTypes.push_back(sharedType({buffer.bytes}, b.getI8Type()));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(module.getBody());
+  auto kernel = gpu::GPUFuncOp::create(
+      b, name, FunctionType::get(ctx, arguments, {}), smemTypes, TypeRange());
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  kernel->setAttr("fa4.plan", plan);
+  for (auto [index, buffer] : llvm::enumerate(smemBuffers)) {
+    kernel.setWorkgroupAttributionAttr(index, "fa4.name",
+                                       b.getStringAttr(buffer.name));
+    kernel.setWorkgroupAttributionAttr(index, "fa4.alignment",
+                                       b.getI64IntegerAttr(buffer.alignment));
+    sharedBuffers[buffer.name] = kernel.getWorkgroupAttributions()[index];
+  }
+  Block &entry = kernel.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  qDesc = entry.getArgument(0);
+  kDesc = entry.getArgument(1);
+  vDesc = entry.getArgument(2);
+  oDesc = entry.getArgument(3);
+  batch = entry.getArgument(4);
+  seqQ = entry.getArgument(5);
+  seqKv = entry.getArgument(6);
+  scaleLog2 = entry.getArgument(7);
+  if (shape.lse)
+    lseOut = entry.getArgument(8);
+
+  int64_t positionsPerCta = shape.positionsPerWorkTile();
+  tilesPerHead = div(add(seqQ, positionsPerCta - 1), positionsPerCta);
+  tiles = mul(mul(batch, shape.headBlocks()), tilesPerHead);
+  kvBlocks = div(add(seqKv, plan.getBlockN() - 1), plan.getBlockN());
+
+  // Channels and buffers go before the roles that use them.
+  auto specialize = WarpSpecializeOp::create(b, 4 * plan.getNumWarpgroups());
+  Block &roles = specialize.getBody().emplaceBlock();
+  b.setInsertionPoint(specialize);
+  roleSet->build(roles);
+  b.setInsertionPointAfter(specialize);
+  gpu::ReturnOp::create(b);
+  return kernel;
+}
+
+void KernelBuilder::storeLse(const Tile &tile, int64_t stage, Value row,
+                             Value rowSum, Value rowMax) {
+  Type f32Type = b.getF32Type();
+  Value position = add(add(tile.position, stage * shape.positionsPerTile()),
+                       div(row, shape.pack));
+  Value inside =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, position, seqQ);
+  auto ifOp = scf::IfOp::create(b, inside);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  // lg2.approx, not math.log2: GPU-to-NVVM would call libdevice for it.
+  Value log2Sum = LLVM::CallIntrinsicOp::create(
+                      b, f32Type, b.getStringAttr("llvm.nvvm.lg2.approx.f"),
+                      ValueRange{rowSum})
+                      .getResult(0);
+  Value lse = arith::MulFOp::create(
+      b, arith::AddFOp::create(b, rowMax, log2Sum), f32(M_LN2));
+  Value positive =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, rowSum, f32(0.0f));
+  lse = arith::SelectOp::create(b, positive, lse,
+                                f32(-std::numeric_limits<float>::infinity()));
+  // Element (batch, head, position) of a contiguous [B, Hq, Sq] tensor.
+  Value head = add(mul(tile.headBlock, shape.pack), rem(row, shape.pack));
+  Value flat =
+      add(mul(add(mul(tile.batch, shape.queryHeads), head), seqQ), position);
+  Value offset = arith::IndexCastOp::create(b, b.getI64Type(), flat);
+  Value address = LLVM::GEPOp::create(b, lseOut.getType(), f32Type, lseOut,
+                                      ValueRange{offset});
+  LLVM::StoreOp::create(b, lse, address);
+}
+
+void KernelBuilder::buildLoadRole(Value q, Value kv, bool firstKeyBeforeQuery) {
+  PlanAttr plan = shape.plan;
+  int64_t stages = plan.getQStages(), kvStages = plan.getKvStages();
+  Value qSmem = sharedBuffer("q"), kvSmem = sharedBuffer("kv");
+  elected([&] {
+    forEachTile([&](const Tile &tile) {
+      Value batchIndex = tile.batch, position = tile.position;
+      Value ordinal = tile.ordinal;
+      Value firstHead = mul(tile.headBlock, shape.pack);
+      Value kvHead = div(firstHead, shape.groupSize);
+      // One box per 64-column atom of a tile at byte `offset` of `buffer`.
+      auto loadTile = [&](Value desc, Value channelValue, Value handoff,
+                          Value buffer, Value offset, bool packed, Value head,
+                          Value rowIndex) {
+        ChannelAcquireOp::create(b, channelValue, handoff);
+        int64_t atomBytes =
+            KernelShape::atomBytes(packed ? shape.qRows() : shape.kvRows());
+        for (int64_t a = 0; a < shape.atoms(); ++a) {
+          Value box =
+              smemView(buffer, add(offset, a * atomBytes), boxType(packed));
+          TmaLoadOp::create(
+              b, desc, ValueRange{idx(a * kAtom), head, rowIndex, batchIndex},
+              box, channelValue, handoff);
+        }
+        ChannelCommitOp::create(b, channelValue, handoff);
+      };
+      // K (which = 0) or V (1) of KV block n.
+      auto loadKv = [&](Value n, int64_t which) {
+        Value handoff = add(mul(add(tile.kvBase, n), 2), which);
+        Value offset = mul(rem(handoff, kvStages), shape.kvTileBytes());
+        loadTile(which ? vDesc : kDesc, kv, handoff, kvSmem, offset, false,
+                 kvHead, mul(n, plan.getBlockN()));
+      };
+      if (firstKeyBeforeQuery) {
+        Value anyBlock = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
+                                               tile.blocks, idx(0));
+        auto ifOp = scf::IfOp::create(b, anyBlock);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+        loadKv(idx(0), 0);
+      }
+      for (int64_t stage = 0; stage < stages; ++stage) {
+        Value handoff = add(mul(ordinal, stages), stage);
+        loadTile(qDesc, q, handoff, qSmem,
+                 mul(rem(handoff, shape.qSlots()), shape.qTileBytes()), true,
+                 firstHead, add(position, stage * shape.positionsPerTile()));
+      }
+      forRange(tile.blocks, [&](Value n) {
+        if (firstKeyBeforeQuery) {
+          Value later =
+              arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, n, idx(0));
+          auto ifOp = scf::IfOp::create(b, later);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(ifOp.thenBlock());
+          loadKv(n, 0);
+        } else {
+          loadKv(n, 0);
+        }
+        loadKv(n, 1);
+      });
+    });
+  });
+}
+
+void KernelBuilder::buildStoreRole(Value epi, bool stagingPerStage) {
+  int64_t stages = shape.plan.getQStages();
+  Value oSmem = sharedBuffer("o_staging");
+  elected([&] {
+    forEachTile([&](const Tile &tile) {
+      Value firstHead = mul(tile.headBlock, shape.pack);
+      Value batchIndex = tile.batch, position = tile.position;
+      for (int64_t stage = 0; stage < stages; ++stage) {
+        Value handoff = add(mul(tile.ordinal, stages), stage);
+        ChannelWaitOp::create(b, epi, handoff);
+        Value row = add(position, stage * shape.positionsPerTile());
+        int64_t staging = stagingPerStage ? stage * shape.qTileBytes() : 0;
+        for (int64_t a = 0; a < shape.atoms(); ++a) {
+          Value box = smemView(
+              oSmem, idx(staging + a * KernelShape::atomBytes(shape.qRows())),
+              boxType(true));
+          nvgpu::TmaAsyncStoreOp::create(
+              b, box, oDesc,
+              ValueRange{idx(a * kAtom), firstHead, row, batchIndex},
+              /*predicate=*/Value());
+        }
+        TmaStoreCommitOp::create(b);
+        // The staging tile is free once the stores have read it.
+        TmaStoreWaitOp::create(b, 0, /*read=*/true);
+        ChannelReleaseOp::create(b, epi, handoff);
+      }
+    });
+    TmaStoreWaitOp::create(b, 0, /*read=*/false);
+  });
+}

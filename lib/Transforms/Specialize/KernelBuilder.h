@@ -1,0 +1,154 @@
+//===- KernelBuilder.h - the role-level kernel under construction -*- C++
+//-*-===//
+//
+// KernelOps: the op-building shorthands every part of the kernel
+// construction uses (index arithmetic, shared-memory and TMEM types,
+// channels, loops, roles). KernelBuilder: the kernel itself: its signature
+// and buffers, the kernel-wide values, the three components a kernel is
+// built from (score stage, work schedule, role set), and the roles every
+// family shares (TMA load and TMA store).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA4_TRANSFORMS_SPECIALIZE_KERNELBUILDER_H
+#define FA4_TRANSFORMS_SPECIALIZE_KERNELBUILDER_H
+
+#include "TiledProgram.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <memory>
+
+namespace mlir::fa4::specialize {
+
+class RoleSet;
+class ScoreStage;
+class WorkSchedule;
+struct Tile;
+
+/// Shorthands for the ops the kernel is made of, on one shared builder.
+class KernelOps {
+public:
+  KernelOps(ImplicitLocOpBuilder &b, const KernelShape &shape)
+      : b(b), shape(shape), ctx(b.getContext()) {}
+
+protected:
+  // Arithmetic on index values.
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value add(Value x, int64_t y) { return add(x, idx(y)); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
+  Value mul(Value x, int64_t y) { return mul(x, idx(y)); }
+  Value div(Value x, int64_t y) { return arith::DivUIOp::create(b, x, idx(y)); }
+  Value rem(Value x, int64_t y) { return arith::RemUIOp::create(b, x, idx(y)); }
+  Value f32(float v) {
+    return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
+  }
+
+  // Types and views.
+  MemRefType sharedType(ArrayRef<int64_t> shapeDims, Type element);
+  /// A swizzled tile of `rows` rows: [atoms, rows, 64].
+  MemRefType tileType(int64_t rows) {
+    return sharedType({shape.atoms(), rows, kAtom}, shape.element);
+  }
+  /// The TMA box of a tile: [1, positions, heads, 64] for Q and O (packed
+  /// query heads), [1, blockN, 1, 64] for K and V.
+  MemRefType boxType(bool packed);
+  nvgpu::TensorMapDescriptorType descriptorType(bool packed);
+  TmemType tmemType(int64_t elements, Type element) {
+    return TmemType::get(ctx, kRows, elements, element);
+  }
+  /// `elements` of `element` type from `column` of TMEM `region`.
+  Value tmemView(Value region, int64_t column, int64_t elements, Type element) {
+    return TmemViewOp::create(b, tmemType(elements, element), region, column);
+  }
+  /// A `type` view at byte `offset` of shared-memory `buffer`.
+  Value smemView(Value buffer, Value offset, Type type) {
+    return memref::ViewOp::create(b, type, buffer, offset, ValueRange{});
+  }
+
+  // Channels.
+  Value channel(StringRef name, int64_t stages, EndpointAttr producer,
+                EndpointAttr consumer,
+                std::optional<uint32_t> namedBarrier = std::nullopt);
+  EndpointAttr tma() { return EndpointAttr::get(ctx, EndpointKind::tma, 0); }
+  EndpointAttr mma() { return EndpointAttr::get(ctx, EndpointKind::mma, 0); }
+  EndpointAttr threads(int64_t n) {
+    return EndpointAttr::get(ctx, EndpointKind::threads, n);
+  }
+
+  // Structure.
+  /// A loop over [0, count) with the body built in place.
+  void forRange(Value count, function_ref<void(Value)> body);
+  /// Runs `body` in one elected thread of the warp.
+  void elected(function_ref<void()> body);
+  /// A role on warps [firstWarp, endWarp) whose body `body` builds.
+  void role(StringRef name, int64_t firstWarp, int64_t endWarp,
+            int64_t registers, function_ref<void()> body);
+
+  ImplicitLocOpBuilder &b;
+  const KernelShape &shape;
+  MLIRContext *ctx;
+};
+
+/// A shared-memory buffer of a role set, in bytes; fa4-allocate-smem places
+/// it.
+struct SharedBuffer {
+  StringRef name;
+  int64_t bytes, alignment;
+};
+
+/// Builds the role-level kernel of one attention op from its shape: the
+/// signature, the buffers the role set asks for, the kernel-wide values,
+/// then the role set's channels and roles in one fa4.warp_specialize.
+class KernelBuilder : public KernelOps {
+public:
+  KernelBuilder(ImplicitLocOpBuilder &b, const KernelShape &shape);
+  ~KernelBuilder();
+
+  gpu::GPUFuncOp build(gpu::GPUModuleOp module, StringRef name);
+
+  const KernelShape &getShape() const { return shape; }
+  ImplicitLocOpBuilder &getBuilder() { return b; }
+  ScoreStage &getScoreStage() { return *scoreStage; }
+  /// Builds `body` once per work tile of this CTA, in the schedule's order.
+  void forEachTile(function_ref<void(const Tile &)> body);
+  /// The shared-memory buffer `name` of the role set.
+  Value sharedBuffer(StringRef name) const {
+    return sharedBuffers.lookup(name);
+  }
+
+  /// The TMA load role: per work tile, Q into its slot of channel `q`, then
+  /// K and V of every block into the ring of channel `kv`. With
+  /// `firstKeyBeforeQuery`, the tile's first K goes before its Q (ring slots
+  /// free up while the consumers finish the previous tile, Q slots only once
+  /// they have).
+  void buildLoadRole(Value q, Value kv, bool firstKeyBeforeQuery);
+  /// The TMA store role: writes O from the staging tile of hand-off `epi`,
+  /// one per Q stage; with `stagingPerStage` each stage has its own tile.
+  void buildStoreRole(Value epi, bool stagingPerStage);
+  /// Writes the natural-log LSE of row `row` of Q stage `stage`: (max +
+  /// log2(sum)) * ln 2 in the base-2, scale-folded units of the softmax;
+  /// -inf for a row that saw no key. Rows past Sq write nothing.
+  void storeLse(const Tile &tile, int64_t stage, Value row, Value rowSum,
+                Value rowMax);
+
+  // The kernel's arguments.
+  Value qDesc, kDesc, vDesc, oDesc, batch, seqQ, seqKv, scaleLog2, lseOut;
+  // Work tiles (batch x head blocks x tilesPerHead) and KV blocks of Skv.
+  Value tiles, tilesPerHead, kvBlocks;
+
+private:
+  std::unique_ptr<ScoreStage> scoreStage;
+  std::unique_ptr<WorkSchedule> schedule;
+  std::unique_ptr<RoleSet> roleSet;
+  llvm::StringMap<Value> sharedBuffers;
+};
+
+} // namespace mlir::fa4::specialize
+
+#endif // FA4_TRANSFORMS_SPECIALIZE_KERNELBUILDER_H

@@ -1,0 +1,117 @@
+//===- Manifest.cpp - the launch manifest of a role-level kernel ----------===//
+
+#include "Manifest.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::fa4;
+using namespace mlir::fa4::specialize;
+
+DictionaryAttr specialize::buildManifest(const KernelShape &shape,
+                                         gpu::GPUFuncOp kernel) {
+  MLIRContext *ctx = kernel.getContext();
+  Builder b(ctx);
+  PlanAttr plan = shape.plan;
+  auto named = [&](StringRef key, Attribute value) {
+    return b.getNamedAttr(key, value);
+  };
+  auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
+  auto ints = [&](ArrayRef<int64_t> v) { return b.getI64ArrayAttr(v); };
+  auto dict = [&](ArrayRef<NamedAttribute> entries) {
+    return b.getDictionaryAttr(entries);
+  };
+  std::string element = shape.element.isBF16() ? "bf16" : "f16";
+
+  int64_t stages = plan.getQStages();
+  int64_t warps = 4 * plan.getNumWarpgroups();
+  // The roles as built, in order, and the hardware barriers their channels
+  // use (fa4-insert-barriers counts the mbarriers).
+  SmallVector<Attribute> roles;
+  kernel.walk([&](RoleOp role) {
+    roles.push_back(
+        dict({named("name", role.getRoleAttr()),
+              named("warps", ints({static_cast<int64_t>(role.getWarpBegin()),
+                                   static_cast<int64_t>(role.getWarpEnd())})),
+              named("registers", i64(role.getRegisters()))}));
+  });
+  int64_t namedBarriers = 0;
+  kernel.walk([&](ChannelOp channel) {
+    namedBarriers += channel.getNamedBarrierAttr() ? 1 : 0;
+  });
+
+  // TMA boxes, innermost dimension first as cuTensorMapEncodeTiled takes
+  // them: (64 columns, heads, rows, 1) over the operand's [B, S, H, D].
+  auto tensorMap = [&](StringRef operand, int64_t index, bool packed) {
+    int64_t heads = packed ? shape.pack : 1;
+    int64_t rows = packed ? shape.positionsPerTile() : shape.kvRows();
+    return dict({named("operand", b.getStringAttr(operand)),
+                 named("operand_index", i64(index)),
+                 named("element", b.getStringAttr(element)),
+                 named("box", ints({kAtom, heads, rows, 1})),
+                 named("swizzle", b.getStringAttr("128B")),
+                 named("oob_fill", b.getStringAttr("zero"))});
+  };
+  auto param = [&](StringRef name, StringRef kind, StringRef source) {
+    return dict({named("name", b.getStringAttr(name)),
+                 named("kind", b.getStringAttr(kind)),
+                 named("source", b.getStringAttr(source))});
+  };
+  double scaleLog2 = shape.scaleLog2;
+  SmallVector<Attribute> params = {
+      param("query_map", "tensor_map", "tensor_maps[0]"),
+      param("key_map", "tensor_map", "tensor_maps[1]"),
+      param("value_map", "tensor_map", "tensor_maps[2]"),
+      param("output_map", "tensor_map", "tensor_maps[3]"),
+      param("batch", "i32", "query.shape[0]"),
+      param("seq_q", "i32", "query.shape[1]"),
+      param("seq_kv", "i32", "key.shape[1]"),
+      param("scale_log2", "f32", "scale_log2")};
+  if (shape.lse)
+    params.push_back(param("lse", "pointer", "lse.data"));
+
+  return dict({
+      named("kernel", kernel.getNameAttr()),
+      named("arch", b.getStringAttr(stringifyArch(plan.getArch()))),
+      named("block", ints({warps * 32, 1, 1})),
+      named("cluster", ints({1, 1, 1})),
+      named("named_barriers", i64(namedBarriers)),
+      named("roles", b.getArrayAttr(roles)),
+      // Persistent CTAs: min(tiles, SMs), tiles = batch * head_blocks *
+      // ceil(seq_q / query_rows_per_cta).
+      named("grid",
+            dict({named("rule", b.getStringAttr("persistent")),
+                  named("head_blocks", i64(shape.queryHeads / shape.pack)),
+                  named("query_rows_per_cta",
+                        i64(stages * shape.positionsPerTile()))})),
+      named("params", b.getArrayAttr(params)),
+      named("tensor_maps",
+            b.getArrayAttr(
+                {tensorMap("query", 0, true), tensorMap("key", 1, false),
+                 tensorMap("value", 2, false), tensorMap("output", 3, true)})),
+      named("causal", b.getBoolAttr(shape.causal)),
+      named("scale", b.getF64FloatAttr(scaleLog2 / M_LOG2E)),
+      named("scale_log2", b.getF64FloatAttr(scaleLog2)),
+      named("plan", plan),
+  });
+}
+
+ArrayAttr specialize::operandsEntry(LaunchOp launch) {
+  Builder b(launch.getContext());
+  SmallVector<Attribute> operands;
+  for (auto [index, operand] : llvm::enumerate(launch.getOperands())) {
+    auto type = cast<MemRefType>(operand.getType());
+    SmallVector<int64_t> shape;
+    for (int64_t size : type.getShape())
+      shape.push_back(ShapedType::isDynamic(size) ? -1 : size);
+    std::string element;
+    llvm::raw_string_ostream os(element);
+    type.getElementType().print(os);
+    operands.push_back(b.getDictionaryAttr(
+        {b.getNamedAttr("name",
+                        b.getStringAttr(LaunchOp::getOperandName(index))),
+         b.getNamedAttr("element", b.getStringAttr(element)),
+         b.getNamedAttr("shape", b.getI64ArrayAttr(shape))}));
+  }
+  return b.getArrayAttr(operands);
+}

@@ -1,0 +1,380 @@
+//===- TiledProgram.cpp - recognize the tiled program, read its shape -----===//
+//
+// fa4-specialize builds from the tiled program, not from the plan alone: the
+// recognizer checks that the program is the FA4 forward program (each tile
+// op once, its dataflow and indices), and readShape reads the choices the
+// program makes (scheduler, packing, masking, scale, exp2 split, LSE),
+// checked against the plan.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TiledProgram.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Matchers.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::fa4;
+using namespace mlir::fa4::specialize;
+
+namespace {
+/// The value of a constant integer, if `v` is one.
+std::optional<int64_t> constantIndex(Value v) {
+  APInt value;
+  if (matchPattern(v, m_ConstantInt(&value)))
+    return value.getSExtValue();
+  return std::nullopt;
+}
+
+/// The ops of type `Op` among `ops`.
+template <typename Op> SmallVector<Op> opsOf(ArrayRef<Operation *> ops) {
+  SmallVector<Op> result;
+  for (Operation *op : ops)
+    if (auto typed = dyn_cast<Op>(op))
+      result.push_back(typed);
+  return result;
+}
+} // namespace
+
+FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
+  auto fail = [&](Operation *at, const Twine &what) -> FailureOr<TiledProgram> {
+    at->emitOpError() << "is not the FA4 forward program fa4-specialize "
+                         "builds: "
+                      << what;
+    return failure();
+  };
+  SmallVector<Operation *> all;
+  kernel.walk([&](Operation *op) {
+    if (op->getDialect() && isa<FA4Dialect>(op->getDialect()))
+      all.push_back(op);
+  });
+  auto coords = opsOf<TileCoordsOp>(all);
+  auto loads = opsOf<TileLoadOp>(all);
+  auto matmuls = opsOf<TileMatmulOp>(all);
+  auto masks = opsOf<TileMaskOp>(all);
+  auto softmaxes = opsOf<TileSoftmaxOp>(all);
+  auto rescales = opsOf<TileRescaleOp>(all);
+  auto normalizes = opsOf<TileNormalizeOp>(all);
+  auto stores = opsOf<TileStoreOp>(all);
+  auto lses = opsOf<TileStoreLseOp>(all);
+  auto count = [&](size_t got, size_t want, StringRef name) {
+    return got == want ? success()
+                       : LogicalResult(fail(kernel, Twine(got) + " '" + name +
+                                                        "' ops, expected " +
+                                                        Twine(want)));
+  };
+  if (failed(count(coords.size(), 1, "fa4.tile.coords")) ||
+      failed(count(loads.size(), 3, "fa4.tile.load")) ||
+      failed(count(matmuls.size(), 2, "fa4.tile.matmul")) ||
+      failed(count(masks.size(), 1, "fa4.tile.mask")) ||
+      failed(count(softmaxes.size(), 1, "fa4.tile.softmax")) ||
+      failed(count(rescales.size(), 1, "fa4.tile.rescale")) ||
+      failed(count(normalizes.size(), 1, "fa4.tile.normalize")) ||
+      failed(count(stores.size(), 1, "fa4.tile.store")) ||
+      (lses.size() > 1 && failed(count(lses.size(), 1, "fa4.tile.store_lse"))))
+    return failure();
+  if (all.size() != 11 + lses.size())
+    return fail(kernel, "it holds fa4 ops other than the tile ops");
+
+  TiledProgram p;
+  p.coords = coords[0];
+  p.mask = masks[0];
+  p.softmax = softmaxes[0];
+  p.rescale = rescales[0];
+  p.normalize = normalizes[0];
+  p.store = stores[0];
+  p.lse = lses.empty() ? TileStoreLseOp() : lses[0];
+  p.scores = matmuls[0].getTransposeB() ? matmuls[0] : matmuls[1];
+  p.product = matmuls[0].getTransposeB() ? matmuls[1] : matmuls[0];
+  if (!p.scores.getTransposeB() || p.product.getTransposeB() ||
+      p.scores.getAcc() || !p.product.getAcc())
+    return fail(kernel, "expected Q K^T without an accumulator and P V "
+                        "accumulating");
+  p.query = p.scores.getA().getDefiningOp<TileLoadOp>();
+  p.key = p.scores.getB().getDefiningOp<TileLoadOp>();
+  p.value = p.product.getB().getDefiningOp<TileLoadOp>();
+  if (!p.query || !p.key)
+    return fail(p.scores, "Q K^T must multiply loaded tiles");
+  if (!p.value)
+    return fail(p.product, "P V must multiply by a loaded tile");
+
+  Block &entry = kernel.getBody().front();
+  auto isArgument = [&](Value v, unsigned index) {
+    return index < kernel.getNumArguments() && v == entry.getArgument(index);
+  };
+  if (!isArgument(p.query.getSource(), 0))
+    return fail(p.query, "Q must be the kernel's first argument");
+  if (!isArgument(p.key.getSource(), 1))
+    return fail(p.key, "K must be the kernel's second argument");
+  if (!isArgument(p.value.getSource(), 2))
+    return fail(p.value, "V must be the kernel's third argument");
+  if (!isArgument(p.store.getDest(), 3))
+    return fail(p.store, "O must be the kernel's fourth argument");
+  if (p.lse && !isArgument(p.lse.getDest(), 4))
+    return fail(p.lse, "LSE must be the kernel's fifth argument");
+
+  p.kvLoop = dyn_cast<scf::ForOp>(p.softmax->getParentOp());
+  if (!p.kvLoop || p.kvLoop.getNumRegionIterArgs() != 3)
+    return fail(p.softmax, "it must be in the KV loop carrying O, the row "
+                           "maxima and the row sums");
+  auto iter = [&](unsigned i) { return p.kvLoop.getRegionIterArg(i); };
+  auto result = [&](unsigned i) { return p.kvLoop.getResult(i); };
+  auto yield = cast<scf::YieldOp>(p.kvLoop.getBody()->getTerminator());
+  if (p.key->getParentOp() != p.kvLoop || p.value->getParentOp() != p.kvLoop ||
+      p.query->getParentOp() == p.kvLoop)
+    return fail(p.kvLoop, "K and V are loaded in the KV loop, Q before it");
+  if (p.mask.getScores() != p.scores.getResult() ||
+      p.softmax.getScores() != p.mask.getResult())
+    return fail(p.softmax, "the scores must be masked, then exponentiated");
+  if (p.softmax.getMax() != iter(1) || p.softmax.getSum() != iter(2) ||
+      p.rescale.getTile() != iter(0) ||
+      p.rescale.getFactors() != p.softmax.getCorrection() ||
+      p.product.getA() != p.softmax.getProbabilities() ||
+      p.product.getAcc() != p.rescale.getResult())
+    return fail(p.softmax, "O must be rescaled by the correction before P V "
+                           "accumulates into it");
+  if (yield.getOperands() != ValueRange{p.product.getResult(),
+                                        p.softmax.getNewMax(),
+                                        p.softmax.getNewSum()})
+    return fail(yield, "the KV loop must carry O, the new maxima and sums");
+  if (p.normalize.getTile() != result(0) ||
+      p.normalize.getSums() != result(2) ||
+      p.store.getTile() != p.normalize.getResult())
+    return fail(p.normalize, "O must be normalized by the final sums and "
+                             "stored");
+  if (p.lse && (p.lse.getMax() != result(1) || p.lse.getSum() != result(2)))
+    return fail(p.lse, "LSE comes from the final maxima and sums");
+
+  // Which rows, keys and heads each op touches. The bounds of the work-tile
+  // and KV loops are not checked: fa4-specialize computes its own.
+  auto isDim = [&](Value v, unsigned argument, int64_t dim) {
+    auto op = v.getDefiningOp<memref::DimOp>();
+    return op && isArgument(op.getSource(), argument) &&
+           constantIndex(op.getIndex()) == dim;
+  };
+  auto isProduct = [&](Value v, Value x, int64_t factor) {
+    auto mul = v.getDefiningOp<arith::MulIOp>();
+    return mul &&
+           ((mul.getLhs() == x && constantIndex(mul.getRhs()) == factor) ||
+            (mul.getRhs() == x && constantIndex(mul.getLhs()) == factor));
+  };
+  auto isCountingLoop = [&](scf::ForOp loop) {
+    return loop && constantIndex(loop.getLowerBound()) == 0 &&
+           constantIndex(loop.getStep()) == 1;
+  };
+  auto splat = [](Value v) -> std::optional<double> {
+    DenseElementsAttr attr;
+    if (!matchPattern(v, m_Constant(&attr)) || !attr.isSplat())
+      return std::nullopt;
+    return attr.getSplatValue<APFloat>().convertToDouble();
+  };
+
+  Value batch = p.coords.getBatchIndex(), head = p.coords.getFirstHead();
+  auto tileIndex = dyn_cast<BlockArgument>(p.coords.getTile());
+  auto tileLoop =
+      tileIndex ? dyn_cast<scf::ForOp>(tileIndex.getOwner()->getParentOp())
+                : scf::ForOp();
+  if (!isCountingLoop(tileLoop) ||
+      tileLoop.getInductionVar() != p.coords.getTile() ||
+      !isDim(p.coords.getBatch(), 0, 0))
+    return fail(p.coords, "it must number the work tiles 0, 1, ... of a "
+                          "loop and take the batch size of Q");
+  if (tileLoop->getBlock() != &entry ||
+      p.coords->getBlock() != tileLoop.getBody())
+    return fail(p.coords, "the work-tile loop must be in the kernel body "
+                          "and compute the tile's coordinates");
+  // The Q tiles of a work tile: a loop over them, at the tile's position
+  // plus the loop's offset; with one Q tile (the loop folded away), at the
+  // tile's position.
+  auto stageLoop = dyn_cast<scf::ForOp>(p.query->getParentOp());
+  if (stageLoop == tileLoop) {
+    stageLoop = scf::ForOp();
+    if (p.query.getPosition() != p.coords.getPosition())
+      return fail(p.query, "a single Q tile must be read at the work tile's "
+                           "position");
+  } else {
+    auto position = p.query.getPosition().getDefiningOp<arith::AddIOp>();
+    int64_t positionsPerQTile =
+        p.query.getTile().getType().getDimSize(0) / p.query.getHeads();
+    if (!isCountingLoop(stageLoop) || stageLoop->getParentOp() != tileLoop ||
+        !position || position.getLhs() != p.coords.getPosition() ||
+        !isProduct(position.getRhs(), stageLoop.getInductionVar(),
+                   positionsPerQTile))
+      return fail(p.query, "Q tiles must come from a loop over the work "
+                           "tile's Q tiles at its position plus the tile "
+                           "offset");
+  }
+  // Each Q tile: Q, the KV loop, normalization and the stores, in order of
+  // dataflow in one block; the KV loop's body holds the per-block ops.
+  Block *qTile = p.query->getBlock();
+  for (Operation *op : {p.kvLoop.getOperation(), p.normalize.getOperation(),
+                        p.store.getOperation()})
+    if (op->getBlock() != qTile)
+      return fail(op, "it must run once per Q tile, next to the Q load");
+  if (p.lse && p.lse->getBlock() != qTile)
+    return fail(p.lse, "it must run once per Q tile, next to the Q load");
+  for (Operation *op : {p.key.getOperation(), p.value.getOperation(),
+                        p.scores.getOperation(), p.mask.getOperation(),
+                        p.rescale.getOperation(), p.product.getOperation()})
+    if (op->getBlock() != p.kvLoop.getBody())
+      return fail(op, "it must run once per KV block, in the KV loop");
+  Value row = p.query.getPosition();
+  if (p.query.getBatch() != batch || p.query.getHead() != head)
+    return fail(p.query, "Q must be read at the work tile's batch and heads");
+  if (p.store.getBatch() != batch || p.store.getPosition() != row ||
+      p.store.getHead() != head)
+    return fail(p.store, "O must be written where Q was read");
+  if (p.lse && (p.lse.getBatch() != batch || p.lse.getPosition() != row ||
+                p.lse.getHead() != head))
+    return fail(p.lse, "LSE must be written where Q was read");
+  Value key = p.key.getPosition();
+  // The K/V head is the first query head / group (or the head itself).
+  auto kvHead = p.key.getHead().getDefiningOp<arith::DivUIOp>();
+  std::optional<int64_t> divisor =
+      p.key.getHead() == head             ? std::optional<int64_t>(1)
+      : kvHead && kvHead.getLhs() == head ? constantIndex(kvHead.getRhs())
+                                          : std::nullopt;
+  if (!isCountingLoop(p.kvLoop) || !divisor ||
+      !isProduct(key, p.kvLoop.getInductionVar(),
+                 p.key.getTile().getType().getDimSize(0)))
+    return fail(p.key, "K must be read block by block at the KV head of the "
+                       "work tile's query heads");
+  p.kvHeadDivisor = *divisor;
+  if (p.key.getBatch() != batch || p.value.getBatch() != batch ||
+      p.value.getPosition() != key || p.value.getHead() != p.key.getHead())
+    return fail(p.value, "K and V must be read at the same batch, key and "
+                         "head");
+  if (p.mask.getPosition() != row || p.mask.getKey() != key ||
+      !isDim(p.mask.getSeqQ(), 0, 1) || !isDim(p.mask.getSeqKv(), 1, 1))
+    return fail(p.mask, "the mask must cover Q's rows and the K tile's keys "
+                        "with the lengths of Q and K");
+  if (splat(p.kvLoop.getInitArgs()[0]) != 0.0 ||
+      splat(p.kvLoop.getInitArgs()[1]) !=
+          -std::numeric_limits<double>::infinity() ||
+      splat(p.kvLoop.getInitArgs()[2]) != 0.0)
+    return fail(p.kvLoop, "O and the row sums must start at 0 and the row "
+                          "maxima at -inf");
+  p.stageLoop = stageLoop;
+  return p;
+}
+
+FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
+                                             PlanAttr plan, TiledProgram p) {
+  bool hopper = plan.getArch() == Arch::sm_90a;
+  if (plan.getBlockN() != 128 && !(hopper && plan.getBlockN() == 64))
+    return kernel.emitOpError()
+           << "fa4-specialize needs blockN = 128 (or 64 on sm_90a), the plan "
+              "has "
+           << plan.getBlockN();
+  if (plan.getArch() == Arch::sm_100a && plan.getPvSplit() % kChunk != 0)
+    return kernel.emitOpError()
+           << "fa4-specialize needs a pvSplit that is a multiple of " << kChunk
+           << ", the plan has " << plan.getPvSplit();
+  if (p.lse) {
+    MemRefType lse = p.lse.getDest().getType();
+    if (!lse.getLayout().isIdentity())
+      return kernel.emitOpError() << "fa4-specialize writes LSE to a "
+                                     "contiguous [B, Hq, Sq] tensor, got "
+                                  << lse;
+  }
+
+  RankedTensorType query = p.query.getTile().getType();
+  RankedTensorType key = p.key.getTile().getType();
+  MemRefType queryTensor = p.query.getSource().getType();
+  MemRefType keyTensor = p.key.getSource().getType();
+  auto pack = static_cast<int64_t>(p.coords.getHeads());
+  auto disagree = [&](Operation *at, const Twine &what) {
+    return at->emitOpError() << "disagrees with the kernel's plan: " << what;
+  };
+
+  // Heads: static, K and V one per group of query heads, a group a whole
+  // number of packed tiles (the program's K/V head must be head / group).
+  int64_t queryHeads = queryTensor.getDimSize(2);
+  int64_t kvHeads = keyTensor.getDimSize(2);
+  MemRefType valueTensor = p.value.getSource().getType();
+  MemRefType outputTensor = p.store.getDest().getType();
+  if (ShapedType::isDynamic(queryHeads) || ShapedType::isDynamic(kvHeads) ||
+      kvHeads <= 0 || queryHeads % kvHeads != 0 ||
+      valueTensor.getDimSize(2) != kvHeads ||
+      outputTensor.getDimSize(2) != queryHeads ||
+      (p.lse && p.lse.getDest().getType().getDimSize(1) != queryHeads))
+    return kernel.emitOpError()
+           << "needs static head counts with Q, O and LSE heads a multiple "
+              "of the K and V heads, got Q "
+           << queryTensor << ", K " << keyTensor;
+  int64_t group = queryHeads / kvHeads;
+  if (group % pack != 0 || p.kvHeadDivisor != group)
+    return disagree(p.key, "the packed query heads of a tile must share one "
+                           "K/V head, head / " +
+                               Twine(group));
+  if (static_cast<int64_t>(p.coords.getHeadBlocks()) != queryHeads / pack)
+    return disagree(p.coords, "head_blocks must be the query heads over the "
+                              "packing");
+  if (p.stageLoop
+          ? constantIndex(p.stageLoop.getUpperBound()) != plan.getQStages()
+          : plan.getQStages() != 1)
+    return disagree(p.stageLoop ? p.stageLoop.getOperation() : p.query,
+                    "a work tile must have qStages Q tiles");
+
+  // One element type for every tile and tensor.
+  Type element = queryTensor.getElementType();
+  for (Type type : {keyTensor.getElementType(), valueTensor.getElementType(),
+                    outputTensor.getElementType(),
+                    p.softmax.getProbabilities().getType().getElementType()})
+    if (type != element)
+      return kernel.emitOpError() << "needs one element type for Q, K, V, P "
+                                     "and O, got "
+                                  << element << " and " << type;
+  for (MemRefType tensor : {keyTensor, valueTensor, outputTensor})
+    if (tensor.getDimSize(3) != queryTensor.getDimSize(3))
+      return kernel.emitOpError() << "needs one head dim for Q, K, V and O";
+  if (query.getDimSize(0) != plan.getBlockM() ||
+      key.getDimSize(0) != plan.getBlockN() ||
+      p.value.getTile().getType().getDimSize(0) != plan.getBlockN())
+    return disagree(p.query, "Q tiles must have blockM rows, K and V tiles "
+                             "blockN");
+  if (query.getDimSize(1) != plan.getHeadDim() ||
+      key.getDimSize(1) != plan.getHeadDim() ||
+      p.value.getTile().getType().getDimSize(1) != plan.getHeadDim())
+    return disagree(p.query, "tiles must have headDim columns");
+  auto heads = [](auto op) { return static_cast<int64_t>(op.getHeads()); };
+  if (pack != plan.getGqaPack() || heads(p.query) != pack ||
+      heads(p.mask) != pack || heads(p.store) != pack ||
+      (p.lse && heads(p.lse) != pack) || heads(p.key) != 1 ||
+      heads(p.value) != 1)
+    return disagree(p.coords, "Q, O, LSE and the mask must pack gqaPack "
+                              "heads per position, K and V one");
+  if (static_cast<int64_t>(p.coords.getPositions()) !=
+      plan.getQStages() * (plan.getBlockM() / pack))
+    return disagree(p.coords, "a work tile must span qStages Q tiles");
+
+  // The plan as built: the program's choices where it makes them.
+  KernelShape shape;
+  shape.plan = PlanAttr::getChecked(
+      [&] {
+        return kernel.emitOpError()
+               << "has program choices the plan cannot hold: ";
+      },
+      plan.getContext(), plan.getArch(), plan.getBlockM(), plan.getBlockN(),
+      plan.getHeadDim(), plan.getQStages(), plan.getKvStages(), pack,
+      p.coords.getScheduler(), plan.getSoftmaxRegs(), plan.getCorrectionRegs(),
+      plan.getProducerRegs(), static_cast<int64_t>(p.softmax.getEmulated()),
+      plan.getPvSplit(), static_cast<int64_t>(p.softmax.getThreshold()));
+  if (!shape.plan)
+    return failure();
+  shape.element = query.getElementType();
+  shape.headDim = query.getDimSize(1);
+  shape.queryHeads = queryHeads;
+  shape.groupSize = group;
+  shape.pack = pack;
+  shape.causal = p.mask.getCausal();
+  shape.lse = static_cast<bool>(p.lse);
+  shape.scheduler = p.coords.getScheduler();
+  shape.scaleLog2 = p.softmax.getScaleLog2().convertToDouble();
+  shape.rescaleThreshold = p.softmax.getThreshold();
+  shape.emulatedExp2 = p.softmax.getEmulated();
+  return shape;
+}

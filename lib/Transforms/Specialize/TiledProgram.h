@@ -1,0 +1,86 @@
+//===- TiledProgram.h - the tiled program fa4-specialize reads --*- C++ -*-===//
+//
+// The recognizer of the tiled single program fa4-tile writes, and
+// KernelShape: everything the role-level kernel's shape depends on, read
+// once from that program and its plan.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA4_TRANSFORMS_SPECIALIZE_TILEDPROGRAM_H
+#define FA4_TRANSFORMS_SPECIALIZE_TILEDPROGRAM_H
+
+#include "fa4/Dialect/FA4/IR/FA4Ops.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+namespace mlir::fa4::specialize {
+
+constexpr int64_t kRows = 128;      // sm_100a: rows of a Q tile, TMEM lanes
+constexpr int64_t kAtom = 64;       // 16-bit elements per swizzle atom row
+constexpr int64_t kChunk = 32;      // columns per softmax TMEM access
+constexpr int64_t kWarpgroup = 128; // threads
+constexpr int64_t kStatsPerRow = 2; // acc_scale or row_sum; row max
+
+/// The FA4 forward program as fa4-tile writes it.
+struct TiledProgram {
+  TileCoordsOp coords;
+  TileLoadOp query, key, value;
+  TileMatmulOp scores, product;
+  TileMaskOp mask;
+  TileSoftmaxOp softmax;
+  TileRescaleOp rescale;
+  TileNormalizeOp normalize;
+  TileStoreOp store;
+  TileStoreLseOp lse; // null without LSE
+  scf::ForOp stageLoop, kvLoop;
+  int64_t kvHeadDivisor = 0; // query heads per KV head, as the program says
+};
+
+/// Everything the kernel's shape depends on, read once from the tiled program
+/// and its plan.
+struct KernelShape {
+  PlanAttr plan;
+  Type element;
+  int64_t headDim, queryHeads, groupSize, pack;
+  bool causal, lse;
+  Scheduler scheduler;
+  double scaleLog2;
+  int64_t rescaleThreshold, emulatedExp2;
+
+  bool hopper() const { return plan.getArch() == Arch::sm_90a; }
+  int64_t atoms() const { return headDim / kAtom; }
+  int64_t qRows() const { return plan.getBlockM(); }
+  int64_t kvRows() const { return plan.getBlockN(); }
+  /// Query positions of one Q tile (pack heads share each position).
+  int64_t positionsPerTile() const { return qRows() / pack; }
+  /// Query positions of one work tile (its qStages Q tiles).
+  int64_t positionsPerWorkTile() const {
+    return plan.getQStages() * positionsPerTile();
+  }
+  /// Blocks of `pack` query heads.
+  int64_t headBlocks() const { return queryHeads / pack; }
+  int64_t qTileBytes() const { return qRows() * headDim * 2; }
+  /// Q slots: sm_90a double-buffers each consumer's Q where it fits, so
+  /// that the next tile's loads before the consumer is done with this one.
+  int64_t qSlots() const { return plan.getQSlots(); }
+  int64_t kvTileBytes() const { return kvRows() * headDim * 2; }
+  /// Bytes of one 64-column atom of a `rows`-row tile.
+  static int64_t atomBytes(int64_t rows) { return rows * kAtom * 2; }
+  int64_t statsBytes() const {
+    return plan.getQStages() * kStatsPerRow * kRows * 4;
+  }
+};
+
+/// Finds the FA4 forward program in `kernel`, or reports at the first op
+/// that differs.
+FailureOr<TiledProgram> recognize(gpu::GPUFuncOp kernel);
+
+/// Reads the kernel's shape from its program, checking it against the plan
+/// and what fa4-specialize can build.
+FailureOr<KernelShape> readShape(gpu::GPUFuncOp kernel, PlanAttr plan,
+                                 TiledProgram program);
+
+} // namespace mlir::fa4::specialize
+
+#endif // FA4_TRANSFORMS_SPECIALIZE_TILEDPROGRAM_H

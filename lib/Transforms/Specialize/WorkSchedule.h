@@ -1,0 +1,56 @@
+//===- WorkSchedule.h - which work tiles a CTA visits, in order -*- C++ -*-===//
+//
+// The work schedule: the persistent loop of a CTA over its work tiles
+// (batch, block of packed query heads, qStages Q tiles), in the order of the
+// plan's scheduler. Roles see a tile only as a Tile; a new schedule (e.g.
+// variable-length batches) is a new implementation and a case of
+// createWorkSchedule, not an edit of the roles.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA4_TRANSFORMS_SPECIALIZE_WORKSCHEDULE_H
+#define FA4_TRANSFORMS_SPECIALIZE_WORKSCHEDULE_H
+
+#include "KernelBuilder.h"
+
+namespace mlir::fa4::specialize {
+
+/// One work tile of the persistent loop, as every role sees it.
+struct Tile {
+  Value ordinal;          // tiles this CTA processed before
+  Value batch, headBlock; // which (batch, block of packed query heads)
+  Value position;         // first query position of Q stage 0
+  Value blocks;           // KV blocks the tile visits
+  Value kvBase;           // KV blocks this CTA visited before
+  Value statsBase;        // statistics hand-offs before (blocks + 1 each)
+};
+
+class WorkSchedule : protected KernelOps {
+public:
+  explicit WorkSchedule(KernelBuilder &kernel)
+      : KernelOps(kernel.getBuilder(), kernel.getShape()), kernel(kernel) {}
+  virtual ~WorkSchedule();
+
+  /// Builds this CTA's loop over its work tiles at the insertion point and
+  /// `body` once inside it. Hand-off numbers continue across tiles, so the
+  /// loop carries the tiles and KV blocks visited so far (tiles visit
+  /// different numbers of blocks when causal).
+  virtual void forEachTile(function_ref<void(const Tile &)> body) = 0;
+
+protected:
+  /// The tile after `ordinal` tiles and `kvBase` KV blocks of this CTA;
+  /// the schedule fills in its coordinates.
+  Tile nextTile(Value ordinal, Value kvBase);
+  /// Builds `body` on `tile` with the KV blocks the score stage says it
+  /// visits, then yields the counts carried to the next tile.
+  void visit(Tile &tile, function_ref<void(const Tile &)> body);
+
+  KernelBuilder &kernel;
+};
+
+/// The schedule of the plan's scheduler: linear, LPT or paired.
+std::unique_ptr<WorkSchedule> createWorkSchedule(KernelBuilder &kernel);
+
+} // namespace mlir::fa4::specialize
+
+#endif // FA4_TRANSFORMS_SPECIALIZE_WORKSCHEDULE_H
