@@ -15,18 +15,8 @@ using namespace mlir::fa4;
 void mlir::fa4::buildSynchronizePipeline(OpPassManager &pm,
                                          const CompileOptions &options) {
   FA4PlanOptions plan;
-  plan.arch = options.arch;
-  plan.blockN = options.blockN;
-  plan.qStages = options.qStages;
-  plan.kvStages = options.kvStages;
-  plan.gqaPack = options.gqaPack;
-  plan.scheduler = options.scheduler;
-  plan.softmaxRegs = options.softmaxRegs;
-  plan.correctionRegs = options.correctionRegs;
-  plan.producerRegs = options.producerRegs;
-  plan.emulatedExp2 = options.emulatedExp2;
-  plan.pvSplit = options.pvSplit;
-  plan.rescaleThreshold = options.rescaleThreshold;
+#define FA4_PASS_OPTION(TYPE, NAME, ...) plan.NAME = options.NAME;
+#include "fa4/Transforms/PlanOptions.inc"
   pm.addPass(createFA4Plan(plan));
   pm.addPass(createFA4Tile());
   pm.addPass(createFA4Specialize());
@@ -56,8 +46,8 @@ void mlir::fa4::buildCompilePipeline(OpPassManager &pm,
   pm.addPass(createGpuModuleToBinaryPass(binary));
   if (!options.emitDir.empty()) {
     FA4EmitKernelsOptions emit;
-    emit.emitDir = options.emitDir;
-    emit.ptxas = options.ptxas;
+#define FA4_PASS_OPTION(TYPE, NAME, ...) emit.NAME = options.NAME;
+#include "fa4/Transforms/EmitKernelsOptions.inc"
     pm.addPass(createFA4EmitKernels(emit));
   }
 }

@@ -13,10 +13,34 @@ namespace mlir::fa4 {
 using namespace mlir;
 using namespace mlir::fa4;
 
+/// Checks the options that name something (arch, scheduler) before any op
+/// is planned; numbers are checked with the plan they produce.
+static LogicalResult
+checkNamedOptions(const FA4PlanOptions &options,
+                  function_ref<InFlightDiagnostic()> emitError) {
+  if (!symbolizeArch(options.arch))
+    return emitError() << "fa4-plan: unknown arch '" << options.arch
+                       << "' (expected sm_100a or sm_90a)";
+  if (!options.scheduler.empty() && !symbolizeScheduler(options.scheduler))
+    return emitError() << "fa4-plan: unknown scheduler '" << options.scheduler
+                       << "' (expected linear, lpt or paired)";
+  return success();
+}
+
 FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
-                                          const PlanOptions &options) {
-  bool hopper = options.arch == Arch::sm_90a;
-  StringRef arch = stringifyArch(options.arch);
+                                          const FA4PlanOptions &options) {
+  if (failed(checkNamedOptions(options, [&] { return op.emitOpError(); })))
+    return failure();
+  // An option of 0 (-1 where 0 is a choice, "" for a name) is unset.
+  auto positiveOr = [](int64_t value, int64_t choice) {
+    return value > 0 ? value : choice;
+  };
+  auto nonNegativeOr = [](int64_t value, int64_t choice) {
+    return value >= 0 ? value : choice;
+  };
+  Arch target = *symbolizeArch(options.arch);
+  bool hopper = target == Arch::sm_90a;
+  StringRef arch = stringifyArch(target);
   int64_t headDim = op.getHeadDimQK();
   if (op.getHeadDimV() != headDim)
     return op.emitOpError()
@@ -40,15 +64,15 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // warpgroup's wgmma M=64 tile on sm_90a.
   int64_t blockM = hopper ? 64 : 128;
   int64_t groupSize = op.getGroupSize();
-  int64_t gqaPack = options.gqaPack.value_or(groupSize);
-  if (!options.gqaPack && blockM % groupSize != 0)
+  int64_t gqaPack = positiveOr(options.gqaPack, groupSize);
+  if (options.gqaPack <= 0 && blockM % groupSize != 0)
     return op.emitOpError()
            << "GQA ratio " << groupSize << " (" << op.getNumQueryHeads()
            << " query heads / " << op.getNumKeyValueHeads()
            << " key/value heads) does not divide the " << blockM
            << "-row Q tile, so its query heads cannot be packed; set "
               "gqa-pack to a divisor of both (1 disables packing)";
-  if (gqaPack < 1 || groupSize % gqaPack != 0 || blockM % gqaPack != 0)
+  if (groupSize % gqaPack != 0 || blockM % gqaPack != 0)
     return op.emitOpError()
            << "gqa-pack " << gqaPack << " must divide both the GQA ratio ("
            << groupSize << ") and the " << blockM << "-row Q tile";
@@ -58,30 +82,31 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // 128-register O fragment, and a ring of 3 K/V tiles fits beside Q and
   // the O staging.
   bool wide = hopper && headDim == 256;
-  int64_t blockN = options.blockN.value_or(wide ? 64 : 128);
+  int64_t blockN = positiveOr(options.blockN, wide ? 64 : 128);
   // FA4 splits P so the first PV MMA starts before softmax finishes the row:
   // 3/4 of the columns when there is no mask to apply, half with one. On
   // sm_90a P stays in registers and feeds one PV wgmma.
   int64_t defaultPvSplit = hopper ? 0 : causal ? blockN / 2 : blockN * 3 / 4;
+  Scheduler scheduler = !causal  ? Scheduler::linear
+                        : hopper ? Scheduler::paired
+                                 : Scheduler::lpt;
+  if (!options.scheduler.empty())
+    scheduler = *symbolizeScheduler(options.scheduler);
 
   // sm_90a (FlashAttention-3): two consumer warpgroups at 240 registers, the
   // producer at the minimum; a ring of two K/V pairs; MUFU ex2 only (the
   // Hopper Tensor Cores do not outrun it). sm_100a: the FA4 budgets.
   auto emitError = [&] { return op.emitOpError() << "invalid plan: "; };
   PlanAttr plan = PlanAttr::getChecked(
-      emitError, op.getContext(), options.arch, blockM, blockN, headDim,
-      options.qStages.value_or(2),
-      options.kvStages.value_or(wide ? 3 : hopper ? 4 : 3),
-      gqaPack,
-      options.scheduler.value_or(!causal  ? Scheduler::linear
-                                 : hopper ? Scheduler::paired
-                                          : Scheduler::lpt),
-      options.softmaxRegs.value_or(hopper ? 232 : 200),
-      options.correctionRegs.value_or(hopper ? 0 : 64),
-      options.producerRegs.value_or(hopper ? 40 : 48),
-      options.emulatedExp2.value_or(hopper ? 0 : 3),
-      options.pvSplit.value_or(defaultPvSplit),
-      options.rescaleThreshold.value_or(8));
+      emitError, op.getContext(), target, blockM, blockN, headDim,
+      positiveOr(options.qStages, 2),
+      positiveOr(options.kvStages, wide ? 3 : hopper ? 4 : 3), gqaPack,
+      scheduler, positiveOr(options.softmaxRegs, hopper ? 232 : 200),
+      positiveOr(options.correctionRegs, hopper ? 0 : 64),
+      positiveOr(options.producerRegs, hopper ? 40 : 48),
+      nonNegativeOr(options.emulatedExp2, hopper ? 0 : 3),
+      positiveOr(options.pvSplit, defaultPvSplit),
+      nonNegativeOr(options.rescaleThreshold, 8));
   if (!plan)
     return failure();
   return plan;
@@ -92,14 +117,17 @@ struct FA4PlanPass : public fa4::impl::FA4PlanBase<FA4PlanPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    FailureOr<PlanOptions> options = parseOptions();
-    if (failed(options))
+    FA4PlanOptions options;
+#define FA4_PASS_OPTION(TYPE, NAME, ...) options.NAME = NAME;
+#include "fa4/Transforms/PlanOptions.inc"
+    if (failed(checkNamedOptions(
+            options, [&] { return getOperation()->emitError(); })))
       return signalPassFailure();
 
     WalkResult result = getOperation()->walk([&](AttentionOp op) {
       if (op.getPlanAttr())
         return WalkResult::advance();
-      FailureOr<PlanAttr> plan = choosePlan(op, *options);
+      FailureOr<PlanAttr> plan = choosePlan(op, options);
       if (failed(plan))
         return WalkResult::interrupt();
       op.setPlanAttr(*plan);
@@ -107,46 +135,6 @@ struct FA4PlanPass : public fa4::impl::FA4PlanBase<FA4PlanPass> {
     });
     if (result.wasInterrupted())
       signalPassFailure();
-  }
-
-  /// Turns the textual pass options into overrides; 0, -1 and "" mean
-  /// "choose".
-  FailureOr<PlanOptions> parseOptions() {
-    PlanOptions options;
-    std::optional<Arch> parsedArch = symbolizeArch(arch);
-    if (!parsedArch) {
-      getOperation()->emitError()
-          << "fa4-plan: unknown arch '" << arch
-          << "' (expected sm_100a or sm_90a)";
-      return failure();
-    }
-    options.arch = *parsedArch;
-    if (!scheduler.empty()) {
-      options.scheduler = symbolizeScheduler(scheduler);
-      if (!options.scheduler) {
-        getOperation()->emitError() << "fa4-plan: unknown scheduler '"
-                                    << scheduler
-                                    << "' (expected linear, lpt or paired)";
-        return failure();
-      }
-    }
-    auto positive = [](int64_t v) {
-      return v > 0 ? std::optional<int64_t>(v) : std::nullopt;
-    };
-    auto nonNegative = [](int64_t v) {
-      return v >= 0 ? std::optional<int64_t>(v) : std::nullopt;
-    };
-    options.blockN = positive(blockN);
-    options.qStages = positive(qStages);
-    options.kvStages = positive(kvStages);
-    options.gqaPack = positive(gqaPack);
-    options.softmaxRegs = positive(softmaxRegs);
-    options.correctionRegs = positive(correctionRegs);
-    options.producerRegs = positive(producerRegs);
-    options.emulatedExp2 = nonNegative(emulatedExp2);
-    options.pvSplit = positive(pvSplit);
-    options.rescaleThreshold = nonNegative(rescaleThreshold);
-    return options;
   }
 };
 } // namespace

@@ -21,6 +21,17 @@
 // PASSES-DAG: --nvvm-attach-target
 // PASSES-DAG: --reconcile-unrealized-casts
 
+// fa4-compile takes fa4-plan's and fa4-emit-kernels' options, declared once
+// in Passes.td: the same flags with the same help.
+// RUN: fa4-opt --help | FileCheck %s --check-prefix=COMPILE
+// COMPILE:      --fa4-plan -   Choose the kernel plan
+// COMPILE-NEXT:   --arch=<string> - Target architecture (sm_100a or sm_90a)
+// COMPILE-NEXT:   --block-n=<long> - Rows of a K/V block: 64 or 128
+// COMPILE:      --fa4-compile -   Compile fa4.attention
+// COMPILE-NEXT:   --arch=<string> - Target architecture (sm_100a or sm_90a)
+// COMPILE-NEXT:   --block-n=<long> - Rows of a K/V block: 64 or 128
+// COMPILE:        --rescale-threshold=<long> - Row-max growth (log2 units) tolerated before rescaling O (-1: choose)
+
 // The NVVM target and the LLVM IR translations are registered: a tcgen05
 // kernel reaches PTX through upstream gpu-module-to-binary.
 // RUN: fa4-opt %s --convert-nvvm-to-llvm --reconcile-unrealized-casts \

@@ -182,7 +182,7 @@ def FA4AlignSharedMemory : Pass<"fa4-align-shared-memory",
   }];
 }
 
-def FA4InsertBarriers : Pass<"fa4-insert-barriers"> {
+def FA4InsertBarriers : Pass<"fa4-insert-barriers", "::mlir::ModuleOp"> {
   let summary = "Turn channels between roles into mbarrier protocols";
   let description = [{
     Derives the synchronization of a kernel from its channels. Each
@@ -351,7 +351,9 @@ def FA4EmitKernels : Pass<"fa4-emit-kernels", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"emitDir", "emit-dir", "std::string", /*default=*/"\"\"",
-           "Directory the kernel files are written to (required)">,
+           "Directory the kernel files are written to (fa4-emit-kernels "
+           "needs one; fa4-compile without one keeps the binaries in the "
+           "IR only)">,
     Option<"ptxas", "ptxas", "std::string", /*default=*/"\"\"",
            "ptxas to assemble cubins with (default: search CUDA_HOME, "
            "CUDA_PATH, CUDA_ROOT, /usr/local/cuda, PATH)">,

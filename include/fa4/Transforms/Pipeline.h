@@ -16,59 +16,19 @@ class OpPassManager;
 
 namespace mlir::fa4 {
 
-/// Options of fa4-compile. Plan overrides use the fa4-plan conventions:
-/// 0 (or -1 where 0 is meaningful, or "") leaves the choice to the planner.
+/// Options of fa4-compile: every option of fa4-plan (the plan overrides;
+/// 0, -1 or "" leave a choice to the planner) and of fa4-emit-kernels,
+/// each declared once in Passes.td. With an empty `emit-dir` the binaries
+/// stay in the IR and fa4-emit-kernels does not run.
 struct CompileOptions : public PassPipelineOptions<CompileOptions> {
-  Option<std::string> arch{*this, "arch", llvm::cl::desc("Target architecture"),
-                           llvm::cl::init("sm_100a")};
-  Option<std::string> emitDir{
-      *this, "emit-dir",
-      llvm::cl::desc("Write <kernel>.ptx/.cubin/.json here and print each "
-                     "kernel's resource report (empty: keep the binaries in "
-                     "the IR only)"),
-      llvm::cl::init("")};
-  Option<std::string> ptxas{
-      *this, "ptxas",
-      llvm::cl::desc("ptxas for cubins (default: found in CUDA_HOME, "
-                     "CUDA_PATH, CUDA_ROOT, /usr/local/cuda or PATH)"),
-      llvm::cl::init("")};
-  Option<int64_t> blockN{*this, "block-n",
-                         llvm::cl::desc("Rows of a K/V block"),
-                         llvm::cl::init(0)};
-  Option<int64_t> qStages{*this, "q-stages",
-                          llvm::cl::desc("Q tiles in flight per CTA"),
-                          llvm::cl::init(0)};
-  Option<int64_t> kvStages{*this, "kv-stages",
-                           llvm::cl::desc("Slots of the K/V ring"),
-                           llvm::cl::init(0)};
-  Option<int64_t> gqaPack{*this, "gqa-pack",
-                          llvm::cl::desc("Query heads packed per Q tile"),
-                          llvm::cl::init(0)};
-  Option<std::string> scheduler{*this, "scheduler",
-                                llvm::cl::desc("linear, lpt or paired"),
-                                llvm::cl::init("")};
-  Option<int64_t> softmaxRegs{*this, "softmax-regs",
-                              llvm::cl::desc("Softmax warpgroup registers"),
-                              llvm::cl::init(0)};
-  Option<int64_t> correctionRegs{
-      *this, "correction-regs",
-      llvm::cl::desc("Correction warpgroup registers"), llvm::cl::init(0)};
-  Option<int64_t> producerRegs{
-      *this, "producer-regs",
-      llvm::cl::desc("Load/MMA/store warpgroup registers"), llvm::cl::init(0)};
-  Option<int64_t> emulatedExp2{
-      *this, "emulated-exp2",
-      llvm::cl::desc("Of every 16 exponentials, how many use the FMA "
-                     "polynomial (-1: choose)"),
-      llvm::cl::init(-1)};
-  Option<int64_t> pvSplit{*this, "pv-split",
-                          llvm::cl::desc("Columns of P in the first PV MMA"),
-                          llvm::cl::init(0)};
-  Option<int64_t> rescaleThreshold{
-      *this, "rescale-threshold",
-      llvm::cl::desc("Row-max growth tolerated before rescaling O (-1: "
-                     "choose)"),
-      llvm::cl::init(-1)};
+#define FA4_PASS_OPTION(TYPE, NAME, ARGUMENT, DEFAULT, DESCRIPTION)           \
+  Option<TYPE> NAME{*this, ARGUMENT, llvm::cl::desc(DESCRIPTION),              \
+                    llvm::cl::init(DEFAULT)};
+#include "fa4/Transforms/PlanOptions.inc"
+#define FA4_PASS_OPTION(TYPE, NAME, ARGUMENT, DEFAULT, DESCRIPTION)           \
+  Option<TYPE> NAME{*this, ARGUMENT, llvm::cl::desc(DESCRIPTION),              \
+                    llvm::cl::init(DEFAULT)};
+#include "fa4/Transforms/EmitKernelsOptions.inc"
 };
 
 /// Adds the passes down to the synchronization level: fa4-plan, fa4-tile,

@@ -4,24 +4,14 @@
 #define FA4_TRANSFORMS_PLANNING_H
 
 #include "fa4/Dialect/FA4/IR/FA4Ops.h"
-
-#include <optional>
+#include "fa4/Transforms/Passes.h"
 
 namespace mlir::fa4 {
 
-/// Overrides of the automatic choices; an unset field is chosen by
-/// `choosePlan`.
-struct PlanOptions {
-  Arch arch = Arch::sm_100a;
-  std::optional<int64_t> blockN, qStages, kvStages, gqaPack;
-  std::optional<Scheduler> scheduler;
-  std::optional<int64_t> softmaxRegs, correctionRegs, producerRegs;
-  std::optional<int64_t> emulatedExp2, pvSplit, rescaleThreshold;
-};
-
-/// Chooses the plan of `op`, or reports at `op` why no kernel can compute
-/// it and fails.
-FailureOr<PlanAttr> choosePlan(AttentionOp op, const PlanOptions &options);
+/// Chooses the plan of `op` under the overrides of `options` (fa4-plan's
+/// options, declared in Passes.td: 0, -1 or "" leave a choice to the
+/// planner), or reports at `op` why no kernel can compute it and fails.
+FailureOr<PlanAttr> choosePlan(AttentionOp op, const FA4PlanOptions &options);
 
 } // namespace mlir::fa4
 
