@@ -1,4 +1,8 @@
 // RUN: fa4-opt %s -split-input-file --fa4-insert-barriers -verify-diagnostics
+// The pass records barrier counts in the launch manifests of the module, so
+// it runs on the module, not nested in a kernel's gpu.module.
+// RUN: not fa4-opt %s -split-input-file --pass-pipeline="builtin.module(gpu.module(fa4-insert-barriers))" 2>&1 | FileCheck %s --check-prefix=NESTED
+// NESTED: error: Can't add pass 'FA4InsertBarriers' restricted to 'builtin.module' on a PassManager intended to run on 'gpu.module'
 
 !desc = !nvgpu.tensormap.descriptor<tensor = memref<128x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
 !atom = memref<128x64xbf16, #gpu.address_space<workgroup>>
