@@ -4,6 +4,7 @@
 
 #include "fa4/Conversion/Passes.h"
 #include "fa4/Dialect/FA4/IR/FA4Dialect.h"
+#include "fa4/Dialect/FA4/IR/FA4Interfaces.h"
 #include "fa4/Transforms/Passes.h"
 #include "fa4/Transforms/Pipeline.h"
 
@@ -50,6 +51,9 @@ void fa4::registerAllDialects(mlir::DialectRegistry &registry) {
                   mlir::NVVM::NVVMDialect,
                   mlir::scf::SCFDialect, mlir::ub::UBDialect,
                   mlir::vector::VectorDialect>();
+
+  // What fa4's passes ask of upstream ops.
+  mlir::fa4::registerExternalModels(registry);
 
   // convert-to-llvm and gpu lowering find their patterns through these.
   mlir::arith::registerConvertArithToLLVMInterface(registry);

@@ -3,12 +3,10 @@
 #include "fa4/Transforms/BufferLiveness.h"
 #include "fa4/Dialect/FA4/IR/FA4Ops.h"
 
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+
+#include <bitset>
 
 using namespace mlir;
 using namespace mlir::fa4;
@@ -17,39 +15,50 @@ namespace {
 
 using Accesses = BufferLiveness::Accesses;
 
-/// Async accesses still in flight at some point of a block.
-struct InFlight {
-  bool tmemLoad = false, tmemStore = false, tmaStore = false, tmaLoad = false;
-  bool mma = false;
+/// Whether an access completes behind the issuing thread's earlier and
+/// before its later accesses of the same kind, as tcgen05 MMAs do: such an
+/// access conflicts only with accesses of other kinds while in flight.
+bool inIssueOrder(Operation *access) {
+  auto async = dyn_cast<AsyncAccessOpInterface>(access);
+  return async &&
+         async.getAsyncCompletion() == AsyncCompletion::tensor_core_commit;
+}
 
-  /// In flight other than through MMAs.
-  bool any() const { return tmemLoad || tmemStore || tmaStore || tmaLoad; }
-  void merge(const InFlight &other) {
-    tmemLoad |= other.tmemLoad;
-    tmemStore |= other.tmemStore;
-    tmaStore |= other.tmaStore;
-    tmaLoad |= other.tmaLoad;
-    mma |= other.mma;
+/// Async accesses still in flight at some point of a block, by what
+/// completes them (AsyncAccessOpInterface).
+struct InFlight {
+  static constexpr unsigned kKinds =
+      getMaxEnumValForAsyncCompletion() + 1;
+  std::bitset<kKinds> pending;
+
+  bool holds(AsyncCompletion kind) const {
+    return pending.test(static_cast<unsigned>(kind));
   }
+  /// In flight other than through accesses in issue order (MMAs).
+  bool any() const {
+    std::bitset<kKinds> others = pending;
+    others.reset(static_cast<unsigned>(AsyncCompletion::tensor_core_commit));
+    return others.any();
+  }
+  bool mma() const { return holds(AsyncCompletion::tensor_core_commit); }
+  void clearMma() {
+    pending.reset(static_cast<unsigned>(AsyncCompletion::tensor_core_commit));
+  }
+  void merge(const InFlight &other) { pending |= other.pending; }
   /// Records that `access` starts an async access.
   void start(Operation *access) {
-    tmemLoad |= isa<TmemLoadOp>(access);
-    tmemStore |= isa<TmemStoreOp>(access);
-    tmaStore |= isa<nvgpu::TmaAsyncStoreOp>(access);
-    tmaLoad |= isa<TmaLoadOp, nvgpu::TmaAsyncLoadOp>(access);
-    mma |= isa<MmaOp>(access);
+    if (auto async = dyn_cast<AsyncAccessOpInterface>(access))
+      pending.set(static_cast<unsigned>(async.getAsyncCompletion()));
   }
-  /// Retires what `op` waits for. TMA stores retire only when no bulk group
-  /// may be pending; TMA loads and MMAs complete in other roles.
+  /// Retires what `op` waits for (AsyncWaitOpInterface). TMA loads and MMAs
+  /// complete in other roles, so nothing in this one retires them.
   void complete(Operation *op) {
-    if (auto wait = dyn_cast<Tcgen05WaitOp>(op)) {
-      if (wait.getKind() == Tcgen05WaitKind::load)
-        tmemLoad = false;
-      else
-        tmemStore = false;
-    }
-    if (auto wait = dyn_cast<TmaStoreWaitOp>(op); wait && wait.getPending() == 0)
-      tmaStore = false;
+    auto wait = dyn_cast<AsyncWaitOpInterface>(op);
+    if (!wait)
+      return;
+    for (unsigned kind = 0; kind < kKinds; ++kind)
+      if (wait.retires(static_cast<AsyncCompletion>(kind)))
+        pending.reset(kind);
   }
 };
 
@@ -70,9 +79,9 @@ BlockLiveness scan(Block &block, const Accesses &buffer,
   InFlight pending = entry;
   for (Operation &op : block) {
     bool direct = buffer.ops.contains(&op);
-    bool accessed = direct, nonMma = direct && !isa<MmaOp>(op);
+    bool accessed = direct, nonMma = direct && !inIssueOrder(&op);
     result.inFlight.push_back(pending.any());
-    result.mmaInFlight.push_back(pending.mma);
+    result.mmaInFlight.push_back(pending.mma());
     if (direct)
       pending.start(&op);
     for (Region &region : op.getRegions())
@@ -90,32 +99,57 @@ BlockLiveness scan(Block &block, const Accesses &buffer,
   return result;
 }
 
-/// Whether `op` overwrites all of the buffer without reading it: a TMEM
-/// store of every column of the buffer itself, or an MMA into the buffer
-/// itself that does not accumulate. Writes of a part (a fragment, a view, an
-/// element, a TMA box) replace nothing else, so they are not definitions.
+/// Whether `op` overwrites all of the buffer itself without reading it
+/// (BufferDefinitionOpInterface: a TMEM store of every column, an MMA that
+/// does not accumulate) and takes no view of it as another operand. Writes
+/// of a part (a fragment, a view, an element, a TMA box) replace nothing
+/// else, so they are not definitions.
 bool isDefinition(Operation *op, const Accesses &buffer) {
-  if (auto store = dyn_cast<TmemStoreOp>(op))
-    return store.getDest() == buffer.root && store.getOffset() == 0 &&
-           store.getValue().getType().getNumElements() ==
-               store.getDest().getType().getElements();
-  if (auto mma = dyn_cast<MmaOp>(op))
-    return mma.getD() == buffer.root && mma.getA() != buffer.root &&
-           !buffer.values.contains(mma.getA()) &&
-           !buffer.values.contains(mma.getB()) &&
-           matchPattern(mma.getAccumulate(), m_Zero());
-  return false;
+  auto definition = dyn_cast<BufferDefinitionOpInterface>(op);
+  if (!definition || !definition.overwritesAll(buffer.root))
+    return false;
+  return llvm::none_of(op->getOperands(), [&](Value operand) {
+    return operand != buffer.root && buffer.values.contains(operand);
+  });
+}
+
+/// The memory effects `op` declares on the buffer or its views; nullopt
+/// when it declares none (an op that only passes the buffer on).
+std::optional<SmallVector<MemoryEffects::EffectInstance>>
+effectsOnBuffer(Operation *op, const llvm::SmallPtrSetImpl<Value> &values) {
+  auto effecting = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effecting)
+    return std::nullopt;
+  SmallVector<MemoryEffects::EffectInstance> all, mine;
+  effecting.getEffects(all);
+  for (const MemoryEffects::EffectInstance &effect : all)
+    if (Value value = effect.getValue(); value && values.contains(value))
+      mine.push_back(effect);
+  if (mine.empty())
+    return std::nullopt;
+  return mine;
+}
+
+/// Whether `op` only writes the buffer: it declares write effects on it and
+/// no reads.
+bool writesOnly(Operation *op, const Accesses &buffer) {
+  auto effects = effectsOnBuffer(op, buffer.values);
+  return effects && llvm::all_of(*effects, [](const auto &effect) {
+           return isa<MemoryEffects::Write>(effect.getEffect());
+         });
 }
 
 /// Whether `op` is a wait on a channel committed by another role that uses
 /// the buffer: after it, the buffer holds data handed over anew.
 bool delivers(Operation *op, const Accesses &buffer, Operation *role) {
-  auto wait = dyn_cast<ChannelWaitOp>(op);
-  if (!wait)
+  auto wait = dyn_cast<ChannelStepOpInterface>(op);
+  if (!wait || wait.isProducerStep() || !wait.isBlocking())
     return false;
   return llvm::any_of(wait.getChannel().getUsers(), [&](Operation *user) {
-    auto commit = dyn_cast<ChannelCommitOp>(user);
-    Operation *producer = commit ? commit->getParentOfType<RoleOp>() : nullptr;
+    auto commit = dyn_cast<ChannelStepOpInterface>(user);
+    if (!commit || !commit.isProducerStep() || !commit.concernsFull())
+      return false;
+    Operation *producer = user->getParentOfType<RoleOp>();
     return producer && producer != role && buffer.writers.contains(producer);
   });
 }
@@ -134,9 +168,7 @@ Effect effectOfOp(Operation &op, const Accesses &buffer, Operation *role) {
     if (isDefinition(&op, buffer))
       return Effect::Redefines;
     // A partial write neither reads the old value nor replaces all of it.
-    bool writesOnly = isa<TmemStoreOp, memref::StoreOp, vector::StoreOp,
-                          TmaLoadOp, nvgpu::TmaAsyncLoadOp>(op);
-    return writesOnly ? Effect::Untouched : Effect::Reads;
+    return writesOnly(&op, buffer) ? Effect::Untouched : Effect::Reads;
   }
   if (auto loop = dyn_cast<scf::ForOp>(op))
     return effectOf(*loop.getBody(), buffer, role) == Effect::Reads
@@ -216,7 +248,8 @@ bool disjoint(Block &block, const Accesses &a, const Accesses &b, bool outA,
   if (loopBody) {
     entryA = scan(block, a).atEnd;
     entryB = scan(block, b).atEnd;
-    entryA.mma = entryB.mma = false; // MMAs: `mmaA`, `mmaB`
+    entryA.clearMma(); // MMAs: `mmaA`, `mmaB`
+    entryB.clearMma();
   }
   BlockLiveness la = scan(block, a, entryA), lb = scan(block, b, entryB);
   Occupancy oa = occupancy(block, la, a, role, outA);
@@ -249,8 +282,8 @@ bool disjoint(Block &block, const Accesses &a, const Accesses &b, bool outA,
       bool carriedA = effectOf(body, a, role) == Effect::Reads;
       bool carriedB = effectOf(body, b, role) == Effect::Reads;
       if (!disjoint(body, a, b, oa.after[i] || carriedA, ob.after[i] || carriedB,
-                    mmaInA || scan(body, a).atEnd.mma,
-                    mmaInB || scan(body, b).atEnd.mma, role,
+                    mmaInA || scan(body, a).atEnd.mma(),
+                    mmaInB || scan(body, b).atEnd.mma(), role,
                     /*loopBody=*/true))
         return false;
       continue;
@@ -281,20 +314,10 @@ bool inOneThread(Operation *op) {
 
 /// Whether `op` writes the buffer (`values` holds it and its views).
 bool writes(Operation *op, const llvm::SmallPtrSetImpl<Value> &values) {
-  auto in = [&](Value v) { return values.contains(v); };
-  if (auto store = dyn_cast<TmemStoreOp>(op))
-    return in(store.getDest());
-  if (auto mma = dyn_cast<MmaOp>(op))
-    return in(mma.getD());
-  if (auto store = dyn_cast<memref::StoreOp>(op))
-    return in(store.getMemRef());
-  if (auto store = dyn_cast<vector::StoreOp>(op))
-    return in(store.getBase());
-  if (auto load = dyn_cast<TmaLoadOp>(op))
-    return in(load.getBuffer());
-  if (auto load = dyn_cast<nvgpu::TmaAsyncLoadOp>(op))
-    return in(load.getDst());
-  return false;
+  auto effects = effectsOnBuffer(op, values);
+  return effects && llvm::any_of(*effects, [](const auto &effect) {
+           return isa<MemoryEffects::Write>(effect.getEffect());
+         });
 }
 
 /// Every op that accesses `buffer`, following views.
@@ -316,11 +339,9 @@ Accesses collectAccesses(Value buffer) {
         llvm::append_range(worklist, user->getResults());
         continue;
       }
-      // Anything else that takes the buffer could pass it on (a select, a
-      // yield, a call): its accesses could not be followed.
-      if (!isa<TmemLoadOp, TmemStoreOp, MmaOp, memref::LoadOp,
-               memref::StoreOp, vector::LoadOp, vector::StoreOp, TmaLoadOp,
-               nvgpu::TmaAsyncLoadOp, nvgpu::TmaAsyncStoreOp>(user))
+      // An op that declares no memory effect on the buffer could pass it on
+      // (a select, a yield, a call): its accesses could not be followed.
+      if (!effectsOnBuffer(user, result.values))
         result.escapes = true;
       result.ops.insert(user);
     }

@@ -133,12 +133,13 @@ LogicalResult lowerTmaCommit(ChannelCommitOp commit,
 
 /// The full direction of a named-barrier channel: the producer arrives,
 /// the consumer syncs, both counting every thread of both sides.
-void lowerNamedBarrierStep(Operation *step, const ChannelBarriers &channel) {
+void lowerNamedBarrierStep(ChannelStepOpInterface step,
+                           const ChannelBarriers &channel) {
   OpBuilder b(step);
   Location loc = step->getLoc();
   int32_t threads = static_cast<int32_t>(channel.producer.getThreads() +
                                          channel.consumer.getThreads());
-  if (isa<ChannelCommitOp>(step)) {
+  if (step.isProducerStep()) {
     if (channel.needsTcgen05Fence(channel.producer, channel.consumer))
       Tcgen05FenceOp::create(b, loc, Tcgen05FenceKind::before_thread_sync);
     NamedBarrierArriveOp::create(b, loc, *channel.namedBarrier, threads);
@@ -150,18 +151,19 @@ void lowerNamedBarrierStep(Operation *step, const ChannelBarriers &channel) {
   step->erase();
 }
 
-LogicalResult lowerStep(Operation *step, const ChannelBarriers &channel) {
-  if (auto commit = dyn_cast<ChannelCommitOp>(step))
+LogicalResult lowerStep(ChannelStepOpInterface step,
+                        const ChannelBarriers &channel) {
+  if (auto commit = dyn_cast<ChannelCommitOp>(step.getOperation()))
     if (channel.producer.getKind() == EndpointKind::tma)
       return lowerTmaCommit(commit, channel);
-  if (channel.namedBarrier && isa<ChannelWaitOp, ChannelCommitOp>(step)) {
+  if (channel.namedBarrier && step.concernsFull()) {
     lowerNamedBarrierStep(step, channel);
     return success();
   }
 
   OpBuilder b(step);
   Location loc = step->getLoc();
-  Value iteration = step->getOperand(1);
+  Value iteration = step.getIteration();
   Value slot = slotOf(b, loc, iteration, channel.stages);
   // Waits of one side on the other's barrier.
   auto wait = [&](Value barriers, Value parity, EndpointAttr self,
@@ -171,17 +173,18 @@ LogicalResult lowerStep(Operation *step, const ChannelBarriers &channel) {
       Tcgen05FenceOp::create(b, loc, Tcgen05FenceKind::after_thread_sync);
   };
 
-  if (isa<ChannelAcquireOp>(step)) {
+  bool producer = step.isProducerStep();
+  if (step.isBlocking() && producer) {
     // The slot is free once the consumer's previous round completed; a
     // fresh barrier treats the round before round 0 as complete.
     Value previous = arith::XOrIOp::create(
         b, loc, parityOf(b, loc, iteration, channel.stages),
         arith::ConstantIntOp::create(b, loc, 1, 1));
     wait(channel.empty, previous, channel.producer, channel.consumer);
-  } else if (isa<ChannelWaitOp>(step)) {
+  } else if (step.isBlocking()) {
     wait(channel.full, parityOf(b, loc, iteration, channel.stages),
          channel.consumer, channel.producer);
-  } else if (isa<ChannelCommitOp>(step)) {
+  } else if (producer) {
     signal(b, loc, channel, channel.producer, channel.consumer, channel.full,
            slot);
   } else {
@@ -264,18 +267,18 @@ struct FA4InsertBarriersPass
     // mbarriers per kernel, for its launch manifest.
     llvm::MapVector<gpu::GPUFuncOp, int64_t> mbarriers;
     for (ChannelOp channel : channels) {
-      SmallVector<Operation *> steps;
+      SmallVector<ChannelStepOpInterface> steps;
       for (Operation *user : channel->getUsers())
-        if (!isa<TmaLoadOp>(user))
-          steps.push_back(user);
-      bool needsEmpty = llvm::any_of(steps, [](Operation *step) {
-        return isa<ChannelAcquireOp, ChannelReleaseOp>(step);
+        if (auto step = dyn_cast<ChannelStepOpInterface>(user))
+          steps.push_back(step);
+      bool needsEmpty = llvm::any_of(steps, [](ChannelStepOpInterface step) {
+        return !step.concernsFull();
       });
       ChannelBarriers barriers = createBarriers(channel, needsEmpty);
       if (auto kernel = channel->getParentOfType<gpu::GPUFuncOp>())
         mbarriers[kernel] += barriers.stages * ((barriers.full ? 1 : 0) +
                                                 (barriers.empty ? 1 : 0));
-      for (Operation *step : steps)
+      for (ChannelStepOpInterface step : steps)
         if (failed(lowerStep(step, barriers)))
           return signalPassFailure();
       if (!channel->use_empty()) {

@@ -22,17 +22,19 @@ namespace mlir::fa4 {
 /// An access is any op that uses a buffer or a view of it (fa4.tmem.view,
 /// memref views and subviews). A buffer is live at an op of a block if the
 /// op or an op nested in it accesses the buffer, or if an earlier access in
-/// the block is still in flight: a TMEM load until `fa4.tcgen05.wait load`,
-/// a TMEM store until `fa4.tcgen05.wait store`, a TMA store until
-/// `fa4.tma.store_wait 0`, a TMA load to the end of the block (it completes
-/// in another role). An MMA reads and writes asynchronously to the end of
+/// the block is still in flight (AsyncAccessOpInterface) and no wait of
+/// the thread has retired it (AsyncWaitOpInterface): a TMEM load until
+/// `fa4.tcgen05.wait load`, a TMEM store until `fa4.tcgen05.wait store`, a
+/// TMA store until `fa4.tma.store_wait 0`, a TMA load to the end of the
+/// block (it completes in another role). An MMA reads and writes asynchronously to the end of
 /// the block too, but the tcgen05 MMAs of one thread execute in issue
 /// order, so only accesses other than MMAs conflict with one in flight.
 ///
 /// Buffers `a` and `b` may share storage when
-///  - every access of both is a known load, store, MMA or TMA op inside a
-///    `fa4.role` (a buffer passed to anything else, or used outside the
-///    roles, shares nothing), and the same roles access both: roles run
+///  - every access of both is an op inside a `fa4.role` that declares a
+///    memory effect on the buffer (a buffer passed to anything else, or
+///    used outside the roles, shares nothing), and the same roles access
+///    both: roles run
 ///    concurrently, so a buffer one role alone uses is live whenever that
 ///    role runs;
 ///  - program order means what it says: for TMEM each warp of a role of at

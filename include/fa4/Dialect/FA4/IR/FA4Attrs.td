@@ -24,6 +24,27 @@ def FA4_Scheduler : I32EnumAttr<"Scheduler", "order of work tiles", [
   let genSpecializedAttr = 0;
 }
 
+def FA4_AsyncCompletion : I32EnumAttr<"AsyncCompletion",
+    "what completes an asynchronous access", [
+    // A TMEM load: its registers are defined by tcgen05.wait::ld.
+    I32EnumAttrCase<"tmem_load_wait", 0>,
+    // A TMEM store: visible to others after tcgen05.wait::st.
+    I32EnumAttrCase<"tmem_store_wait", 1>,
+    // A TMA store: done with shared memory once no bulk group is pending.
+    I32EnumAttrCase<"bulk_group_wait", 2>,
+    // A TMA load: completes transaction bytes on an mbarrier, observed by
+    // whoever waits on it (usually another role).
+    I32EnumAttrCase<"mbarrier", 3>,
+    // A tcgen05 MMA: runs behind the issuing thread's earlier MMAs, done
+    // when a tcgen05.commit issued after it arrives.
+    I32EnumAttrCase<"tensor_core_commit", 4>,
+    // A wgmma: done when a wgmma.wait leaves no later group pending.
+    I32EnumAttrCase<"wgmma_group_wait", 5>
+  ]> {
+  let cppNamespace = "::mlir::fa4";
+  let genSpecializedAttr = 0;
+}
+
 def FA4_Tcgen05WaitKind : I32EnumAttr<"Tcgen05WaitKind", "what tcgen05.wait waits for", [
     I32EnumAttrCase<"load", 0>,
     I32EnumAttrCase<"store", 1>

@@ -5,6 +5,7 @@
 
 #include "fa4/Dialect/FA4/IR/FA4Attrs.h"
 #include "fa4/Dialect/FA4/IR/FA4Dialect.h"
+#include "fa4/Dialect/FA4/IR/FA4Interfaces.h"
 #include "fa4/Dialect/FA4/IR/FA4Types.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"

@@ -4,6 +4,7 @@
 #define FA4_DIALECT_FA4_IR_FA4OPS_TD
 
 include "fa4/Dialect/FA4/IR/FA4Attrs.td"
+include "fa4/Dialect/FA4/IR/FA4Interfaces.td"
 include "fa4/Dialect/FA4/IR/FA4Types.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/IR/CommonTypeConstraints.td"
@@ -381,7 +382,8 @@ def FA4_TileStoreLseOp : FA4_Op<"tile.store_lse",
 def FA4_TmemSlot : MemRefRankOf<[I32], [1]>;
 def FA4_Tcgen05Vector : VectorOfRankAndType<[1], [F32, I32, F16, BF16]>;
 
-def FA4_TmemAllocOp : FA4_Op<"tmem.alloc"> {
+def FA4_TmemAllocOp : FA4_Op<"tmem.alloc",
+    [MemoryEffects<[MemAlloc<FA4_TensorMemory>]>]> {
   let summary = "allocate the CTA's Tensor Memory";
   let description = [{
     Executed by all 32 threads of one warp: allocates `columns` 32-bit TMEM
@@ -436,7 +438,7 @@ def FA4_TmemDeallocOp : FA4_Op<"tmem.dealloc"> {
 
     PTX: `tcgen05.dealloc.cta_group::1.sync.aligned.b32 taddr, 512;`
   }];
-  let arguments = (ins FA4_TmemType:$tmem);
+  let arguments = (ins Arg<FA4_TmemType, "", [MemFree<FA4_TensorMemory>]>:$tmem);
   let assemblyFormat = "$tmem attr-dict `:` qualified(type($tmem))";
   let hasVerifier = 1;
 }
@@ -480,12 +482,13 @@ def FA4_TmemBufferOp : FA4_Op<"tmem.buffer"> {
     PTX: none; after allocation, the TMEM address of its first column.
   }];
   let arguments = (ins StrAttr:$name);
-  let results = (outs FA4_TmemType:$buffer);
+  let results = (outs Res<FA4_TmemType, "", [MemAlloc<FA4_TensorMemory>]>:$buffer);
   let assemblyFormat = "$name attr-dict `:` qualified(type($buffer))";
   let hasVerifier = 1;
 }
 
-def FA4_TmemLoadOp : FA4_Op<"tmem.load"> {
+def FA4_TmemLoadOp : FA4_Op<"tmem.load",
+    [DeclareOpInterfaceMethods<FA4_AsyncAccessOpInterface>]> {
   let summary = "load one row fragment per thread from Tensor Memory";
   let description = [{
     Executed by a whole warpgroup: thread `t` reads lane `t` of `source`,
@@ -501,14 +504,16 @@ def FA4_TmemLoadOp : FA4_Op<"tmem.load"> {
     PTX (warp `w` of the warpgroup addresses lanes `32w .. 32w + 31`):
     `tcgen05.ld.sync.aligned.32x32b.x32.b32 {r0, ..., r31}, [taddr];`
   }];
-  let arguments = (ins Arg<FA4_TmemType, "", [MemRead]>:$source,
+  let arguments = (ins Arg<FA4_TmemType, "", [MemRead<FA4_TensorMemory>]>:$source,
                        I64Attr:$offset);
   let results = (outs FA4_Tcgen05Vector:$result);
   let assemblyFormat = "$source `[` $offset `]` attr-dict `:` qualified(type($source)) `->` type($result)";
   let hasVerifier = 1;
 }
 
-def FA4_TmemStoreOp : FA4_Op<"tmem.store"> {
+def FA4_TmemStoreOp : FA4_Op<"tmem.store",
+    [DeclareOpInterfaceMethods<FA4_AsyncAccessOpInterface>,
+     DeclareOpInterfaceMethods<FA4_BufferDefinitionOpInterface>]> {
   let summary = "store one row fragment per thread to Tensor Memory";
   let description = [{
     Executed by a whole warpgroup: thread `t` writes `value` to lane `t` of
@@ -523,13 +528,14 @@ def FA4_TmemStoreOp : FA4_Op<"tmem.store"> {
     PTX: `tcgen05.st.sync.aligned.32x32b.x32.b32 [taddr], {r0, ..., r31};`
   }];
   let arguments = (ins FA4_Tcgen05Vector:$value,
-                       Arg<FA4_TmemType, "", [MemWrite]>:$dest,
+                       Arg<FA4_TmemType, "", [MemWrite<FA4_TensorMemory>]>:$dest,
                        I64Attr:$offset);
   let assemblyFormat = "$value `,` $dest `[` $offset `]` attr-dict `:` type($value) `,` qualified(type($dest))";
   let hasVerifier = 1;
 }
 
-def FA4_Tcgen05WaitOp : FA4_Op<"tcgen05.wait"> {
+def FA4_Tcgen05WaitOp : FA4_Op<"tcgen05.wait",
+    [DeclareOpInterfaceMethods<FA4_AsyncWaitOpInterface>]> {
   let summary = "wait for the thread's Tensor Memory loads or stores";
   let description = [{
     Blocks until every `fa4.tmem.load` (`load`) or `fa4.tmem.store`
@@ -567,7 +573,10 @@ def FA4_Tcgen05FenceOp : FA4_Op<"tcgen05.fence"> {
 // contiguous dimension for every row.
 def FA4_SmemTile : MemRefRankOf<[F16, BF16], [3]>;
 
-def FA4_MmaOp : FA4_Op<"mma"> {
+def FA4_MmaOp : FA4_Op<"mma",
+    [DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+     DeclareOpInterfaceMethods<FA4_AsyncAccessOpInterface>,
+     DeclareOpInterfaceMethods<FA4_BufferDefinitionOpInterface>]> {
   let summary = "issue a tcgen05 MMA into Tensor Memory";
   let description = [{
     Issued by one thread: `d (+)= a x b` on the Tensor Core, asynchronously.
@@ -604,9 +613,9 @@ def FA4_MmaOp : FA4_Op<"mma"> {
     ```
   }];
   let arguments = (ins
-    Arg<AnyTypeOf<[FA4_SmemTile, FA4_TmemType]>, "", [MemRead]>:$a,
-    Arg<FA4_SmemTile, "", [MemRead]>:$b,
-    Arg<FA4_TmemType, "", [MemRead, MemWrite]>:$d,
+    AnyTypeOf<[FA4_SmemTile, FA4_TmemType]>:$a,
+    FA4_SmemTile:$b,
+    FA4_TmemType:$d,
     I1:$accumulate,
     FA4_OperandMajor:$b_major);
   let assemblyFormat = [{
@@ -648,7 +657,8 @@ def FA4_MmaCommitOp : FA4_Op<"mma.commit"> {
 def FA4_WgmmaAccumulator : VectorOfRankAndType<[1], [F32]>;
 def FA4_WgmmaFragment : VectorOfRankAndType<[1], [F16, BF16]>;
 
-def FA4_WgmmaOp : FA4_Op<"wgmma", [MemoryEffects<[MemRead]>]> {
+def FA4_WgmmaOp : FA4_Op<"wgmma", [MemoryEffects<[MemRead]>,
+    DeclareOpInterfaceMethods<FA4_AsyncAccessOpInterface>]> {
   let summary = "issue an asynchronous warpgroup MMA (sm_90a)";
   let description = [{
     Executed by the 128 threads of a warpgroup together: `result = a x b`,
@@ -717,7 +727,8 @@ def FA4_WgmmaCommitOp : FA4_Op<"wgmma.commit"> {
 }
 
 def FA4_WgmmaWaitOp : FA4_Op<"wgmma.wait",
-    [DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+    [DeclareOpInterfaceMethods<InferTypeOpInterface>,
+     DeclareOpInterfaceMethods<FA4_AsyncWaitOpInterface>]> {
   let summary = "wait until at most `pending` wgmma groups are in flight";
   let description = [{
     Blocks the warpgroup until no more than `pending` committed wgmma groups
@@ -849,7 +860,8 @@ def FA4_TmaStoreCommitOp : FA4_Op<"tma.store_commit"> {
   let assemblyFormat = "attr-dict";
 }
 
-def FA4_TmaStoreWaitOp : FA4_Op<"tma.store_wait"> {
+def FA4_TmaStoreWaitOp : FA4_Op<"tma.store_wait",
+    [DeclareOpInterfaceMethods<FA4_AsyncWaitOpInterface>]> {
   let summary = "wait until at most `pending` TMA store groups are in flight";
   let description = [{
     Blocks until at most `pending` of this thread's committed store groups
@@ -1002,7 +1014,8 @@ def FA4_ChannelOp : FA4_Op<"channel"> {
 }
 
 class FA4_ChannelStepOp<string mnemonic, string side, string what,
-                        string ptx> : FA4_Op<mnemonic> {
+                        string ptx, bit blocking>
+    : FA4_Op<mnemonic, [FA4_ChannelStepOpInterface]> {
   let summary = "the " # side # " " # what;
   let description = [{
     Hand-off number `iteration` of the channel uses slot `iteration mod
@@ -1016,26 +1029,32 @@ class FA4_ChannelStepOp<string mnemonic, string side, string what,
   let arguments = (ins FA4_ChannelType:$channel, Index:$iteration);
   let assemblyFormat = "$channel `[` $iteration `]` attr-dict `:` qualified(type($channel))";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    bool isProducerStep() { return }] # !if(!eq(side, "producer"), "true", "false") # [{; }
+    bool isBlocking() { return }] # !if(blocking, "true", "false") # [{; }
+  }];
 }
 
 def FA4_ChannelAcquireOp : FA4_ChannelStepOp<"channel.acquire", "producer",
     "waits until the slot is free (the consumer released its previous round)",
     "a wait on the slot's empty mbarrier for the parity of the previous round "
-    "(which succeeds at once in round 0).">;
+    "(which succeeds at once in round 0).", /*blocking=*/1>;
 def FA4_ChannelCommitOp : FA4_ChannelStepOp<"channel.commit", "producer",
     "marks the slot full",
     "the producer's signal on the full mbarrier: `mbarrier.arrive.expect_tx` "
     "with the bytes of the slot's TMA loads (placed before them), "
-    "`tcgen05.commit`, or one `mbarrier.arrive` per thread.">;
+    "`tcgen05.commit`, or one `mbarrier.arrive` per thread.", /*blocking=*/0>;
 def FA4_ChannelWaitOp : FA4_ChannelStepOp<"channel.wait", "consumer",
     "waits until the slot is full",
-    "a wait on the slot's full mbarrier for the parity of this round.">;
+    "a wait on the slot's full mbarrier for the parity of this round.",
+    /*blocking=*/1>;
 def FA4_ChannelReleaseOp : FA4_ChannelStepOp<"channel.release", "consumer",
     "marks the slot free again",
     "`tcgen05.commit` or one `mbarrier.arrive` per thread on the empty "
-    "mbarrier.">;
+    "mbarrier.", /*blocking=*/0>;
 
-def FA4_TmaLoadOp : FA4_Op<"tma.load"> {
+def FA4_TmaLoadOp : FA4_Op<"tma.load",
+    [DeclareOpInterfaceMethods<FA4_AsyncAccessOpInterface>]> {
   let summary = "a TMA load that fills a channel slot";
   let description = [{
     Issued by one thread: copies the box at `coordinates` of the tensor
