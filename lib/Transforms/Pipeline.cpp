@@ -8,6 +8,7 @@
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
 using namespace mlir::fa4;
@@ -20,6 +21,11 @@ void mlir::fa4::buildSynchronizePipeline(OpPassManager &pm,
   pm.addPass(createFA4Plan(plan));
   pm.addPass(createFA4Tile());
   pm.addPass(createFA4Specialize());
+  // The role builders write each index computation where it is needed;
+  // folding and sharing them keeps the levels below small to read and to
+  // simulate.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
   pm.addPass(createFA4AllocateTmem());
   pm.addPass(createFA4AllocateSmem());
   pm.addPass(createFA4InsertBarriers());
@@ -38,6 +44,8 @@ void mlir::fa4::buildCompilePipeline(OpPassManager &pm,
   nvvm.indexBitwidth = 32;
   kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
   kernels.addPass(createFA4AlignSharedMemory());
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
   pm.addPass(createConvertNVVMToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 
