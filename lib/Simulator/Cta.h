@@ -315,6 +315,8 @@ private:
   int64_t tmemLane(const Actor &actor) const {
     return 32 * (actor.warp % 4) + actor.lane;
   }
+  /// At the CTA's exit: every TMEM allocation must have been freed.
+  void checkTmemFreed();
 
   //===--- TensorCore.cpp: the tcgen05 MMA pipes --------------------------===//
 
@@ -370,7 +372,12 @@ private:
   }
 
   std::vector<uint32_t> tmem;
+  /// The columns allocated (0 for none), and the op and warp that
+  /// allocated them; the op also stands for the allocation permit the CTA
+  /// gave up.
   int64_t tmemAllocated = 0;
+  Operation *tmemAllocOp = nullptr;
+  unsigned tmemAllocWarp = 0;
 
   std::vector<MBarrier> barriers;
   DenseMap<Operation *, int64_t> barrierGroups;

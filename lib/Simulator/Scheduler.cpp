@@ -256,6 +256,7 @@ CtaOutcome Cta::run() {
                  llvm::count_if(warpgroups, [](const Warpgroup &g) {
                    return !g.work.empty();
                  })));
+      checkTmemFreed();
       break;
     }
     if (ready.empty() && !events) {

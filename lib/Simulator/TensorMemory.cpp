@@ -20,16 +20,38 @@ using namespace mlir;
 using namespace mlir::fa4;
 using namespace mlir::fa4::sim;
 
+namespace {
+
+std::string locationOf(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  op->getLoc().print(os);
+  return text;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Ops
+//===----------------------------------------------------------------------===//
+
 Step Cta::tmemOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
   return llvm::TypeSwitch<Operation *, Step>(op)
       .Case([&](TmemAllocOp alloc) {
         // Warp-collective: lane 0 stands for the warp.
         if (actor.lane != 0)
           return Step::next;
-        if (tmemAllocated != 0)
-          return fail(op, "allocates Tensor Memory twice");
+        // The lowering relinquishes the CTA's allocation permit right after
+        // allocating: a CTA allocates once.
+        if (tmemAllocOp)
+          return fail(op, "allocates Tensor Memory again, but the "
+                          "fa4.tmem.alloc at " +
+                              locationOf(tmemAllocOp) +
+                              " relinquished the CTA's permit to allocate");
         int64_t columns = alloc.getColumns();
         tmemAllocated = columns;
+        tmemAllocOp = op;
+        tmemAllocWarp = actor.warp;
         std::optional<int64_t> address =
             sharedAddress(op, *in[0], alloc.getSlot().getType(), {0}, 1);
         if (!address)
@@ -39,11 +61,22 @@ Step Cta::tmemOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
         std::memcpy(&shared[*address], &base, 4);
         return Step::next;
       })
-      .Case([&](TmemDeallocOp) {
+      .Case([&](TmemDeallocOp dealloc) {
         if (actor.lane != 0)
           return Step::next;
         if (tmemAllocated == 0)
           return fail(op, "frees Tensor Memory that is not allocated");
+        if (actor.warp != tmemAllocWarp)
+          return fail(op, llvm::formatv("frees Tensor Memory in warp {0}, "
+                                        "but warp {1} allocated it at {2}",
+                                        actor.warp, tmemAllocWarp,
+                                        locationOf(tmemAllocOp)));
+        int64_t first = in[0]->base,
+                columns = dealloc.getTmem().getType().getNumColumns();
+        if (first != 0 || columns != tmemAllocated)
+          return fail(op, llvm::formatv("frees TMEM columns [{0}, {1}), but "
+                                        "the allocation is columns [0, {2})",
+                                        first, first + columns, tmemAllocated));
         // Freeing writes every column: in-flight accesses race with it.
         uint32_t agent = agentFor(op, actor);
         for (int64_t lane = 0; lane < kTmemLanes; ++lane)
@@ -187,4 +220,12 @@ bool Cta::tmemColumnsAllocated(Operation *op, int64_t first, int64_t columns) {
                          "are allocated",
                          first, first + columns, tmemAllocated));
   return false;
+}
+
+void Cta::checkTmemFreed() {
+  if (tmemAllocated != 0)
+    fail(tmemAllocOp,
+         llvm::formatv("CTA {0} exited with TMEM columns [0, {1}) still "
+                       "allocated: no fa4.tmem.dealloc freed them",
+                       blockId, tmemAllocated));
 }
