@@ -25,6 +25,9 @@ fa4.name of their views, so the edits survive renumbered SSA values.
                                   is deleted; its uses read the fragment
   set-threads ID THREADS          every named_barrier op on barrier ID counts
                                   THREADS threads
+  drop-dealloc                    delete the fa4.tmem.dealloc
+  dealloc-warp WARP               the fa4.tmem.dealloc runs in warp WARP
+                                  instead of the first warp
 """
 
 import re
@@ -171,6 +174,32 @@ def main():
                 count += 1
         if not count:
             fail("no named barrier %s" % barrier)
+    elif bug in ("drop-dealloc", "dealloc-warp"):
+        i = first_line(lines, 0, len(lines), r"fa4\.tmem\.dealloc ",
+                       "fa4.tmem.dealloc")
+        if bug == "drop-dealloc":
+            del lines[i]
+        else:
+            (warp,) = args
+            # The scf.if around the dealloc tests thread_id < 32.
+            guard = next((j for j in range(i, -1, -1)
+                          if re.match(r"\s*scf\.if %\w+ \{", lines[j])), None)
+            if guard is None:
+                fail("no scf.if around the fa4.tmem.dealloc")
+            cond = re.match(r"\s*scf\.if (%\w+) \{", lines[guard]).group(1)
+            j = first_line(lines, 0, guard,
+                           re.escape(cond) + r" = arith\.cmpi ult, %\w+, %\w+ : index",
+                           "first-warp test of the fa4.tmem.dealloc")
+            m = re.match(r"(\s*)(%\w+) = arith\.cmpi ult, (%\w+), %\w+ : index",
+                         lines[j])
+            indent, tid = m.group(1), m.group(3)
+            first = 32 * int(warp)
+            lines[j:j + 1] = [
+                indent + "%%planted_first = arith.constant %d : index" % first,
+                indent + "%%planted_end = arith.constant %d : index" % (first + 32),
+                indent + "%%planted_from = arith.cmpi uge, %s, %%planted_first : index" % tid,
+                indent + "%%planted_to = arith.cmpi ult, %s, %%planted_end : index" % tid,
+                indent + "%s = arith.andi %%planted_from, %%planted_to : i1" % cond]
     else:
         fail("unknown bug '%s'" % bug)
     sys.stdout.write("\n".join(lines))

@@ -23,28 +23,42 @@
 using namespace mlir;
 namespace cl = llvm::cl;
 
+/// fa4-sim's own options: --help lists only these, not the LLVM options
+/// linked in with the dialects.
+static cl::OptionCategory simCategory("fa4-sim options");
+
 static cl::opt<std::string> input(cl::Positional, cl::desc("<input .mlir>"),
-                                  cl::init("-"));
-static cl::opt<int64_t> batch("batch", cl::desc("Batch size (B)"));
-static cl::opt<int64_t> seqQ("seq-q", cl::desc("Query sequence length (Sq)"));
+                                  cl::init("-"), cl::cat(simCategory));
+static cl::opt<int64_t> batch("batch", cl::desc("Batch size (B)"),
+                              cl::cat(simCategory));
+static cl::opt<int64_t> seqQ("seq-q", cl::desc("Query sequence length (Sq)"),
+                             cl::cat(simCategory));
 static cl::opt<int64_t> seqKv("seq-kv",
-                              cl::desc("Key/value sequence length (Skv)"));
-static cl::opt<int64_t> headsQ("heads-q", cl::desc("Query heads (Hq)"));
-static cl::opt<int64_t> headsKv("heads-kv", cl::desc("Key/value heads (Hkv)"));
-static cl::opt<int64_t> headDim("head-dim", cl::desc("Head dimension (D)"));
-static cl::opt<bool> causal("causal", cl::desc("The kernel is causal"));
-static cl::opt<std::string> dtype("dtype", cl::desc("bf16 or f16"));
-static cl::opt<uint64_t> seed("seed", cl::desc("First seed"), cl::init(1));
+                              cl::desc("Key/value sequence length (Skv)"),
+                              cl::cat(simCategory));
+static cl::opt<int64_t> headsQ("heads-q", cl::desc("Query heads (Hq)"),
+                               cl::cat(simCategory));
+static cl::opt<int64_t> headsKv("heads-kv", cl::desc("Key/value heads (Hkv)"),
+                                cl::cat(simCategory));
+static cl::opt<int64_t> headDim("head-dim", cl::desc("Head dimension (D)"),
+                                cl::cat(simCategory));
+static cl::opt<bool> causal("causal", cl::desc("The kernel is causal"),
+                            cl::cat(simCategory));
+static cl::opt<std::string> dtype("dtype", cl::desc("bf16 or f16"),
+                                  cl::cat(simCategory));
+static cl::opt<uint64_t> seed("seed", cl::desc("First seed"), cl::init(1),
+                              cl::cat(simCategory));
 static cl::opt<unsigned> seeds("seeds", cl::desc("Number of seeds"),
-                               cl::init(1));
+                               cl::init(1), cl::cat(simCategory));
 static cl::opt<unsigned> ctas("ctas", cl::desc("CTAs of the persistent grid"),
-                              cl::init(2));
+                              cl::init(2), cl::cat(simCategory));
 static cl::opt<uint64_t> maxSteps("max-steps",
                                   cl::desc("Ops one CTA may execute"),
-                                  cl::init(200000000));
+                                  cl::init(200000000), cl::cat(simCategory));
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(simCategory);
   cl::ParseCommandLineOptions(
       argc, argv,
       "fa4-sim: simulate fa4 kernels at the synchronization level\n");

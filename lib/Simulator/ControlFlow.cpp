@@ -1,0 +1,204 @@
+//===- ControlFlow.cpp - scf, gpu and llvm ops ----------------------------===//
+//
+// Structured control flow on a thread's frame stack (scf.for, scf.if and
+// their yields), the gpu ops (ids, dynamic shared memory, the CTA barrier,
+// shuffles, return), and the few llvm ops of the LSE store.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Cta.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::fa4;
+using namespace mlir::fa4::sim;
+
+//===----------------------------------------------------------------------===//
+// scf
+//===----------------------------------------------------------------------===//
+
+Step Cta::scfOp(Actor &actor, Operation *op) {
+  if (auto forOp = dyn_cast<scf::ForOp>(op)) {
+    const Val *lower = use(actor, op, forOp.getLowerBound());
+    const Val *upper = use(actor, op, forOp.getUpperBound());
+    const Val *step = use(actor, op, forOp.getStep());
+    if (!lower || !upper || !step)
+      return Step::error;
+    SmallVector<Val> inits;
+    for (Value init : forOp.getInitArgs()) {
+      const Val *v = use(actor, op, init);
+      if (!v)
+        return Step::error;
+      inits.push_back(*v);
+    }
+    bool isSigned = forOp.getUnsignedCmp() == false;
+    int64_t lb = lower->ints[0], ub = upper->ints[0], st = step->ints[0];
+    if (st <= 0)
+      return fail(op, "loop step must be positive");
+    bool empty = isSigned ? lb >= ub : uint64_t(lb) >= uint64_t(ub);
+    if (empty) {
+      for (auto [result, init] : llvm::zip(forOp.getResults(), inits))
+        define(actor, result) = init;
+      return Step::next;
+    }
+    Block *body = forOp.getBody();
+    Val iv;
+    iv.ints = {lb};
+    define(actor, forOp.getInductionVar()) = iv;
+    for (auto [arg, init] : llvm::zip(forOp.getRegionIterArgs(), inits))
+      define(actor, arg) = init;
+    actor.stack.push_back({body, body->begin(), op, lb, ub, st});
+    return Step::entered;
+  }
+  if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
+    const Val *cond = use(actor, op, ifOp.getCondition());
+    if (!cond)
+      return Step::error;
+    Region &region =
+        cond->ints[0] != 0 ? ifOp.getThenRegion() : ifOp.getElseRegion();
+    if (region.empty())
+      return Step::next;
+    actor.stack.push_back({&region.front(), region.front().begin(), op});
+    return Step::entered;
+  }
+  if (isa<scf::YieldOp>(op))
+    return yield(actor, op);
+  return fail(op, "the simulator cannot execute this op");
+}
+
+Step Cta::yield(Actor &actor, Operation *op) {
+  SmallVector<Val> values;
+  for (Value operand : op->getOperands()) {
+    const Val *v = use(actor, op, operand);
+    if (!v)
+      return Step::error;
+    values.push_back(*v);
+  }
+  Frame &frame = actor.stack.back();
+  Operation *owner = frame.owner;
+  if (auto forOp = dyn_cast<scf::ForOp>(owner)) {
+    int64_t next = frame.iv + frame.step;
+    bool more = forOp.getUnsignedCmp() ? uint64_t(next) < uint64_t(frame.upper)
+                                       : next < frame.upper;
+    if (next > frame.iv && more) {
+      frame.iv = next;
+      Val iv;
+      iv.ints = {next};
+      define(actor, forOp.getInductionVar()) = iv;
+      for (auto [arg, v] : llvm::zip(forOp.getRegionIterArgs(), values))
+        define(actor, arg) = v;
+      frame.it = frame.block->begin();
+      return Step::entered;
+    }
+  }
+  for (auto [result, v] : llvm::zip(owner->getResults(), values))
+    define(actor, result) = v;
+  actor.stack.pop_back();
+  ++actor.stack.back().it;
+  return Step::entered;
+}
+
+//===----------------------------------------------------------------------===//
+// gpu
+//===----------------------------------------------------------------------===//
+
+Step Cta::gpuOp(Actor &actor, Operation *op) {
+  auto number = [&](Value result, int64_t v) {
+    Val out;
+    out.ints = {v};
+    define(actor, result) = std::move(out);
+    return Step::next;
+  };
+  auto xOnly = [&](gpu::Dimension dimension, int64_t x) -> int64_t {
+    return dimension == gpu::Dimension::x ? x : 0;
+  };
+  return llvm::TypeSwitch<Operation *, Step>(op)
+      .Case([&](gpu::ThreadIdOp id) {
+        return number(id, xOnly(id.getDimension(), actor.tid));
+      })
+      .Case([&](gpu::BlockIdOp id) {
+        return number(id, xOnly(id.getDimension(), blockId));
+      })
+      .Case([&](gpu::GridDimOp dim) {
+        return number(dim, dim.getDimension() == gpu::Dimension::x ? launch.grid
+                                                                   : 1);
+      })
+      .Case([&](gpu::BlockDimOp dim) {
+        return number(
+            dim, dim.getDimension() == gpu::Dimension::x ? launch.block : 1);
+      })
+      .Case([&](gpu::DynamicSharedMemoryOp dynamic) {
+        Val out;
+        out.kind = Val::Kind::memref;
+        out.strides = {1};
+        define(actor, dynamic.getResult()) = std::move(out);
+        return Step::next;
+      })
+      .Case([&](gpu::BarrierOp) {
+        // __syncthreads: barrier 0 over the whole block.
+        return namedBarrier(actor, op, 0, launch.block, /*sync=*/true);
+      })
+      .Case([&](gpu::ShuffleOp op) { return shuffle(actor, op); })
+      .Case([&](gpu::ReturnOp) { return Step::done; })
+      .Default([&](Operation *) {
+        return fail(op, "the simulator cannot execute this op");
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// llvm (the LSE store)
+//===----------------------------------------------------------------------===//
+
+Step Cta::llvmOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
+  return llvm::TypeSwitch<Operation *, Step>(op)
+      .Case([&](LLVM::GEPOp gep) {
+        if (in.size() != 2 || gep.getIndices().size() != 1 ||
+            !gep.getElemType().isIntOrFloat())
+          return fail(op, "only one-index pointer arithmetic is supported");
+        Val out = *in[0];
+        out.offset +=
+            in[1]->ints[0] *
+            static_cast<int64_t>(gep.getElemType().getIntOrFloatBitWidth() / 8);
+        define(actor, gep.getResult()) = std::move(out);
+        return Step::next;
+      })
+      .Case([&](LLVM::StoreOp store) {
+        const Val &pointer = *in[1];
+        if (pointer.kind != Val::Kind::pointer)
+          return fail(op,
+                      "stores through a pointer that is not a kernel argument");
+        GlobalTensor &tensor = (*launch.tensors)[pointer.base];
+        int64_t index = pointer.offset / 4;
+        if (pointer.offset % 4 != 0 || index < 0 ||
+            index >= static_cast<int64_t>(tensor.data.size()))
+          return fail(op, llvm::formatv("stores to byte {0} of '{1}', outside "
+                                        "its {2} bytes",
+                                        pointer.offset, tensor.name,
+                                        tensor.data.size() * 4));
+        tensor.data[index] = in[0]->floats[0];
+        return Step::next;
+      })
+      .Case([&](LLVM::CallIntrinsicOp call) {
+        StringRef name = call.getIntrin();
+        Val out;
+        if (name == "llvm.nvvm.lg2.approx.f" ||
+            name == "llvm.nvvm.lg2.approx.ftz.f")
+          out.floats = {std::log2(in[0]->floats[0])};
+        else if (name == "llvm.nvvm.ex2.approx.ftz.f32" ||
+                 name == "llvm.nvvm.ex2.approx.f")
+          out.floats = {ftz(std::exp2(in[0]->floats[0]))};
+        else
+          return fail(op, "the simulator does not know intrinsic " + name);
+        define(actor, call.getResult(0)) = std::move(out);
+        return Step::next;
+      })
+      .Default([&](Operation *) {
+        return fail(op, "the simulator cannot execute this op");
+      });
+}

@@ -1,0 +1,407 @@
+//===- Cta.h - the model of one CTA -----------------------------*- C++ -*-===//
+//
+// The state of one simulated CTA: its threads (actors), warps and
+// warpgroups, shared and Tensor Memory, barriers and the asynchronous units
+// (TMA, MMA and wgmma pipes), and the Cta class that runs them. Private to
+// lib/Simulator; each unit's semantics is defined in its own .cpp file, as
+// the member groups below name.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA4_LIB_SIMULATOR_CTA_H
+#define FA4_LIB_SIMULATOR_CTA_H
+
+#include "Interpreter.h"
+#include "Values.h"
+
+#include "fa4/Dialect/FA4/IR/FA4Ops.h"
+
+#include <array>
+#include <deque>
+#include <map>
+#include <memory>
+#include <random>
+
+namespace mlir::fa4::sim {
+
+inline constexpr int64_t kTmemLanes = 128, kTmemColumns = 512;
+inline constexpr int64_t kWarpgroupThreads = 128;
+/// Rotating vector-clock slots for TMA loads and stores in flight.
+inline constexpr unsigned kAsyncSlots = 32;
+
+//===----------------------------------------------------------------------===//
+// Actors
+//===----------------------------------------------------------------------===//
+
+enum class Status { ready, blocked, done };
+enum class Step { next, entered, blocked, done, error };
+
+/// What a blocked thread waits for, so that the event that may release it
+/// wakes it.
+enum class WaitKind {
+  none,
+  mbarrier,
+  namedBarrier,
+  warpVote,
+  storeGroups,
+  warpgroup, // a warpgroup-collective op (wgmma, commit) gathering
+  wgmmaGroups
+};
+
+struct Frame {
+  Block *block;
+  Block::iterator it;
+  Operation *owner;
+  int64_t iv = 0, upper = 0, step = 1;
+};
+
+/// A tcgen05.ld/st whose TMEM access is checked when the thread waits for
+/// it: the hardware performs it somewhere in between.
+struct PendingTmem {
+  int64_t lane, firstColumn, columns;
+  uint32_t agent;
+  /// The thread's tcgen05 view when it issued the access: what is surely
+  /// ordered before the access.
+  std::shared_ptr<const VectorClock> issueView;
+};
+
+struct TmaStore {
+  unsigned map;
+  SmallVector<int64_t, 4> coords;
+  int64_t shared;
+  Operation *op;
+};
+
+struct WgmmaWork;
+
+struct Actor {
+  unsigned tid, warp, lane;
+  Slot slot;
+  /// The thread's tcgen05 operations (TMEM loads/stores, MMA issue) are
+  /// ordered across thread synchronization only through tcgen05 fences:
+  /// they run as `tcSlot` and see `tcView`, what the last
+  /// fence::after_thread_sync made visible; fence::before_thread_sync
+  /// publishes them into `clock` for the next arrive.
+  Slot tcSlot;
+  VectorClock tcView;
+  /// A copy of tcView shared by the accesses issued under it.
+  std::shared_ptr<const VectorClock> tcViewCopy;
+  const std::shared_ptr<const VectorClock> &issueView() {
+    if (!tcViewCopy)
+      tcViewCopy = std::make_shared<const VectorClock>(tcView);
+    return tcViewCopy;
+  }
+  std::string role = "-";
+  Status status = Status::ready;
+  WaitKind waitKind = WaitKind::none;
+  int64_t waitId = 0;
+  Operation *blockedAt = nullptr;
+  VectorClock clock;
+  DenseMap<Value, Val> env;
+  SmallVector<Frame, 8> stack;
+  /// Named barrier / warp vote: the generation this thread arrived in.
+  std::optional<uint64_t> arrivedGeneration;
+  SmallVector<Value> pendingLoadValues;
+  SmallVector<PendingTmem> pendingLoads, pendingStores;
+  /// TMA stores issued since the last commit; committed groups in flight.
+  SmallVector<TmaStore> openStores;
+  std::deque<unsigned> storeGroups; // stores remaining per group
+  /// Groups retired so far: the first in `storeGroups` has this index.
+  uint64_t storeGroupsRetired = 0;
+  /// fence.proxy.async executed so far: the thread's ordinary stores made
+  /// at the current count are not yet visible to the async proxy.
+  uint32_t proxyFences = 0;
+  VectorClock storesDone;
+  /// fa4.wgmma results not yet returned by a fa4.wgmma.wait: the wgmma
+  /// that computes each.
+  DenseMap<Value, std::shared_ptr<WgmmaWork>> pendingWgmma;
+};
+
+/// Threads meeting at a collective op (a warp vote or shuffle, a
+/// warpgroup's wgmma or commit): the op, the threads arrived so far, and a
+/// generation that advances when the last one arrives.
+struct Rendezvous {
+  Operation *op = nullptr;
+  int64_t arrived = 0;
+  uint64_t generation = 0;
+};
+
+struct Warp {
+  Rendezvous meeting;
+  bool any = false, lastResult = false;
+  /// gpu.shuffle: each lane's value in the current generation, and all of
+  /// them once the last lane arrived.
+  std::array<float, 32> lanes{}, shuffled{};
+};
+
+//===----------------------------------------------------------------------===//
+// Asynchronous units
+//===----------------------------------------------------------------------===//
+
+/// One fa4.wgmma of a warpgroup: the operands its 128 threads hold, and
+/// each thread's fragment of the product once the pipe executed it.
+struct WgmmaWork {
+  Operation *op = nullptr;
+  Val a, b; // shared-memory tiles (a only when A is not in registers)
+  std::vector<SmallVector<float, 1>> aRegisters, acc, result;
+  VectorClock clock; // the threads' clocks joined at issue
+  uint32_t agent = 0;
+  uint64_t group = 0; // commit groups before it
+  bool done = false;
+};
+
+/// A warpgroup's collective ops and its wgmma pipe, which executes the
+/// issued wgmmas in order.
+struct Warpgroup {
+  Rendezvous meeting;
+  std::shared_ptr<WgmmaWork> gathering, issued;
+  Slot slot = 0;
+  VectorClock clock;
+  std::deque<std::shared_ptr<WgmmaWork>> work;
+  uint64_t committed = 0;
+  /// The pipe's clock when each recent group's last wgmma completed.
+  std::map<uint64_t, VectorClock> groupDone;
+};
+
+/// Work on the MMA pipe of one issuing thread, in issue order.
+struct MmaWork {
+  Operation *op;
+  bool commit = false;
+  int64_t barrier = 0;
+  Val a, b, d;
+  bool accumulate = false;
+  VectorClock clock;
+  uint32_t agent = 0;
+};
+
+struct MmaPipe {
+  unsigned issuer;
+  Slot slot;
+  VectorClock clock;
+  std::deque<MmaWork> work;
+};
+
+struct TmaLoad {
+  Operation *op;
+  unsigned map;
+  SmallVector<int64_t, 4> coords;
+  int64_t shared;
+  int64_t barrier;
+  Slot slot;
+  VectorClock clock;
+  uint32_t agent;
+};
+
+struct StoreInFlight {
+  TmaStore store;
+  unsigned issuer;
+  Slot slot;
+  VectorClock clock;
+  uint32_t agent;
+  /// The index of its group among the issuer's groups, counted from the
+  /// first group ever committed.
+  uint64_t group;
+};
+
+//===----------------------------------------------------------------------===//
+// The CTA
+//===----------------------------------------------------------------------===//
+
+/// One CTA of a launch. Each op family has a dispatch member (`memrefOp`,
+/// `tmemOp`, ...) that `execute` or `fa4Op` routes its ops to; each
+/// asynchronous unit has a completion member that `fireEvent` calls.
+class Cta {
+public:
+  Cta(const Launch &launch, int64_t blockId, const Schedule &schedule);
+  CtaOutcome run();
+
+private:
+  //===--- Scheduler.cpp: scheduling, dispatch and reports ----------------===//
+
+  Step step(Actor &actor);
+  Step execute(Actor &actor, Operation *op);
+  void block(Actor &actor, Operation *op, WaitKind kind, int64_t id);
+  void wake(WaitKind kind, int64_t id);
+  bool fireEvent();
+  void reportDeadlock();
+  /// arith and memory-free vector ops.
+  Step pure(Actor &actor, Operation *op, ArrayRef<const Val *> in);
+
+  const Val *use(Actor &actor, Operation *op, Value value);
+  Val &define(Actor &actor, Value value) { return actor.env[value]; }
+  Step fail(Operation *op, const Twine &message);
+  std::string who(const Actor &actor) const;
+  /// The race detector's agent for `op` run by `actor` (for asynchronous
+  /// ops: the unit it issued).
+  uint32_t agentFor(Operation *op, const Actor &actor);
+  std::string describeMemory(Memory memory, int64_t first, int64_t last) const;
+
+  //===--- ControlFlow.cpp: scf, gpu and llvm ops -------------------------===//
+
+  Step scfOp(Actor &actor, Operation *op);
+  Step yield(Actor &actor, Operation *op);
+  Step gpuOp(Actor &actor, Operation *op);
+  Step llvmOp(Actor &actor, Operation *op, ArrayRef<const Val *> in);
+
+  //===--- FA4Ops.cpp: the fa4 dialect's ops, routed to their units -------===//
+
+  Step fa4Op(Actor &actor, Operation *op, ArrayRef<const Val *> in);
+
+  //===--- SharedMemory.cpp: memref and vector memory ops -----------------===//
+
+  Step memrefOp(Actor &actor, Operation *op, ArrayRef<const Val *> in);
+  Step vectorOp(Actor &actor, Operation *op, ArrayRef<const Val *> in);
+  /// The shared byte offset of element `indices` of memref `ref` (of type
+  /// `type`) and the bytes of `count` elements there; fails out of bounds.
+  std::optional<int64_t> sharedAddress(Operation *op, const Val &ref,
+                                       MemRefType type,
+                                       ArrayRef<int64_t> indices,
+                                       int64_t count);
+  bool checkShared(Operation *op, int64_t offset, int64_t bytes);
+  /// An ordinary load or store of `count` consecutive elements of memref
+  /// `ref` at `indices`: checks bounds, records the access, and returns the
+  /// shared byte offset of the first element.
+  std::optional<int64_t> elementsAccess(Actor &actor, Operation *op,
+                                        const Val &ref, MemRefType type,
+                                        ArrayRef<const Val *> indices,
+                                        int64_t count, bool write);
+  float loadElement(Type element, int64_t offset);
+  void storeElement(Type element, int64_t offset, float real, int64_t integer);
+  bool sharedAccess(Actor &actor, Operation *op, int64_t offset, int64_t bytes,
+                    bool write);
+  /// An async-proxy read (TMA store, MMA operand) of shared bytes
+  /// [offset, offset + bytes): ordinary stores not yet fenced by their
+  /// thread are invisible to it.
+  void asyncProxyRead(int64_t offset, int64_t bytes, uint32_t reader);
+
+  //===--- Barriers.cpp: mbarriers, named barriers, collectives -----------===//
+
+  /// The nvgpu mbarrier ops.
+  Step mbarrierOp(Actor &actor, Operation *op);
+  bool barrierIndex(Operation *op, const Val &group, Value index, Actor &actor,
+                    int64_t &barrier);
+  /// Mbarrier `barrier` completed a phase: wakes its waiters.
+  void completed(int64_t barrier);
+  Step namedBarrier(Actor &actor, Operation *op, int64_t id, int64_t threads,
+                    bool sync);
+  /// Runs collective op `op` of `threads` threads for `actor`: `arrive`
+  /// once per thread, `complete` when the last one arrived; each thread
+  /// continues only then (Step::next), blocked (on `kind`, `id`) before.
+  /// `group` names the threads in the error for threads at different ops.
+  Step gather(Actor &actor, Operation *op, Rendezvous &meeting, int64_t threads,
+              WaitKind kind, int64_t id, StringRef group,
+              function_ref<void()> arrive, function_ref<void()> complete);
+  Step shuffle(Actor &actor, gpu::ShuffleOp op);
+  Step warpAny(Actor &actor, WarpAnyOp op, ArrayRef<const Val *> in);
+
+  //===--- Tma.cpp: TMA loads and stores ----------------------------------===//
+
+  /// nvgpu TMA loads and stores, fa4 store commits and waits.
+  Step tmaOp(Actor &actor, Operation *op);
+  /// Gives a TMA load or store issued with `clock` its vector-clock slot
+  /// (rotating among kAsyncSlots, each use a higher value) and returns it.
+  Slot stampAsync(VectorClock &clock);
+  void completeTmaLoad(size_t index);
+  void completeStore(size_t index);
+
+  //===--- TensorMemory.cpp: TMEM and the tcgen05 ld/st/wait/fence --------===//
+
+  Step tmemOp(Actor &actor, Operation *op, ArrayRef<const Val *> in);
+  bool tmemColumnsAllocated(Operation *op, int64_t first, int64_t columns);
+  /// Checks and records `pending` TMEM accesses of `actor` as happening
+  /// now, then forgets them.
+  void completeTmemAccesses(Actor &actor, SmallVectorImpl<PendingTmem> &pending,
+                            bool write);
+  int64_t tmemLane(const Actor &actor) const {
+    return 32 * (actor.warp % 4) + actor.lane;
+  }
+  /// At the CTA's exit: every TMEM allocation must have been freed.
+  void checkTmemFreed();
+
+  //===--- TensorCore.cpp: the tcgen05 MMA pipes --------------------------===//
+
+  /// fa4.mma and fa4.mma.commit.
+  Step mmaOp(Actor &actor, Operation *op, ArrayRef<const Val *> in);
+  /// The MMA pipe of the thread `actor`, created on its first MMA.
+  MmaPipe &pipeOf(const Actor &actor);
+  /// A vector-clock slot for an in-order unit (MMA or wgmma pipe).
+  Slot pipeSlot() { return nextSlot + kAsyncSlots + nextPipeSlot++; }
+  /// A Tensor Core read of one K step (16 elements) of the first `count`
+  /// rows (along M or N) of the 16-bit operand `descriptor` describes, by
+  /// `agent` of the unit `slot` at `clock`, into `values` (row-major);
+  /// false (and an error) out of bounds.
+  bool operandRead(Operation *op, Half half, const SmemDescriptor &descriptor,
+                   bool mnMajor, int64_t count, Slot slot, uint32_t agent,
+                   const VectorClock &clock, std::vector<float> &values);
+  void executeMma(MmaPipe &pipe);
+
+  //===--- Wgmma.cpp: warpgroup MMA (sm_90a) ------------------------------===//
+
+  Step wgmma(Actor &actor, WgmmaOp op, ArrayRef<const Val *> in);
+  Step wgmmaCommit(Actor &actor, WgmmaCommitOp op);
+  /// fa4.wgmma.wait: its fragments may be wgmma results, which only it may
+  /// read.
+  Step wgmmaWait(Actor &actor, WgmmaWaitOp op);
+  void executeWgmma(unsigned index);
+
+  //===--- State ----------------------------------------------------------===//
+
+  const Launch &launch;
+  int64_t blockId;
+  std::mt19937_64 rng;
+  uint64_t maxSteps;
+  CtaOutcome outcome;
+  bool failed = false;
+
+  std::vector<Actor> actors;
+  std::vector<Warp> warps;
+  std::vector<Warpgroup> warpgroups;
+  std::vector<unsigned> ready;
+
+  std::vector<uint8_t> shared;
+  /// Per shared byte, the last ordinary store to it: its agent + 1 (0 for
+  /// none), its thread and that thread's proxyFences when it stored.
+  struct OrdinaryStore {
+    uint32_t agent = 0, thread = 0, fences = 0;
+  };
+  std::vector<OrdinaryStore> ordinaryStores;
+  /// Whether the async proxy cannot see byte `i` yet.
+  bool unfenced(int64_t i) const {
+    const OrdinaryStore &store = ordinaryStores[i];
+    return store.agent && actors[store.thread].proxyFences == store.fences;
+  }
+
+  std::vector<uint32_t> tmem;
+  /// The columns allocated (0 for none), and the op and warp that
+  /// allocated them; the op also stands for the allocation permit the CTA
+  /// gave up.
+  int64_t tmemAllocated = 0;
+  Operation *tmemAllocOp = nullptr;
+  unsigned tmemAllocWarp = 0;
+
+  std::vector<MBarrier> barriers;
+  DenseMap<Operation *, int64_t> barrierGroups;
+  /// Barriers per mbarrier group, by the group's first barrier.
+  DenseMap<int64_t, int64_t> groupSizes;
+  std::map<int64_t, NamedBarrier> namedBarriers;
+
+  // Asynchronous work in flight, which fireEvent completes.
+  std::vector<TmaLoad> loads;
+  std::vector<StoreInFlight> stores;
+  std::vector<MmaPipe> pipes;
+
+  // Vector-clock slots: one per thread and one per thread's tcgen05 work,
+  // then the rotating async slots from `nextSlot`, then the pipes'.
+  Slot nextPipeSlot = 0;
+  Slot nextSlot;
+  uint64_t asyncCounter = 0;
+
+  RaceDetector races;
+  DenseMap<std::pair<Operation *, unsigned>, uint32_t> agents;
+  /// Named shared-memory ranges and TMEM column ranges, for reports.
+  std::vector<std::tuple<int64_t, int64_t, std::string>> sharedNames, tmemNames;
+};
+
+} // namespace mlir::fa4::sim
+
+#endif // FA4_LIB_SIMULATOR_CTA_H

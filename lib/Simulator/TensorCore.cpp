@@ -1,0 +1,184 @@
+//===- TensorCore.cpp - the tcgen05 MMA pipes -----------------------------===//
+//
+// fa4.mma and fa4.mma.commit queue on the issuing thread's MMA pipe, which
+// executes them in issue order at random later points. Each K step builds
+// the instruction and shared-memory descriptors the NVVM lowering emits,
+// decodes them as the Tensor Core does and reads every operand element
+// through them, so that a wrong stride, swizzle or descriptor field gives
+// wrong numbers. A commit arrives on its mbarrier once the MMAs before it
+// are done.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Cta.h"
+
+#include "fa4/Dialect/FA4/IR/Tcgen05Encoding.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::fa4;
+using namespace mlir::fa4::sim;
+
+Step Cta::mmaOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
+  return llvm::TypeSwitch<Operation *, Step>(op)
+      .Case([&](MmaOp mma) {
+        MmaPipe &pipe = pipeOf(actor);
+        MmaWork work;
+        work.op = op;
+        work.a = *in[0];
+        work.b = *in[1];
+        work.d = *in[2];
+        work.accumulate = in[3]->ints[0] != 0;
+        work.clock = actor.tcView;
+        work.agent = agentFor(op, actor);
+        pipe.work.push_back(std::move(work));
+        actor.clock.tick(actor.slot);
+        return Step::next;
+      })
+      .Case([&](MmaCommitOp commit) {
+        int64_t b;
+        if (!barrierIndex(op, *in[0], commit.getIndex(), actor, b))
+          return Step::error;
+        MmaPipe &pipe = pipeOf(actor);
+        MmaWork work;
+        work.op = op;
+        work.commit = true;
+        work.barrier = b;
+        work.clock = actor.tcView;
+        pipe.work.push_back(std::move(work));
+        actor.clock.tick(actor.slot);
+        return Step::next;
+      })
+      .Default([&](Operation *) -> Step {
+        llvm_unreachable("fa4Op routes only MMA ops here");
+      });
+}
+
+MmaPipe &Cta::pipeOf(const Actor &actor) {
+  for (MmaPipe &pipe : pipes)
+    if (pipe.issuer == actor.tid)
+      return pipe;
+  pipes.push_back({actor.tid, pipeSlot(), {}, {}});
+  return pipes.back();
+}
+
+bool Cta::operandRead(Operation *op, Half half,
+                      const SmemDescriptor &descriptor, bool mnMajor,
+                      int64_t count, Slot slot, uint32_t agent,
+                      const VectorClock &clock, std::vector<float> &values) {
+  constexpr int64_t kStep = tcgen05::kKStep;
+  for (int64_t mn = 0; mn < count; ++mn)
+    for (int64_t k = 0; k < kStep; ++k) {
+      int64_t offset = swizzle128(operandAddress(descriptor, mnMajor, mn, k)) -
+                       kDynamicSharedBase;
+      if (!checkShared(op, offset, 2))
+        return false;
+      uint16_t bits;
+      std::memcpy(&bits, &shared[offset], 2);
+      values[mn * kStep + k] = halfValue(half, bits);
+      races.access(Memory::shared, offset, offset + 2, false, slot, agent,
+                   clock);
+      asyncProxyRead(offset, 2, agent);
+    }
+  return true;
+}
+
+void Cta::executeMma(MmaPipe &pipe) {
+  MmaWork work = std::move(pipe.work.front());
+  pipe.work.pop_front();
+  // The pipe runs in order: each piece of work is ordered after the last.
+  pipe.clock.join(work.clock);
+  pipe.clock.tick(pipe.slot);
+  if (work.commit) {
+    if (barriers[work.barrier].arrive(pipe.clock))
+      completed(work.barrier);
+    return;
+  }
+  auto mma = cast<MmaOp>(work.op);
+  auto bType = cast<MemRefType>(mma.getB().getType());
+  bool bf16 = bType.getElementType().isBF16();
+  Half half = bf16 ? Half::bf16 : Half::f16;
+  bool bMnMajor = mma.getBMajor() == OperandMajor::mn;
+  int64_t m = mma.getM(), n = mma.getN(), k = mma.getK();
+  auto atomStride = [](MemRefType type) {
+    return type.getStridesAndOffset().first[0] * 2;
+  };
+  // Tile addresses in the shared window, as the lowering takes them.
+  int64_t bTile = kDynamicSharedBase + work.b.base + work.b.offset * 2;
+  auto aTile = dyn_cast<MemRefType>(mma.getA().getType());
+  int64_t aAddress =
+      aTile ? kDynamicSharedBase + work.a.base + work.a.offset * 2 : 0;
+  int64_t dColumn = work.d.base;
+  if (!tmemColumnsAllocated(work.op, dColumn, n))
+    return;
+
+  std::vector<float> aValues(m * tcgen05::kKStep), bValues(n * tcgen05::kKStep);
+  auto readShared = [&](const SmemDescriptor &d, bool mnMajor, int64_t count,
+                        std::vector<float> &values) {
+    return operandRead(work.op, half, d, mnMajor, count, pipe.slot, work.agent,
+                       pipe.clock, values);
+  };
+  for (int64_t step = 0; step < k / tcgen05::kKStep; ++step) {
+    // The instruction the lowering issues for this step, decoded the way
+    // the Tensor Core reads it.
+    uint32_t idesc = tcgen05::instructionDescriptor(bf16, bMnMajor, m, n);
+    int64_t stepM = ((idesc >> 24) & 0x1F) << 4;
+    int64_t stepN = ((idesc >> 17) & 0x3F) << 3;
+    bool stepBMn = (idesc >> 16) & 1;
+    if (stepM != m || stepN != n)
+      return (void)fail(work.op, "the instruction descriptor does not encode "
+                                 "the MMA's shape");
+    if (aTile) {
+      SmemDescriptor a = decodeSmemDescriptor(tcgen05::smemDescriptor(
+          aAddress + tcgen05::kMajorStepBytes(step, atomStride(aTile)),
+          tcgen05::kKMajorLeadingBytes, tcgen05::kKMajorStrideBytes));
+      if (a.swizzle != tcgen05::kSwizzle128B)
+        return (void)fail(work.op, "A is not in 128-byte swizzle mode");
+      if (!readShared(a, false, m, aValues))
+        return;
+    } else {
+      int64_t column = work.a.base + tcgen05::tmemStepColumns(step);
+      if (!tmemColumnsAllocated(work.op, column, tcgen05::kKStep / 2))
+        return;
+      for (int64_t row = 0; row < m; ++row) {
+        races.access(Memory::tensor, row * kTmemColumns + column,
+                     row * kTmemColumns + column + tcgen05::kKStep / 2, false,
+                     pipe.slot, work.agent, pipe.clock);
+        for (int64_t kk = 0; kk < tcgen05::kKStep; ++kk) {
+          uint32_t cell = tmem[row * kTmemColumns + column + kk / 2];
+          aValues[row * tcgen05::kKStep + kk] =
+              halfValue(half, static_cast<uint16_t>(cell >> (16 * (kk % 2))));
+        }
+      }
+    }
+    int64_t bAddress =
+        bTile + (stepBMn ? tcgen05::mnMajorStepBytes(step)
+                         : tcgen05::kMajorStepBytes(step, atomStride(bType)));
+    SmemDescriptor b = decodeSmemDescriptor(tcgen05::smemDescriptor(
+        bAddress, stepBMn ? atomStride(bType) : tcgen05::kKMajorLeadingBytes,
+        tcgen05::kPatternBytes));
+    if (!readShared(b, stepBMn, n, bValues))
+      return;
+    // f32 accumulation of exact products, one rounding per K step.
+    bool accumulate = work.accumulate || step > 0;
+    for (int64_t row = 0; row < m; ++row) {
+      races.access(Memory::tensor, row * kTmemColumns + dColumn,
+                   row * kTmemColumns + dColumn + n, true, pipe.slot,
+                   work.agent, pipe.clock);
+      for (int64_t col = 0; col < n; ++col) {
+        double sum = 0;
+        for (int64_t kk = 0; kk < tcgen05::kKStep; ++kk)
+          sum += static_cast<double>(aValues[row * tcgen05::kKStep + kk]) *
+                 bValues[col * tcgen05::kKStep + kk];
+        uint32_t &cell = tmem[row * kTmemColumns + dColumn + col];
+        float previous;
+        std::memcpy(&previous, &cell, 4);
+        float result = static_cast<float>(accumulate ? previous + sum : sum);
+        std::memcpy(&cell, &result, 4);
+      }
+    }
+  }
+}

@@ -1,0 +1,226 @@
+//===- Tma.cpp - TMA loads and stores -------------------------------------===//
+//
+// The Tensor Memory Accelerator between global and shared memory. A load
+// is issued against an mbarrier and lands at a random later point: it
+// writes the box in the 128-byte swizzle and completes its transaction
+// bytes. Stores are issued into the thread's open group, committed as a
+// group, and each reads shared memory (through the async proxy) at a
+// random point before its group retires.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Cta.h"
+
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::fa4;
+using namespace mlir::fa4::sim;
+
+//===----------------------------------------------------------------------===//
+// Issue
+//===----------------------------------------------------------------------===//
+
+Step Cta::tmaOp(Actor &actor, Operation *op) {
+  if (auto load = dyn_cast<nvgpu::TmaAsyncLoadOp>(op)) {
+    const Val *dst = use(actor, op, load.getDst());
+    const Val *group = use(actor, op, load.getBarriers());
+    const Val *map = use(actor, op, load.getTensorMapDescriptor());
+    int64_t b;
+    if (!dst || !group || !map ||
+        !barrierIndex(op, *group, load.getMbarId(), actor, b))
+      return Step::error;
+    if (load.getPredicate() || load.getMulticastMask())
+      return fail(op, "predicated and multicast TMA loads are not supported");
+    TmaLoad work{op,          static_cast<unsigned>(map->base),
+                 {},          dst->base + dst->offset * 2,
+                 b,           0,
+                 actor.clock, agentFor(op, actor)};
+    for (Value c : load.getCoordinates()) {
+      const Val *v = use(actor, op, c);
+      if (!v)
+        return Step::error;
+      work.coords.push_back(v->ints[0]);
+    }
+    const TensorMap &tensorMap = launch.maps[work.map];
+    SmallVector<int64_t> shape(llvm::reverse(tensorMap.box));
+    if (load.getDst().getType().getShape() != ArrayRef<int64_t>(shape))
+      return fail(op, "the destination's shape is not the tensor map's box "
+                      "(from the launch manifest)");
+    if (work.shared % 128 != 0)
+      return fail(op, llvm::formatv("the destination (shared byte {0}) is not "
+                                    "128-byte aligned",
+                                    work.shared));
+    if (!checkShared(op, work.shared, ShapedType::getNumElements(shape) * 2))
+      return Step::error;
+    work.slot = stampAsync(work.clock);
+    loads.push_back(std::move(work));
+    actor.clock.tick(actor.slot);
+    return Step::next;
+  }
+  if (auto store = dyn_cast<nvgpu::TmaAsyncStoreOp>(op)) {
+    const Val *src = use(actor, op, store.getSrc());
+    const Val *map = use(actor, op, store.getTensorMapDescriptor());
+    if (!src || !map)
+      return Step::error;
+    if (store.getPredicate())
+      return fail(op, "predicated TMA stores are not supported");
+    TmaStore work{
+        static_cast<unsigned>(map->base), {}, src->base + src->offset * 2, op};
+    for (Value c : store.getCoordinates()) {
+      const Val *v = use(actor, op, c);
+      if (!v)
+        return Step::error;
+      work.coords.push_back(v->ints[0]);
+    }
+    SmallVector<int64_t> shape(llvm::reverse(launch.maps[work.map].box));
+    if (store.getSrc().getType().getShape() != ArrayRef<int64_t>(shape))
+      return fail(op, "the source's shape is not the tensor map's box (from "
+                      "the launch manifest)");
+    if (work.shared % 128 != 0)
+      return fail(op, "the source is not 128-byte aligned");
+    if (!checkShared(op, work.shared, ShapedType::getNumElements(shape) * 2))
+      return Step::error;
+    actor.openStores.push_back(std::move(work));
+    return Step::next;
+  }
+  if (isa<TmaStoreCommitOp>(op)) {
+    if (actor.openStores.empty())
+      return Step::next;
+    uint64_t group = actor.storeGroupsRetired + actor.storeGroups.size();
+    actor.storeGroups.push_back(actor.openStores.size());
+    for (TmaStore &store : actor.openStores) {
+      uint32_t agent = agentFor(store.op, actor);
+      StoreInFlight work{std::move(store), actor.tid, 0,
+                         actor.clock,      agent,     group};
+      work.slot = stampAsync(work.clock);
+      stores.push_back(std::move(work));
+    }
+    actor.openStores.clear();
+    actor.clock.tick(actor.slot);
+    return Step::next;
+  }
+  if (auto wait = dyn_cast<TmaStoreWaitOp>(op)) {
+    if (actor.storeGroups.size() > wait.getPending()) {
+      block(actor, op, WaitKind::storeGroups, actor.tid);
+      return Step::blocked;
+    }
+    actor.clock.join(actor.storesDone);
+    return Step::next;
+  }
+  return fail(op, "the simulator cannot execute this op");
+}
+
+Slot Cta::stampAsync(VectorClock &clock) {
+  Slot slot = nextSlot + asyncCounter % kAsyncSlots;
+  clock.set(slot, asyncCounter / kAsyncSlots + 1);
+  ++asyncCounter;
+  return slot;
+}
+
+//===----------------------------------------------------------------------===//
+// Completion
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The element offset in the row-major [B, S, H, D] tensor of box element
+/// `inner` (innermost first) at `coords`, or -1 out of bounds.
+int64_t globalElement(const GlobalTensor &tensor, ArrayRef<int64_t> coords,
+                      ArrayRef<int64_t> inner) {
+  int64_t rank = tensor.shape.size(), offset = 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t c = coords[rank - 1 - d] + inner[rank - 1 - d];
+    if (c < 0 || c >= tensor.shape[d])
+      return -1;
+    offset = offset * tensor.shape[d] + c;
+  }
+  return offset;
+}
+
+/// Visits every element of a 4-D box (innermost first) with its linear
+/// index in shared memory.
+template <typename F> void forEachBoxElement(ArrayRef<int64_t> box, F f) {
+  SmallVector<int64_t, 4> i(box.size(), 0);
+  int64_t linear = 0;
+  for (i[3] = 0; i[3] < box[3]; ++i[3])
+    for (i[2] = 0; i[2] < box[2]; ++i[2])
+      for (i[1] = 0; i[1] < box[1]; ++i[1])
+        for (i[0] = 0; i[0] < box[0]; ++i[0])
+          f(ArrayRef<int64_t>(i), linear++);
+}
+
+} // namespace
+
+void Cta::completeTmaLoad(size_t index) {
+  TmaLoad work = std::move(loads[index]);
+  loads.erase(loads.begin() + index);
+  const TensorMap &map = launch.maps[work.map];
+  const GlobalTensor &tensor = (*launch.tensors)[map.tensor];
+  Half half = tensor.element.isBF16() ? Half::bf16 : Half::f16;
+  int64_t bytes = 0;
+  SmallVector<int64_t, 4> box(map.box);
+  bool ok = true;
+  forEachBoxElement(box, [&](ArrayRef<int64_t> inner, int64_t linear) {
+    if (!ok)
+      return;
+    int64_t global = globalElement(tensor, work.coords, inner);
+    float value = global < 0 ? 0.0f : tensor.data[global];
+    int64_t offset = swizzle128(kDynamicSharedBase + work.shared + 2 * linear) -
+                     kDynamicSharedBase;
+    if (!checkShared(work.op, offset, 2)) {
+      ok = false;
+      return;
+    }
+    uint16_t bits = halfBits(half, value);
+    std::memcpy(&shared[offset], &bits, 2);
+    bytes += 2;
+  });
+  if (!ok)
+    return;
+  // Race-check the whole box region (the swizzle permutes within it).
+  races.access(Memory::shared, work.shared, work.shared + bytes, true,
+               work.slot, work.agent, work.clock);
+  if (barriers[work.barrier].completeTx(bytes, work.clock))
+    completed(work.barrier);
+}
+
+void Cta::completeStore(size_t index) {
+  StoreInFlight work = std::move(stores[index]);
+  stores.erase(stores.begin() + index);
+  const TensorMap &map = launch.maps[work.store.map];
+  GlobalTensor &tensor = (*launch.tensors)[map.tensor];
+  Half half = tensor.element.isBF16() ? Half::bf16 : Half::f16;
+  int64_t bytes = 0;
+  SmallVector<int64_t, 4> box(map.box);
+  forEachBoxElement(box, [&](ArrayRef<int64_t> inner, int64_t linear) {
+    int64_t offset =
+        swizzle128(kDynamicSharedBase + work.store.shared + 2 * linear) -
+        kDynamicSharedBase;
+    bytes += 2;
+    if (offset < 0 || offset + 2 > static_cast<int64_t>(shared.size()))
+      return;
+    int64_t global = globalElement(tensor, work.store.coords, inner);
+    if (global < 0)
+      return;
+    uint16_t bits;
+    std::memcpy(&bits, &shared[offset], 2);
+    tensor.data[global] = halfValue(half, bits);
+  });
+  races.access(Memory::shared, work.store.shared, work.store.shared + bytes,
+               false, work.slot, work.agent, work.clock);
+  asyncProxyRead(work.store.shared, bytes, work.agent);
+  Actor &issuer = actors[work.issuer];
+  issuer.storesDone.join(work.clock);
+  if (--issuer.storeGroups[work.group - issuer.storeGroupsRetired] == 0) {
+    // Groups retire in order once every store of each is done.
+    while (!issuer.storeGroups.empty() && issuer.storeGroups.front() == 0) {
+      issuer.storeGroups.pop_front();
+      ++issuer.storeGroupsRetired;
+    }
+  }
+  wake(WaitKind::storeGroups, work.issuer);
+}
