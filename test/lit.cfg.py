@@ -37,6 +37,13 @@ llvm_config.add_tool_substitutions(tools, [config.fa4_tools_dir, config.llvm_too
 
 if config.fa4_has_capi:
     config.available_features.add("capi")
+# Upstream mlir-opt loading fa4 as a plugin (the shared-library build only).
+mlir_opt = os.path.join(config.llvm_tools_dir, "mlir-opt")
+plugin = os.path.join(config.fa4_lib_dir, "FA4Plugin.so")
+if config.fa4_has_capi and os.path.exists(mlir_opt) and os.path.exists(plugin):
+    config.available_features.add("mlir-opt-plugin")
+    config.substitutions.append(("%mlir_opt", mlir_opt))
+    config.substitutions.append(("%fa4_plugin", plugin))
 if config.fa4_cuobjdump:
     config.available_features.add("cuobjdump")
     config.substitutions.append(("%cuobjdump", config.fa4_cuobjdump))
