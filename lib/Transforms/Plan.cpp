@@ -4,6 +4,11 @@
 #include "fa4/Transforms/Planning.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cfloat>
+#include <cmath>
+#include <limits>
 
 namespace mlir::fa4 {
 #define GEN_PASS_DEF_FA4PLAN
@@ -82,9 +87,163 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
       options.emulatedExp2.value_or(hopper ? 0 : 3),
       options.pvSplit.value_or(defaultPvSplit),
       options.rescaleThreshold.value_or(8));
-  if (!plan)
+  if (!plan || failed(checkKernelLimits(op, plan)))
     return failure();
   return plan;
+}
+
+namespace {
+/// The kernel's batch, lengths, tile counts and coordinates are 32-bit
+/// signed values (i32 parameters, 32-bit index arithmetic, TMA's int32
+/// coordinates).
+constexpr int64_t kMax32 = std::numeric_limits<int32_t>::max();
+/// TMA global strides are multiples of 16 bytes below 2^40.
+constexpr int64_t kTmaStrideAlignment = 16;
+constexpr int64_t kTmaMaxStride = int64_t(1) << 40;
+/// 2^15 is the largest power of two below the largest f16 (65504).
+constexpr int64_t kMaxF16Threshold = 15;
+
+/// `a * b`, or nullopt past int64.
+std::optional<int64_t> mul(int64_t a, int64_t b) {
+  int64_t result;
+  if (llvm::MulOverflow(a, b, result))
+    return std::nullopt;
+  return result;
+}
+
+/// Whether `value` (nullopt: past int64) exceeds the 32-bit range.
+bool exceeds32(std::optional<int64_t> value) {
+  return !value || *value > kMax32;
+}
+} // namespace
+
+LogicalResult mlir::fa4::checkKernelLimits(AttentionOp op, PlanAttr plan) {
+  struct Operand {
+    StringRef name;
+    MemRefType type;
+    std::array<StringRef, 4> dims;
+  };
+  SmallVector<Operand> operands = {
+      {"query", op.getQuery().getType(),
+       {"batch", "seq_q", "heads_q", "head_dim_qk"}},
+      {"key", op.getKey().getType(),
+       {"batch", "seq_kv", "heads_kv", "head_dim_qk"}},
+      {"value", op.getValue().getType(),
+       {"batch", "seq_kv", "heads_kv", "head_dim_v"}},
+      {"output", op.getOutput().getType(),
+       {"batch", "seq_q", "heads_q", "head_dim_v"}}};
+  if (TypedValue<MemRefType> lse = op.getLse()) {
+    // The LSE is written through a plain pointer, element (b, h, i) at
+    // (b * Hq + h) * Sq + i.
+    if (!lse.getType().getLayout().isIdentity())
+      return op.emitOpError()
+             << "the kernel writes LSE to a contiguous [B, Hq, Sq] tensor, "
+                "got "
+             << lse.getType();
+    operands.push_back({"lse", lse.getType(), {"batch", "heads_q", "seq_q"}});
+  }
+
+  for (const Operand &operand : operands) {
+    for (unsigned i = 0, e = operand.type.getRank(); i < e; ++i) {
+      int64_t size = operand.type.getDimSize(i);
+      if (!ShapedType::isDynamic(size) && size > kMax32)
+        return op.emitOpError()
+               << operand.name << " dimension " << i << " ("
+               << operand.dims[i] << ") is " << size
+               << ", more than the kernel's 32-bit sizes and TMA coordinates "
+                  "hold ("
+               << kMax32 << ")";
+    }
+    if (operand.name == "lse")
+      continue;
+    // A TMA descriptor gives each outer dimension a byte stride and the
+    // tensor a base address: both 16-byte aligned, strides below 2^40.
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(operand.type.getStridesAndOffset(strides, offset)))
+      continue; // the verifier refuses these
+    int64_t elementBytes = operand.type.getElementTypeBitWidth() / 8;
+    for (unsigned i = 0; i + 1 < strides.size(); ++i) {
+      if (ShapedType::isDynamic(strides[i]))
+        continue;
+      std::optional<int64_t> bytes = mul(strides[i], elementBytes);
+      if (!bytes || *bytes % kTmaStrideAlignment != 0 ||
+          *bytes >= kTmaMaxStride)
+        return op.emitOpError()
+               << operand.name << " stride " << strides[i]
+               << " of dimension " << i << " (" << operand.dims[i]
+               << ") is " << (bytes ? std::to_string(*bytes) : "> 2^63")
+               << " bytes, which a TMA descriptor cannot describe (a "
+                  "multiple of "
+               << kTmaStrideAlignment << " bytes below 2^40)";
+    }
+    if (!ShapedType::isDynamic(offset) &&
+        (offset * elementBytes) % kTmaStrideAlignment != 0)
+      return op.emitOpError()
+             << operand.name << " offset " << offset << " is "
+             << offset * elementBytes
+             << " bytes, not a multiple of the " << kTmaStrideAlignment
+             << " bytes a TMA base address needs";
+  }
+
+  // What the kernel computes from the sizes, in 32 bits.
+  MemRefType query = op.getQuery().getType();
+  int64_t batch = query.getDimSize(0), seqQ = query.getDimSize(1);
+  int64_t seqKv = op.getKey().getType().getDimSize(1);
+  int64_t heads = op.getNumQueryHeads();
+  int64_t pack = plan.getGqaPack();
+  int64_t tileRows = plan.getQStages() * (plan.getBlockM() / pack);
+  // Sizes are at most 2^31 - 1 here; tiles of at most 256 rows.
+  if (!ShapedType::isDynamic(seqQ) && seqQ + tileRows - 1 > kMax32)
+    return op.emitOpError()
+           << "seq_q " << seqQ << " rounded up to whole work tiles of "
+           << tileRows << " query positions exceeds the kernel's 32-bit row "
+           << "coordinates (" << kMax32 << ")";
+  if (!ShapedType::isDynamic(seqKv) && seqKv + plan.getBlockN() - 1 > kMax32)
+    return op.emitOpError()
+           << "seq_kv " << seqKv << " rounded up to whole blocks of "
+           << plan.getBlockN() << " keys exceeds the kernel's 32-bit row "
+           << "coordinates (" << kMax32 << ")";
+  if (!ShapedType::isDynamic(batch) && !ShapedType::isDynamic(seqQ)) {
+    int64_t tilesPerHead = (seqQ + tileRows - 1) / tileRows;
+    std::optional<int64_t> tiles = mul(batch, heads / pack);
+    if (tiles)
+      tiles = mul(*tiles, tilesPerHead);
+    if (exceeds32(tiles))
+      return op.emitOpError()
+             << "batch x head blocks x query tiles = " << batch << " x "
+             << heads / pack << " x " << tilesPerHead
+             << " work tiles exceed the kernel's 32-bit tile count ("
+             << kMax32 << ")";
+    std::optional<int64_t> lseElements = mul(batch, heads);
+    if (lseElements)
+      lseElements = mul(*lseElements, seqQ);
+    if (op.getLse() && exceeds32(lseElements))
+      return op.emitOpError()
+             << "LSE of batch x heads_q x seq_q = " << batch << " x "
+             << heads << " x " << seqQ
+             << " elements exceeds the kernel's 32-bit LSE offsets ("
+             << kMax32 << ")";
+  }
+
+  // P is rounded to the element type and grows up to 2^rescaleThreshold
+  // between rescales.
+  if (query.getElementType().isF16() &&
+      plan.getRescaleThreshold() > kMaxF16Threshold)
+    return op.emitOpError()
+           << "rescaleThreshold " << plan.getRescaleThreshold()
+           << " lets probabilities grow to 2^" << plan.getRescaleThreshold()
+           << ", past the largest f16 (65504) that P is rounded to; at most "
+           << kMaxF16Threshold << " with f16";
+
+  // The kernel takes the scale in log2 units as an f32.
+  double scale = op.getEffectiveScale();
+  if (!(scale * M_LOG2E <= FLT_MAX))
+    return op.emitOpError()
+           << "scale " << scale << " times log2(e) is " << scale * M_LOG2E
+           << ", more than an f32 holds (" << FLT_MAX
+           << "): the kernel takes the scale in log2 units as an f32";
+  return success();
 }
 
 namespace {
@@ -130,22 +289,32 @@ struct FA4PlanPass : public fa4::impl::FA4PlanBase<FA4PlanPass> {
         return failure();
       }
     }
-    auto positive = [](int64_t v) {
-      return v > 0 ? std::optional<int64_t>(v) : std::nullopt;
+    // 0 (or -1 where 0 is a value) chooses; anything below is a mistake,
+    // not a request to choose.
+    bool valid = true;
+    auto choice = [&](StringRef name, int64_t value, int64_t choose) {
+      if (value < choose) {
+        getOperation()->emitError()
+            << "fa4-plan: option " << name << " must be "
+            << (choose == 0 ? "positive" : "non-negative") << " (" << choose
+            << " chooses), got " << value;
+        valid = false;
+      }
+      return value > choose ? std::optional<int64_t>(value) : std::nullopt;
     };
-    auto nonNegative = [](int64_t v) {
-      return v >= 0 ? std::optional<int64_t>(v) : std::nullopt;
-    };
-    options.blockN = positive(blockN);
-    options.qStages = positive(qStages);
-    options.kvStages = positive(kvStages);
-    options.gqaPack = positive(gqaPack);
-    options.softmaxRegs = positive(softmaxRegs);
-    options.correctionRegs = positive(correctionRegs);
-    options.producerRegs = positive(producerRegs);
-    options.emulatedExp2 = nonNegative(emulatedExp2);
-    options.pvSplit = positive(pvSplit);
-    options.rescaleThreshold = nonNegative(rescaleThreshold);
+    options.blockN = choice("block-n", blockN, 0);
+    options.qStages = choice("q-stages", qStages, 0);
+    options.kvStages = choice("kv-stages", kvStages, 0);
+    options.gqaPack = choice("gqa-pack", gqaPack, 0);
+    options.softmaxRegs = choice("softmax-regs", softmaxRegs, 0);
+    options.correctionRegs = choice("correction-regs", correctionRegs, 0);
+    options.producerRegs = choice("producer-regs", producerRegs, 0);
+    options.emulatedExp2 = choice("emulated-exp2", emulatedExp2, -1);
+    options.pvSplit = choice("pv-split", pvSplit, 0);
+    options.rescaleThreshold =
+        choice("rescale-threshold", rescaleThreshold, -1);
+    if (!valid)
+      return failure();
     return options;
   }
 };
