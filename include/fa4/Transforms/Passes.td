@@ -359,7 +359,11 @@ def FA4EmitKernels : Pass<"fa4-emit-kernels", "::mlir::ModuleOp"> {
     it prints a resource summary per kernel to stdout.
 
     The pass refuses a launch whose kernel has no `gpu.binary`, or whose
-    binary is not PTX, and reports ptxas failures with ptxas's output.
+    binary is not PTX, and a manifest that lacks an entry it reads (kernel,
+    arch, block, grid, roles, barrier counts, dynamic shared memory, TMEM
+    columns; `LaunchOp::verifyManifest`, which the `fa4.launch` verifier
+    also runs on the entries present, checks their kinds and ranges), and
+    reports ptxas failures with ptxas's output.
   }];
   let options = [
     Option<"emitDir", "emit-dir", "std::string", /*default=*/"\"\"",
