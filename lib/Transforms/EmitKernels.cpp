@@ -39,8 +39,16 @@ llvm::json::Value toJson(Attribute attr) {
   }
   if (auto flag = dyn_cast<BoolAttr>(attr))
     return flag.getValue();
-  if (auto integer = dyn_cast<IntegerAttr>(attr))
-    return integer.getInt();
+  if (auto integer = dyn_cast<IntegerAttr>(attr)) {
+    // Any width and signedness: what does not fit an int64 is written as
+    // text.
+    const APInt &value = integer.getValue();
+    bool isUnsigned = integer.getType().isUnsignedInteger();
+    if (isUnsigned ? value.getActiveBits() <= 63
+                   : value.getSignificantBits() <= 64)
+      return isUnsigned ? static_cast<int64_t>(value.getZExtValue())
+                        : value.getSExtValue();
+  }
   if (auto real = dyn_cast<FloatAttr>(attr))
     return real.getValueAsDouble();
   if (auto string = dyn_cast<StringAttr>(attr))
@@ -164,36 +172,6 @@ void printReport(llvm::raw_ostream &os, DictionaryAttr manifest,
      << (resources ? ",cubin" : "") << ",json}\n";
 }
 
-/// The manifest has every entry the report and the runtime read, each of
-/// the right kind; the storage entries come from the allocation passes.
-LogicalResult checkManifest(LaunchOp launch, DictionaryAttr manifest) {
-  struct Entry {
-    StringRef key;
-    bool (*valid)(Attribute);
-    StringRef setBy;
-  };
-  auto isInteger = +[](Attribute a) { return isa<IntegerAttr>(a); };
-  auto isArray = +[](Attribute a) { return isa<ArrayAttr>(a); };
-  auto isDictionary = +[](Attribute a) { return isa<DictionaryAttr>(a); };
-  const Entry entries[] = {
-      {"block", isArray, "fa4-specialize"},
-      {"grid", isDictionary, "fa4-specialize"},
-      {"roles", isArray, "fa4-specialize"},
-      {"mbarriers", isInteger, "fa4-specialize"},
-      {"named_barriers", isInteger, "fa4-specialize"},
-      {"dynamic_smem_bytes", isInteger, "fa4-allocate-smem"},
-      {"tmem_columns", isInteger, "fa4-allocate-tmem"},
-  };
-  for (const Entry &entry : entries) {
-    Attribute value = manifest.get(entry.key);
-    if (!value || !entry.valid(value))
-      return launch.emitOpError()
-             << "manifest needs '" << entry.key << "' (set by " << entry.setBy
-             << ")" << (value ? " of another kind" : "");
-  }
-  return success();
-}
-
 struct FA4EmitKernelsPass
     : public fa4::impl::FA4EmitKernelsBase<FA4EmitKernelsPass> {
   using Base::Base;
@@ -225,11 +203,6 @@ struct FA4EmitKernelsPass
 
   LogicalResult emit(LaunchOp launch, StringRef ptxasPath) {
     DictionaryAttr manifest = *launch.getManifest();
-    if (!isa_and_nonnull<StringAttr>(manifest.get("kernel")) ||
-        !isa_and_nonnull<StringAttr>(manifest.get("arch")))
-      return launch.emitOpError()
-             << "manifest needs the strings 'kernel' and 'arch'";
-    StringRef kernel = cast<StringAttr>(manifest.get("kernel")).getValue();
     auto binary = SymbolTable::lookupNearestSymbolFrom<gpu::BinaryOp>(
         launch, launch.getKernel().getRootReference());
     if (!binary)
@@ -242,8 +215,12 @@ struct FA4EmitKernelsPass
              << "needs the PTX of @" << binary.getName()
              << " (gpu-module-to-binary{format=isa})";
 
-    if (failed(checkManifest(launch, manifest)))
+    // Every entry read below and by the report, checked in one place.
+    if (failed(LaunchOp::verifyManifest(
+            manifest, launch.getKernel().getLeafReference().getValue(),
+            [&] { return launch.emitOpError(); }, /*complete=*/true)))
       return failure();
+    StringRef kernel = cast<StringAttr>(manifest.get("kernel")).getValue();
 
     SmallString<128> ptx(emitDir), cubin(emitDir), json(emitDir);
     llvm::sys::path::append(ptx, kernel + ".ptx");

@@ -4,6 +4,11 @@
 #include "fa4/Transforms/Planning.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cfloat>
+#include <cmath>
+#include <limits>
 
 namespace mlir::fa4 {
 #define GEN_PASS_DEF_FA4PLAN
@@ -13,10 +18,10 @@ namespace mlir::fa4 {
 using namespace mlir;
 using namespace mlir::fa4;
 
-/// Checks the options that name something (arch, scheduler) before any op
-/// is planned; numbers are checked with the plan they produce.
+/// Checks the options before any op is planned: names that exist, numbers
+/// that choose or are in range for some plan (each plan checks the rest).
 static LogicalResult
-checkNamedOptions(const FA4PlanOptions &options,
+checkOptions(const FA4PlanOptions &options,
                   function_ref<InFlightDiagnostic()> emitError) {
   if (!symbolizeArch(options.arch))
     return emitError() << "fa4-plan: unknown arch '" << options.arch
@@ -24,12 +29,35 @@ checkNamedOptions(const FA4PlanOptions &options,
   if (!options.scheduler.empty() && !symbolizeScheduler(options.scheduler))
     return emitError() << "fa4-plan: unknown scheduler '" << options.scheduler
                        << "' (expected linear, lpt or paired)";
+  // 0 (or -1 where 0 is a value) chooses; anything below is a mistake, not
+  // a request to choose.
+  struct Numeric {
+    StringRef name;
+    int64_t value, choose;
+  };
+  for (Numeric option : {
+           Numeric{"block-n", options.blockN, 0},
+           Numeric{"q-stages", options.qStages, 0},
+           Numeric{"kv-stages", options.kvStages, 0},
+           Numeric{"gqa-pack", options.gqaPack, 0},
+           Numeric{"softmax-regs", options.softmaxRegs, 0},
+           Numeric{"correction-regs", options.correctionRegs, 0},
+           Numeric{"producer-regs", options.producerRegs, 0},
+           Numeric{"emulated-exp2", options.emulatedExp2, -1},
+           Numeric{"pv-split", options.pvSplit, 0},
+           Numeric{"rescale-threshold", options.rescaleThreshold, -1},
+       })
+    if (option.value < option.choose)
+      return emitError() << "fa4-plan: option " << option.name << " must be "
+                         << (option.choose == 0 ? "positive" : "non-negative")
+                         << " (" << option.choose << " chooses), got "
+                         << option.value;
   return success();
 }
 
 FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
                                           const FA4PlanOptions &options) {
-  if (failed(checkNamedOptions(options, [&] { return op.emitOpError(); })))
+  if (failed(checkOptions(options, [&] { return op.emitOpError(); })))
     return failure();
   // An option of 0 (-1 where 0 is a choice, "" for a name) is unset.
   auto positiveOr = [](int64_t value, int64_t choice) {
@@ -107,9 +135,163 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
       nonNegativeOr(options.emulatedExp2, hopper ? 0 : 3),
       positiveOr(options.pvSplit, defaultPvSplit),
       nonNegativeOr(options.rescaleThreshold, 8));
-  if (!plan)
+  if (!plan || failed(checkKernelLimits(op, plan)))
     return failure();
   return plan;
+}
+
+namespace {
+/// The kernel's batch, lengths, tile counts and coordinates are 32-bit
+/// signed values (i32 parameters, 32-bit index arithmetic, TMA's int32
+/// coordinates).
+constexpr int64_t kMax32 = std::numeric_limits<int32_t>::max();
+/// TMA global strides are multiples of 16 bytes below 2^40.
+constexpr int64_t kTmaStrideAlignment = 16;
+constexpr int64_t kTmaMaxStride = int64_t(1) << 40;
+/// 2^15 is the largest power of two below the largest f16 (65504).
+constexpr int64_t kMaxF16Threshold = 15;
+
+/// `a * b`, or nullopt past int64.
+std::optional<int64_t> mul(int64_t a, int64_t b) {
+  int64_t result;
+  if (llvm::MulOverflow(a, b, result))
+    return std::nullopt;
+  return result;
+}
+
+/// Whether `value` (nullopt: past int64) exceeds the 32-bit range.
+bool exceeds32(std::optional<int64_t> value) {
+  return !value || *value > kMax32;
+}
+} // namespace
+
+LogicalResult mlir::fa4::checkKernelLimits(AttentionOp op, PlanAttr plan) {
+  struct Operand {
+    StringRef name;
+    MemRefType type;
+    std::array<StringRef, 4> dims;
+  };
+  SmallVector<Operand> operands = {
+      {"query", op.getQuery().getType(),
+       {"batch", "seq_q", "heads_q", "head_dim_qk"}},
+      {"key", op.getKey().getType(),
+       {"batch", "seq_kv", "heads_kv", "head_dim_qk"}},
+      {"value", op.getValue().getType(),
+       {"batch", "seq_kv", "heads_kv", "head_dim_v"}},
+      {"output", op.getOutput().getType(),
+       {"batch", "seq_q", "heads_q", "head_dim_v"}}};
+  if (TypedValue<MemRefType> lse = op.getLse()) {
+    // The LSE is written through a plain pointer, element (b, h, i) at
+    // (b * Hq + h) * Sq + i.
+    if (!lse.getType().getLayout().isIdentity())
+      return op.emitOpError()
+             << "the kernel writes LSE to a contiguous [B, Hq, Sq] tensor, "
+                "got "
+             << lse.getType();
+    operands.push_back({"lse", lse.getType(), {"batch", "heads_q", "seq_q"}});
+  }
+
+  for (const Operand &operand : operands) {
+    for (unsigned i = 0, e = operand.type.getRank(); i < e; ++i) {
+      int64_t size = operand.type.getDimSize(i);
+      if (!ShapedType::isDynamic(size) && size > kMax32)
+        return op.emitOpError()
+               << operand.name << " dimension " << i << " ("
+               << operand.dims[i] << ") is " << size
+               << ", more than the kernel's 32-bit sizes and TMA coordinates "
+                  "hold ("
+               << kMax32 << ")";
+    }
+    if (operand.name == "lse")
+      continue;
+    // A TMA descriptor gives each outer dimension a byte stride and the
+    // tensor a base address: both 16-byte aligned, strides below 2^40.
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(operand.type.getStridesAndOffset(strides, offset)))
+      continue; // the verifier refuses these
+    int64_t elementBytes = operand.type.getElementTypeBitWidth() / 8;
+    for (unsigned i = 0; i + 1 < strides.size(); ++i) {
+      if (ShapedType::isDynamic(strides[i]))
+        continue;
+      std::optional<int64_t> bytes = mul(strides[i], elementBytes);
+      if (!bytes || *bytes % kTmaStrideAlignment != 0 ||
+          *bytes >= kTmaMaxStride)
+        return op.emitOpError()
+               << operand.name << " stride " << strides[i]
+               << " of dimension " << i << " (" << operand.dims[i]
+               << ") is " << (bytes ? std::to_string(*bytes) : "> 2^63")
+               << " bytes, which a TMA descriptor cannot describe (a "
+                  "multiple of "
+               << kTmaStrideAlignment << " bytes below 2^40)";
+    }
+    if (!ShapedType::isDynamic(offset) &&
+        (offset * elementBytes) % kTmaStrideAlignment != 0)
+      return op.emitOpError()
+             << operand.name << " offset " << offset << " is "
+             << offset * elementBytes
+             << " bytes, not a multiple of the " << kTmaStrideAlignment
+             << " bytes a TMA base address needs";
+  }
+
+  // What the kernel computes from the sizes, in 32 bits.
+  MemRefType query = op.getQuery().getType();
+  int64_t batch = query.getDimSize(0), seqQ = query.getDimSize(1);
+  int64_t seqKv = op.getKey().getType().getDimSize(1);
+  int64_t heads = op.getNumQueryHeads();
+  int64_t pack = plan.getGqaPack();
+  int64_t tileRows = plan.getQStages() * (plan.getBlockM() / pack);
+  // Sizes are at most 2^31 - 1 here; tiles of at most 256 rows.
+  if (!ShapedType::isDynamic(seqQ) && seqQ + tileRows - 1 > kMax32)
+    return op.emitOpError()
+           << "seq_q " << seqQ << " rounded up to whole work tiles of "
+           << tileRows << " query positions exceeds the kernel's 32-bit row "
+           << "coordinates (" << kMax32 << ")";
+  if (!ShapedType::isDynamic(seqKv) && seqKv + plan.getBlockN() - 1 > kMax32)
+    return op.emitOpError()
+           << "seq_kv " << seqKv << " rounded up to whole blocks of "
+           << plan.getBlockN() << " keys exceeds the kernel's 32-bit row "
+           << "coordinates (" << kMax32 << ")";
+  if (!ShapedType::isDynamic(batch) && !ShapedType::isDynamic(seqQ)) {
+    int64_t tilesPerHead = (seqQ + tileRows - 1) / tileRows;
+    std::optional<int64_t> tiles = mul(batch, heads / pack);
+    if (tiles)
+      tiles = mul(*tiles, tilesPerHead);
+    if (exceeds32(tiles))
+      return op.emitOpError()
+             << "batch x head blocks x query tiles = " << batch << " x "
+             << heads / pack << " x " << tilesPerHead
+             << " work tiles exceed the kernel's 32-bit tile count ("
+             << kMax32 << ")";
+    std::optional<int64_t> lseElements = mul(batch, heads);
+    if (lseElements)
+      lseElements = mul(*lseElements, seqQ);
+    if (op.getLse() && exceeds32(lseElements))
+      return op.emitOpError()
+             << "LSE of batch x heads_q x seq_q = " << batch << " x "
+             << heads << " x " << seqQ
+             << " elements exceeds the kernel's 32-bit LSE offsets ("
+             << kMax32 << ")";
+  }
+
+  // P is rounded to the element type and grows up to 2^rescaleThreshold
+  // between rescales.
+  if (query.getElementType().isF16() &&
+      plan.getRescaleThreshold() > kMaxF16Threshold)
+    return op.emitOpError()
+           << "rescaleThreshold " << plan.getRescaleThreshold()
+           << " lets probabilities grow to 2^" << plan.getRescaleThreshold()
+           << ", past the largest f16 (65504) that P is rounded to; at most "
+           << kMaxF16Threshold << " with f16";
+
+  // The kernel takes the scale in log2 units as an f32.
+  double scale = op.getEffectiveScale();
+  if (!(scale * M_LOG2E <= FLT_MAX))
+    return op.emitOpError()
+           << "scale " << scale << " times log2(e) is " << scale * M_LOG2E
+           << ", more than an f32 holds (" << FLT_MAX
+           << "): the kernel takes the scale in log2 units as an f32";
+  return success();
 }
 
 namespace {
@@ -120,7 +302,7 @@ struct FA4PlanPass : public fa4::impl::FA4PlanBase<FA4PlanPass> {
     FA4PlanOptions options;
 #define FA4_PASS_OPTION(TYPE, NAME, ...) options.NAME = NAME;
 #include "fa4/Transforms/PlanOptions.inc"
-    if (failed(checkNamedOptions(
+    if (failed(checkOptions(
             options, [&] { return getOperation()->emitError(); })))
       return signalPassFailure();
 

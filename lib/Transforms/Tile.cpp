@@ -10,6 +10,7 @@
 
 #include "fa4/Dialect/FA4/IR/FA4Ops.h"
 #include "fa4/Transforms/Passes.h"
+#include "fa4/Transforms/Planning.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -183,6 +184,8 @@ struct FA4TilePass : public fa4::impl::FA4TileBase<FA4TilePass> {
                             "query/key head dim";
         return signalPassFailure();
       }
+      if (failed(checkKernelLimits(op, plan)))
+        return signalPassFailure();
       // One gpu.module per kernel, both named after the function, so that
       // each binary holds exactly one kernel.
       auto parent = op->getParentOfType<FunctionOpInterface>();

@@ -12,6 +12,43 @@
 // RUN: not fa4-opt %s -split-input-file --fa4-plan="arch=sm_90a kv-stages=6" 2>&1 | FileCheck %s --check-prefix=HOPPER-SMEM
 // RUN: not fa4-opt %s -split-input-file --fa4-plan="scheduler=random" 2>&1 | FileCheck %s --check-prefix=SCHED
 
+// Huge values of every option are refused by the plan's ranges before any
+// resource formula uses them (the shared-memory bytes of kv-stages =
+// 2^63 - 1 used to overflow); values below "choose" are refused as options.
+// RUN: not fa4-opt %s -split-input-file --fa4-plan="kv-stages=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=HUGE-KV
+// RUN: not fa4-opt %s -split-input-file --fa4-compile="kv-stages=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=HUGE-KV
+// RUN: not fa4-opt %s -split-input-file --fa4-plan="q-stages=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=HUGE-Q
+// RUN: not fa4-opt %s -split-input-file --fa4-plan="block-n=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=HUGE-N
+// RUN: not fa4-opt %s -split-input-file --fa4-plan="gqa-pack=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=HUGE-PACK
+// RUN: not fa4-opt %s -split-input-file --fa4-plan="softmax-regs=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=HUGE-SOFTMAX
+// RUN: not fa4-opt %s -split-input-file --fa4-plan="correction-regs=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=HUGE-CORRECTION
+// RUN: not fa4-opt %s -split-input-file --fa4-plan="producer-regs=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=HUGE-PRODUCER
+// RUN: not fa4-opt %s -split-input-file --fa4-plan="emulated-exp2=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=HUGE-EXP2
+// RUN: not fa4-opt %s -split-input-file --fa4-plan="pv-split=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=HUGE-SPLIT
+// RUN: not fa4-opt %s -split-input-file --fa4-plan="rescale-threshold=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=HUGE-THRESHOLD
+// RUN: not fa4-opt %s -split-input-file --fa4-plan="arch=sm_90a kv-stages=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=HUGE-KV
+// RUN: not fa4-opt %s -split-input-file --fa4-plan="block-n=64" 2>&1 | FileCheck %s --check-prefix=BLOCK-N
+// RUN: not fa4-opt %s -split-input-file --fa4-plan="pv-split=48" 2>&1 | FileCheck %s --check-prefix=SPLIT48
+// RUN: not fa4-opt %s -split-input-file --fa4-plan="kv-stages=-5" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// RUN: not fa4-opt %s -split-input-file --fa4-plan="emulated-exp2=-2" 2>&1 | FileCheck %s --check-prefix=NEGATIVE-EXP2
+
+// HUGE-KV: error: 'fa4.attention' op invalid plan: kvStages must be in [2, 16], got 9223372036854775807
+// HUGE-Q: error: 'fa4.attention' op invalid plan: qStages must be 1 or 2, got 9223372036854775807
+// HUGE-N: error: 'fa4.attention' op invalid plan: blockN must be 64 or 128, got 9223372036854775807
+// HUGE-PACK: error: 'fa4.attention' op gqa-pack 9223372036854775807 must divide both the GQA ratio (1) and the 128-row Q tile
+// HUGE-SOFTMAX: error: 'fa4.attention' op invalid plan: softmaxRegs must be a multiple of 8 in [24, 256], got 9223372036854775807
+// HUGE-CORRECTION: error: 'fa4.attention' op invalid plan: correctionRegs must be a multiple of 8 in [24, 256], got 9223372036854775807
+// HUGE-PRODUCER: error: 'fa4.attention' op invalid plan: producerRegs must be a multiple of 8 in [24, 256], got 9223372036854775807
+// HUGE-EXP2: error: 'fa4.attention' op invalid plan: emulatedExp2 must be in [0, 16], got 9223372036854775807
+// HUGE-SPLIT: error: 'fa4.attention' op invalid plan: pvSplit must be a multiple of 32 in (0, blockN = 128), got 9223372036854775807
+// HUGE-THRESHOLD: error: 'fa4.attention' op invalid plan: rescaleThreshold must be in [0, 64], got 9223372036854775807
+// fa4-specialize builds 128-key blocks and whole 32-column P fragments on
+// sm_100a: the plan refuses anything else.
+// BLOCK-N: error: 'fa4.attention' op invalid plan: blockN must be 128 on sm_100a (64 only on sm_90a), got 64
+// SPLIT48: error: 'fa4.attention' op invalid plan: pvSplit must be a multiple of 32 in (0, blockN = 128), got 48
+// NEGATIVE: error: fa4-plan: option kv-stages must be positive (0 chooses), got -5
+// NEGATIVE-EXP2: error: fa4-plan: option emulated-exp2 must be non-negative (-1 chooses), got -2
+
 // ARCH: fa4-plan: unknown arch 'sm_80' (expected sm_100a or sm_90a)
 // SCHED: fa4-plan: unknown scheduler 'random' (expected linear, lpt or paired)
 // The sm_90a plan and what it refuses.
@@ -29,7 +66,7 @@ func.func @mha(%q: memref<1x256x4x128xbf16>, %k: memref<1x256x4x128xbf16>,
   // HOPPER-SMEM: plan-invalid.mlir:[[@LINE+5]]:3: error: 'fa4.attention' op invalid plan: plan needs 295936 bytes of shared memory (2 Q stages, 6 K/V stages, O staging), more than the 232448 available
   // SMEM: plan-invalid.mlir:[[@LINE+4]]:3: error: 'fa4.attention' op invalid plan: plan needs 265216 bytes of shared memory (2 Q stages, 5 K/V stages, O staging, statistics), more than the 232448 available
   // REGS: plan-invalid.mlir:[[@LINE+3]]:3: error: 'fa4.attention' op invalid plan: register budgets (2 x 240 softmax + 64 correction + 48 producer) x 128 threads need 75776 registers per CTA of 4 warpgroups, more than 65536
-  // SPLIT: plan-invalid.mlir:[[@LINE+2]]:3: error: 'fa4.attention' op invalid plan: pvSplit must be a multiple of 16 in (0, blockN = 128), got 100
+  // SPLIT: plan-invalid.mlir:[[@LINE+2]]:3: error: 'fa4.attention' op invalid plan: pvSplit must be a multiple of 32 in (0, blockN = 128), got 100
   // PACK: plan-invalid.mlir:[[@LINE+1]]:3: error: 'fa4.attention' op gqa-pack 3 must divide both the GQA ratio (1) and the 128-row Q tile
   fa4.attention ins(%q, %k, %v : memref<1x256x4x128xbf16>, memref<1x256x4x128xbf16>,
                     memref<1x256x4x128xbf16>) outs(%o : memref<1x256x4x128xbf16>)
@@ -93,5 +130,125 @@ func.func @softcap(%q: memref<1x256x4x64xf16>, %k: memref<1x256x4x64xf16>,
   // expected-error @+1 {{softcap is not supported on sm_100a yet}}
   fa4.attention ins(%q, %k, %v : memref<1x256x4x64xf16>, memref<1x256x4x64xf16>,
                     memref<1x256x4x64xf16>) outs(%o : memref<1x256x4x64xf16>) {softcap = 30.0 : f32}
+  return
+}
+
+// -----
+
+// What the kernel computes in 32 bits bounds the static sizes: its batch and
+// length parameters and TMA coordinates (each size), the rows of whole work
+// tiles, the number of work tiles and the LSE offsets.
+func.func @seq_q_i32(%q: memref<1x4294967296x4x128xbf16>, %k: memref<1x256x4x128xbf16>,
+                     %v: memref<1x256x4x128xbf16>, %o: memref<1x4294967296x4x128xbf16>) {
+  // expected-error @+1 {{query dimension 1 (seq_q) is 4294967296, more than the kernel's 32-bit sizes and TMA coordinates hold (2147483647)}}
+  fa4.attention ins(%q, %k, %v : memref<1x4294967296x4x128xbf16>, memref<1x256x4x128xbf16>,
+                    memref<1x256x4x128xbf16>) outs(%o : memref<1x4294967296x4x128xbf16>)
+  return
+}
+
+// -----
+
+func.func @seq_q_rounded(%q: memref<1x2147483647x1x64xbf16>, %k: memref<1x256x1x64xbf16>,
+                         %v: memref<1x256x1x64xbf16>, %o: memref<1x2147483647x1x64xbf16>) {
+  // expected-error @+1 {{seq_q 2147483647 rounded up to whole work tiles of 256 query positions exceeds the kernel's 32-bit row coordinates (2147483647)}}
+  fa4.attention ins(%q, %k, %v : memref<1x2147483647x1x64xbf16>, memref<1x256x1x64xbf16>,
+                    memref<1x256x1x64xbf16>) outs(%o : memref<1x2147483647x1x64xbf16>)
+  return
+}
+
+// -----
+
+func.func @seq_kv_rounded(%q: memref<1x256x1x64xbf16>, %k: memref<1x2147483600x1x64xbf16>,
+                          %v: memref<1x2147483600x1x64xbf16>, %o: memref<1x256x1x64xbf16>) {
+  // expected-error @+1 {{seq_kv 2147483600 rounded up to whole blocks of 128 keys exceeds the kernel's 32-bit row coordinates (2147483647)}}
+  fa4.attention ins(%q, %k, %v : memref<1x256x1x64xbf16>, memref<1x2147483600x1x64xbf16>,
+                    memref<1x2147483600x1x64xbf16>) outs(%o : memref<1x256x1x64xbf16>)
+  return
+}
+
+// -----
+
+func.func @work_tiles(%q: memref<65536x65536x128x64xbf16>, %k: memref<65536x256x128x64xbf16>,
+                      %v: memref<65536x256x128x64xbf16>, %o: memref<65536x65536x128x64xbf16>) {
+  // expected-error @+1 {{batch x head blocks x query tiles = 65536 x 128 x 256 work tiles exceed the kernel's 32-bit tile count (2147483647)}}
+  fa4.attention ins(%q, %k, %v : memref<65536x65536x128x64xbf16>, memref<65536x256x128x64xbf16>,
+                    memref<65536x256x128x64xbf16>) outs(%o : memref<65536x65536x128x64xbf16>)
+  return
+}
+
+// -----
+
+func.func @lse_offsets(%q: memref<64x1048576x64x64xbf16>, %k: memref<64x256x64x64xbf16>,
+                       %v: memref<64x256x64x64xbf16>, %o: memref<64x1048576x64x64xbf16>,
+                       %lse: memref<64x64x1048576xf32>) {
+  // expected-error @+1 {{LSE of batch x heads_q x seq_q = 64 x 64 x 1048576 elements exceeds the kernel's 32-bit LSE offsets (2147483647)}}
+  fa4.attention ins(%q, %k, %v : memref<64x1048576x64x64xbf16>, memref<64x256x64x64xbf16>,
+                    memref<64x256x64x64xbf16>) outs(%o : memref<64x1048576x64x64xbf16>)
+                lse(%lse : memref<64x64x1048576xf32>)
+  return
+}
+
+// -----
+
+// A scale whose log2-scaled value (what the kernel takes, as an f32)
+// overflows f32.
+func.func @scale_log2(%q: memref<1x256x4x64xf16>, %o: memref<1x256x4x64xf16>) {
+  // expected-error @+1 {{scale 3.000000e+38 times log2(e) is 4.328085e+38, more than an f32 holds (3.402823e+38): the kernel takes the scale in log2 units as an f32}}
+  fa4.attention ins(%q, %q, %q : memref<1x256x4x64xf16>, memref<1x256x4x64xf16>,
+                    memref<1x256x4x64xf16>) outs(%o : memref<1x256x4x64xf16>) {scale = 3.0e38 : f32}
+  return
+}
+
+// -----
+
+// TMA describes Q, K, V and O with byte strides that are multiples of 16:
+// a head stride of 65 elements is not one.
+func.func @head_stride(%q: memref<1x256x4x64xbf16, strided<[?, 4160, 65, 1]>>,
+                       %k: memref<1x256x4x64xbf16>, %o: memref<1x256x4x64xbf16>) {
+  // expected-error @+1 {{query stride 65 of dimension 2 (heads_q) is 130 bytes, which a TMA descriptor cannot describe (a multiple of 16 bytes below 2^40)}}
+  fa4.attention ins(%q, %k, %k : memref<1x256x4x64xbf16, strided<[?, 4160, 65, 1]>>,
+                    memref<1x256x4x64xbf16>, memref<1x256x4x64xbf16>) outs(%o : memref<1x256x4x64xbf16>)
+  return
+}
+
+// -----
+
+func.func @batch_stride(%q: memref<2x256x4x64xbf16>, %k: memref<2x256x4x64xbf16>,
+                        %o: memref<2x256x4x64xbf16, strided<[549755813888, 256, 64, 1]>>) {
+  // expected-error @+1 {{output stride 549755813888 of dimension 0 (batch) is 1099511627776 bytes, which a TMA descriptor cannot describe (a multiple of 16 bytes below 2^40)}}
+  fa4.attention ins(%q, %k, %k : memref<2x256x4x64xbf16>, memref<2x256x4x64xbf16>,
+                    memref<2x256x4x64xbf16>) outs(%o : memref<2x256x4x64xbf16, strided<[549755813888, 256, 64, 1]>>)
+  return
+}
+
+// -----
+
+func.func @base_offset(%q: memref<1x256x4x64xbf16>, %k: memref<1x256x4x64xbf16, strided<[65536, 256, 64, 1], offset: 4>>,
+                       %o: memref<1x256x4x64xbf16>) {
+  // expected-error @+1 {{key offset 4 is 8 bytes, not a multiple of the 16 bytes a TMA base address needs}}
+  fa4.attention ins(%q, %k, %q : memref<1x256x4x64xbf16>, memref<1x256x4x64xbf16, strided<[65536, 256, 64, 1], offset: 4>>,
+                    memref<1x256x4x64xbf16>) outs(%o : memref<1x256x4x64xbf16>)
+  return
+}
+
+// -----
+
+func.func @lse_strided(%q: memref<1x128x1x64xf16>, %o: memref<1x128x1x64xf16>,
+                       %lse: memref<1x1x128xf32, strided<[512, 256, 1]>>) {
+  // expected-error @+1 {{the kernel writes LSE to a contiguous [B, Hq, Sq] tensor, got 'memref<1x1x128xf32, strided<[512, 256, 1]>>'}}
+  fa4.attention ins(%q, %q, %q : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>,
+                    memref<1x128x1x64xf16>) outs(%o : memref<1x128x1x64xf16>)
+                lse(%lse : memref<1x1x128xf32, strided<[512, 256, 1]>>)
+  return
+}
+
+// -----
+
+// Between rescales P grows to 2^rescaleThreshold; P is rounded to f16 here.
+// RUN: not fa4-opt %s -split-input-file --fa4-plan="rescale-threshold=16" 2>&1 | FileCheck %s --check-prefix=THRESHOLD-F16
+func.func @threshold_f16(%q: memref<1x256x4x64xf16>, %o: memref<1x256x4x64xf16>) {
+  // THRESHOLD-F16: plan-invalid.mlir:[[@LINE+1]]:3: error: 'fa4.attention' op rescaleThreshold 16 lets probabilities grow to 2^16, past the largest f16 (65504) that P is rounded to; at most 15 with f16
+  fa4.attention ins(%q, %q, %q : memref<1x256x4x64xf16>, memref<1x256x4x64xf16>,
+                    memref<1x256x4x64xf16>) outs(%o : memref<1x256x4x64xf16>)
   return
 }

@@ -1,6 +1,6 @@
 // RUN: fa4-opt %s -split-input-file --fa4-plan | FileCheck %s
 // RUN: fa4-opt %s -split-input-file --fa4-plan="kv-stages=4 emulated-exp2=0 softmax-regs=192 correction-regs=80 scheduler=linear rescale-threshold=0" | FileCheck %s --check-prefix=OVERRIDE
-// RUN: fa4-opt %s -split-input-file --fa4-plan="q-stages=1 block-n=64" | FileCheck %s --check-prefix=SMALL
+// RUN: fa4-opt %s -split-input-file --fa4-plan="q-stages=1 kv-stages=2" | FileCheck %s --check-prefix=SMALL
 // RUN: not fa4-opt %s -split-input-file --fa4-plan="arch=sm_90a" 2>/dev/null | FileCheck %s --check-prefix=HOPPER
 // RUN: not fa4-opt %s -split-input-file --fa4-plan="arch=sm_90a" 2>&1 >/dev/null | FileCheck %s --check-prefix=HOPPER-ERROR
 
@@ -10,7 +10,7 @@
 // OVERRIDE-LABEL: func @mha_d128
 // OVERRIDE: plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 128, qStages = 2, kvStages = 4, gqaPack = 1, scheduler = linear, softmaxRegs = 192, correctionRegs = 80, producerRegs = 48, emulatedExp2 = 0, pvSplit = 96, rescaleThreshold = 0>
 // SMALL-LABEL: func @mha_d128
-// SMALL: plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 64, headDim = 128, qStages = 1, kvStages = 3, gqaPack = 1, scheduler = linear, {{.*}}, pvSplit = 48,
+// SMALL: plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 128, qStages = 1, kvStages = 2, gqaPack = 1, scheduler = linear, {{.*}}, pvSplit = 96,
 // sm_90a: a 64-row wgmma tile per consumer warpgroup, two K/V pairs in the
 // ring, consumers at 232 registers and the producer at 40, MUFU exp2 only,
 // no correction warpgroup and no P split.

@@ -1,32 +1,5 @@
 // RUN: fa4-opt %s -split-input-file --fa4-tile --fa4-specialize -verify-diagnostics
 
-#plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
-func.func @lse(%q: memref<1x128x1x64xf16>, %o: memref<1x128x1x64xf16>, %lse: memref<1x1x128xf32, strided<[512, 256, 1]>>) {
-  // expected-error @+1 {{fa4-specialize writes LSE to a contiguous [B, Hq, Sq] tensor, got 'memref<1x1x128xf32, strided<[512, 256, 1]>>'}}
-  fa4.attention ins(%q, %q, %q : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>) outs(%o : memref<1x128x1x64xf16>) lse(%lse : memref<1x1x128xf32, strided<[512, 256, 1]>>) {plan = #plan}
-  return
-}
-
-// -----
-
-#plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 64, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 32, rescaleThreshold = 8>
-func.func @block_n(%q: memref<1x128x1x64xf16>, %o: memref<1x128x1x64xf16>) {
-  // expected-error @+1 {{fa4-specialize needs blockN = 128 (or 64 on sm_90a), the plan has 64}}
-  fa4.attention ins(%q, %q, %q : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>) outs(%o : memref<1x128x1x64xf16>) {plan = #plan}
-  return
-}
-
-// -----
-
-#plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 80, rescaleThreshold = 8>
-func.func @pv_split(%q: memref<1x128x1x64xf16>, %o: memref<1x128x1x64xf16>) {
-  // expected-error @+1 {{fa4-specialize needs a pvSplit that is a multiple of 32, the plan has 80}}
-  fa4.attention ins(%q, %q, %q : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>) outs(%o : memref<1x128x1x64xf16>) {plan = #plan}
-  return
-}
-
-// -----
-
 // Tiled programs edited into something else are refused where they differ.
 // Here P V accumulates into O before its rescale.
 module attributes {gpu.container_module} {

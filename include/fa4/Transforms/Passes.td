@@ -33,8 +33,17 @@ def FA4Plan : Pass<"fa4-plan"> {
     head dims other than 64 and 128 (and 256 on sm_90a), different
     query/key and value head dims,
     sliding windows, softcap, a GQA ratio that does not divide the Q tile's
-    rows (unless `gqa-pack` says otherwise), and any plan that exceeds the
-    TMEM columns, shared memory or registers of one SM.
+    rows (unless `gqa-pack` says otherwise), any plan outside the ranges
+    `#fa4.plan` checks or that exceeds the TMEM columns, shared memory or
+    registers of one SM, and operands the kernel cannot address
+    (`checkKernelLimits`): static sizes beyond the 32-bit values it computes
+    with (each size, the rows of whole work tiles, the number of work tiles,
+    the LSE offsets: at most 2^31 - 1), Q/K/V/O strides that are not
+    multiples of 16 bytes below 2^40 bytes or a base offset that is not 16
+    bytes (what a TMA descriptor can describe), an LSE that is not
+    contiguous, a scale whose log2-scaled value overflows f32, and with f16
+    operands a rescale threshold above 15 (P grows to 2^threshold and is
+    rounded to f16). An option below its "choose" value is an error.
 
     Example: `fa4-opt --fa4-plan="kv-stages=4 emulated-exp2=2"`.
   }];
@@ -253,7 +262,10 @@ def FA4Tile : Pass<"fa4-tile", "::mlir::ModuleOp"> {
     dynamic. This level fixes what is computed and in which tiles; who
     computes it, and when, is `fa4-specialize`'s decision.
 
-    The pass refuses an op without a plan.
+    The pass refuses an op without a plan and, since a plan written by hand
+    skips `fa4-plan`, what the planner refuses of the op for that plan
+    (sliding windows, softcap, different head dims, and the operand limits
+    of `checkKernelLimits`).
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",
@@ -315,11 +327,11 @@ def FA4Specialize : Pass<"fa4-specialize", "::mlir::ModuleOp"> {
     loops are not checked: the roles compute their own.
 
     The pass refuses, at the kernel or the op that differs: a program that
-    fails those checks, an LSE tensor that is not contiguous, plans it
-    cannot build (blockN other than 128, or 64 on sm_90a; on sm_100a a
-    pvSplit that is not a multiple of 32) and a program whose tiles
-    disagree with its plan (tile rows, head dim, packing, Q tiles per work
-    tile). The launch manifest's plan records the program's scheduler,
+    fails those checks, an LSE tensor that is not contiguous, and a program
+    whose tiles disagree with its plan (tile rows, head dim, packing, Q
+    tiles per work tile). Every plan `#fa4.plan` accepts is one it builds
+    (the attribute refuses blockN 64 and pvSplits that are not whole
+    32-column fragments on sm_100a; the pass checks them again). The launch manifest's plan records the program's scheduler,
     threshold and exp2 split.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
@@ -347,7 +359,11 @@ def FA4EmitKernels : Pass<"fa4-emit-kernels", "::mlir::ModuleOp"> {
     it prints a resource summary per kernel to stdout.
 
     The pass refuses a launch whose kernel has no `gpu.binary`, or whose
-    binary is not PTX, and reports ptxas failures with ptxas's output.
+    binary is not PTX, and a manifest that lacks an entry it reads (kernel,
+    arch, block, grid, roles, barrier counts, dynamic shared memory, TMEM
+    columns; `LaunchOp::verifyManifest`, which the `fa4.launch` verifier
+    also runs on the entries present, checks their kinds and ranges), and
+    reports ptxas failures with ptxas's output.
   }];
   let options = [
     Option<"emitDir", "emit-dir", "std::string", /*default=*/"\"\"",

@@ -145,3 +145,20 @@ func.func @host(%q: memref<1x128x1x64xf16>) {
   fa4.launch @nowhere::@k(%q, %q, %q, %q) : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>
   return
 }
+
+// -----
+
+// The launch manifest is checked wherever the op is verified, before any
+// pass reads it (test/Transforms/emit-kernels-invalid.mlir has every rule).
+module attributes {gpu.container_module} {
+  func.func @host(%q: memref<1x128x1x64xf16>) {
+    // expected-error @+1 {{manifest entry 'roles[0]' needs 'warps'}}
+    fa4.launch @m::@k(%q, %q, %q, %q) {manifest = {kernel = "k", roles = [{name = "load", registers = 48 : i64}]}} : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>
+    return
+  }
+  gpu.module @m {
+    gpu.func @k() kernel {
+      gpu.return
+    }
+  }
+}

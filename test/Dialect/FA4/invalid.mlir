@@ -329,8 +329,92 @@ func.func @f(%q: memref<1x128x4x64xbf16>, %k: memref<1x128x2x64xbf16>, %v: memre
 
 // -----
 
-// expected-error @+1 {{headDim must be a positive multiple of 16, got 72}}
+// expected-error @+1 {{headDim must be a positive multiple of 16 up to 256, got 72}}
 #bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 72, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
+
+// -----
+
+// expected-error @+1 {{headDim must be a positive multiple of 16 up to 256, got 512}}
+#bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 512, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
+
+// -----
+
+// fa4-specialize lays Q, K, V and O out in 64-column atoms.
+// expected-error @+1 {{headDim must be a multiple of 64 on sm_100a (whole 128-byte swizzle atoms), got 80}}
+#bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 80, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
+
+// -----
+
+// What fa4-specialize refuses, the plan refuses with the same rule.
+// expected-error @+1 {{blockN must be 128 on sm_100a (64 only on sm_90a), got 64}}
+#bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 64, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 32, rescaleThreshold = 8>
+
+// -----
+
+// expected-error @+1 {{pvSplit must be a multiple of 32 in (0, blockN = 128), got 80}}
+#bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 80, rescaleThreshold = 8>
+
+// -----
+
+// expected-error @+1 {{pvSplit must be a multiple of 32 in (0, blockN = 128), got 48}}
+#bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 48, rescaleThreshold = 8>
+
+// -----
+
+// Huge values are refused by their range before any resource formula
+// uses them (the shared-memory bytes would overflow int64).
+// expected-error @+1 {{kvStages must be in [2, 16], got 9223372036854775807}}
+#bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 9223372036854775807, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
+
+// -----
+
+// expected-error @+1 {{kvStages must be in [2, 16], got 4611686018427387904}}
+#bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 4611686018427387904, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
+
+// -----
+
+// expected-error @+1 {{qStages must be 1 or 2, got 9223372036854775807}}
+#bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 9223372036854775807, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
+
+// -----
+
+// expected-error @+1 {{headDim must be a positive multiple of 16 up to 256, got 9223372036854775792}}
+#bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 9223372036854775792, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
+
+// -----
+
+// expected-error @+1 {{gqaPack must divide blockM (128), got 9223372036854775807}}
+#bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 9223372036854775807, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
+
+// -----
+
+// expected-error @+1 {{softmaxRegs must be a multiple of 8 in [24, 256], got 9223372036854775800}}
+#bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 9223372036854775800, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
+
+// -----
+
+// expected-error @+1 {{correctionRegs must be a multiple of 8 in [24, 256], got -9223372036854775808}}
+#bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = -9223372036854775808, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
+
+// -----
+
+// expected-error @+1 {{emulatedExp2 must be in [0, 16], got 9223372036854775807}}
+#bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 9223372036854775807, pvSplit = 96, rescaleThreshold = 8>
+
+// -----
+
+// expected-error @+1 {{pvSplit must be a multiple of 32 in (0, blockN = 128), got 9223372036854775776}}
+#bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 9223372036854775776, rescaleThreshold = 8>
+
+// -----
+
+// expected-error @+1 {{rescaleThreshold must be in [0, 64], got 9223372036854775807}}
+#bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 9223372036854775807>
+
+// -----
+
+// expected-error @+1 {{rescaleThreshold must be in [0, 64], got 65}}
+#bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 65>
 
 // -----
 
@@ -339,7 +423,7 @@ func.func @f(%q: memref<1x128x4x64xbf16>, %k: memref<1x128x2x64xbf16>, %v: memre
 
 // -----
 
-// expected-error @+1 {{kvStages must be at least 2, got 1}}
+// expected-error @+1 {{kvStages must be in [2, 16], got 1}}
 #bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 1, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
 
 // -----
@@ -359,7 +443,7 @@ func.func @f(%q: memref<1x128x4x64xbf16>, %k: memref<1x128x2x64xbf16>, %v: memre
 
 // -----
 
-// expected-error @+1 {{rescaleThreshold must be >= 0, got -1}}
+// expected-error @+1 {{rescaleThreshold must be in [0, 64], got -1}}
 #bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = -1>
 
 // -----

@@ -120,6 +120,23 @@ func.func @softmax_threshold(%s: tensor<128x128xf32>, %m: tensor<128xf32>) {
 
 // -----
 
+func.func @softmax_scale_f32(%s: tensor<128x128xf32>, %m: tensor<128xf32>) {
+  // expected-error @+1 {{scale_log2 1.000000e+39 exceeds the largest f32 (3.402823e+38)}}
+  %p, %m1, %l1, %c = fa4.tile.softmax %s, %m, %m scale_log2 1.0e39 threshold 8 emulated 3 : tensor<128x128xf32>, tensor<128xf32> -> tensor<128x128xf16>
+  return
+}
+
+// -----
+
+// P grows to 2^threshold between rescales: an f16 holds at most 2^15.
+func.func @softmax_threshold_f16(%s: tensor<128x128xf32>, %m: tensor<128xf32>) {
+  // expected-error @+1 {{threshold 16 lets f16 probabilities reach 2^16, past the largest f16 (65504); at most 15}}
+  %p, %m1, %l1, %c = fa4.tile.softmax %s, %m, %m scale_log2 0.125 threshold 16 emulated 3 : tensor<128x128xf32>, tensor<128xf32> -> tensor<128x128xf16>
+  return
+}
+
+// -----
+
 func.func @softmax_emulated(%s: tensor<128x128xf32>, %m: tensor<128xf32>) {
   // expected-error @+1 {{emulates 17 of 16 exponentials; expected 0 to 16}}
   %p, %m1, %l1, %c = fa4.tile.softmax %s, %m, %m scale_log2 0.125 threshold 8 emulated 17 : tensor<128x128xf32>, tensor<128xf32> -> tensor<128x128xf16>

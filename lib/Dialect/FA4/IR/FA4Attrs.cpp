@@ -108,6 +108,8 @@ PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, Arch arch,
                  int64_t correctionRegs, int64_t producerRegs,
                  int64_t emulatedExp2, int64_t pvSplit,
                  int64_t rescaleThreshold) {
+  // Every parameter is bounded before the resource formulas below use it,
+  // so that they cannot overflow.
   bool hopper = arch == Arch::sm_90a;
   if (hopper && failed(verifyHopperFields(emitError, blockM, headDim,
                                           correctionRegs, pvSplit)))
@@ -118,13 +120,25 @@ PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, Arch arch,
                        << blockM;
   if (blockN != 64 && blockN != 128)
     return emitError() << "blockN must be 64 or 128, got " << blockN;
-  if (headDim <= 0 || headDim % 16 != 0)
-    return emitError() << "headDim must be a positive multiple of 16, got "
+  // fa4-specialize builds 128-key blocks on sm_100a (four 32-column S
+  // fragments per softmax pass, the PV split in whole fragments).
+  if (!hopper && blockN != 128)
+    return emitError() << "blockN must be 128 on sm_100a (64 only on "
+                          "sm_90a), got "
+                       << blockN;
+  if (headDim <= 0 || headDim % 16 != 0 || headDim > limits::kMaxHeadDim)
+    return emitError() << "headDim must be a positive multiple of 16 up to "
+                       << limits::kMaxHeadDim << ", got " << headDim;
+  // Q, K, V and O tiles are whole 128-byte swizzle atoms of 64 columns.
+  if (!hopper && headDim % 64 != 0)
+    return emitError() << "headDim must be a multiple of 64 on sm_100a "
+                          "(whole 128-byte swizzle atoms), got "
                        << headDim;
   if (qStages < 1 || qStages > 2)
     return emitError() << "qStages must be 1 or 2, got " << qStages;
-  if (kvStages < 2)
-    return emitError() << "kvStages must be at least 2, got " << kvStages;
+  if (kvStages < 2 || kvStages > limits::kMaxKvStages)
+    return emitError() << "kvStages must be in [2, " << limits::kMaxKvStages
+                       << "], got " << kvStages;
   if (gqaPack < 1 || blockM % gqaPack != 0)
     return emitError() << "gqaPack must divide blockM (" << blockM
                        << "), got " << gqaPack;
@@ -142,11 +156,14 @@ PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, Arch arch,
   if (emulatedExp2 < 0 || emulatedExp2 > 16)
     return emitError() << "emulatedExp2 must be in [0, 16], got "
                        << emulatedExp2;
-  if (!hopper && (pvSplit <= 0 || pvSplit >= blockN || pvSplit % 16 != 0))
-    return emitError() << "pvSplit must be a multiple of 16 in (0, blockN = "
+  // The softmax writes P in 32-column fragments; the first PV MMA takes a
+  // whole number of them.
+  if (!hopper && (pvSplit <= 0 || pvSplit >= blockN || pvSplit % 32 != 0))
+    return emitError() << "pvSplit must be a multiple of 32 in (0, blockN = "
                        << blockN << "), got " << pvSplit;
-  if (rescaleThreshold < 0)
-    return emitError() << "rescaleThreshold must be >= 0, got "
+  if (rescaleThreshold < 0 || rescaleThreshold > limits::kMaxRescaleThreshold)
+    return emitError() << "rescaleThreshold must be in [0, "
+                       << limits::kMaxRescaleThreshold << "], got "
                        << rescaleThreshold;
 
   // What the plan asks of one SM.

@@ -8,6 +8,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpImplementation.h"
 
+#include <cfloat>
 #include <cmath>
 
 using namespace mlir;
@@ -785,6 +786,10 @@ LogicalResult TileSoftmaxOp::verify() {
   if (!(getScaleLog2().convertToDouble() > 0.0) ||
       !std::isfinite(getScaleLog2().convertToDouble()))
     return emitOpError() << "scale_log2 must be positive and finite";
+  // The kernel takes it as an f32.
+  if (getScaleLog2().convertToDouble() > FLT_MAX)
+    return emitOpError() << "scale_log2 " << getScaleLog2().convertToDouble()
+                         << " exceeds the largest f32 (" << FLT_MAX << ")";
   // I64Attr reads back unsigned; negative values must stay negative here.
   int64_t threshold = static_cast<int64_t>(getThreshold());
   int64_t emulated = static_cast<int64_t>(getEmulated());
@@ -794,6 +799,12 @@ LogicalResult TileSoftmaxOp::verify() {
   if (emulated < 0 || emulated > 16)
     return emitOpError() << "emulates " << emulated
                          << " of 16 exponentials; expected 0 to 16";
+  // Probabilities reach 2^threshold and are rounded to their type: 2^15 is
+  // the largest power of two an f16 holds.
+  if (getProbabilities().getType().getElementType().isF16() && threshold > 15)
+    return emitOpError() << "threshold " << threshold
+                         << " lets f16 probabilities reach 2^" << threshold
+                         << ", past the largest f16 (65504); at most 15";
   return success();
 }
 

@@ -25,6 +25,14 @@ constexpr int64_t kRegistersPerSm = 64 * 1024;
 constexpr int64_t kMinRegisters = 24;
 constexpr int64_t kMaxRegisters = 256;
 constexpr int64_t kThreadsPerWarpgroup = 128;
+
+/// Plan bounds. The head dim is the N of the P V product (at most 256 for
+/// tcgen05 and wgmma); the K/V ring has at most 16 slots (a deeper ring
+/// hides no more latency); between rescales exponentials grow to at most
+/// 2^64, so that row sums over 2^31 keys stay far inside f32.
+constexpr int64_t kMaxHeadDim = 256;
+constexpr int64_t kMaxKvStages = 16;
+constexpr int64_t kMaxRescaleThreshold = 64;
 } // namespace mlir::fa4::limits
 
 #endif // FA4_DIALECT_FA4_IR_FA4ATTRS_H

@@ -135,10 +135,17 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     and `pvSplit` do not apply and must be 0. Head dims 64, 128 and 256
     there; Q is double-buffered up to head dim 128.
 
-    The verifier checks each parameter's range and what the plan asks of one
-    SM: registers (`128 x (qStages x softmaxRegs + correctionRegs +
-    producerRegs) <= 65536`), TMEM columns on sm_100a (`qStages x (blockN +
-    headDim) <= 512`) and shared memory (`<= 227 KB`).
+    The verifier checks each parameter's range before anything is computed
+    from it: `blockN` 64 or 128 (128 on sm_100a), `headDim` a multiple of 16
+    up to 256 (of 64 on sm_100a: whole swizzle atoms), `qStages` 1 or 2,
+    `kvStages` 2 to 16, `gqaPack` a divisor of `blockM`, register budgets
+    multiples of 8 in [24, 256], `emulatedExp2` 0 to 16, `pvSplit` a
+    multiple of 32 below `blockN` on sm_100a (whole 32-column P fragments),
+    `rescaleThreshold` 0 to 64; `fa4-specialize` builds every plan within
+    these ranges. It then checks what the plan asks of one SM: registers
+    (`128 x (qStages x softmaxRegs + correctionRegs + producerRegs) <=
+    65536`), TMEM columns on sm_100a (`qStages x (blockN + headDim) <= 512`)
+    and shared memory (`<= 227 KB`).
 
     Example:
 

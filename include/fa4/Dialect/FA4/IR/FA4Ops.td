@@ -1100,6 +1100,17 @@ def FA4_LaunchOp : FA4_Op<"launch",
     (checked against the symbol table), and the operands are the four
     attention operands and optionally LSE.
 
+    The verifier checks the structure of every manifest entry present (the
+    passes add them one at a time): `kernel` names the launched kernel,
+    `arch` is sm_100a or sm_90a (the plan's), `block` is whole warps of at
+    most 1024 threads, `grid` has its rule and positive counts, each of
+    `roles` a name, a warp range inside the block and a register budget,
+    `mbarriers`, `named_barriers`, `dynamic_smem_bytes` and `tmem_columns`
+    are within one SM (128 mbarriers in the barrier reserve, 15 named
+    barriers, 227 KB, 0 or a power of two of at most 512 columns), and
+    `params`, `operands` and `tensor_maps` have the fields the runtimes
+    read.
+
     ```mlir
     fa4.launch @fa4_kernels::@attention_0(%q, %k, %v, %o)
         : memref<?x?x16x128xbf16>, memref<?x?x16x128xbf16>,
@@ -1120,7 +1131,15 @@ def FA4_LaunchOp : FA4_Op<"launch",
     /// The name manifests give operand `index` ("query", "key", "value",
     /// "output", "lse"), or "" past them.
     static StringRef getOperandName(unsigned index);
+    /// Checks the structure of a launch manifest of kernel `kernelName`:
+    /// each entry present has its kind, its nested fields and their ranges;
+    /// with `complete`, every entry fa4-emit-kernels reads is present.
+    static LogicalResult
+    verifyManifest(DictionaryAttr manifest, StringRef kernelName,
+                   function_ref<InFlightDiagnostic()> emitError,
+                   bool complete);
   }];
+  let hasVerifier = 1;
 }
 
 #endif // FA4_DIALECT_FA4_IR_FA4OPS_TD
