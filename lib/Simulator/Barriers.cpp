@@ -41,7 +41,11 @@ bool Cta::barrierIndex(Operation *op, const Val &group, Value index,
   return true;
 }
 
-void Cta::completed(int64_t barrier) { wake(WaitKind::mbarrier, barrier); }
+void Cta::completed(int64_t barrier) {
+  if (tracer)
+    tracer->phaseCompleted(barrier);
+  wake(WaitKind::mbarrier, barrier);
+}
 
 Step Cta::mbarrierOp(Actor &actor, Operation *op) {
   if (auto create = dyn_cast<nvgpu::MBarrierCreateOp>(op)) {
@@ -98,6 +102,8 @@ Step Cta::mbarrierOp(Actor &actor, Operation *op) {
     int64_t b;
     if (!group || !barrierIndex(op, *group, arrive.getMbarId(), actor, b))
       return Step::error;
+    if (tracer)
+      tracer->arrived(b, actor, op);
     if (barriers[b].arrive(actor.clock))
       completed(b);
     actor.clock.tick(actor.slot);
@@ -120,6 +126,8 @@ Step Cta::mbarrierOp(Actor &actor, Operation *op) {
       if (p->ints[0] == 0)
         return Step::next;
     }
+    if (tracer)
+      tracer->arrived(b, actor, op);
     barriers[b].tx += bytes->ints[0];
     if (barriers[b].arrive(actor.clock))
       completed(b);

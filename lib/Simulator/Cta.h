@@ -11,6 +11,7 @@
 #ifndef FA4_LIB_SIMULATOR_CTA_H
 #define FA4_LIB_SIMULATOR_CTA_H
 
+#include "CtaTrace.h"
 #include "Interpreter.h"
 #include "Values.h"
 
@@ -216,6 +217,9 @@ public:
   CtaOutcome run();
 
 private:
+  /// CtaTrace.cpp: the timeline of --trace reads the state it records.
+  friend class CtaTrace;
+
   //===--- Scheduler.cpp: scheduling, dispatch and reports ----------------===//
 
   Step step(Actor &actor);
@@ -400,6 +404,10 @@ private:
   DenseMap<std::pair<Operation *, unsigned>, uint32_t> agents;
   /// Named shared-memory ranges and TMEM column ranges, for reports.
   std::vector<std::tuple<int64_t, int64_t, std::string>> sharedNames, tmemNames;
+
+  /// The timeline of the run, when one is recorded: every hook is behind a
+  /// null check of it.
+  std::unique_ptr<CtaTrace> tracer;
 };
 
 } // namespace mlir::fa4::sim

@@ -61,10 +61,14 @@ struct CtaOutcome {
   uint64_t steps = 0;
 };
 
+class Trace;
+
 struct Schedule {
   uint64_t seed = 1;
   /// The CTA stops with an error after this many executed ops.
   uint64_t maxSteps = 200000000;
+  /// Records the CTA's protocol timeline when set (CtaTrace.h).
+  Trace *trace = nullptr;
 };
 
 /// Runs CTA `blockId` of `launch` to completion under the random schedule

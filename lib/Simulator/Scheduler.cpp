@@ -102,6 +102,8 @@ Cta::Cta(const Launch &launch, int64_t blockId, const Schedule &schedule)
                              name.str());
     }
   });
+  if (schedule.trace)
+    tracer = std::make_unique<CtaTrace>(*this, *schedule.trace);
 }
 
 uint32_t Cta::agentFor(Operation *op, const Actor &actor) {
@@ -196,6 +198,8 @@ void Cta::block(Actor &actor, Operation *op, WaitKind kind, int64_t id) {
   actor.waitKind = kind;
   actor.waitId = id;
   llvm::erase(ready, actor.tid);
+  if (tracer)
+    tracer->blocked(actor, op);
 }
 
 void Cta::wake(WaitKind kind, int64_t id) {
@@ -220,6 +224,8 @@ Step Cta::step(Actor &actor) {
   }
   Operation *op = &*frame.it;
   Step result = execute(actor, op);
+  if (tracer)
+    tracer->stepped(actor, op, result);
   if (result == Step::next)
     ++actor.stack.back().it;
   if (result == Step::done) {
@@ -287,6 +293,8 @@ CtaOutcome Cta::run() {
         break;
     }
   }
+  if (tracer)
+    tracer->finish();
   outcome.steps = steps;
   outcome.races = races.races();
   return outcome;
@@ -317,6 +325,8 @@ bool Cta::fireEvent() {
     completeStore(index);
   else
     executeWgmma(index);
+  if (tracer)
+    tracer->tick();
   return true;
 }
 

@@ -11,11 +11,14 @@
 
 #include "fa4/Simulator/Simulator.h"
 #include "Interpreter.h"
+#include "Trace.h"
 
 #include "fa4/Dialect/FA4/IR/FA4Ops.h"
 
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
@@ -328,6 +331,39 @@ LogicalResult mlir::fa4::sim::simulate(ModuleOp module, const Problem &problem,
           "fa4-insert-barriers first\n";
     return failure();
   }
+  // The trace of the first seed of each launch; the file is opened first,
+  // so that a bad path fails before anything runs, and written however the
+  // simulation ends.
+  std::unique_ptr<Trace> trace;
+  std::unique_ptr<llvm::raw_fd_ostream> traceStream;
+  if (!options.traceFile.empty()) {
+    std::error_code error;
+    traceStream = std::make_unique<llvm::raw_fd_ostream>(
+        options.traceFile, error, llvm::sys::fs::OF_Text);
+    if (error) {
+      os << "error: cannot write the trace to " << options.traceFile << ": "
+         << error.message() << "\n";
+      return failure();
+    }
+    trace = std::make_unique<Trace>(options.traceLimit);
+    trace->note("clock",
+                "ts counts the scheduler steps of each CTA (a logical clock, "
+                "shown as 1 us per step): every op a thread executes and "
+                "every completion of asynchronous work is one step; every "
+                "CTA (process) starts at 0");
+    trace->note(
+        "tracks",
+        "one per warp (following its lane 0), per TMA copy in "
+        "flight, per tcgen05 MMA pipe (issuing thread) and per wgmma "
+        "pipe (warpgroup); arrows end at a wait and start at what it "
+        "observed: each track's last arrival in the mbarrier phase, "
+        "the arrival completing a named barrier, the last wgmma of "
+        "the groups waited for, the last TMA store (docs/SIMULATOR.md)");
+  }
+  llvm::scope_exit writeTrace([&] {
+    if (trace)
+      trace->write(*traceStream);
+  });
   bool allPassed = true;
   for (LaunchOp launch : launches) {
     auto kernel = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
@@ -373,7 +409,8 @@ LogicalResult mlir::fa4::sim::simulate(ModuleOp module, const Problem &problem,
       llvm::DenseSet<std::pair<const void *, const void *>> racingOps;
       uint64_t steps = 0;
       for (int64_t cta = 0; cta < run->grid && errors.empty(); ++cta) {
-        Schedule schedule{seed * 1000003 + cta, options.maxSteps};
+        Schedule schedule{seed * 1000003 + cta, options.maxSteps,
+                          n == 0 ? trace.get() : nullptr};
         CtaOutcome outcome = runCta(*run, cta, schedule);
         steps += outcome.steps;
         errors.insert(errors.end(), outcome.errors.begin(),
@@ -440,6 +477,13 @@ LogicalResult mlir::fa4::sim::simulate(ModuleOp module, const Problem &problem,
       }
       bool passed = errors.empty() && races.empty();
       allPassed &= passed;
+      if (trace && n == 0)
+        trace->note(("@" + kernel.getName()).str(),
+                    llvm::formatv("seed {0}: {1}", seed,
+                                  passed            ? std::string("ok")
+                                  : !errors.empty() ? "FAIL: " + errors.front()
+                                                    : "FAIL: " + races.front())
+                        .str());
       os << "seed " << seed << ": " << (passed ? "ok" : "FAIL") << ": @"
          << kernel.getName() << " B=" << shape->batch << " Sq=" << shape->seqQ
          << " Skv=" << shape->seqKv << " Hq=" << shape->headsQ

@@ -87,6 +87,8 @@ bool Cta::operandRead(Operation *op, Half half,
 }
 
 void Cta::executeMma(MmaPipe &pipe) {
+  if (tracer)
+    tracer->mmaExecuted(pipe, pipe.work.front());
   MmaWork work = std::move(pipe.work.front());
   pipe.work.pop_front();
   // The pipe runs in order: each piece of work is ordered after the last.

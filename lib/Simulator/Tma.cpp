@@ -156,6 +156,8 @@ template <typename F> void forEachBoxElement(ArrayRef<int64_t> box, F f) {
 } // namespace
 
 void Cta::completeTmaLoad(size_t index) {
+  if (tracer)
+    tracer->loadLanded(loads[index]);
   TmaLoad work = std::move(loads[index]);
   loads.erase(loads.begin() + index);
   const TensorMap &map = launch.maps[work.map];
@@ -189,6 +191,8 @@ void Cta::completeTmaLoad(size_t index) {
 }
 
 void Cta::completeStore(size_t index) {
+  if (tracer)
+    tracer->storeDone(stores[index]);
   StoreInFlight work = std::move(stores[index]);
   stores.erase(stores.begin() + index);
   const TensorMap &map = launch.maps[work.store.map];

@@ -143,6 +143,8 @@ Step Cta::wgmmaWait(Actor &actor, WgmmaWaitOp op) {
 
 void Cta::executeWgmma(unsigned index) {
   Warpgroup &group = warpgroups[index];
+  if (tracer)
+    tracer->wgmmaExecuted(index, *group.work.front());
   std::shared_ptr<WgmmaWork> work = std::move(group.work.front());
   group.work.pop_front();
   if (!group.slot)

@@ -55,6 +55,17 @@ static cl::opt<unsigned> ctas("ctas", cl::desc("CTAs of the persistent grid"),
 static cl::opt<uint64_t> maxSteps("max-steps",
                                   cl::desc("Ops one CTA may execute"),
                                   cl::init(200000000), cl::cat(simCategory));
+static cl::opt<std::string>
+    traceFile("trace",
+              cl::desc("Write the first seed's run as a protocol timeline to "
+                       "this file (Trace Event Format JSON: open it in "
+                       "https://ui.perfetto.dev or chrome://tracing)"),
+              cl::value_desc("file"), cl::cat(simCategory));
+static cl::opt<uint64_t>
+    traceLimit("trace-limit",
+               cl::desc("Events the trace records at most (then recording "
+                        "stops, noted in the trace's metadata)"),
+               cl::init(200000), cl::cat(simCategory));
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
@@ -100,6 +111,8 @@ int main(int argc, char **argv) {
   options.seeds = seeds;
   options.ctas = ctas;
   options.maxSteps = maxSteps;
+  options.traceFile = traceFile;
+  options.traceLimit = traceLimit;
   if (failed(mlir::fa4::sim::simulate(*module, problem, options, llvm::outs())))
     return 1;
   return 0;

@@ -35,6 +35,15 @@ struct Options {
   /// CTAs of the persistent grid (fewer when there are fewer work tiles).
   unsigned ctas = 2;
   uint64_t maxSteps = 200000000;
+  /// When set, the first seed's run of each launch is written to this file
+  /// as a protocol timeline in the Trace Event Format (Perfetto,
+  /// chrome://tracing): a track per warp and per asynchronous unit, spans
+  /// for waits, TMA copies and MMAs, arrows from arrivals to the waits they
+  /// release. Time is the CTA's scheduler steps.
+  std::string traceFile;
+  /// Spans and arrow ends the trace records at most; recording stops there
+  /// and the trace's metadata says so.
+  uint64_t traceLimit = 200000;
 };
 
 /// Relative Frobenius error bound of O for an element type ("bf16", "f16").
