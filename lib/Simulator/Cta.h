@@ -108,9 +108,16 @@ struct Actor {
   std::deque<unsigned> storeGroups; // stores remaining per group
   /// Groups retired so far: the first in `storeGroups` has this index.
   uint64_t storeGroupsRetired = 0;
-  /// fence.proxy.async executed so far: the thread's ordinary stores made
-  /// at the current count are not yet visible to the async proxy.
-  uint32_t proxyFences = 0;
+  /// The fence.proxy.async ops the thread executed, in program order, each
+  /// with the thread's epoch (its own clock entry) when it ran. An ordinary
+  /// store becomes visible to the async proxy through the thread's first
+  /// fence after it, and only to readers whose view covers that fence's
+  /// epoch: the fence must come before the release they acquire.
+  struct ProxyFence {
+    uint32_t epoch;
+    Operation *op;
+  };
+  std::vector<ProxyFence> proxyFences;
   VectorClock storesDone;
   /// fa4.wgmma results not yet returned by a fa4.wgmma.wait: the wgmma
   /// that computes each.
@@ -269,10 +276,15 @@ private:
   void storeElement(Type element, int64_t offset, float real, int64_t integer);
   bool sharedAccess(Actor &actor, Operation *op, int64_t offset, int64_t bytes,
                     bool write);
-  /// An async-proxy read (TMA store, MMA operand) of shared bytes
-  /// [offset, offset + bytes): ordinary stores not yet fenced by their
-  /// thread are invisible to it.
-  void asyncProxyRead(int64_t offset, int64_t bytes, uint32_t reader);
+  /// An async-proxy read (TMA store, MMA or wgmma operand) of shared bytes
+  /// [offset, offset + bytes) by `reader` with view `clock`: an ordinary
+  /// store is invisible to it unless a fence.proxy.async of the storing
+  /// thread after the store happens before the read.
+  void asyncProxyRead(int64_t offset, int64_t bytes, uint32_t reader,
+                      const VectorClock &clock);
+  /// An async-proxy write (a TMA load landing) of shared bytes [offset,
+  /// offset + bytes): ordinary stores there are overwritten.
+  void asyncProxyWrite(int64_t offset, int64_t bytes);
 
   //===--- Barriers.cpp: mbarriers, named barriers, collectives -----------===//
 
@@ -360,15 +372,26 @@ private:
 
   std::vector<uint8_t> shared;
   /// Per shared byte, the last ordinary store to it: its agent + 1 (0 for
-  /// none), its thread and that thread's proxyFences when it stored.
+  /// none), its thread and how many proxy fences that thread had executed
+  /// when it stored (the index of the fence that publishes the store).
   struct OrdinaryStore {
     uint32_t agent = 0, thread = 0, fences = 0;
   };
   std::vector<OrdinaryStore> ordinaryStores;
-  /// Whether the async proxy cannot see byte `i` yet.
-  bool unfenced(int64_t i) const {
+  /// The fence that makes byte `i` visible to the async proxy, if its
+  /// thread executed it yet.
+  const Actor::ProxyFence *publishingFence(int64_t i) const {
     const OrdinaryStore &store = ordinaryStores[i];
-    return store.agent && actors[store.thread].proxyFences == store.fences;
+    const auto &fences = actors[store.thread].proxyFences;
+    return store.fences < fences.size() ? &fences[store.fences] : nullptr;
+  }
+  /// Whether an async-proxy read with view `clock` cannot see byte `i`.
+  bool invisibleToAsyncProxy(int64_t i, const VectorClock &clock) const {
+    const OrdinaryStore &store = ordinaryStores[i];
+    if (!store.agent)
+      return false;
+    const Actor::ProxyFence *fence = publishingFence(i);
+    return !fence || clock.get(actors[store.thread].slot) < fence->epoch;
   }
 
   std::vector<uint32_t> tmem;

@@ -3,8 +3,8 @@
 // The CTA's dynamic shared memory as bytes: views into it (memref.view and
 // subview), the ordinary loads and stores of memref and vector, their
 // bounds checks and race detection, and the async proxy's view of them: an
-// ordinary store stays invisible to TMA stores and MMA operand reads until
-// its thread executes fence.proxy.async.
+// ordinary store stays invisible to TMA stores and MMA operand reads unless
+// a fence.proxy.async its thread executed after it happens before the read.
 //
 //===----------------------------------------------------------------------===//
 
@@ -110,23 +110,33 @@ bool Cta::sharedAccess(Actor &actor, Operation *op, int64_t offset,
   if (write)
     std::fill(ordinaryStores.begin() + offset,
               ordinaryStores.begin() + offset + bytes,
-              OrdinaryStore{agent + 1, actor.tid, actor.proxyFences});
+              OrdinaryStore{agent + 1, actor.tid,
+                            static_cast<uint32_t>(actor.proxyFences.size())});
   return races.access(Memory::shared, offset, offset + bytes, write, actor.slot,
                       agent, actor.clock);
 }
 
-void Cta::asyncProxyRead(int64_t offset, int64_t bytes, uint32_t reader) {
+void Cta::asyncProxyRead(int64_t offset, int64_t bytes, uint32_t reader,
+                         const VectorClock &clock) {
   for (int64_t i = offset; i < offset + bytes; ++i) {
-    if (!unfenced(i))
+    if (!invisibleToAsyncProxy(i, clock))
       continue;
     uint32_t writer = ordinaryStores[i].agent;
+    const Actor::ProxyFence *fence = publishingFence(i);
     int64_t last = i;
-    while (last + 1 < offset + bytes && unfenced(last + 1) &&
-           ordinaryStores[last + 1].agent == writer)
+    while (last + 1 < offset + bytes &&
+           invisibleToAsyncProxy(last + 1, clock) &&
+           ordinaryStores[last + 1].agent == writer &&
+           publishingFence(last + 1) == fence)
       ++last;
-    races.proxyRace(i, last, writer - 1, reader);
+    races.proxyRace(i, last, writer - 1, reader, fence ? fence->op : nullptr);
     return;
   }
+}
+
+void Cta::asyncProxyWrite(int64_t offset, int64_t bytes) {
+  std::fill(ordinaryStores.begin() + offset,
+            ordinaryStores.begin() + offset + bytes, OrdinaryStore{});
 }
 
 //===----------------------------------------------------------------------===//

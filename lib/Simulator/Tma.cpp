@@ -184,6 +184,7 @@ void Cta::completeTmaLoad(size_t index) {
   // Race-check the whole box region (the swizzle permutes within it).
   races.access(Memory::shared, work.shared, work.shared + bytes, true,
                work.slot, work.agent, work.clock);
+  asyncProxyWrite(work.shared, bytes);
   if (barriers[work.barrier].completeTx(bytes, work.clock))
     completed(work.barrier);
 }
@@ -212,7 +213,7 @@ void Cta::completeStore(size_t index) {
   });
   races.access(Memory::shared, work.store.shared, work.store.shared + bytes,
                false, work.slot, work.agent, work.clock);
-  asyncProxyRead(work.store.shared, bytes, work.agent);
+  asyncProxyRead(work.store.shared, bytes, work.agent, work.clock);
   Actor &issuer = actors[work.issuer];
   issuer.storesDone.join(work.clock);
   if (--issuer.storeGroups[work.group - issuer.storeGroupsRetired] == 0) {
