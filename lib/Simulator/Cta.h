@@ -59,6 +59,8 @@ struct Frame {
 /// it: the hardware performs it somewhere in between.
 struct PendingTmem {
   int64_t lane, firstColumn, columns;
+  /// Whether it writes TMEM (the op's effect on TensorMemoryResource).
+  bool write;
   uint32_t agent;
   /// The thread's tcgen05 view when it issued the access: what is surely
   /// ordered before the access.
@@ -102,7 +104,16 @@ struct Actor {
   /// Named barrier / warp vote: the generation this thread arrived in.
   std::optional<uint64_t> arrivedGeneration;
   SmallVector<Value> pendingLoadValues;
+  /// tcgen05.ld/st issued and not yet retired, by what completes them (the
+  /// ops' AsyncAccessOpInterface): tmem_load_wait, tmem_store_wait.
   SmallVector<PendingTmem> pendingLoads, pendingStores;
+  SmallVectorImpl<PendingTmem> &pendingTmem(AsyncCompletion completion) {
+    assert((completion == AsyncCompletion::tmem_load_wait ||
+            completion == AsyncCompletion::tmem_store_wait) &&
+           "not a TMEM access");
+    return completion == AsyncCompletion::tmem_load_wait ? pendingLoads
+                                                         : pendingStores;
+  }
   /// TMA stores issued since the last commit; committed groups in flight.
   SmallVector<TmaStore> openStores;
   std::deque<unsigned> storeGroups; // stores remaining per group
@@ -237,6 +248,10 @@ private:
   const Val *use(Actor &actor, Operation *op, Value value);
   Val &define(Actor &actor, Value value) { return actor.env[value]; }
   Step fail(Operation *op, const Twine &message);
+  /// The contract of a wait (AsyncWaitOpInterface) once `wait` returns in
+  /// `actor`: nothing of a kind it retires that the thread issued before it
+  /// is in flight or left uncommitted. Fails otherwise.
+  Step checkRetired(Actor &actor, AsyncWaitOpInterface wait);
   std::string who(const Actor &actor) const;
   /// The race detector's agent for `op` run by `actor` (for asynchronous
   /// ops: the unit it issued).
@@ -265,17 +280,22 @@ private:
                                        ArrayRef<int64_t> indices,
                                        int64_t count);
   bool checkShared(Operation *op, int64_t offset, int64_t bytes);
-  /// An ordinary load or store of `count` consecutive elements of memref
-  /// `ref` at `indices`: checks bounds, records the access, and returns the
-  /// shared byte offset of the first element.
+  /// An ordinary load or store by `op` of `count` consecutive elements of
+  /// its memref operand `memref` (of value `ref`) at `indices`: checks
+  /// bounds, records the access, and returns the shared byte offset of the
+  /// first element.
   std::optional<int64_t> elementsAccess(Actor &actor, Operation *op,
-                                        const Val &ref, MemRefType type,
+                                        Value memref, const Val &ref,
                                         ArrayRef<const Val *> indices,
-                                        int64_t count, bool write);
+                                        int64_t count);
   float loadElement(Type element, int64_t offset);
   void storeElement(Type element, int64_t offset, float real, int64_t integer);
-  bool sharedAccess(Actor &actor, Operation *op, int64_t offset, int64_t bytes,
-                    bool write);
+  /// An ordinary access by `op` of shared bytes [offset, offset + bytes)
+  /// through its memref operand `memref`: a read or a write as the op's
+  /// memory effects on that operand declare. Race-checks it and records
+  /// writes for the async proxy; false on an error.
+  bool sharedAccess(Actor &actor, Operation *op, Value memref, int64_t offset,
+                    int64_t bytes);
   /// An async-proxy read (TMA store, MMA or wgmma operand) of shared bytes
   /// [offset, offset + bytes) by `reader` with view `clock`: an ordinary
   /// store is invisible to it unless a fence.proxy.async of the storing
@@ -322,8 +342,8 @@ private:
   bool tmemColumnsAllocated(Operation *op, int64_t first, int64_t columns);
   /// Checks and records `pending` TMEM accesses of `actor` as happening
   /// now, then forgets them.
-  void completeTmemAccesses(Actor &actor, SmallVectorImpl<PendingTmem> &pending,
-                            bool write);
+  void completeTmemAccesses(Actor &actor,
+                            SmallVectorImpl<PendingTmem> &pending);
   int64_t tmemLane(const Actor &actor) const {
     return 32 * (actor.warp % 4) + actor.lane;
   }

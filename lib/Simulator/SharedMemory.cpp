@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -52,16 +53,18 @@ std::optional<int64_t> Cta::sharedAddress(Operation *op, const Val &ref,
 }
 
 std::optional<int64_t> Cta::elementsAccess(Actor &actor, Operation *op,
-                                           const Val &ref, MemRefType type,
+                                           Value memref, const Val &ref,
                                            ArrayRef<const Val *> indices,
-                                           int64_t count, bool write) {
+                                           int64_t count) {
+  auto type = cast<MemRefType>(memref.getType());
   SmallVector<int64_t, 4> values;
   for (const Val *index : indices)
     values.push_back(index->ints[0]);
   std::optional<int64_t> address = sharedAddress(op, ref, type, values, count);
-  if (address)
-    sharedAccess(actor, op, *address, count * bytesOf(type.getElementType()),
-                 write);
+  if (!address ||
+      !sharedAccess(actor, op, memref, *address,
+                    count * bytesOf(type.getElementType())))
+    return std::nullopt;
   return address;
 }
 
@@ -104,16 +107,24 @@ void Cta::storeElement(Type element, int64_t offset, float real,
   }
 }
 
-bool Cta::sharedAccess(Actor &actor, Operation *op, int64_t offset,
-                       int64_t bytes, bool write) {
+bool Cta::sharedAccess(Actor &actor, Operation *op, Value memref,
+                       int64_t offset, int64_t bytes) {
+  // Whether the access writes is the op's contract: its memory effects.
+  bool write = hasEffect<MemoryEffects::Write>(op, memref);
+  if (!write && !hasEffect<MemoryEffects::Read>(op, memref)) {
+    fail(op, "accesses shared memory through an operand on which it declares "
+             "no read or write effect");
+    return false;
+  }
   uint32_t agent = agentFor(op, actor);
   if (write)
     std::fill(ordinaryStores.begin() + offset,
               ordinaryStores.begin() + offset + bytes,
               OrdinaryStore{agent + 1, actor.tid,
                             static_cast<uint32_t>(actor.proxyFences.size())});
-  return races.access(Memory::shared, offset, offset + bytes, write, actor.slot,
-                      agent, actor.clock);
+  races.access(Memory::shared, offset, offset + bytes, write, actor.slot, agent,
+               actor.clock);
+  return true;
 }
 
 void Cta::asyncProxyRead(int64_t offset, int64_t bytes, uint32_t reader,
@@ -199,8 +210,8 @@ Step Cta::memrefOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
       })
       .Case([&](memref::LoadOp load) {
         std::optional<int64_t> address =
-            elementsAccess(actor, op, *in[0], load.getMemRefType(),
-                           in.drop_front(1), 1, /*write=*/false);
+            elementsAccess(actor, op, load.getMemRef(), *in[0],
+                           in.drop_front(1), 1);
         if (!address)
           return Step::error;
         Type element = load.getMemRefType().getElementType();
@@ -217,8 +228,8 @@ Step Cta::memrefOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
       })
       .Case([&](memref::StoreOp store) {
         std::optional<int64_t> address =
-            elementsAccess(actor, op, *in[1], store.getMemRefType(),
-                           in.drop_front(2), 1, /*write=*/true);
+            elementsAccess(actor, op, store.getMemRef(), *in[1],
+                           in.drop_front(2), 1);
         if (!address)
           return Step::error;
         storeElement(store.getMemRefType().getElementType(), *address,
@@ -235,8 +246,8 @@ Step Cta::vectorOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
   return llvm::TypeSwitch<Operation *, Step>(op)
       .Case([&](vector::StoreOp store) {
         std::optional<int64_t> address = elementsAccess(
-            actor, op, *in[1], store.getMemRefType(), in.drop_front(2),
-            store.getVectorType().getNumElements(), /*write=*/true);
+            actor, op, store.getBase(), *in[1], in.drop_front(2),
+            store.getVectorType().getNumElements());
         if (!address)
           return Step::error;
         Type element = store.getMemRefType().getElementType();
@@ -250,8 +261,8 @@ Step Cta::vectorOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
       .Case([&](vector::LoadOp load) {
         int64_t n = load.getVectorType().getNumElements();
         std::optional<int64_t> address =
-            elementsAccess(actor, op, *in[0], load.getMemRefType(),
-                           in.drop_front(1), n, /*write=*/false);
+            elementsAccess(actor, op, load.getBase(), *in[0],
+                           in.drop_front(1), n);
         if (!address)
           return Step::error;
         Type element = load.getMemRefType().getElementType();
@@ -262,5 +273,12 @@ Step Cta::vectorOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
         define(actor, load.getResult()) = std::move(out);
         return Step::next;
       })
-      .Default([&](Operation *) { return pure(actor, op, in); });
+      .Default([&](Operation *) {
+        // The others must be free of memory effects to be evaluated as
+        // values (a transfer or masked access is not modeled).
+        if (!isMemoryEffectFree(op))
+          return fail(op, "accesses memory in a way the simulator does not "
+                          "model");
+        return pure(actor, op, in);
+      });
 }

@@ -109,7 +109,7 @@ Step Cta::tmaOp(Actor &actor, Operation *op) {
       return Step::blocked;
     }
     actor.clock.join(actor.storesDone);
-    return Step::next;
+    return checkRetired(actor, wait);
   }
   return fail(op, "the simulator cannot execute this op");
 }
