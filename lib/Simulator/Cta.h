@@ -60,6 +60,8 @@ struct Frame {
 /// it: the hardware performs it somewhere in between.
 struct PendingTmem {
   int64_t lane, firstColumn, columns;
+  /// Whether it writes TMEM (the op's effect on TensorMemoryResource).
+  bool write;
   uint32_t agent;
   /// The thread's tcgen05 view when it issued the access: what is surely
   /// ordered before the access.
@@ -103,15 +105,31 @@ struct Actor {
   /// Named barrier / warp vote: the generation this thread arrived in.
   std::optional<uint64_t> arrivedGeneration;
   SmallVector<Value> pendingLoadValues;
+  /// tcgen05.ld/st issued and not yet retired, by what completes them (the
+  /// ops' AsyncAccessOpInterface): tmem_load_wait, tmem_store_wait.
   SmallVector<PendingTmem> pendingLoads, pendingStores;
+  SmallVectorImpl<PendingTmem> &pendingTmem(AsyncCompletion completion) {
+    assert((completion == AsyncCompletion::tmem_load_wait ||
+            completion == AsyncCompletion::tmem_store_wait) &&
+           "not a TMEM access");
+    return completion == AsyncCompletion::tmem_load_wait ? pendingLoads
+                                                         : pendingStores;
+  }
   /// TMA stores issued since the last commit; committed groups in flight.
   SmallVector<TmaStore> openStores;
   std::deque<unsigned> storeGroups; // stores remaining per group
   /// Groups retired so far: the first in `storeGroups` has this index.
   uint64_t storeGroupsRetired = 0;
-  /// fence.proxy.async executed so far: the thread's ordinary stores made
-  /// at the current count are not yet visible to the async proxy.
-  uint32_t proxyFences = 0;
+  /// The fence.proxy.async ops the thread executed, in program order, each
+  /// with the thread's epoch (its own clock entry) when it ran. An ordinary
+  /// store becomes visible to the async proxy through the thread's first
+  /// fence after it, and only to readers whose view covers that fence's
+  /// epoch: the fence must come before the release they acquire.
+  struct ProxyFence {
+    uint32_t epoch;
+    Operation *op;
+  };
+  std::vector<ProxyFence> proxyFences;
   VectorClock storesDone;
   /// fa4.wgmma results not yet returned by a fa4.wgmma.wait: the wgmma
   /// that computes each.
@@ -234,6 +252,10 @@ private:
   const Val *use(Actor &actor, Operation *op, Value value);
   Val &define(Actor &actor, Value value) { return actor.env[value]; }
   Step fail(Operation *op, const Twine &message);
+  /// The contract of a wait (AsyncWaitOpInterface) once `wait` returns in
+  /// `actor`: nothing of a kind it retires that the thread issued before it
+  /// is in flight or left uncommitted. Fails otherwise.
+  Step checkRetired(Actor &actor, AsyncWaitOpInterface wait);
   std::string who(const Actor &actor) const;
   /// The race detector's agent for `op` run by `actor` (for asynchronous
   /// ops: the unit it issued).
@@ -262,21 +284,31 @@ private:
                                        ArrayRef<int64_t> indices,
                                        int64_t count);
   bool checkShared(Operation *op, int64_t offset, int64_t bytes);
-  /// An ordinary load or store of `count` consecutive elements of memref
-  /// `ref` at `indices`: checks bounds, records the access, and returns the
-  /// shared byte offset of the first element.
+  /// An ordinary load or store by `op` of `count` consecutive elements of
+  /// its memref operand `memref` (of value `ref`) at `indices`: checks
+  /// bounds, records the access, and returns the shared byte offset of the
+  /// first element.
   std::optional<int64_t> elementsAccess(Actor &actor, Operation *op,
-                                        const Val &ref, MemRefType type,
+                                        Value memref, const Val &ref,
                                         ArrayRef<const Val *> indices,
-                                        int64_t count, bool write);
+                                        int64_t count);
   float loadElement(Type element, int64_t offset);
   void storeElement(Type element, int64_t offset, float real, int64_t integer);
-  bool sharedAccess(Actor &actor, Operation *op, int64_t offset, int64_t bytes,
-                    bool write);
-  /// An async-proxy read (TMA store, MMA operand) of shared bytes
-  /// [offset, offset + bytes): ordinary stores not yet fenced by their
-  /// thread are invisible to it.
-  void asyncProxyRead(int64_t offset, int64_t bytes, uint32_t reader);
+  /// An ordinary access by `op` of shared bytes [offset, offset + bytes)
+  /// through its memref operand `memref`: a read or a write as the op's
+  /// memory effects on that operand declare. Race-checks it and records
+  /// writes for the async proxy; false on an error.
+  bool sharedAccess(Actor &actor, Operation *op, Value memref, int64_t offset,
+                    int64_t bytes);
+  /// An async-proxy read (TMA store, MMA or wgmma operand) of shared bytes
+  /// [offset, offset + bytes) by `reader` with view `clock`: an ordinary
+  /// store is invisible to it unless a fence.proxy.async of the storing
+  /// thread after the store happens before the read.
+  void asyncProxyRead(int64_t offset, int64_t bytes, uint32_t reader,
+                      const VectorClock &clock);
+  /// An async-proxy write (a TMA load landing) of shared bytes [offset,
+  /// offset + bytes): ordinary stores there are overwritten.
+  void asyncProxyWrite(int64_t offset, int64_t bytes);
 
   //===--- Barriers.cpp: mbarriers, named barriers, collectives -----------===//
 
@@ -314,8 +346,8 @@ private:
   bool tmemColumnsAllocated(Operation *op, int64_t first, int64_t columns);
   /// Checks and records `pending` TMEM accesses of `actor` as happening
   /// now, then forgets them.
-  void completeTmemAccesses(Actor &actor, SmallVectorImpl<PendingTmem> &pending,
-                            bool write);
+  void completeTmemAccesses(Actor &actor,
+                            SmallVectorImpl<PendingTmem> &pending);
   int64_t tmemLane(const Actor &actor) const {
     return 32 * (actor.warp % 4) + actor.lane;
   }
@@ -364,15 +396,26 @@ private:
 
   std::vector<uint8_t> shared;
   /// Per shared byte, the last ordinary store to it: its agent + 1 (0 for
-  /// none), its thread and that thread's proxyFences when it stored.
+  /// none), its thread and how many proxy fences that thread had executed
+  /// when it stored (the index of the fence that publishes the store).
   struct OrdinaryStore {
     uint32_t agent = 0, thread = 0, fences = 0;
   };
   std::vector<OrdinaryStore> ordinaryStores;
-  /// Whether the async proxy cannot see byte `i` yet.
-  bool unfenced(int64_t i) const {
+  /// The fence that makes byte `i` visible to the async proxy, if its
+  /// thread executed it yet.
+  const Actor::ProxyFence *publishingFence(int64_t i) const {
     const OrdinaryStore &store = ordinaryStores[i];
-    return store.agent && actors[store.thread].proxyFences == store.fences;
+    const auto &fences = actors[store.thread].proxyFences;
+    return store.fences < fences.size() ? &fences[store.fences] : nullptr;
+  }
+  /// Whether an async-proxy read with view `clock` cannot see byte `i`.
+  bool invisibleToAsyncProxy(int64_t i, const VectorClock &clock) const {
+    const OrdinaryStore &store = ordinaryStores[i];
+    if (!store.agent)
+      return false;
+    const Actor::ProxyFence *fence = publishingFence(i);
+    return !fence || clock.get(actors[store.thread].slot) < fence->epoch;
   }
 
   std::vector<uint32_t> tmem;

@@ -59,7 +59,7 @@ Step Cta::fa4Op(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
         return Step::next;
       })
       .Case([&](FenceProxyAsyncOp) {
-        ++actor.proxyFences;
+        actor.proxyFences.push_back({actor.clock.get(actor.slot), op});
         return Step::next;
       })
       .Case([&](Exp2Op exp2) {

@@ -156,19 +156,27 @@ bool RaceDetector::access(Memory memory, int64_t begin, int64_t end, bool write,
 }
 
 void RaceDetector::proxyRace(int64_t first, int64_t last, uint32_t writer,
-                             uint32_t reader) {
+                             uint32_t reader, Operation *lateFence) {
   const void *a = agents[writer].op, *b = agents[reader].op;
   auto key = std::make_pair(std::min(a, b), std::max(a, b));
   if (!reported.insert(key).second)
     return;
+  std::string late;
+  if (lateFence) {
+    llvm::raw_string_ostream os(late);
+    os << " (its next fence.proxy.async, at ";
+    lateFence->getLoc().print(os);
+    os << ", comes after that barrier)";
+  }
   reports.push_back(
       {key, llvm::formatv(
                 "race on {0}: write by {1} and read by {2} through the async "
                 "proxy are not ordered: the writing thread executed no "
                 "fence.proxy.async between its ordinary stores and the "
-                "barrier that orders them",
+                "barrier that orders them{3}",
                 describe(Memory::shared, first, last),
-                describeAgent(agents[writer]), describeAgent(agents[reader]))});
+                describeAgent(agents[writer]), describeAgent(agents[reader]),
+                late)});
 }
 
 //===----------------------------------------------------------------------===//

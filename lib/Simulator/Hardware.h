@@ -126,8 +126,11 @@ public:
 
   /// Reports that `reader`, reading shared memory [first, last] through the
   /// async proxy (TMA, tensor cores), sees bytes `writer` stored with
-  /// ordinary stores its thread never followed with fence.proxy.async.
-  void proxyRace(int64_t first, int64_t last, uint32_t writer, uint32_t reader);
+  /// ordinary stores that no fence.proxy.async of their thread ordered
+  /// before the read; `lateFence` is the thread's first fence after the
+  /// stores if it executed one (after the barrier that orders the read).
+  void proxyRace(int64_t first, int64_t last, uint32_t writer, uint32_t reader,
+                 Operation *lateFence);
 
   /// The races found, in discovery order, once per pair of ops.
   const std::vector<RaceReport> &races() const { return reports; }

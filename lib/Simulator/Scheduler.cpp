@@ -174,18 +174,69 @@ const Val *Cta::use(Actor &actor, Operation *op, Value value) {
     return nullptr;
   }
   if (Operation *load = it->second.pendingLoad) {
+    // The result of an asynchronous access: what retires it is the access's
+    // contract.
     std::string loc;
     llvm::raw_string_ostream os(loc);
     load->getLoc().print(os);
-    if (isa<WgmmaOp>(load))
-      fail(op, "uses the result of fa4.wgmma at " + loc +
-                   " before a fa4.wgmma.wait returns it in " + who(actor));
-    else
-      fail(op, "uses the result of fa4.tmem.load at " + loc +
-                   " before fa4.tcgen05.wait load in " + who(actor));
+    AsyncCompletion completion =
+        cast<AsyncAccessOpInterface>(load).getAsyncCompletion();
+    StringRef waiter =
+        completion == AsyncCompletion::wgmma_group_wait
+            ? "a fa4.wgmma.wait returns it"
+        : completion == AsyncCompletion::tmem_load_wait
+            ? "fa4.tcgen05.wait load"
+            : "its completion";
+    fail(op, "uses the result of " + load->getName().getStringRef() + " at " +
+                 loc + " before " + waiter + " in " + who(actor));
     return nullptr;
   }
   return &it->second;
+}
+
+Step Cta::checkRetired(Actor &actor, AsyncWaitOpInterface wait) {
+  for (unsigned k = 0; k <= getMaxEnumValForAsyncCompletion(); ++k) {
+    auto kind = static_cast<AsyncCompletion>(k);
+    if (!wait.retires(kind))
+      continue;
+    std::string left;
+    switch (kind) {
+    case AsyncCompletion::tmem_load_wait:
+    case AsyncCompletion::tmem_store_wait:
+      if (!actor.pendingTmem(kind).empty())
+        left = "TMEM accesses are in flight";
+      break;
+    case AsyncCompletion::bulk_group_wait:
+      if (!actor.storeGroups.empty())
+        left = "TMA store groups are in flight";
+      else if (!actor.openStores.empty())
+        left = "TMA stores are not committed to a group, so the wait does "
+               "not cover them";
+      break;
+    case AsyncCompletion::wgmma_group_wait: {
+      const Warpgroup &group = warpgroups[actor.warp / 4];
+      if (llvm::any_of(group.work, [&](const auto &work) {
+            return work->group < group.committed;
+          }))
+        left = "wgmma groups are in flight";
+      else if (llvm::any_of(actor.pendingWgmma, [&](const auto &entry) {
+                 return entry.second->group >= group.committed;
+               }))
+        left = "wgmmas are not committed to a group, so the wait does not "
+               "cover them";
+      break;
+    }
+    case AsyncCompletion::mbarrier:
+    case AsyncCompletion::tensor_core_commit:
+      break;
+    }
+    if (!left.empty())
+      return fail(wait, llvm::formatv("retires {0} accesses, but when it "
+                                      "returns in {1}, {2}",
+                                      stringifyAsyncCompletion(kind),
+                                      who(actor), left));
+  }
+  return Step::next;
 }
 
 //===----------------------------------------------------------------------===//
@@ -232,8 +283,8 @@ Step Cta::step(Actor &actor) {
     // A tcgen05.ld/st never waited for may happen as late as the thread's
     // end, at an epoch no fence has published: anything it was meant to be
     // ordered with races with it.
-    completeTmemAccesses(actor, actor.pendingLoads, /*write=*/false);
-    completeTmemAccesses(actor, actor.pendingStores, /*write=*/true);
+    completeTmemAccesses(actor, actor.pendingLoads);
+    completeTmemAccesses(actor, actor.pendingStores);
   }
   return result;
 }
@@ -418,10 +469,11 @@ Step Cta::execute(Actor &actor, Operation *op) {
   StringRef dialect = op->getName().getDialectNamespace();
   if (dialect == "gpu")
     return gpuOp(actor, op);
+  // nvgpu's asynchronous accesses (AsyncAccessOpInterface, attached by the
+  // fa4 dialect) are the TMA copies; the rest are mbarrier ops.
   if (dialect == "nvgpu")
-    return isa<nvgpu::TmaAsyncLoadOp, nvgpu::TmaAsyncStoreOp>(op)
-               ? tmaOp(actor, op)
-               : mbarrierOp(actor, op);
+    return isa<AsyncAccessOpInterface>(op) ? tmaOp(actor, op)
+                                           : mbarrierOp(actor, op);
   if (dialect == "scf")
     return scfOp(actor, op);
   if (auto wait = dyn_cast<WgmmaWaitOp>(op))

@@ -3,8 +3,8 @@
 // The CTA's dynamic shared memory as bytes: views into it (memref.view and
 // subview), the ordinary loads and stores of memref and vector, their
 // bounds checks and race detection, and the async proxy's view of them: an
-// ordinary store stays invisible to TMA stores and MMA operand reads until
-// its thread executes fence.proxy.async.
+// ordinary store stays invisible to TMA stores and MMA operand reads unless
+// a fence.proxy.async its thread executed after it happens before the read.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -52,16 +53,18 @@ std::optional<int64_t> Cta::sharedAddress(Operation *op, const Val &ref,
 }
 
 std::optional<int64_t> Cta::elementsAccess(Actor &actor, Operation *op,
-                                           const Val &ref, MemRefType type,
+                                           Value memref, const Val &ref,
                                            ArrayRef<const Val *> indices,
-                                           int64_t count, bool write) {
+                                           int64_t count) {
+  auto type = cast<MemRefType>(memref.getType());
   SmallVector<int64_t, 4> values;
   for (const Val *index : indices)
     values.push_back(index->ints[0]);
   std::optional<int64_t> address = sharedAddress(op, ref, type, values, count);
-  if (address)
-    sharedAccess(actor, op, *address, count * bytesOf(type.getElementType()),
-                 write);
+  if (!address ||
+      !sharedAccess(actor, op, memref, *address,
+                    count * bytesOf(type.getElementType())))
+    return std::nullopt;
   return address;
 }
 
@@ -104,29 +107,47 @@ void Cta::storeElement(Type element, int64_t offset, float real,
   }
 }
 
-bool Cta::sharedAccess(Actor &actor, Operation *op, int64_t offset,
-                       int64_t bytes, bool write) {
+bool Cta::sharedAccess(Actor &actor, Operation *op, Value memref,
+                       int64_t offset, int64_t bytes) {
+  // Whether the access writes is the op's contract: its memory effects.
+  bool write = hasEffect<MemoryEffects::Write>(op, memref);
+  if (!write && !hasEffect<MemoryEffects::Read>(op, memref)) {
+    fail(op, "accesses shared memory through an operand on which it declares "
+             "no read or write effect");
+    return false;
+  }
   uint32_t agent = agentFor(op, actor);
   if (write)
     std::fill(ordinaryStores.begin() + offset,
               ordinaryStores.begin() + offset + bytes,
-              OrdinaryStore{agent + 1, actor.tid, actor.proxyFences});
-  return races.access(Memory::shared, offset, offset + bytes, write, actor.slot,
-                      agent, actor.clock);
+              OrdinaryStore{agent + 1, actor.tid,
+                            static_cast<uint32_t>(actor.proxyFences.size())});
+  races.access(Memory::shared, offset, offset + bytes, write, actor.slot, agent,
+               actor.clock);
+  return true;
 }
 
-void Cta::asyncProxyRead(int64_t offset, int64_t bytes, uint32_t reader) {
+void Cta::asyncProxyRead(int64_t offset, int64_t bytes, uint32_t reader,
+                         const VectorClock &clock) {
   for (int64_t i = offset; i < offset + bytes; ++i) {
-    if (!unfenced(i))
+    if (!invisibleToAsyncProxy(i, clock))
       continue;
     uint32_t writer = ordinaryStores[i].agent;
+    const Actor::ProxyFence *fence = publishingFence(i);
     int64_t last = i;
-    while (last + 1 < offset + bytes && unfenced(last + 1) &&
-           ordinaryStores[last + 1].agent == writer)
+    while (last + 1 < offset + bytes &&
+           invisibleToAsyncProxy(last + 1, clock) &&
+           ordinaryStores[last + 1].agent == writer &&
+           publishingFence(last + 1) == fence)
       ++last;
-    races.proxyRace(i, last, writer - 1, reader);
+    races.proxyRace(i, last, writer - 1, reader, fence ? fence->op : nullptr);
     return;
   }
+}
+
+void Cta::asyncProxyWrite(int64_t offset, int64_t bytes) {
+  std::fill(ordinaryStores.begin() + offset,
+            ordinaryStores.begin() + offset + bytes, OrdinaryStore{});
 }
 
 //===----------------------------------------------------------------------===//
@@ -189,8 +210,8 @@ Step Cta::memrefOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
       })
       .Case([&](memref::LoadOp load) {
         std::optional<int64_t> address =
-            elementsAccess(actor, op, *in[0], load.getMemRefType(),
-                           in.drop_front(1), 1, /*write=*/false);
+            elementsAccess(actor, op, load.getMemRef(), *in[0],
+                           in.drop_front(1), 1);
         if (!address)
           return Step::error;
         Type element = load.getMemRefType().getElementType();
@@ -207,8 +228,8 @@ Step Cta::memrefOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
       })
       .Case([&](memref::StoreOp store) {
         std::optional<int64_t> address =
-            elementsAccess(actor, op, *in[1], store.getMemRefType(),
-                           in.drop_front(2), 1, /*write=*/true);
+            elementsAccess(actor, op, store.getMemRef(), *in[1],
+                           in.drop_front(2), 1);
         if (!address)
           return Step::error;
         storeElement(store.getMemRefType().getElementType(), *address,
@@ -225,8 +246,8 @@ Step Cta::vectorOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
   return llvm::TypeSwitch<Operation *, Step>(op)
       .Case([&](vector::StoreOp store) {
         std::optional<int64_t> address = elementsAccess(
-            actor, op, *in[1], store.getMemRefType(), in.drop_front(2),
-            store.getVectorType().getNumElements(), /*write=*/true);
+            actor, op, store.getBase(), *in[1], in.drop_front(2),
+            store.getVectorType().getNumElements());
         if (!address)
           return Step::error;
         Type element = store.getMemRefType().getElementType();
@@ -240,8 +261,8 @@ Step Cta::vectorOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
       .Case([&](vector::LoadOp load) {
         int64_t n = load.getVectorType().getNumElements();
         std::optional<int64_t> address =
-            elementsAccess(actor, op, *in[0], load.getMemRefType(),
-                           in.drop_front(1), n, /*write=*/false);
+            elementsAccess(actor, op, load.getBase(), *in[0],
+                           in.drop_front(1), n);
         if (!address)
           return Step::error;
         Type element = load.getMemRefType().getElementType();
@@ -252,5 +273,12 @@ Step Cta::vectorOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
         define(actor, load.getResult()) = std::move(out);
         return Step::next;
       })
-      .Default([&](Operation *) { return pure(actor, op, in); });
+      .Default([&](Operation *) {
+        // The others must be free of memory effects to be evaluated as
+        // values (a transfer or masked access is not modeled).
+        if (!isMemoryEffectFree(op))
+          return fail(op, "accesses memory in a way the simulator does not "
+                          "model");
+        return pure(actor, op, in);
+      });
 }

@@ -321,6 +321,19 @@ Reference reference(const std::vector<GlobalTensor> &t, const Shape &s,
 
 } // namespace
 
+/// Whether `op` declares the allocation of one of its results.
+static bool allocatesBuffer(Operation *op) {
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effects)
+    return false;
+  SmallVector<MemoryEffects::EffectInstance> instances;
+  effects.getEffects(instances);
+  return llvm::any_of(instances, [](const MemoryEffects::EffectInstance &e) {
+    return isa<MemoryEffects::Allocate>(e.getEffect()) &&
+           isa_and_nonnull<OpResult>(e.getValue());
+  });
+}
+
 LogicalResult mlir::fa4::sim::simulate(ModuleOp module, const Problem &problem,
                                        const Options &options,
                                        raw_ostream &os) {
@@ -373,9 +386,12 @@ LogicalResult mlir::fa4::sim::simulate(ModuleOp module, const Problem &problem,
          << "\n";
       return failure();
     }
+    // Channels and their steps must have become barriers, and buffers must
+    // be placed: an op that allocates memory as its result (an unplaced
+    // TMEM buffer, a memref.alloc) has not been replaced by a view.
     bool synchronized = true;
     kernel.walk([&](Operation *op) {
-      if (isa<ChannelOp, TmemBufferOp>(op))
+      if (isa<ChannelOp, ChannelStepOpInterface>(op) || allocatesBuffer(op))
         synchronized = false;
     });
     if (!synchronized) {

@@ -81,7 +81,7 @@ bool Cta::operandRead(Operation *op, Half half,
       values[mn * kStep + k] = halfValue(half, bits);
       races.access(Memory::shared, offset, offset + 2, false, slot, agent,
                    clock);
-      asyncProxyRead(offset, 2, agent);
+      asyncProxyRead(offset, 2, agent, clock);
     }
   return true;
 }

@@ -29,6 +29,18 @@ std::string locationOf(Operation *op) {
   return text;
 }
 
+/// Whether `op` writes the Tensor Memory `tmem` names, as its memory effects
+/// on TensorMemoryResource declare.
+bool writesTmem(Operation *op, Value tmem) {
+  auto effects = cast<MemoryEffectOpInterface>(op);
+  SmallVector<MemoryEffects::EffectInstance> instances;
+  effects.getEffectsOnValue(tmem, instances);
+  return llvm::any_of(instances, [](const MemoryEffects::EffectInstance &e) {
+    return isa<MemoryEffects::Write>(e.getEffect()) &&
+           isa<TensorMemoryResource>(e.getResource());
+  });
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -56,7 +68,8 @@ Step Cta::tmemOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
             sharedAddress(op, *in[0], alloc.getSlot().getType(), {0}, 1);
         if (!address)
           return Step::error;
-        sharedAccess(actor, op, *address, 4, true);
+        if (!sharedAccess(actor, op, alloc.getSlot(), *address, 4))
+          return Step::error;
         uint32_t base = 0; // lane 0, column 0
         std::memcpy(&shared[*address], &base, 4);
         return Step::next;
@@ -91,7 +104,8 @@ Step Cta::tmemOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
             sharedAddress(op, *in[0], base.getSlot().getType(), {0}, 1);
         if (!address)
           return Step::error;
-        sharedAccess(actor, op, *address, 4, false);
+        if (!sharedAccess(actor, op, base.getSlot(), *address, 4))
+          return Step::error;
         uint32_t value;
         std::memcpy(&value, &shared[*address], 4);
         if (value >> 16 != 0)
@@ -133,8 +147,9 @@ Step Cta::tmemOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
         out.pendingLoad = op;
         define(actor, load.getResult()) = std::move(out);
         actor.pendingLoadValues.push_back(load.getResult());
-        actor.pendingLoads.push_back(
-            {lane, first, columns, agentFor(op, actor), actor.issueView()});
+        actor.pendingTmem(load.getAsyncCompletion())
+            .push_back({lane, first, columns, writesTmem(op, load.getSource()),
+                        agentFor(op, actor), actor.issueView()});
         return Step::next;
       })
       .Case([&](TmemStoreOp store) {
@@ -158,21 +173,23 @@ Step Cta::tmemOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
                    (static_cast<uint32_t>(halfBits(half, x)) << shift);
           }
         }
-        actor.pendingStores.push_back(
-            {lane, first, columns, agentFor(op, actor), actor.issueView()});
+        actor.pendingTmem(store.getAsyncCompletion())
+            .push_back({lane, first, columns, writesTmem(op, store.getDest()),
+                        agentFor(op, actor), actor.issueView()});
         return Step::next;
       })
       .Case([&](Tcgen05WaitOp wait) {
-        bool loadKind = wait.getKind() == Tcgen05WaitKind::load;
-        completeTmemAccesses(
-            actor, loadKind ? actor.pendingLoads : actor.pendingStores,
-            /*write=*/!loadKind);
-        if (loadKind) {
+        // What the wait completes is its contract (AsyncWaitOpInterface).
+        for (AsyncCompletion kind :
+             {AsyncCompletion::tmem_load_wait, AsyncCompletion::tmem_store_wait})
+          if (wait.retires(kind))
+            completeTmemAccesses(actor, actor.pendingTmem(kind));
+        if (wait.retires(AsyncCompletion::tmem_load_wait)) {
           for (Value v : actor.pendingLoadValues)
             actor.env[v].pendingLoad = nullptr;
           actor.pendingLoadValues.clear();
         }
-        return Step::next;
+        return checkRetired(actor, wait);
       })
       .Case([&](Tcgen05FenceOp fence) {
         if (fence.getKind() == Tcgen05FenceKind::before_thread_sync) {
@@ -190,8 +207,7 @@ Step Cta::tmemOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
 }
 
 void Cta::completeTmemAccesses(Actor &actor,
-                               SmallVectorImpl<PendingTmem> &pending,
-                               bool write) {
+                               SmallVectorImpl<PendingTmem> &pending) {
   // The access happened somewhere between its issue and now: whatever it
   // conflicts with must be ordered before the issue. It is recorded at the
   // thread's current epoch, which only a later fence publishes.
@@ -206,7 +222,7 @@ void Cta::completeTmemAccesses(Actor &actor,
        "wait"}};
   for (const PendingTmem &access : pending) {
     int64_t first = access.lane * kTmemColumns + access.firstColumn;
-    races.access(Memory::tensor, first, first + access.columns, write,
+    races.access(Memory::tensor, first, first + access.columns, access.write,
                  actor.tcSlot, access.agent, *access.issueView,
                  actor.tcView.get(actor.tcSlot), explanations);
   }

@@ -109,7 +109,7 @@ Step Cta::tmaOp(Actor &actor, Operation *op) {
       return Step::blocked;
     }
     actor.clock.join(actor.storesDone);
-    return Step::next;
+    return checkRetired(actor, wait);
   }
   return fail(op, "the simulator cannot execute this op");
 }
@@ -186,6 +186,7 @@ void Cta::completeTmaLoad(size_t index) {
   // Race-check the whole box region (the swizzle permutes within it).
   races.access(Memory::shared, work.shared, work.shared + bytes, true,
                work.slot, work.agent, work.clock);
+  asyncProxyWrite(work.shared, bytes);
   if (barriers[work.barrier].completeTx(bytes, work.clock))
     completed(work.barrier);
 }
@@ -216,7 +217,7 @@ void Cta::completeStore(size_t index) {
   });
   races.access(Memory::shared, work.store.shared, work.store.shared + bytes,
                false, work.slot, work.agent, work.clock);
-  asyncProxyRead(work.store.shared, bytes, work.agent);
+  asyncProxyRead(work.store.shared, bytes, work.agent, work.clock);
   Actor &issuer = actors[work.issuer];
   issuer.storesDone.join(work.clock);
   if (--issuer.storeGroups[work.group - issuer.storeGroupsRetired] == 0) {

@@ -134,7 +134,7 @@ Step Cta::wgmmaWait(Actor &actor, WgmmaWaitOp op) {
   }
   for (auto [result, value] : llvm::zip(op.getResults(), results))
     define(actor, result) = std::move(value);
-  return Step::next;
+  return checkRetired(actor, op);
 }
 
 //===----------------------------------------------------------------------===//

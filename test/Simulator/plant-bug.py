@@ -14,8 +14,11 @@ fa4.name of their views, so the edits survive renumbered SSA values.
   drop-tmem-wait ROLE [KIND]      delete ROLE's first fa4.tcgen05.wait KIND
                                   (load or store; load by default)
   drop-proxy-fence ROLE           delete ROLE's first fa4.fence_proxy_async
+  move-proxy-fence ROLE BARRIER   move ROLE's first fa4.fence_proxy_async to
+                                  just after ROLE's next arrive on BARRIER
   set-count BARRIER COUNT         initialize BARRIER with COUNT arrivals
   drop-commit BARRIER             delete the first fa4.mma.commit on BARRIER
+  drop-store-commit ROLE          delete ROLE's first fa4.tma.store_commit
   move-tmem BUFFER COLUMN         place TMEM buffer BUFFER at COLUMN
   shift-view ROLE BYTES           ROLE's first unnamed memref.view at byte
                                   0 views at BYTES instead
@@ -116,6 +119,23 @@ def main():
         begin, end = role_range(lines, role)
         i = first_line(lines, begin, end, r"fa4\.fence_proxy_async",
                        "fa4.fence_proxy_async in role '%s'" % role)
+        del lines[i]
+    elif bug == "move-proxy-fence":
+        role, barrier = args
+        group = barrier_value(lines, barrier)
+        begin, end = role_range(lines, role)
+        i = first_line(lines, begin, end, r"fa4\.fence_proxy_async",
+                       "fa4.fence_proxy_async in role '%s'" % role)
+        j = first_line(lines, i, end,
+                       r"nvgpu\.mbarrier\.arrive %s\[" % re.escape(group),
+                       "arrive on '%s' after the fence in role '%s'"
+                       % (barrier, role))
+        lines.insert(j, lines.pop(i))
+    elif bug == "drop-store-commit":
+        (role,) = args
+        begin, end = role_range(lines, role)
+        i = first_line(lines, begin, end, r"fa4\.tma\.store_commit",
+                       "fa4.tma.store_commit in role '%s'" % role)
         del lines[i]
     elif bug == "drop-commit":
         (barrier,) = args
