@@ -43,9 +43,14 @@ FailureOr<SmallVector<SmemBuffer>> collectBuffers(gpu::GPUFuncOp kernel) {
              << " must be a static, contiguous memref of integers or floats "
                 "to be placed in dynamic shared memory, got "
              << value.getType();
-    SmemBuffer buffer{value, "#" + std::to_string(index),
-                      type.getNumElements() *
-                          ((type.getElementTypeBitWidth() + 7) / 8),
+    // The fa4.plan verifier bounds the size; checked again without overflow.
+    std::optional<int64_t> bytes = getStaticSizeInBytes(type);
+    if (!bytes || *bytes <= 0 || *bytes > limits::kSmemBytes)
+      return kernel.emitOpError()
+             << "workgroup attribution #" << index << " of type "
+             << value.getType() << " must hold 1 to " << limits::kSmemBytes
+             << " bytes";
+    SmemBuffer buffer{value, "#" + std::to_string(index), *bytes,
                       kDefaultAlignment};
     if (auto name = dyn_cast_or_null<StringAttr>(
             kernel.getWorkgroupAttributionAttr(index, "fa4.name")))
@@ -54,11 +59,12 @@ FailureOr<SmallVector<SmemBuffer>> collectBuffers(gpu::GPUFuncOp kernel) {
             kernel.getWorkgroupAttributionAttr(index, "fa4.alignment")) {
       auto alignment = dyn_cast<IntegerAttr>(attr);
       if (!alignment || alignment.getInt() <= 0 ||
+          alignment.getInt() > 1024 ||
           !llvm::isPowerOf2_64(alignment.getInt()))
         return kernel.emitOpError()
                << "workgroup attribution '" << buffer.name
                << "' has fa4.alignment " << attr
-               << "; expected a positive power of two";
+               << "; expected a power of two in [1, 1024]";
       buffer.alignment = alignment.getInt();
     }
     buffers.push_back(buffer);

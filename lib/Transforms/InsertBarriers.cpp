@@ -290,9 +290,18 @@ struct FA4InsertBarriersPass
       }
       channel.erase();
     }
-    for (auto [kernel, count] : mbarriers)
+    for (auto [kernel, count] : mbarriers) {
+      // mbarriers are 8 bytes each, in the shared memory plans reserve.
+      if (count * 8 > limits::kSmemReservedBytes) {
+        kernel.emitOpError()
+            << "needs " << count << " mbarriers (" << count * 8
+            << " bytes), more than the " << limits::kSmemReservedBytes
+            << " bytes of shared memory reserved for barriers";
+        return signalPassFailure();
+      }
       LaunchOp::setManifestEntry(getOperation(), kernel, "mbarriers",
                                  Builder(kernel).getI64IntegerAttr(count));
+    }
   }
 };
 } // namespace

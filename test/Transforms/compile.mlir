@@ -35,10 +35,10 @@
 // JSON: "scale": 0.08838834764831{{[0-9]*}},
 // JSON: "tensor_maps": [
 // JSON: "box": [
-// JSON-NEXT: 64,
-// JSON-NEXT: 4,
-// JSON-NEXT: 32,
-// JSON-NEXT: 1
+// JSON-NEXT: {{^ *}}64,
+// JSON-NEXT: {{^ *}}4,
+// JSON-NEXT: {{^ *}}32,
+// JSON-NEXT: {{^ *}}1{{$}}
 // JSON: "operand": "query",
 
 // PTX: .target sm_100a

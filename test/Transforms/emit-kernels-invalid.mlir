@@ -190,11 +190,23 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// A kernel name that is not the launched kernel (it names the files).
+// A kernel name that is not the launched kernel.
 module attributes {gpu.container_module} {
   gpu.binary @k [#gpu.object<#nvvm.target<chip = "sm_100a">, assembly = "">]
   func.func @f(%q: memref<1x128x1x64xf16>) {
-    // expected-error @+1 {{manifest entry 'kernel' must name the launched kernel @k, got "../k"}}
+    // expected-error @+1 {{manifest entry 'kernel' must name the launched kernel @k, got "other"}}
+    fa4.launch @k::@k(%q, %q, %q, %q) {manifest = {kernel = "other", arch = "sm_100a", block = [512, 1, 1], grid = {rule = "persistent", head_blocks = 1 : i64, query_rows_per_cta = 256 : i64}, roles = [{name = "load", warps = [12, 13], registers = 48 : i64}], mbarriers = 30 : i64, named_barriers = 2 : i64, dynamic_smem_bytes = 200000 : i64, tmem_columns = 512 : i64}} : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>
+    return
+  }
+}
+
+// -----
+
+// A kernel name that is no file name of its own.
+module attributes {gpu.container_module} {
+  gpu.binary @k [#gpu.object<#nvvm.target<chip = "sm_100a">, assembly = "">]
+  func.func @f(%q: memref<1x128x1x64xf16>) {
+    // expected-error @+1 {{manifest entry 'kernel' must be a PTX identifier (letters, digits, '_' and '$', not starting with a digit), got "../k"}}
     fa4.launch @k::@k(%q, %q, %q, %q) {manifest = {kernel = "../k", arch = "sm_100a", block = [512, 1, 1], grid = {rule = "persistent", head_blocks = 1 : i64, query_rows_per_cta = 256 : i64}, roles = [{name = "load", warps = [12, 13], registers = 48 : i64}], mbarriers = 30 : i64, named_barriers = 2 : i64, dynamic_smem_bytes = 200000 : i64, tmem_columns = 512 : i64}} : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>
     return
   }

@@ -56,3 +56,27 @@ func.func @load_without_commit(%d: !desc, %buf: !atom, %i: index) {
   }
   return
 }
+
+// -----
+
+// The mbarriers of a kernel live in the 1024 bytes plans reserve for them:
+// three channels of 64 stages need 384 (3072 bytes).
+gpu.module @m {
+  // expected-error @+1 {{needs 384 mbarriers (3072 bytes), more than the 1024 bytes of shared memory reserved for barriers}}
+  gpu.func @k(%i: index) kernel {
+    %a = fa4.channel "a" : !fa4.channel<64> producer <mma> consumer <threads = 128>
+    %b = fa4.channel "b" : !fa4.channel<64> producer <mma> consumer <threads = 128>
+    %c = fa4.channel "c" : !fa4.channel<64> producer <mma> consumer <threads = 128>
+    fa4.warp_specialize warps 4 {
+      fa4.role "r" warps [0, 4) registers 64 {
+        fa4.channel.wait %a[%i] : !fa4.channel<64>
+        fa4.channel.release %a[%i] : !fa4.channel<64>
+        fa4.channel.wait %b[%i] : !fa4.channel<64>
+        fa4.channel.release %b[%i] : !fa4.channel<64>
+        fa4.channel.wait %c[%i] : !fa4.channel<64>
+        fa4.channel.release %c[%i] : !fa4.channel<64>
+      }
+    }
+    gpu.return
+  }
+}

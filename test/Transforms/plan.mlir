@@ -59,7 +59,7 @@ func.func @kept(%q: memref<1x128x1x64xf16>, %k: memref<1x128x1x64xf16>,
 // MQA with 128 query heads: the whole tile is one query position. The
 // 64-row sm_90a tile cannot pack them.
 // CHECK-LABEL: func @mqa128
-// CHECK: gqaPack = 128
+// CHECK: gqaPack = 128,
 // HOPPER-ERROR: plan.mlir:[[@LINE+3]]:3: error: 'fa4.attention' op GQA ratio 128 (128 query heads / 1 key/value heads) does not divide the 64-row Q tile, so its query heads cannot be packed; set gqa-pack to a divisor of both (1 disables packing)
 func.func @mqa128(%q: memref<1x64x128x64xbf16>, %k: memref<1x512x1x64xbf16>,
                   %v: memref<1x512x1x64xbf16>, %o: memref<1x64x128x64xbf16>) {

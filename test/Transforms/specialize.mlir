@@ -3,7 +3,7 @@
 // -canonicalize: still the FA4 program.
 // RUN: fa4-opt %s -split-input-file --fa4-plan="q-stages=1" --fa4-tile -canonicalize --fa4-specialize | FileCheck %s --check-prefix=ONE
 // ONE-LABEL: gpu.func @mha_attention
-// ONE-SAME: qStages = 1
+// ONE-SAME: qStages = 1,
 // ONE: fa4.role "softmax0"
 // ONE-NOT: fa4.role "softmax1"
 // ONE: fa4.role "correction"
@@ -18,7 +18,7 @@
 // CHECK: fa4.launch @mha_attention::@mha_attention(%arg0, %arg1, %arg2, %arg3)
 // CHECK-SAME: block = [512, 1, 1]
 // CHECK-NOT: dynamic_smem_bytes
-// CHECK-SAME: named_barriers = 2
+// CHECK-SAME: named_barriers = 2 : i64
 // CHECK-SAME: tensor_maps = [{box = [64, 1, 128, 1], element = "bf16", oob_fill = "zero", operand = "query", operand_index = 0 : i64, swizzle = "128B"}
 // CHECK-NOT: tmem_columns
 // One gpu.module per kernel, both named after the function.
@@ -98,7 +98,7 @@ func.func @mha(%q: memref<?x?x16x128xbf16>, %k: memref<?x?x16x128xbf16>,
 // CHECK-SAME: (%arg0: !nvgpu.tensormap.descriptor<tensor = memref<1x32x4x64xf16, #gpu.address_space<workgroup>>
 // CHECK-SAME: %arg1: !nvgpu.tensormap.descriptor<tensor = memref<1x128x1x64xf16, #gpu.address_space<workgroup>>
 // CHECK-SAME: %arg3: !nvgpu.tensormap.descriptor<tensor = memref<1x32x4x64xf16, #gpu.address_space<workgroup>>
-// CHECK-SAME: gqaPack = 4
+// CHECK-SAME: gqaPack = 4,
 // CHECK: fa4.tmem.buffer "o1" : !fa4.tmem<128x64xf32>
 // CHECK: fa4.tmem.buffer "p1" : !fa4.tmem<128x128xf16>
 // CHECK: fa4.role "load"
@@ -126,7 +126,7 @@ func.func @gqa(%q: memref<?x?x32x64xf16>, %k: memref<?x?x8x64xf16>,
 // CHECK-LABEL: gpu.func @causal_attention
 // CHECK-SAME: %{{.*}}: f32, %{{.*}}: !llvm.ptr<1>)
 // CHECK-SAME: scheduler = lpt
-// CHECK-SAME: pvSplit = 64
+// CHECK-SAME: pvSplit = 64,
 // CHECK: fa4.role "softmax0"
 // Tile order: groups of 8 (batch, head) pairs, each group's query blocks
 // from the last: pair = 8 g + within mod size, query block =
@@ -166,7 +166,7 @@ func.func @causal(%q: memref<?x?x4x64xbf16>, %k: memref<?x?x4x64xbf16>,
 // CHECK-LABEL: gpu.module @f_attention
 // CHECK: gpu.func @f_attention(%{{.*}}: !nvgpu.tensormap.descriptor
 // CHECK-SAME: scheduler = lpt
-// CHECK-SAME: emulatedExp2 = 5
+// CHECK-SAME: emulatedExp2 = 5,
 // CHECK: fa4.role "softmax0"
 // CHECK: arith.minui %c8
 // CHECK: fa4.exp2 %{{.*}} emulated 5 : vector<32xf32>

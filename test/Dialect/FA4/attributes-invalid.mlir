@@ -162,3 +162,42 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// The shared-memory buffers of an fa4 kernel hold 1 byte to 227 KB, their
+// sizes computed without overflow.
+gpu.module @m {
+  // expected-error @+1 {{workgroup attribution #0: 'memref<4611686018427387904xi32, #gpu.address_space<workgroup>>' needs more than 2^63 bytes, more than the 232448 bytes of shared memory a CTA can use}}
+  gpu.func @k() workgroup(%a : memref<4611686018427387904xi32, #gpu.address_space<workgroup>> {fa4.name = "big"}) kernel attributes {fa4.plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 128, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>} {
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m {
+  // expected-error @+1 {{workgroup attribution #0: 'memref<4294967296x4294967296xi8, #gpu.address_space<workgroup>>' needs more than 2^63 bytes}}
+  gpu.func @k() workgroup(%a : memref<4294967296x4294967296xi8, #gpu.address_space<workgroup>>) kernel attributes {fa4.plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 128, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>} {
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m {
+  // expected-error @+1 {{workgroup attribution #1: 'memref<240000xi8, #gpu.address_space<workgroup>>' needs 240000 bytes, more than the 232448 bytes of shared memory a CTA can use}}
+  gpu.func @k() workgroup(%a : memref<64xi8, #gpu.address_space<workgroup>>, %b : memref<240000xi8, #gpu.address_space<workgroup>>) kernel attributes {fa4.plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 128, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>} {
+    gpu.return
+  }
+}
+
+// -----
+
+// A zero-byte statistics buffer.
+gpu.module @m {
+  // expected-error @+1 {{workgroup attribution #0: 'memref<0xi8, #gpu.address_space<workgroup>>' holds no bytes}}
+  gpu.func @k() workgroup(%a : memref<0xi8, #gpu.address_space<workgroup>> {fa4.name = "statistics", fa4.alignment = 16 : i64}) kernel attributes {fa4.plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 128, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>} {
+    gpu.return
+  }
+}

@@ -9,7 +9,7 @@ func.func @f() {
 // -----
 
 func.func @f() {
-  // expected-error @+1 {{a channel has at least one stage, got 0}}
+  // expected-error @+1 {{a channel has 1 to 64 stages (its mbarriers fit the 1024-byte barrier reserve), got 0}}
   %c = fa4.channel "c" : !fa4.channel<0> producer <mma> consumer <threads = 128>
   return
 }
@@ -103,5 +103,58 @@ func.func @f() {
 func.func @f() {
   // expected-error @+1 {{named barrier id must be in [1, 15] (0 is gpu.barrier's), got 0}}
   %c = fa4.channel "c" : !fa4.channel<1> producer <threads = 128> consumer <threads = 128> {named_barrier = 0 : i32}
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{a channel has 1 to 64 stages (its mbarriers fit the 1024-byte barrier reserve), got 9223372036854775807}}
+  %c = fa4.channel "c" : !fa4.channel<9223372036854775807> producer <tma> consumer <mma>
+  return
+}
+
+// -----
+
+// A hardware barrier serves one channel.
+func.func @f() {
+  // expected-note @+1 {{channel 'a'}}
+  %a = fa4.channel "a" : !fa4.channel<1> producer <threads = 128> consumer <threads = 128> {named_barrier = 3 : i32}
+  // expected-error @+1 {{uses named barrier 3, which channel 'a' already uses}}
+  %b = fa4.channel "b" : !fa4.channel<1> producer <threads = 128> consumer <threads = 128> {named_barrier = 3 : i32}
+  return
+}
+
+// -----
+
+// The ops on one named barrier agree on its thread count.
+func.func @f() {
+  // expected-note @+1 {{the earlier op}}
+  fa4.named_barrier.arrive 2, 256 threads
+  // expected-error @+1 {{counts 128 threads on named barrier 2, which an earlier op counts with 256; a barrier has one thread count}}
+  fa4.named_barrier.sync 2, 128 threads
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{pending TMA store groups must be >= 0, got -3}}
+  fa4.tma.store_wait -3
+  return
+}
+
+// -----
+
+!desc = !nvgpu.tensormap.descriptor<tensor = memref<128x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+func.func @f(%d: !desc, %buf: memref<4611686018427387904x4xbf16, #gpu.address_space<workgroup>>, %i: index) {
+  %c0 = arith.constant 0 : index
+  %c = fa4.channel "c" : !fa4.channel<2> producer <tma> consumer <mma>
+  fa4.warp_specialize warps 4 {
+    fa4.role "a" warps [0, 1) registers 64 {
+      // expected-error @+1 {{loads into a buffer of more than 2^63 bytes; a TMA load fills 1 to 232448 bytes of shared memory}}
+      fa4.tma.load %d[%c0, %c0] into %buf for %c[%i] : !desc, memref<4611686018427387904x4xbf16, #gpu.address_space<workgroup>>, !fa4.channel<2>
+    }
+  }
   return
 }

@@ -198,3 +198,51 @@ func.func @buffer_in_role() {
   }
   return
 }
+
+// -----
+
+// Offsets near 2^63 must not wrap past the bound.
+func.func @f(%t: !fa4.tmem<128x512xf32>) {
+  // expected-error @+1 {{view of columns [9223372036854775807, 9223372036854775807 + 128) exceeds the 512 columns of its source}}
+  %s = fa4.tmem.view %t[9223372036854775807] : !fa4.tmem<128x512xf32> -> !fa4.tmem<128x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%s: !fa4.tmem<128x128xf32>) {
+  // expected-error @+1 {{elements [9223372036854775807, 9223372036854775807 + 32) exceed the 128 elements of a lane}}
+  %r = fa4.tmem.load %s[9223372036854775807] : !fa4.tmem<128x128xf32> -> vector<32xf32>
+  return
+}
+
+// -----
+
+// A base read from the slot describes the columns allocated into it, so
+// views of it cannot reach past the allocation.
+func.func @f(%slot: memref<1xi32, #gpu.address_space<workgroup>>) {
+  // expected-note @+1 {{the allocation}}
+  fa4.tmem.alloc 256 columns into %slot : memref<1xi32, #gpu.address_space<workgroup>>
+  // expected-error @+1 {{reads an allocation of 512 columns from a slot that fa4.tmem.alloc fills with 256 columns}}
+  %t = fa4.tmem.base %slot : memref<1xi32, #gpu.address_space<workgroup>> -> !fa4.tmem<128x512xf32>
+  %s = fa4.tmem.view %t[384] : !fa4.tmem<128x512xf32> -> !fa4.tmem<128x128xf32>
+  return
+}
+
+// -----
+
+// The same through views of the dynamic shared memory, as fa4-allocate-smem
+// leaves the slot.
+func.func @f() {
+  %c0 = arith.constant 0 : index
+  %smem = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+  %slot = memref.view %smem[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<1xi32, #gpu.address_space<workgroup>>
+  // expected-note @+1 {{the allocation}}
+  fa4.tmem.alloc 128 columns into %slot : memref<1xi32, #gpu.address_space<workgroup>>
+  %smem2 = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+  %c0b = arith.constant 0 : index
+  %slot2 = memref.view %smem2[%c0b][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<1xi32, #gpu.address_space<workgroup>>
+  // expected-error @+1 {{reads an allocation of 512 columns from a slot that fa4.tmem.alloc fills with 128 columns}}
+  %t = fa4.tmem.base %slot2 : memref<1xi32, #gpu.address_space<workgroup>> -> !fa4.tmem<128x512xf32>
+  return
+}

@@ -54,3 +54,11 @@ func.func @global_b(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %k:
   %s = fa4.wgmma %q, %k b_major(k) : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x128x64xbf16> -> vector<64xf32>
   return
 }
+
+// -----
+
+func.func @f(%s: vector<64xf32>) {
+  // expected-error @+1 {{'fa4.wgmma.wait' op pending wgmma groups must be >= 0, got -1}}
+  %r = fa4.wgmma.wait -1, %s : vector<64xf32>
+  return
+}

@@ -51,12 +51,26 @@ static LogicalResult verifyName(function_ref<InFlightDiagnostic()> error,
 static LogicalResult verifyWorkgroupAttributions(gpu::GPUFuncOp kernel) {
   for (unsigned index = 0, e = kernel.getNumWorkgroupAttributions();
        index < e; ++index) {
-    DictionaryAttr attrs = kernel.getworkgroupAttributionAttrs(index);
-    if (!attrs)
-      continue;
     auto error = [&] {
       return kernel.emitOpError() << "workgroup attribution #" << index << ": ";
     };
+    // A buffer holds at least one byte and fits the shared memory of a CTA
+    // (its size computed without overflow).
+    auto type = dyn_cast<MemRefType>(
+        kernel.getWorkgroupAttributions()[index].getType());
+    if (type && type.hasStaticShape() && type.getElementType().isIntOrFloat()) {
+      std::optional<int64_t> bytes = getStaticSizeInBytes(type);
+      if (!bytes || *bytes > limits::kSmemBytes)
+        return error() << type << " needs "
+                       << (bytes ? std::to_string(*bytes) : "more than 2^63")
+                       << " bytes, more than the " << limits::kSmemBytes
+                       << " bytes of shared memory a CTA can use";
+      if (*bytes == 0)
+        return error() << type << " holds no bytes";
+    }
+    DictionaryAttr attrs = kernel.getworkgroupAttributionAttrs(index);
+    if (!attrs)
+      continue;
     for (NamedAttribute attr : attrs) {
       StringRef name = attr.getName().getValue();
       if (!name.starts_with("fa4."))

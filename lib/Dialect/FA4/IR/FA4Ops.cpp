@@ -6,7 +6,9 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cfloat>
 #include <cmath>
@@ -16,6 +18,16 @@ using namespace mlir::fa4;
 
 #define GET_OP_CLASSES
 #include "fa4/Dialect/FA4/IR/FA4Ops.cpp.inc"
+
+std::optional<int64_t> mlir::fa4::getStaticSizeInBytes(MemRefType type) {
+  if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat())
+    return std::nullopt;
+  int64_t bytes = (type.getElementTypeBitWidth() + 7) / 8;
+  for (int64_t size : type.getShape())
+    if (llvm::MulOverflow(bytes, size, bytes))
+      return std::nullopt;
+  return bytes;
+}
 
 //===----------------------------------------------------------------------===//
 // AttentionOp
@@ -189,6 +201,15 @@ LogicalResult AttentionOp::verify() {
 // Tensor Memory ops
 //===----------------------------------------------------------------------===//
 
+/// "[begin, begin + size)", with the end written out where it fits int64.
+static std::string rangeText(int64_t begin, int64_t size) {
+  int64_t end;
+  if (llvm::AddOverflow(begin, size, end))
+    return "[" + std::to_string(begin) + ", " + std::to_string(begin) +
+           " + " + std::to_string(size) + ")";
+  return "[" + std::to_string(begin) + ", " + std::to_string(end) + ")";
+}
+
 static bool isWorkgroupMemRef(MemRefType type) {
   auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(type.getMemorySpace());
   return space && space.getValue() == gpu::AddressSpace::Workgroup;
@@ -222,6 +243,20 @@ LogicalResult TmemAllocOp::verify() {
   return verifyTmemSlot(*this, getSlot().getType());
 }
 
+/// What identifies a TMEM address slot across the views fa4-allocate-smem
+/// materializes at each use: the slot value, or for a memref.view of the
+/// dynamic shared memory its constant byte offset.
+static std::pair<Value, int64_t> slotKey(Value slot) {
+  Operation *view = slot.getDefiningOp();
+  APInt offset;
+  if (view && view->getName().getStringRef() == "memref.view" &&
+      view->getNumOperands() >= 2 &&
+      view->getOperand(0).getDefiningOp<gpu::DynamicSharedMemoryOp>() &&
+      matchPattern(view->getOperand(1), m_ConstantInt(&offset)))
+    return {Value(), offset.getSExtValue()};
+  return {slot, 0};
+}
+
 LogicalResult TmemBaseOp::verify() {
   TmemType type = getTmem().getType();
   if (!isWholeAllocation(type))
@@ -229,7 +264,33 @@ LogicalResult TmemBaseOp::verify() {
                          << limits::kTmemLanes
                          << " lanes, a power of two of columns in [32, "
                          << limits::kTmemColumns << "]), got " << type;
-  return verifyTmemSlot(*this, getSlot().getType());
+  if (failed(verifyTmemSlot(*this, getSlot().getType())))
+    return failure();
+  // The allocation read is the one written to the slot: views of it stay
+  // inside the columns actually allocated.
+  Operation *scope =
+      (*this)->getParentWithTrait<OpTrait::IsIsolatedFromAbove>();
+  if (!scope)
+    return success();
+  std::pair<Value, int64_t> key = slotKey(getSlot());
+  TmemAllocOp allocation;
+  scope->walk([&](TmemAllocOp alloc) {
+    if (slotKey(alloc.getSlot()) != key ||
+        static_cast<int64_t>(alloc.getColumns()) == type.getNumColumns())
+      return WalkResult::advance();
+    allocation = alloc;
+    return WalkResult::interrupt();
+  });
+  if (allocation) {
+    InFlightDiagnostic diag =
+        emitOpError() << "reads an allocation of " << type.getNumColumns()
+                      << " columns from a slot that fa4.tmem.alloc fills "
+                         "with "
+                      << allocation.getColumns() << " columns";
+    diag.attachNote(allocation.getLoc()) << "the allocation";
+    return diag;
+  }
+  return success();
 }
 
 LogicalResult TmemDeallocOp::verify() {
@@ -247,10 +308,11 @@ LogicalResult TmemViewOp::verify() {
                          << result.getLanes();
   // I64Attr reads back unsigned; a negative column must stay negative here.
   int64_t column = static_cast<int64_t>(getColumn());
-  if (column < 0 || column + result.getNumColumns() > source.getNumColumns())
-    return emitOpError() << "view of columns [" << column << ", "
-                         << column + result.getNumColumns()
-                         << ") exceeds the " << source.getNumColumns()
+  if (column < 0 ||
+      column > source.getNumColumns() - result.getNumColumns())
+    return emitOpError() << "view of columns "
+                         << rangeText(column, result.getNumColumns())
+                         << " exceeds the " << source.getNumColumns()
                          << " columns of its source";
   return success();
 }
@@ -288,10 +350,10 @@ static LogicalResult verifyRowFragment(Operation *op, TmemType tmem,
   if (offset < 0 || (offset * bits) % 32 != 0)
     return op->emitOpError() << "offset " << offset
                              << " must start a 32-bit column";
-  if (offset + elements > tmem.getElements())
-    return op->emitOpError() << "elements [" << offset << ", "
-                             << offset + elements << ") exceed the "
-                             << tmem.getElements() << " elements of a lane";
+  if (offset > tmem.getElements() - elements)
+    return op->emitOpError() << "elements " << rangeText(offset, elements)
+                             << " exceed the " << tmem.getElements()
+                             << " elements of a lane";
   if (tmem.getLanes() != limits::kTmemLanes)
     return op->emitOpError() << "a warpgroup accesses all "
                              << limits::kTmemLanes << " lanes, got a region of "
@@ -461,12 +523,76 @@ static LogicalResult verifyNamedBarrier(Operation *op, int64_t id,
   return success();
 }
 
+/// The ops on one hardware barrier agree on its thread count.
+static LogicalResult verifyNamedBarrierCount(Operation *op, int64_t id,
+                                             int64_t threads) {
+  Operation *scope = op->getParentWithTrait<OpTrait::IsIsolatedFromAbove>();
+  if (!scope)
+    return success();
+  Operation *other = nullptr;
+  int64_t otherThreads = 0;
+  scope->walk([&](Operation *candidate) {
+    int64_t candidateId, candidateThreads;
+    if (auto sync = dyn_cast<NamedBarrierSyncOp>(candidate)) {
+      candidateId = static_cast<int32_t>(sync.getId());
+      candidateThreads = static_cast<int32_t>(sync.getThreads());
+    } else if (auto arrive = dyn_cast<NamedBarrierArriveOp>(candidate)) {
+      candidateId = static_cast<int32_t>(arrive.getId());
+      candidateThreads = static_cast<int32_t>(arrive.getThreads());
+    } else {
+      return WalkResult::advance();
+    }
+    if (candidateId != id)
+      return WalkResult::advance();
+    other = candidate;
+    otherThreads = candidateThreads;
+    return WalkResult::interrupt();
+  });
+  // The first op on the barrier sets its count; the others are checked
+  // against it.
+  if (!other || other == op || otherThreads == threads)
+    return success();
+  InFlightDiagnostic diag = op->emitOpError()
+                            << "counts " << threads << " threads on named "
+                            << "barrier " << id << ", which an earlier op "
+                            << "counts with " << otherThreads
+                            << "; a barrier has one thread count";
+  diag.attachNote(other->getLoc()) << "the earlier op";
+  return diag;
+}
+
+// I32Attr reads back unsigned; negative values must stay negative here.
 LogicalResult NamedBarrierSyncOp::verify() {
-  return verifyNamedBarrier(*this, getId(), getThreads());
+  int64_t id = static_cast<int32_t>(getId());
+  int64_t threads = static_cast<int32_t>(getThreads());
+  if (failed(verifyNamedBarrier(*this, id, threads)))
+    return failure();
+  return verifyNamedBarrierCount(*this, id, threads);
 }
 
 LogicalResult NamedBarrierArriveOp::verify() {
-  return verifyNamedBarrier(*this, getId(), getThreads());
+  int64_t id = static_cast<int32_t>(getId());
+  int64_t threads = static_cast<int32_t>(getThreads());
+  if (failed(verifyNamedBarrier(*this, id, threads)))
+    return failure();
+  return verifyNamedBarrierCount(*this, id, threads);
+}
+
+// I32Attr reads back unsigned; a negative count must stay negative here.
+LogicalResult WgmmaWaitOp::verify() {
+  auto pending = static_cast<int32_t>(getPending());
+  if (pending < 0)
+    return emitOpError() << "pending wgmma groups must be >= 0, got "
+                         << pending;
+  return success();
+}
+
+LogicalResult TmaStoreWaitOp::verify() {
+  auto pending = static_cast<int32_t>(getPending());
+  if (pending < 0)
+    return emitOpError() << "pending TMA store groups must be >= 0, got "
+                         << pending;
+  return success();
 }
 
 LogicalResult Exp2Op::verify() {
@@ -581,9 +707,29 @@ LogicalResult ChannelOp::verify() {
                               "needs exactly one stage, got "
                            << getType().getStages();
     if (failed(verifyNamedBarrier(
-            *this, *id,
+            *this, static_cast<int32_t>(*id),
             getProducer().getThreads() + getConsumer().getThreads())))
       return failure();
+    // A hardware barrier serves one channel: two would mix their arrivals.
+    if (Operation *scope =
+            (*this)->getParentWithTrait<OpTrait::IsIsolatedFromAbove>()) {
+      ChannelOp first;
+      scope->walk([&](ChannelOp other) {
+        if (other.getNamedBarrier() != id)
+          return WalkResult::advance();
+        first = other;
+        return WalkResult::interrupt();
+      });
+      if (first && first != *this) {
+        InFlightDiagnostic diag = emitOpError()
+                                  << "uses named barrier " << *id
+                                  << ", which channel '" << first.getName()
+                                  << "' already uses";
+        diag.attachNote(first.getLoc()) << "channel '" << first.getName()
+                                        << "'";
+        return diag;
+      }
+    }
   }
   if ((*this)->getParentOfType<RoleOp>())
     return emitOpError() << "must be declared outside the roles that use it";
@@ -611,6 +757,12 @@ LogicalResult TmaLoadOp::verify() {
   if (!isWorkgroupMemRef(buffer) || !buffer.hasStaticShape())
     return emitOpError() << "loads into a static shared-memory buffer, got "
                          << buffer;
+  std::optional<int64_t> bytes = getStaticSizeInBytes(buffer);
+  if (!bytes || *bytes <= 0 || *bytes > limits::kSmemBytes)
+    return emitOpError() << "loads into a buffer of "
+                         << (bytes ? std::to_string(*bytes) : "more than 2^63")
+                         << " bytes; a TMA load fills 1 to "
+                         << limits::kSmemBytes << " bytes of shared memory";
   return verifyChannelStep(*this);
 }
 

@@ -75,7 +75,12 @@ LogicalResult TmemType::verify(function_ref<InFlightDiagnostic()> emitError,
 
 LogicalResult ChannelType::verify(function_ref<InFlightDiagnostic()> emitError,
                                   int64_t stages) {
-  if (stages < 1)
-    return emitError() << "a channel has at least one stage, got " << stages;
+  // Each stage has a full and an empty mbarrier in the 1024 bytes of shared
+  // memory reserved for barriers.
+  if (stages < 1 || stages > kMaxStages)
+    return emitError() << "a channel has 1 to " << kMaxStages
+                       << " stages (its mbarriers fit the "
+                       << limits::kSmemReservedBytes
+                       << "-byte barrier reserve), got " << stages;
   return success();
 }

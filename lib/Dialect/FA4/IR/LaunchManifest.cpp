@@ -11,6 +11,7 @@
 
 #include "fa4/Dialect/FA4/IR/FA4Ops.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <cfloat>
@@ -165,6 +166,16 @@ LogicalResult LaunchOp::verifyManifest(
     FailureOr<StringRef> kernel = check.string(value, "kernel");
     if (failed(kernel))
       return failure();
+    // It names the kernel's files in fa4-emit-kernels' directory.
+    auto isIdentifierChar = [](char c) {
+      return llvm::isAlnum(c) || c == '_' || c == '$';
+    };
+    if (llvm::isDigit(kernel->front()) ||
+        !llvm::all_of(*kernel, isIdentifierChar))
+      return check.error("kernel")
+             << "must be a PTX identifier (letters, digits, '_' and '$', not "
+                "starting with a digit), got \""
+             << *kernel << "\"";
     if (*kernel != kernelName)
       return check.error("kernel") << "must name the launched kernel @"
                                    << kernelName << ", got \"" << *kernel

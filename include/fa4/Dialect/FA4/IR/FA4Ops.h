@@ -12,7 +12,15 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <optional>
+
 #define GET_OP_CLASSES
 #include "fa4/Dialect/FA4/IR/FA4Ops.h.inc"
+
+namespace mlir::fa4 {
+/// The bytes of a statically shaped memref of integers or floats, or nullopt
+/// for other memrefs and sizes past int64.
+std::optional<int64_t> getStaticSizeInBytes(MemRefType type);
+} // namespace mlir::fa4
 
 #endif // FA4_DIALECT_FA4_IR_FA4OPS_H

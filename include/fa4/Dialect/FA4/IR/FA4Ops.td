@@ -412,7 +412,10 @@ def FA4_TmemBaseOp : FA4_Op<"tmem.base"> {
   let summary = "read the TMEM address written by fa4.tmem.alloc";
   let description = [{
     Reads the address of the CTA's TMEM allocation from `slot`. The result
-    type states the whole allocation: 128 lanes by its columns.
+    type states the whole allocation: 128 lanes by its columns, which are
+    those of every `fa4.tmem.alloc` of the function into the same slot (the
+    same value, or a view of the dynamic shared memory at the same offset),
+    so that views of the base stay inside the allocated columns.
 
     ```mlir
     %tmem = fa4.tmem.base %slot : memref<1xi32, #gpu.address_space<workgroup>> -> !fa4.tmem<128x512xf32>
@@ -731,8 +734,8 @@ def FA4_WgmmaWaitOp : FA4_Op<"wgmma.wait",
      DeclareOpInterfaceMethods<FA4_AsyncWaitOpInterface>]> {
   let summary = "wait until at most `pending` wgmma groups are in flight";
   let description = [{
-    Blocks the warpgroup until no more than `pending` committed wgmma groups
-    are incomplete, and returns `fragments` unchanged: the results of the
+    Blocks the warpgroup until no more than `pending` (>= 0) committed wgmma
+    groups are incomplete, and returns `fragments` unchanged: the results of the
     wgmmas waited for are read through this op, so no use of them can move
     above the wait, and register A operands passed through it stay in their
     registers until the wgmmas that read them are done.
@@ -752,6 +755,7 @@ def FA4_WgmmaWaitOp : FA4_Op<"wgmma.wait",
   let assemblyFormat = [{
     $pending (`,` $fragments^ `:` type($fragments))? attr-dict
   }];
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -764,7 +768,9 @@ def FA4_NamedBarrierSyncOp : FA4_Op<"named_barrier.sync"> {
     The executing warp arrives at hardware barrier `id` (1..15; 0 belongs to
     `gpu.barrier`) and waits until `threads` threads (a multiple of 32) have
     arrived or synced on it in the current phase. A barrier's phase ends
-    when the count is reached; it is then reused.
+    when the count is reached; it is then reused. Every
+    `fa4.named_barrier` op of a function on one barrier counts the same
+    threads.
 
     ```mlir
     fa4.named_barrier.sync 2, 256 threads
@@ -864,8 +870,8 @@ def FA4_TmaStoreWaitOp : FA4_Op<"tma.store_wait",
     [DeclareOpInterfaceMethods<FA4_AsyncWaitOpInterface>]> {
   let summary = "wait until at most `pending` TMA store groups are in flight";
   let description = [{
-    Blocks until at most `pending` of this thread's committed store groups
-    are outstanding. With `read`, a group counts as done once it has read
+    Blocks until at most `pending` (>= 0) of this thread's committed store
+    groups are outstanding. With `read`, a group counts as done once it has read
     its shared-memory source (which may then be overwritten); without it,
     once its writes to global memory are complete.
 
@@ -877,6 +883,7 @@ def FA4_TmaStoreWaitOp : FA4_Op<"tma.store_wait",
   }];
   let arguments = (ins I32Attr:$pending, UnitAttr:$read);
   let assemblyFormat = "$pending (`read` $read^)? attr-dict";
+  let hasVerifier = 1;
 }
 
 def FA4_Exp2Op : FA4_Op<"exp2", [Pure, SameOperandsAndResultType]> {
@@ -992,7 +999,8 @@ def FA4_ChannelOp : FA4_Op<"channel"> {
     endpoints) the full direction is the hardware named barrier `id` instead
     of an mbarrier: the producer arrives on it, the consumer syncs on it,
     both counting all threads of both sides. Named barriers have no phase;
-    the empty mbarrier keeps the producer a round behind.
+    the empty mbarrier keeps the producer a round behind. A named barrier
+    serves one channel of its function.
 
     ```mlir
     %kv = fa4.channel "kv" : !fa4.channel<3> producer <tma> consumer <mma>

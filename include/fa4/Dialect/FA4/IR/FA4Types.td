@@ -41,7 +41,8 @@ def FA4_ChannelType : TypeDef<FA4_Dialect, "Channel"> {
     A channel has `stages` slots used round-robin: the i-th hand-off uses slot
     `i mod stages`. Before barrier insertion it only orders producer and
     consumer; `fa4-insert-barriers` gives every slot a full and an empty
-    mbarrier.
+    mbarrier. A channel has 1 to 64 stages: its two mbarrier groups fit the
+    1024 bytes of shared memory reserved for barriers.
 
     ```mlir
     !fa4.channel<3>
@@ -50,6 +51,9 @@ def FA4_ChannelType : TypeDef<FA4_Dialect, "Channel"> {
   let parameters = (ins "int64_t":$stages);
   let assemblyFormat = "`<` $stages `>`";
   let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    static constexpr int64_t kMaxStages = 64;
+  }];
 }
 
 #endif // FA4_DIALECT_FA4_IR_FA4TYPES_TD
