@@ -47,6 +47,19 @@ void Cta::completed(int64_t barrier) {
   wake(WaitKind::mbarrier, barrier);
 }
 
+bool Cta::checkArrival(Operation *op, int64_t barrier, const VectorClock &clock,
+                       const std::string &agent) {
+  const MBarrier &b = barriers[barrier];
+  if (b.followsLastPhase(clock))
+    return true;
+  fail(op, llvm::formatv("{0} arrives on mbarrier {1} in its phase {2}, but "
+                         "is not ordered after the completion of phase {3}: "
+                         "where that phase is still pending, the arrival "
+                         "counts towards it",
+                         agent, b.name, b.phase, b.phase - 1));
+  return false;
+}
+
 Step Cta::mbarrierOp(Actor &actor, Operation *op) {
   if (auto create = dyn_cast<nvgpu::MBarrierCreateOp>(op)) {
     auto [it, inserted] = barrierGroups.try_emplace(op, barriers.size());
@@ -100,7 +113,8 @@ Step Cta::mbarrierOp(Actor &actor, Operation *op) {
   if (auto arrive = dyn_cast<nvgpu::MBarrierArriveOp>(op)) {
     const Val *group = use(actor, op, arrive.getBarriers());
     int64_t b;
-    if (!group || !barrierIndex(op, *group, arrive.getMbarId(), actor, b))
+    if (!group || !barrierIndex(op, *group, arrive.getMbarId(), actor, b) ||
+        !checkArrival(op, b, actor.clock, who(actor)))
       return Step::error;
     if (tracer)
       tracer->arrived(b, actor, op);
@@ -126,6 +140,8 @@ Step Cta::mbarrierOp(Actor &actor, Operation *op) {
       if (p->ints[0] == 0)
         return Step::next;
     }
+    if (!checkArrival(op, b, actor.clock, who(actor)))
+      return Step::error;
     if (tracer)
       tracer->arrived(b, actor, op);
     barriers[b].tx += bytes->ints[0];

@@ -318,6 +318,12 @@ private:
                     int64_t &barrier);
   /// Mbarrier `barrier` completed a phase: wakes its waiters.
   void completed(int64_t barrier);
+  /// An arrival on (or transaction bytes for) `barrier` by `op` of `agent`
+  /// at `clock` must be ordered after the barrier's last completed phase:
+  /// otherwise, on a schedule where that phase is still pending, it counts
+  /// towards it. Fails if not.
+  bool checkArrival(Operation *op, int64_t barrier, const VectorClock &clock,
+                    const std::string &agent);
   Step namedBarrier(Actor &actor, Operation *op, int64_t id, int64_t threads,
                     bool sync);
   /// Runs collective op `op` of `threads` threads for `actor`: `arrive`

@@ -63,6 +63,13 @@ void VectorClock::join(const VectorClock &other) {
     clocks[i] = std::max(clocks[i], other.clocks[i]);
 }
 
+bool VectorClock::covers(const VectorClock &other) const {
+  for (size_t i = 0, e = other.clocks.size(); i < e; ++i)
+    if (other.clocks[i] > get(i))
+      return false;
+  return true;
+}
+
 uint32_t RaceDetector::agent(Operation *op, std::string who) {
   agents.push_back({op, std::move(who)});
   return agents.size() - 1;

@@ -66,6 +66,8 @@ public:
   }
   void tick(Slot slot) { set(slot, get(slot) + 1); }
   void join(const VectorClock &other);
+  /// Whether every entry of `other` is at most this clock's.
+  bool covers(const VectorClock &other) const;
   void clear() { clocks.clear(); }
 
 private:
@@ -106,6 +108,9 @@ public:
         describe(std::move(describe)) {}
 
   uint32_t agent(Operation *op, std::string who);
+  const std::string &agentName(uint32_t index) const {
+    return agents[index].who;
+  }
   /// Checks and records an access of cells [begin, end) by `agentIndex`
   /// running as `slot` at `clock`; returns false on a race (reported once
   /// per pair of agents).
@@ -165,6 +170,12 @@ struct MBarrier {
   /// i.e. the current phase has the other parity. A waiter two phases
   /// behind sees its parity again and waits for the next phase.
   bool parityCompleted(bool parity) const { return (phase & 1) != parity; }
+  /// Whether an arrival (or transaction) at `clock` is ordered after the
+  /// completion of the previous phase. One that is not may land while that
+  /// phase is still pending and count towards it.
+  bool followsLastPhase(const VectorClock &clock) const {
+    return phase == 0 || clock.covers(completed);
+  }
   /// Returns whether the phase completed.
   bool arrive(const VectorClock &clock);
   bool completeTx(int64_t bytes, const VectorClock &clock);

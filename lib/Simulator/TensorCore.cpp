@@ -95,6 +95,9 @@ void Cta::executeMma(MmaPipe &pipe) {
   pipe.clock.join(work.clock);
   pipe.clock.tick(pipe.slot);
   if (work.commit) {
+    if (!checkArrival(work.op, work.barrier, pipe.clock,
+                      "the MMA commit issued by " + who(actors[pipe.issuer])))
+      return;
     if (barriers[work.barrier].arrive(pipe.clock))
       completed(work.barrier);
     return;

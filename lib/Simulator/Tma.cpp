@@ -187,6 +187,9 @@ void Cta::completeTmaLoad(size_t index) {
   races.access(Memory::shared, work.shared, work.shared + bytes, true,
                work.slot, work.agent, work.clock);
   asyncProxyWrite(work.shared, bytes);
+  if (!checkArrival(work.op, work.barrier, work.clock,
+                    "the transaction of " + races.agentName(work.agent)))
+    return;
   if (barriers[work.barrier].completeTx(bytes, work.clock))
     completed(work.barrier);
 }
