@@ -120,6 +120,8 @@ struct Actor {
   std::deque<unsigned> storeGroups; // stores remaining per group
   /// Groups retired so far: the first in `storeGroups` has this index.
   uint64_t storeGroupsRetired = 0;
+  /// Groups the thread's store waits guaranteed retired: [0, this).
+  uint64_t storeGroupsWaited = 0;
   /// The fence.proxy.async ops the thread executed, in program order, each
   /// with the thread's epoch (its own clock entry) when it ran. An ordinary
   /// store becomes visible to the async proxy through the thread's first
@@ -130,7 +132,11 @@ struct Actor {
     Operation *op;
   };
   std::vector<ProxyFence> proxyFences;
-  VectorClock storesDone;
+  /// The completion clocks of the stores of each group in flight, by group
+  /// index; and for recently retired groups, the completion of every group
+  /// up to and including it (groups retire in order). A wait acquires only
+  /// the groups it guarantees.
+  std::map<uint64_t, VectorClock> storeGroupClocks, storeGroupsDone;
   /// fa4.wgmma results not yet returned by a fa4.wgmma.wait: the wgmma
   /// that computes each.
   DenseMap<Value, std::shared_ptr<WgmmaWork>> pendingWgmma;

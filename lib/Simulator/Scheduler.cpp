@@ -285,6 +285,15 @@ Step Cta::step(Actor &actor) {
     // ordered with races with it.
     completeTmemAccesses(actor, actor.pendingLoads);
     completeTmemAccesses(actor, actor.pendingStores);
+    // TMA stores read shared memory until a wait retires them: a thread
+    // that exits without one lets the CTA's shared memory go while they
+    // may still read it, whether or not they happen to be done.
+    uint64_t committed = actor.storeGroupsRetired + actor.storeGroups.size();
+    if (committed > actor.storeGroupsWaited || !actor.openStores.empty())
+      fail(nullptr, who(actor) + " exits with TMA stores that no "
+                                 "fa4.tma.store_wait retired: the CTA's "
+                                 "shared memory may be released while they "
+                                 "read it");
   }
   return result;
 }

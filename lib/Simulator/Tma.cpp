@@ -108,7 +108,17 @@ Step Cta::tmaOp(Actor &actor, Operation *op) {
       block(actor, op, WaitKind::storeGroups, actor.tid);
       return Step::blocked;
     }
-    actor.clock.join(actor.storesDone);
+    // Groups [0, complete) have retired; later ones may have too, but the
+    // wait does not guarantee it, so it does not order their reads.
+    uint64_t committed = actor.storeGroupsRetired + actor.storeGroups.size();
+    uint64_t complete =
+        committed > wait.getPending() ? committed - wait.getPending() : 0;
+    actor.storeGroupsWaited = std::max(actor.storeGroupsWaited, complete);
+    if (complete > 0) {
+      auto done = actor.storeGroupsDone.upper_bound(complete - 1);
+      if (done != actor.storeGroupsDone.begin())
+        actor.clock.join(std::prev(done)->second);
+    }
     return checkRetired(actor, wait);
   }
   return fail(op, "the simulator cannot execute this op");
@@ -222,10 +232,19 @@ void Cta::completeStore(size_t index) {
                false, work.slot, work.agent, work.clock);
   asyncProxyRead(work.store.shared, bytes, work.agent, work.clock);
   Actor &issuer = actors[work.issuer];
-  issuer.storesDone.join(work.clock);
+  issuer.storeGroupClocks[work.group].join(work.clock);
   if (--issuer.storeGroups[work.group - issuer.storeGroupsRetired] == 0) {
     // Groups retire in order once every store of each is done.
     while (!issuer.storeGroups.empty() && issuer.storeGroups.front() == 0) {
+      uint64_t group = issuer.storeGroupsRetired;
+      VectorClock done = std::move(issuer.storeGroupClocks[group]);
+      issuer.storeGroupClocks.erase(group);
+      if (!issuer.storeGroupsDone.empty())
+        done.join(issuer.storeGroupsDone.rbegin()->second);
+      issuer.storeGroupsDone[group] = std::move(done);
+      // Waits ask for the last few groups only.
+      while (issuer.storeGroupsDone.size() > 8)
+        issuer.storeGroupsDone.erase(issuer.storeGroupsDone.begin());
       issuer.storeGroups.pop_front();
       ++issuer.storeGroupsRetired;
     }
