@@ -19,7 +19,8 @@ Mutations (each mutant makes exactly one):
                  named barrier sync or arrive, gpu.barrier, wgmma commit; a
                  wgmma.wait is bypassed (its results become its operands)
   sink-OP        move a synchronization op after the next statement of its
-                 block that synchronizes or accesses memory
+                 block that synchronizes or accesses memory (for a fence,
+                 the next that is not a fence)
   hoist-OP       move a release (arrive, commit, fence, wait) before the
                  previous such statement of its block (by moving that
                  statement after it)
@@ -79,6 +80,7 @@ RELEASES = re.compile(
 # Sq > Skv over two CTAs (causal tiles whose rows see no key).
 DEFAULT_RUNS = ["--batch 1 --seq-q 300 --seq-kv 650 --ctas 1 --seed 1",
                 "--batch 1 --seq-q 400 --seq-kv 130 --seed 2"]
+FENCE = re.compile(r"fa4\.(tcgen05\.fence|fence_proxy_async)\b")
 TERMINATOR = re.compile(r"^\s*(scf\.yield|gpu\.return|return|func\.return)\b")
 
 
@@ -233,9 +235,13 @@ def mutations(k):
                 yield ("drop-wgmma.wait", "%s: bypass %s" % (where, short(line)), bypass)
 
         # sink: delay the op past the next relevant statement of its block
+        # (for a fence, past the next one that is not a fence: two fences
+        # commute)
         if sync and "wgmma.wait" not in line and "mbarrier.init" not in line:
+            fence = FENCE.search(line)
             j = k.next_statement(i)
-            while j is not None and not k.relevant(j):
+            while j is not None and (not k.relevant(j) or
+                                     (fence and FENCE.search(lines[j]))):
                 j = k.next_statement(j)
             if j is not None and not TERMINATOR.match(lines[j]):
                 def sink(i=i, j=j):
