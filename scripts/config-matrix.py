@@ -22,7 +22,7 @@ import tempfile
 PIPELINE = ("builtin.module(fa4-plan, fa4-tile, fa4-specialize, fa4-allocate-tmem, fa4-allocate-smem, fa4-insert-barriers, "
             "fa4-lower-warp-specialize, gpu.module(expand-strided-metadata, "
             "convert-scf-to-cf, convert-gpu-to-nvvm{index-bitwidth=32}, fa4-align-shared-memory), "
-            "convert-nvvm-to-llvm, reconcile-unrealized-casts, "
+            "convert-nvvm-to-llvm, reconcile-unrealized-casts, fa4-assemble-manifest, "
             "gpu-module-to-binary{format=isa})")
 
 DTYPES = ["bf16", "f16"]
@@ -85,7 +85,7 @@ def main():
         registers = re.search(r"Used (\d+) registers", report).group(1)
         static = re.search(r"(\d+) bytes smem", report)
         static = int(static.group(1)) if static else 0
-        # What the allocation passes recorded in the launch manifest.
+        # What the allocation passes recorded, assembled into the launch manifest.
         with open(binary) as f:
             text = f.read()
         dynamic = int(re.search(r"dynamic_smem_bytes = (\d+)", text).group(1))

@@ -187,13 +187,18 @@ FailureOr<Launch> buildLaunch(LaunchOp launch, gpu::GPUFuncOp kernel,
   result.kernel = kernel;
   result.tensors = &tensors;
   auto block = manifest.getAs<ArrayAttr>("block");
-  auto smem = manifest.getAs<IntegerAttr>("dynamic_smem_bytes");
   auto grid = manifest.getAs<DictionaryAttr>("grid");
   auto params = manifest.getAs<ArrayAttr>("params");
   auto maps = manifest.getAs<ArrayAttr>("tensor_maps");
-  if (!block || !smem || !grid || !params || !maps)
-    return fail("needs block, dynamic_smem_bytes, grid, params and "
-                "tensor_maps");
+  if (!block || !grid || !params || !maps)
+    return fail("needs block, grid, params and tensor_maps");
+  // The kernel's own shared memory, as fa4-allocate-smem placed it.
+  auto smem = kernel->getAttrOfType<IntegerAttr>("fa4.dynamic_smem_bytes");
+  if (!smem) {
+    os << "error: @" << kernel.getName()
+       << " has no fa4.dynamic_smem_bytes: run fa4-allocate-smem first\n";
+    return failure();
+  }
   result.block = cast<IntegerAttr>(block[0]).getInt();
   result.dynamicSharedBytes = smem.getInt();
   auto headBlocks = grid.getAs<IntegerAttr>("head_blocks");

@@ -181,9 +181,8 @@ struct FA4AllocateSmemPass
       FailureOr<int64_t> bytes = allocate(kernel, alias);
       if (failed(bytes))
         return signalPassFailure();
-      LaunchOp::setManifestEntry(
-          module, kernel, "dynamic_smem_bytes",
-          IntegerAttr::get(IntegerType::get(&getContext(), 64), *bytes));
+      kernel->setAttr("fa4.dynamic_smem_bytes",
+                      Builder(kernel).getI64IntegerAttr(*bytes));
     }
   }
 };

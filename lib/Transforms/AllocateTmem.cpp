@@ -203,18 +203,16 @@ struct FA4AllocateTmemPass
     // Kernels without Tensor Memory (sm_90a) use none of it.
     module.walk([&](gpu::GPUFuncOp kernel) {
       if (kernel.isKernel() && !buffersByFunction.count(kernel))
-        LaunchOp::setManifestEntry(
-            module, kernel, "tmem_columns",
-            IntegerAttr::get(IntegerType::get(&getContext(), 64), 0));
+        kernel->setAttr("fa4.tmem_columns",
+                        Builder(kernel).getI64IntegerAttr(0));
     });
     for (auto &[function, buffers] : buffersByFunction) {
       auto kernel = cast<gpu::GPUFuncOp>(function);
       FailureOr<int64_t> columns = allocate(kernel, buffers, alias);
       if (failed(columns))
         return signalPassFailure();
-      LaunchOp::setManifestEntry(
-          module, kernel, "tmem_columns",
-          IntegerAttr::get(IntegerType::get(&getContext(), 64), *columns));
+      kernel->setAttr("fa4.tmem_columns",
+                      Builder(kernel).getI64IntegerAttr(*columns));
     }
   }
 };

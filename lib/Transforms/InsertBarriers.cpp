@@ -264,8 +264,14 @@ struct FA4InsertBarriersPass
       gpu::BarrierOp::create(b, last.getLoc());
     }
 
-    // mbarriers per kernel, for its launch manifest.
+    // The hardware barriers of each fa4 kernel, recorded on it for its
+    // launch manifest: mbarriers made and named barrier ids used.
     llvm::MapVector<gpu::GPUFuncOp, int64_t> mbarriers;
+    llvm::DenseMap<gpu::GPUFuncOp, llvm::SmallDenseSet<uint32_t>> namedIds;
+    getOperation()->walk([&](gpu::GPUFuncOp kernel) {
+      if (kernel.isKernel() && kernel->hasAttr("fa4.plan"))
+        mbarriers[kernel] = 0;
+    });
     for (ChannelOp channel : channels) {
       SmallVector<ChannelStepOpInterface> steps;
       for (Operation *user : channel->getUsers())
@@ -275,9 +281,12 @@ struct FA4InsertBarriersPass
         return !step.concernsFull();
       });
       ChannelBarriers barriers = createBarriers(channel, needsEmpty);
-      if (auto kernel = channel->getParentOfType<gpu::GPUFuncOp>())
+      if (auto kernel = channel->getParentOfType<gpu::GPUFuncOp>()) {
         mbarriers[kernel] += barriers.stages * ((barriers.full ? 1 : 0) +
                                                 (barriers.empty ? 1 : 0));
+        if (barriers.namedBarrier)
+          namedIds[kernel].insert(*barriers.namedBarrier);
+      }
       for (ChannelStepOpInterface step : steps)
         if (failed(lowerStep(step, barriers)))
           return signalPassFailure();
@@ -299,8 +308,10 @@ struct FA4InsertBarriersPass
             << " bytes of shared memory reserved for barriers";
         return signalPassFailure();
       }
-      LaunchOp::setManifestEntry(getOperation(), kernel, "mbarriers",
-                                 Builder(kernel).getI64IntegerAttr(count));
+      Builder b(kernel);
+      kernel->setAttr("fa4.mbarriers", b.getI64IntegerAttr(count));
+      kernel->setAttr("fa4.named_barriers",
+                      b.getI64IntegerAttr(namedIds.lookup(kernel).size()));
     }
   }
 };

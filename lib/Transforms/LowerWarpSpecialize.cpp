@@ -33,6 +33,21 @@ LogicalResult setLaunchBounds(WarpSpecializeOp op, gpu::GPUFuncOp kernel) {
   return success();
 }
 
+/// Records the roles about to be lowered on the kernel (`fa4.roles`, for its
+/// launch manifest): name, warp range and register budget of each.
+void recordRoles(WarpSpecializeOp op, gpu::GPUFuncOp kernel) {
+  Builder b(op.getContext());
+  SmallVector<Attribute> roles;
+  for (RoleOp role : op.getBody().getOps<RoleOp>())
+    roles.push_back(b.getDictionaryAttr(
+        {b.getNamedAttr("name", role.getRoleAttr()),
+         b.getNamedAttr("warps", b.getI64ArrayAttr(
+                                     {static_cast<int64_t>(role.getWarpBegin()),
+                                      static_cast<int64_t>(role.getWarpEnd())})),
+         b.getNamedAttr("registers", b.getI64IntegerAttr(role.getRegisters()))}));
+  kernel->setAttr("fa4.roles", b.getArrayAttr(roles));
+}
+
 /// One branch per warpgroup, entered by its 4 warps: the warpgroup first
 /// moves its register file to its budget, then each role it hosts runs under
 /// a branch on the warp index. Keeping setmaxnreg and the role code in the
@@ -104,6 +119,7 @@ struct FA4LowerWarpSpecializePass
       }
       if (failed(setLaunchBounds(op, kernel)))
         return signalPassFailure();
+      recordRoles(op, kernel);
       lower(op);
     }
   }

@@ -48,6 +48,7 @@ void mlir::fa4::buildCompilePipeline(OpPassManager &pm,
   kernels.addPass(createCSEPass());
   pm.addPass(createConvertNVVMToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createFA4AssembleManifest());
 
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = "isa";

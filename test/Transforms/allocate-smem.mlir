@@ -5,14 +5,12 @@
 // default): "tile" (16 KB) at 0, "ring" (8 KB) at 16384, "small" at 24576,
 // 24676 bytes in all. No two share: "tile" and "ring" belong to different
 // roles, and role "a" still reads "small" after writing "ring". The
-// attributions become views of the dynamic shared memory and the launch
-// manifest records the size.
-// CHECK-LABEL: func.func @host
-// CHECK: fa4.launch @m::@layout
-// CHECK-SAME: dynamic_smem_bytes = 24676 : i64
+// attributions become views of the dynamic shared memory and the kernel
+// records the size for its launch manifest.
 // CHECK-LABEL: gpu.func @layout()
 // CHECK-NOT: workgroup(
 // CHECK-SAME: kernel
+// CHECK-SAME: fa4.dynamic_smem_bytes = 24676 : i64
 // CHECK: fa4.role "a"
 // CHECK-DAG: %[[SMEM:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
 // CHECK-DAG: %[[OFFSET:.*]] = arith.constant 16384 : index

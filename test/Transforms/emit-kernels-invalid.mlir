@@ -47,7 +47,7 @@ module attributes {gpu.container_module} {
 module attributes {gpu.container_module} {
   gpu.binary @k [#gpu.object<#nvvm.target<chip = "sm_100a">, assembly = "">]
   func.func @f(%q: memref<1x128x1x64xf16>) {
-    // expected-error @+1 {{manifest needs 'dynamic_smem_bytes' (set by fa4-allocate-smem)}}
+    // expected-error @+1 {{manifest needs 'dynamic_smem_bytes' (set by fa4-assemble-manifest)}}
     fa4.launch @k::@k(%q, %q, %q, %q) {manifest = {kernel = "k", arch = "sm_100a", block = [512, 1, 1], grid = {rule = "persistent", head_blocks = 1 : i64, query_rows_per_cta = 256 : i64}, roles = [{name = "load", warps = [12, 13], registers = 48 : i64}], mbarriers = 30 : i64, named_barriers = 2 : i64, tmem_columns = 512 : i64}} : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>
     return
   }

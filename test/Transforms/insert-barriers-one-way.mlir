@@ -2,12 +2,11 @@
 
 // A channel whose slots are never acquired or released (the consumer's own
 // later hand-offs order the reuse) gets only its full mbarrier group, and
-// the launch manifest gets the kernel's mbarrier count: 1 here.
+// the kernel records its mbarrier count: 1 here, and no named barriers.
 
-// CHECK-LABEL: func.func @host
-// CHECK: fa4.launch @kernels::@ping
-// CHECK-SAME: mbarriers = 1 : i64
 // CHECK-LABEL: gpu.func @ping
+// CHECK-SAME: fa4.mbarriers = 1 : i64
+// CHECK-SAME: fa4.named_barriers = 0 : i64
 // CHECK: nvgpu.mbarrier.create {fa4.name = "ping.full"}
 // CHECK-NOT: nvgpu.mbarrier.create
 // CHECK: nvgpu.mbarrier.init

@@ -4,9 +4,11 @@
 // The FA4 budgets 200/200/64/48 on 16 warps: the default is 128, so the
 // softmax warpgroups grow and the other two shrink. Each warpgroup gets one
 // branch that reallocates and then dispatches its roles on the warp index;
-// the kernel gets the launch bounds setmaxnreg needs.
+// the kernel gets the launch bounds setmaxnreg needs and records the roles
+// for its launch manifest.
 
 // CHECK-LABEL: gpu.func @fa4_roles
+// CHECK-SAME: fa4.roles = [{name = "softmax0", registers = 200 : i64, warps = [0, 4]}, {name = "softmax1", registers = 200 : i64, warps = [4, 8]}, {name = "correction", registers = 64 : i64, warps = [8, 12]}, {name = "mma", registers = 48 : i64, warps = [12, 13]}]
 // CHECK-SAME: nvvm.maxntid = array<i32: 512, 1, 1>
 // CHECK-SAME: nvvm.minctasm = 1 : i32
 // CHECK: %[[TID:.*]] = gpu.thread_id x

@@ -8,7 +8,7 @@
 // CHECK: plan = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 64, headDim = 256, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 232, correctionRegs = 0, producerRegs = 40, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8>
 // BLACKWELL: error: 'fa4.attention' op head dim 256 is not supported on sm_100a (supported: 64, 128)
 // Q: 2 slots; K/V: 3; S a 64 x 64 wgmma, O a 64 x 256 one with P (K = 64) from registers.
-// SYNC: dynamic_smem_bytes = 229376 : i64
+// SYNC: fa4.dynamic_smem_bytes = 229376 : i64
 // SYNC: fa4.wgmma {{.*}} -> vector<32xf32>
 // SYNC: fa4.wgmma {{.*}} : vector<32xbf16>, memref<4x64x64xbf16, #gpu.address_space<workgroup>>, vector<128xf32> -> vector<128xf32>
 func.func @d256(%q: memref<?x?x8x256xbf16>, %k: memref<?x?x8x256xbf16>,

@@ -7,8 +7,6 @@
 
 // CHECK: fa4.launch {{.*}}block = [384, 1, 1]
 // CHECK-SAME: grid = {head_blocks = 2 : i64, query_rows_per_cta = 32 : i64, rule = "persistent"}
-// CHECK-SAME: named_barriers = 2 : i64
-// CHECK-SAME: roles = [{name = "load", registers = 40 : i64, warps = [0, 1]}, {name = "store", registers = 40 : i64, warps = [1, 2]}, {name = "consumer0", registers = 232 : i64, warps = [4, 8]}, {name = "consumer1", registers = 232 : i64, warps = [8, 12]}]
 // Q and O boxes: 16 positions x 4 heads = 64 rows; K and V: 128 keys.
 // CHECK-SAME: tensor_maps = [{box = [64, 4, 16, 1], {{.*}}operand = "query"{{.*}}}, {box = [64, 1, 128, 1], {{.*}}operand = "key"{{.*}}}, {box = [64, 1, 128, 1], {{.*}}operand = "value"{{.*}}}, {box = [64, 4, 16, 1], {{.*}}operand = "output"
 
@@ -73,8 +71,10 @@
 
 // Synchronized: 20 mbarriers, the turns on bar.sync/bar.arrive 1 and 2 with
 // 256 threads, no Tensor Memory.
-// SYNC: mbarriers = 20 : i64
-// SYNC-SAME: tmem_columns = 0 : i64
+// SYNC: gpu.func @gqa_attention
+// SYNC-SAME: fa4.mbarriers = 20 : i64
+// SYNC-SAME: fa4.named_barriers = 2 : i64
+// SYNC-SAME: fa4.tmem_columns = 0 : i64
 // SYNC-NOT: fa4.tmem
 // SYNC-DAG: fa4.named_barrier.sync 1, 256 threads
 // SYNC-DAG: fa4.named_barrier.arrive 1, 256 threads

@@ -11,14 +11,13 @@
 // MHA, bf16, head dim 128: the FA4 CTA of the default plan.
 // CHECK-LABEL: func.func @mha
 // CHECK-NOT: fa4.attention
-// The launch carries the manifest: 512 threads, 2 named barriers (the
-// statistics hand-offs), the TMA boxes. Shared memory and TMEM sizes are
-// left to the allocation passes, the mbarrier count to
-// fa4-insert-barriers.
+// The launch carries the manifest of what the shape and plan decide: 512
+// threads, the TMA boxes. Shared memory, TMEM, barriers and roles are
+// recorded on the kernel by the passes that decide them.
 // CHECK: fa4.launch @mha_attention::@mha_attention(%arg0, %arg1, %arg2, %arg3)
 // CHECK-SAME: block = [512, 1, 1]
 // CHECK-NOT: dynamic_smem_bytes
-// CHECK-SAME: named_barriers = 2 : i64
+// CHECK-NOT: named_barriers
 // CHECK-SAME: tensor_maps = [{box = [64, 1, 128, 1], element = "bf16", oob_fill = "zero", operand = "query", operand_index = 0 : i64, swizzle = "128B"}
 // CHECK-NOT: tmem_columns
 // One gpu.module per kernel, both named after the function.

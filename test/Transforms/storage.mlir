@@ -6,11 +6,9 @@
 // all 512 columns. Shared memory, largest first: the K/V ring (3 x 32K) at
 // 0, the Q stages (2 x 32K), the O staging tile, statistics, and the TMEM
 // address slot at 198656.
-// CHECK-LABEL: func.func @mha
-// CHECK: fa4.launch @mha_attention::@mha_attention
-// CHECK-SAME: dynamic_smem_bytes = 198660 : i64
-// CHECK-SAME: tmem_columns = 512 : i64
 // CHECK-LABEL: gpu.func @mha_attention
+// CHECK-SAME: fa4.dynamic_smem_bytes = 198660 : i64
+// CHECK-SAME: fa4.tmem_columns = 512 : i64
 // CHECK: fa4.tmem.alloc 512 columns
 // CHECK: fa4.role "softmax0"
 // CHECK-DAG: arith.constant 196608 : index
@@ -32,8 +30,8 @@
 // CHECK: fa4.role "load"
 // CHECK: fa4.tmem.dealloc
 // One Q stage: S and O, 256 columns.
-// ONE-LABEL: func.func @mha
-// ONE: tmem_columns = 256 : i64
+// ONE-LABEL: gpu.func @mha_attention
+// ONE-SAME: fa4.tmem_columns = 256 : i64
 func.func @mha(%q: memref<?x?x16x128xbf16>, %k: memref<?x?x16x128xbf16>,
                %v: memref<?x?x16x128xbf16>, %o: memref<?x?x16x128xbf16>) {
   fa4.attention ins(%q, %k, %v : memref<?x?x16x128xbf16>, memref<?x?x16x128xbf16>, memref<?x?x16x128xbf16>)
@@ -46,9 +44,9 @@ func.func @mha(%q: memref<?x?x16x128xbf16>, %k: memref<?x?x16x128xbf16>,
 // One Q stage, head dim 64: S (128) and O (64) columns with P over S, 192
 // columns, rounded up to a 256-column allocation. Shared memory: K/V ring 3 x
 // 16K, Q 16K, O 16K, statistics 1K, slot: 82948 bytes.
-// ONE-LABEL: func.func @gqa
-// ONE: dynamic_smem_bytes = 82948 : i64
-// ONE-SAME: tmem_columns = 256 : i64
+// ONE-LABEL: gpu.func @gqa_attention
+// ONE-SAME: fa4.dynamic_smem_bytes = 82948 : i64
+// ONE-SAME: fa4.tmem_columns = 256 : i64
 // ONE: fa4.tmem.alloc 256 columns
 // ONE: fa4.role "softmax0"
 // ONE-DAG: fa4.tmem.view %{{.*}}[0] {fa4.name = "s0"} : !fa4.tmem<128x256xf32> -> !fa4.tmem<128x128xf32>
@@ -56,8 +54,8 @@ func.func @mha(%q: memref<?x?x16x128xbf16>, %k: memref<?x?x16x128xbf16>,
 // ONE: fa4.role "correction"
 // ONE: fa4.tmem.view %{{.*}}[128] {fa4.name = "o0"} : !fa4.tmem<128x256xf32> -> !fa4.tmem<128x64xf32>
 // Two stages: 2 x (128 + 64) columns, rounded up to 512.
-// CHECK-LABEL: func.func @gqa
-// CHECK: tmem_columns = 512 : i64
+// CHECK-LABEL: gpu.func @gqa_attention
+// CHECK-SAME: fa4.tmem_columns = 512 : i64
 func.func @gqa(%q: memref<?x?x32x64xf16>, %k: memref<?x?x8x64xf16>,
                %v: memref<?x?x8x64xf16>, %o: memref<?x?x32x64xf16>) {
   fa4.attention ins(%q, %k, %v : memref<?x?x32x64xf16>, memref<?x?x8x64xf16>, memref<?x?x8x64xf16>)

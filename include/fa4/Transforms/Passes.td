@@ -90,7 +90,9 @@ def FA4LowerWarpSpecialize : Pass<"fa4-lower-warp-specialize"> {
     ptxas allocate each role with its own budget; a role spanning several
     warpgroups is copied into each. Because `setmaxnreg` only takes effect in a kernel with
     launch bounds, the enclosing `gpu.func` gets `nvvm.maxntid = [32 x
-    warps, 1, 1]` and `nvvm.minctasm = 1`.
+    warps, 1, 1]` and `nvvm.minctasm = 1`. It also records the roles it
+    lowers (name, warp range, register budget) as `fa4.roles` for the launch
+    manifest.
 
     The pass refuses a `fa4.warp_specialize` outside a `gpu.func`, and one
     whose `gpu.func` already declares a different `nvvm.maxntid`.
@@ -121,8 +123,9 @@ def FA4AllocateTmem : Pass<"fa4-allocate-tmem", "::mlir::ModuleOp"> {
     that uses Tensor Memory, all threads read the address
     after a CTA barrier between tcgen05 fences, each buffer becomes a
     `fa4.tmem.view` of the allocation named after it (`fa4.name`), and warp
-    0 frees the allocation after a final barrier. The `tmem_columns` of the
-    kernel's `fa4.launch` manifests is set to the allocation.
+    0 frees the allocation after a final barrier. The kernel records the
+    allocation as `fa4.tmem_columns` (0 for kernels without Tensor Memory)
+    for its launch manifest.
 
     The pass refuses, with an error at the kernel and a note per buffer
     giving its columns, a kernel whose buffers need more than 512 columns;
@@ -152,9 +155,9 @@ def FA4AllocateSmem : Pass<"fa4-allocate-smem", "::mlir::ModuleOp"> {
     does every access of both (program order orders nothing across
     threads). In the FA4 kernel nothing shares: Q and K/V meet in one MMA,
     the staging tile and statistics have different roles. Kernels without
-    attributions are left alone. The
-    `dynamic_smem_bytes` of the kernel's `fa4.launch` manifests is set to
-    the end of the last buffer.
+    attributions are left alone. The kernel
+    records the end of the last buffer as `fa4.dynamic_smem_bytes` for its
+    launch manifest.
 
     Attributions must be statically shaped memrefs of integers or floats.
     The pass refuses, with an error at the kernel and a note per buffer
@@ -201,7 +204,9 @@ def FA4InsertBarriers : Pass<"fa4-insert-barriers", "::mlir::ModuleOp"> {
     consumer's (1 for `tma` and `mma` endpoints, N for `threads = N`). A
     channel whose slots are never acquired or released gets no `empty`
     group. The groups are named after the channel (`fa4.name = "kv.full"`),
-    and the launch manifest of each kernel gets its `mbarriers` count.
+    and each fa4 kernel records, for its launch manifest, the mbarriers it
+    made (`fa4.mbarriers`) and the named barrier ids its channels use
+    (`fa4.named_barriers`).
 
     Hand-off `i` uses slot `s = i mod S` in round `r = i / S`:
 
@@ -341,6 +346,33 @@ def FA4Specialize : Pass<"fa4-specialize", "::mlir::ModuleOp"> {
                            "::mlir::NVVM::NVVMDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect"];
+}
+
+def FA4AssembleManifest : Pass<"fa4-assemble-manifest", "::mlir::ModuleOp"> {
+  let summary = "Complete each launch manifest with the facts recorded on its kernel";
+  let description = [{
+    The passes after `fa4-specialize` record what they decide on the kernel
+    itself, as declared `fa4.*` attributes that the dialect verifies:
+
+    | kernel attribute | manifest entry | recorded by |
+    |---|---|---|
+    | `fa4.tmem_columns` | `tmem_columns` | `fa4-allocate-tmem` |
+    | `fa4.dynamic_smem_bytes` | `dynamic_smem_bytes` | `fa4-allocate-smem` |
+    | `fa4.mbarriers` | `mbarriers` | `fa4-insert-barriers` |
+    | `fa4.named_barriers` | `named_barriers` | `fa4-insert-barriers` |
+    | `fa4.roles` | `roles` (name, warps, registers) | `fa4-lower-warp-specialize` |
+
+    This pass, run before `gpu-module-to-binary` while the kernel (a
+    `gpu.func`, or the `llvm.func` the NVVM conversion made of it, which
+    keeps the attributes) is still readable, copies them into the manifest
+    of every `fa4.launch` of the kernel and checks that the manifest is then
+    complete (`LaunchOp::verifyManifest`): the manifest describes the
+    kernel that was built, with one source for each fact.
+
+    The pass refuses a launch without a manifest, one whose kernel is no
+    longer a function (already serialized), and a kernel that lacks a fact
+    (naming the pass that records it).
+  }];
 }
 
 def FA4EmitKernels : Pass<"fa4-emit-kernels", "::mlir::ModuleOp"> {

@@ -25,21 +25,6 @@ DictionaryAttr specialize::buildManifest(const KernelShape &shape,
 
   int64_t stages = plan.getQStages();
   int64_t warps = 4 * plan.getNumWarpgroups();
-  // The roles as built, in order, and the hardware barriers their channels
-  // use (fa4-insert-barriers counts the mbarriers).
-  SmallVector<Attribute> roles;
-  kernel.walk([&](RoleOp role) {
-    roles.push_back(
-        dict({named("name", role.getRoleAttr()),
-              named("warps", ints({static_cast<int64_t>(role.getWarpBegin()),
-                                   static_cast<int64_t>(role.getWarpEnd())})),
-              named("registers", i64(role.getRegisters()))}));
-  });
-  int64_t namedBarriers = 0;
-  kernel.walk([&](ChannelOp channel) {
-    namedBarriers += channel.getNamedBarrierAttr() ? 1 : 0;
-  });
-
   // TMA boxes, innermost dimension first as cuTensorMapEncodeTiled takes
   // them: (64 columns, heads, rows, 1) over the operand's [B, S, H, D].
   auto tensorMap = [&](StringRef operand, int64_t index, bool packed) {
@@ -75,8 +60,6 @@ DictionaryAttr specialize::buildManifest(const KernelShape &shape,
       named("arch", b.getStringAttr(stringifyArch(plan.getArch()))),
       named("block", ints({warps * 32, 1, 1})),
       named("cluster", ints({1, 1, 1})),
-      named("named_barriers", i64(namedBarriers)),
-      named("roles", b.getArrayAttr(roles)),
       // Persistent CTAs: min(tiles, SMs), tiles = batch * head_blocks *
       // ceil(seq_q / query_rows_per_cta).
       named("grid",

@@ -67,14 +67,16 @@ struct FA4SpecializePass
       gpu::GPUFuncOp roles =
           KernelBuilder(builder, *shape).build(gpuModule, name);
 
-      DictionaryAttr manifest = buildManifest(*shape, roles);
-      for (NamedAttribute entry : manifest)
-        LaunchOp::setManifestEntry(module, roles, entry.getName(),
-                                   entry.getValue());
+      // What follows from the shape and plan; later passes record the
+      // rest on the kernel.
+      NamedAttrList manifest(buildManifest(*shape, roles));
+      auto kernelRef = SymbolRefAttr::get(gpuModule.getNameAttr(),
+                                          {FlatSymbolRefAttr::get(roles)});
       module->walk([&](LaunchOp launch) {
-        if (launch.getKernel().getLeafReference() == roles.getName())
-          LaunchOp::setManifestEntry(module, roles, "operands",
-                                     operandsEntry(launch));
+        if (launch.getKernel() != kernelRef)
+          return;
+        manifest.set("operands", operandsEntry(launch));
+        launch.setManifestAttr(manifest.getDictionary(ctx));
       });
     }
   }

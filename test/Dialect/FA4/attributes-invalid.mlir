@@ -201,3 +201,67 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// The kernel facts that passes record for the launch manifest belong on a
+// kernel and follow the manifest's rules for their entries.
+
+// expected-error @+1 {{'fa4.mbarriers' belongs on a gpu.func kernel}}
+func.func @fact_on_func() attributes {fa4.mbarriers = 4 : i64} {
+  return
+}
+
+// -----
+
+gpu.module @m {
+  // expected-error @+1 {{'fa4.mbarriers' must be in [0, 128], got 129}}
+  gpu.func @k() kernel attributes {fa4.mbarriers = 129 : i64} {
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m {
+  // expected-error @+1 {{'fa4.named_barriers' must be in [0, 15], got 16}}
+  gpu.func @k() kernel attributes {fa4.named_barriers = 16 : i64} {
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m {
+  // expected-error @+1 {{'fa4.dynamic_smem_bytes' must be an integer, got "big"}}
+  gpu.func @k() kernel attributes {fa4.dynamic_smem_bytes = "big"} {
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m {
+  // expected-error @+1 {{'fa4.tmem_columns' must be 0 or a power of two in [32, 512], got 96}}
+  gpu.func @k() kernel attributes {fa4.tmem_columns = 96 : i64} {
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m {
+  // expected-error @+1 {{'fa4.roles[0].warps' must be a non-empty range [begin, end), got [4, 4)}}
+  gpu.func @k() kernel attributes {fa4.roles = [{name = "mma", warps = [4, 4], registers = 48 : i64}]} {
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m {
+  // expected-error @+1 {{'fa4.roles[0]' needs 'registers'}}
+  gpu.func @k() kernel attributes {fa4.roles = [{name = "mma", warps = [4, 5]}]} {
+    gpu.return
+  }
+}

@@ -112,6 +112,14 @@ LogicalResult FA4Dialect::verifyOperationAttribute(Operation *op,
       return error() << "'fa4.shared_alignment' belongs on a gpu.module";
     return verifyAlignment(error, name, attr.getValue());
   }
+  for (auto [key, setBy] : LaunchOp::getKernelFacts()) {
+    if (name.drop_front(strlen("fa4.")) != key)
+      continue;
+    auto kernel = dyn_cast<gpu::GPUFuncOp>(op);
+    if (!isa<LLVM::LLVMFuncOp>(op) && !(kernel && kernel.isKernel()))
+      return error() << "'" << name << "' belongs on a gpu.func kernel";
+    return LaunchOp::verifyKernelFact(key, attr.getValue(), error);
+  }
   if (name == getAlignmentAttrHelper().getName())
     return error() << "'fa4.alignment' belongs on a workgroup attribution of "
                       "an fa4 kernel";

@@ -802,20 +802,6 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return success();
 }
 
-void LaunchOp::setManifestEntry(Operation *root, gpu::GPUFuncOp kernelOp,
-                                StringRef key, Attribute value) {
-  auto module = kernelOp->getParentOfType<gpu::GPUModuleOp>();
-  auto kernel = SymbolRefAttr::get(module.getNameAttr(),
-                                   {FlatSymbolRefAttr::get(kernelOp)});
-  root->walk([&](LaunchOp launch) {
-    if (launch.getKernel() != kernel)
-      return;
-    NamedAttrList entries(launch.getManifestAttr());
-    entries.set(key, value);
-    launch.setManifestAttr(entries.getDictionary(launch.getContext()));
-  });
-}
-
 //===----------------------------------------------------------------------===//
 // Tiled program
 //===----------------------------------------------------------------------===//

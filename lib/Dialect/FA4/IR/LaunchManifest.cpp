@@ -1,11 +1,13 @@
 //===- LaunchManifest.cpp - the structure of fa4.launch manifests ---------===//
 //
-// The launch manifest is plain data that passes fill in one entry at a time
-// (fa4-specialize, fa4-allocate-tmem, fa4-allocate-smem,
-// fa4-insert-barriers) and that fa4-emit-kernels, fa4-sim and the runtimes
-// read. Its structure is checked here, in one place: the verifier of
-// fa4.launch checks every entry present (kind, nested fields, ranges), and
-// fa4-emit-kernels also asks that the entries it reads be there.
+// The launch manifest is plain data that fa4-specialize writes from the
+// attention's shape and plan, that fa4-assemble-manifest completes with the
+// kernel facts later passes record on the kernel, and that fa4-emit-kernels,
+// fa4-sim and the runtimes read. Its structure is checked here, in one place:
+// the verifier of fa4.launch checks every entry present (kind, nested fields,
+// ranges), the dialect's attribute verifier checks the kernel facts by the
+// same rules, and fa4-emit-kernels also asks that the entries it reads be
+// there.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,10 +28,15 @@ namespace {
 /// (`roles[1].warps`).
 class ManifestChecker {
 public:
-  explicit ManifestChecker(function_ref<InFlightDiagnostic()> emitError)
-      : emitError(emitError) {}
+  /// With `kernelFact`, entries are named as the kernel attributes that
+  /// hold them (`fa4.mbarriers`).
+  ManifestChecker(function_ref<InFlightDiagnostic()> emitError,
+                  bool kernelFact = false)
+      : emitError(emitError), kernelFact(kernelFact) {}
 
   InFlightDiagnostic error(const Twine &path) {
+    if (kernelFact)
+      return emitError() << "'fa4." << path << "' ";
     return emitError() << "manifest entry '" << path << "' ";
   }
 
@@ -123,6 +130,7 @@ public:
 
 private:
   function_ref<InFlightDiagnostic()> emitError;
+  bool kernelFact;
 };
 
 /// The entries fa4-emit-kernels reads and the pass that sets each.
@@ -134,11 +142,20 @@ constexpr RequiredEntry kRequired[] = {
     {"arch", "fa4-specialize"},
     {"block", "fa4-specialize"},
     {"grid", "fa4-specialize"},
-    {"roles", "fa4-specialize"},
-    {"named_barriers", "fa4-specialize"},
-    {"mbarriers", "fa4-insert-barriers"},
-    {"dynamic_smem_bytes", "fa4-allocate-smem"},
+    {"roles", "fa4-assemble-manifest"},
+    {"named_barriers", "fa4-assemble-manifest"},
+    {"mbarriers", "fa4-assemble-manifest"},
+    {"dynamic_smem_bytes", "fa4-assemble-manifest"},
+    {"tmem_columns", "fa4-assemble-manifest"},
+};
+
+/// The kernel facts and the pass that records each on the kernel.
+const std::pair<StringLiteral, StringLiteral> kKernelFacts[] = {
     {"tmem_columns", "fa4-allocate-tmem"},
+    {"dynamic_smem_bytes", "fa4-allocate-smem"},
+    {"mbarriers", "fa4-insert-barriers"},
+    {"named_barriers", "fa4-insert-barriers"},
+    {"roles", "fa4-lower-warp-specialize"},
 };
 
 constexpr int64_t kMaxThreads = 1024;
@@ -151,15 +168,10 @@ constexpr int64_t kMaxBoxSize = 256;
 
 } // namespace
 
-LogicalResult LaunchOp::verifyManifest(
-    DictionaryAttr manifest, StringRef kernelName,
-    function_ref<InFlightDiagnostic()> emitError, bool complete) {
-  ManifestChecker check(emitError);
-  if (complete)
-    for (const RequiredEntry &entry : kRequired)
-      if (!manifest.get(entry.key))
-        return emitError() << "manifest needs '" << entry.key << "' (set by "
-                           << entry.setBy << ")";
+/// Checks every entry of `manifest` present.
+static LogicalResult verifyEntries(DictionaryAttr manifest,
+                                   StringRef kernelName,
+                                   ManifestChecker &check) {
 
   // Names a file and the kernel symbol: the launch's kernel.
   if (Attribute value = manifest.get("kernel")) {
@@ -348,6 +360,31 @@ LogicalResult LaunchOp::verifyManifest(
                << "must be a positive float within f32, got " << value;
     }
   return success();
+}
+
+LogicalResult LaunchOp::verifyManifest(
+    DictionaryAttr manifest, StringRef kernelName,
+    function_ref<InFlightDiagnostic()> emitError, bool complete) {
+  if (complete)
+    for (const RequiredEntry &entry : kRequired)
+      if (!manifest.get(entry.key))
+        return emitError() << "manifest needs '" << entry.key << "' (set by "
+                           << entry.setBy << ")";
+  ManifestChecker check(emitError);
+  return verifyEntries(manifest, kernelName, check);
+}
+
+ArrayRef<std::pair<StringLiteral, StringLiteral>> LaunchOp::getKernelFacts() {
+  return kKernelFacts;
+}
+
+LogicalResult
+LaunchOp::verifyKernelFact(StringRef key, Attribute value,
+                           function_ref<InFlightDiagnostic()> emitError) {
+  ManifestChecker check(emitError, /*kernelFact=*/true);
+  Builder b(value.getContext());
+  return verifyEntries(b.getDictionaryAttr(b.getNamedAttr(key, value)),
+                       /*kernelName=*/"", check);
 }
 
 LogicalResult LaunchOp::verify() {

@@ -34,11 +34,25 @@ def FA4_Dialect : Dialect {
   //   fa4.alignment        a workgroup attribution's byte alignment
   //   fa4.shared_alignment the dynamic shared memory's byte alignment, on
   //                        the gpu.module
+  // and the kernel facts, each recorded on the kernel (gpu.func, then the
+  // llvm.func it becomes) by the pass that decides it and copied into the
+  // launch manifests by fa4-assemble-manifest:
+  //   fa4.tmem_columns       the Tensor Memory allocation (fa4-allocate-tmem)
+  //   fa4.dynamic_smem_bytes the dynamic shared memory (fa4-allocate-smem)
+  //   fa4.mbarriers          mbarriers created (fa4-insert-barriers)
+  //   fa4.named_barriers     named barrier ids used (fa4-insert-barriers)
+  //   fa4.roles              the roles as lowered: name, warps, registers
+  //                          (fa4-lower-warp-specialize)
   let discardableAttrs = (ins
     "::mlir::fa4::PlanAttr":$plan,
     "::mlir::StringAttr":$name,
     "::mlir::IntegerAttr":$alignment,
-    "::mlir::IntegerAttr":$shared_alignment
+    "::mlir::IntegerAttr":$shared_alignment,
+    "::mlir::IntegerAttr":$tmem_columns,
+    "::mlir::IntegerAttr":$dynamic_smem_bytes,
+    "::mlir::IntegerAttr":$mbarriers,
+    "::mlir::IntegerAttr":$named_barriers,
+    "::mlir::ArrayAttr":$roles
   );
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;

@@ -1108,8 +1108,14 @@ def FA4_LaunchOp : FA4_Op<"launch",
     (checked against the symbol table), and the operands are the four
     attention operands and optionally LSE.
 
-    The verifier checks the structure of every manifest entry present (the
-    passes add them one at a time): `kernel` names the launched kernel,
+    fa4-specialize writes the entries that follow from the attention's
+    shape and plan; the facts that later passes decide (`tmem_columns`,
+    `dynamic_smem_bytes`, `mbarriers`, `named_barriers`, `roles`) are
+    recorded on the kernel as `fa4.*` attributes and copied here by
+    `fa4-assemble-manifest` before the kernels are serialized.
+
+    The verifier checks the structure of every manifest entry present:
+    `kernel` names the launched kernel,
     `arch` is sm_100a or sm_90a (the plan's), `block` is whole warps of at
     most 1024 threads, `grid` has its rule and positive counts, each of
     `roles` a name, a warp range inside the block and a register budget,
@@ -1131,11 +1137,16 @@ def FA4_LaunchOp : FA4_Op<"launch",
                        OptionalAttr<DictionaryAttr>:$manifest);
   let assemblyFormat = "$kernel `(` $operands `)` attr-dict `:` type($operands)";
   let extraClassDeclaration = [{
-    /// Sets `key` to `value` in the manifest of every launch of `kernel`
-    /// under `root`: the passes after fa4-specialize record there what they
-    /// decide.
-    static void setManifestEntry(Operation *root, gpu::GPUFuncOp kernel,
-                                 StringRef key, Attribute value);
+    /// The kernel facts: the manifest entries that the passes after
+    /// fa4-specialize record on the kernel as `fa4.<key>` attributes and
+    /// fa4-assemble-manifest copies into the manifests; `second` names the
+    /// pass that records each.
+    static ArrayRef<std::pair<StringLiteral, StringLiteral>> getKernelFacts();
+    /// Checks the value of kernel fact `key` by the manifest's rules for
+    /// that entry; diagnostics name it `fa4.<key>`.
+    static LogicalResult
+    verifyKernelFact(StringRef key, Attribute value,
+                     function_ref<InFlightDiagnostic()> emitError);
     /// The name manifests give operand `index` ("query", "key", "value",
     /// "output", "lse"), or "" past them.
     static StringRef getOperandName(unsigned index);
