@@ -62,9 +62,9 @@ import time
 # Ops that synchronize or whose order matters to the protocol.
 SYNC = re.compile(
     r"nvgpu\.mbarrier\.(init|try_wait\.parity|arrive\.expect_tx|arrive)\b|"
-    r"fa4\.(mma\.commit|tcgen05\.wait|tcgen05\.fence|fence_proxy_async|"
-    r"tma\.store_commit|tma\.store_wait|named_barrier\.(sync|arrive)|"
-    r"wgmma\.commit|wgmma\.wait)\b|gpu\.barrier\b")
+    r"fa4\.(mma\.commit|named_barrier\.(sync|arrive)|wgmma\.wait)\b|"
+    r"nvvm\.(tcgen05\.wait|tcgen05\.fence|fence\.proxy|cp\.async\.bulk\.commit\.group|"
+    r"cp\.async\.bulk\.wait_group|wgmma\.commit\.group\.sync\.aligned)\b|gpu\.barrier\b")
 # Ops that access shared memory, Tensor Memory or global memory.
 MEMORY = re.compile(
     r"\b(memref\.(load|store)|vector\.(load|store)|nvgpu\.tma\.async\.(load|store)|"
@@ -72,20 +72,20 @@ MEMORY = re.compile(
     r"llvm\.store)\b")
 RELEASES = re.compile(
     r"nvgpu\.mbarrier\.(arrive\.expect_tx|arrive)\b|"
-    r"fa4\.(mma\.commit|tma\.store_commit|named_barrier\.arrive|wgmma\.commit|"
-    r"tcgen05\.fence before_thread_sync|fence_proxy_async|tcgen05\.wait|"
-    r"tma\.store_wait)\b")
+    r"fa4\.(mma\.commit|named_barrier\.arrive)\b|"
+    r"nvvm\.(cp\.async\.bulk\.commit\.group|wgmma\.commit\.group\.sync\.aligned|"
+    r"tcgen05\.fence <before>|fence\.proxy|tcgen05\.wait|cp\.async\.bulk\.wait_group)(\b|$)")
 # Two seeds on two small ragged shapes: one CTA over several work tiles and
 # a K/V ring that wraps (seed 1 draws rising keys, so O is rescaled), and
 # Sq > Skv over two CTAs (causal tiles whose rows see no key).
 DEFAULT_RUNS = ["--batch 1 --seq-q 300 --seq-kv 650 --ctas 1 --seed 1",
                 "--batch 1 --seq-q 400 --seq-kv 130 --seed 2"]
-FENCE = re.compile(r"fa4\.(tcgen05\.fence|fence_proxy_async)\b")
+FENCE = re.compile(r"nvvm\.(tcgen05\.fence|fence\.proxy)\b")
 TERMINATOR = re.compile(r"^\s*(scf\.yield|gpu\.return|return|func\.return)\b")
 
 
 def op_name(line):
-    m = re.search(r"\b((nvgpu|fa4|gpu|memref|vector|llvm)\.[\w.]+)", line)
+    m = re.search(r"\b((nvgpu|nvvm|fa4|gpu|memref|vector|llvm)\.[\w.]+)", line)
     return m.group(1) if m else line.strip()[:40]
 
 
@@ -363,11 +363,11 @@ def mutations(k):
                                % (where, m.group(1), n, values[n], delta), recoord)
 
         # wait depths
-        m = re.search(r"fa4\.(tma\.store_wait|wgmma\.wait) (\d+)", line)
+        m = re.search(r"(nvvm\.cp\.async\.bulk\.wait_group|fa4\.wgmma\.wait) (\d+)", line)
         if m:
             def deepen(i=i, m=m):
                 out = list(lines)
-                out[i] = out[i].replace(m.group(0), "fa4.%s %d" % (m.group(1), int(m.group(2)) + 1), 1)
+                out[i] = out[i].replace(m.group(0), "%s %d" % (m.group(1), int(m.group(2)) + 1), 1)
                 return out
             yield ("wait-depth", "%s: %s allows %d pending groups instead of %s"
                    % (where, m.group(1), int(m.group(2)) + 1, m.group(2)), deepen)
@@ -388,9 +388,9 @@ def mutations(k):
                        % (where, m.group(1), m.group(2), threads, m.group(3)), rethread)
 
         # tcgen05 wait and fence kinds
-        for pattern, a, b in ((r"fa4\.tcgen05\.wait (load|store)\b", "load", "store"),
-                              (r"fa4\.tcgen05\.fence (before_thread_sync|after_thread_sync)\b",
-                               "before_thread_sync", "after_thread_sync")):
+        for pattern, a, b in ((r"nvvm\.tcgen05\.wait <(load|store)>", "load", "store"),
+                              (r"nvvm\.tcgen05\.fence <(before|after)>",
+                               "before", "after")):
             m = re.search(pattern, line)
             if m:
                 other = b if m.group(1) == a else a

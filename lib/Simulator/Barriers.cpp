@@ -278,12 +278,16 @@ Step Cta::shuffle(Actor &actor, gpu::ShuffleOp op) {
   return Step::next;
 }
 
-Step Cta::warpAny(Actor &actor, WarpAnyOp any, ArrayRef<const Val *> in) {
+Step Cta::warpAny(Actor &actor, NVVM::VoteSyncOp any,
+                  ArrayRef<const Val *> in) {
+  if (any.getKind() != NVVM::VoteSyncKind::any || in[0]->ints[0] != -1)
+    return fail(any, "only votes of kind 'any' over all 32 lanes (mask -1) "
+                     "are simulated");
   Warp &warp = warps[actor.warp];
   Step met = gather(
       actor, any, warp.meeting, 32, WaitKind::warpVote, actor.warp,
       "lanes of warp " + std::to_string(actor.warp),
-      [&] { warp.any |= in[0]->ints[0] != 0; },
+      [&] { warp.any |= in[1]->ints[0] != 0; },
       [&] {
         warp.lastResult = warp.any;
         warp.any = false;

@@ -17,6 +17,8 @@
 
 #include "fa4/Dialect/FA4/IR/FA4Ops.h"
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
 #include <array>
 #include <deque>
 #include <map>
@@ -279,6 +281,10 @@ private:
 
   Step fa4Op(Actor &actor, Operation *op, ArrayRef<const Val *> in);
 
+  //===--- NVVMOps.cpp: the nvvm ops of kernels, routed to their units ----===//
+
+  Step nvvmOp(Actor &actor, Operation *op, ArrayRef<const Val *> in);
+
   //===--- SharedMemory.cpp: memref and vector memory ops -----------------===//
 
   Step memrefOp(Actor &actor, Operation *op, ArrayRef<const Val *> in);
@@ -340,11 +346,12 @@ private:
               WaitKind kind, int64_t id, StringRef group,
               function_ref<void()> arrive, function_ref<void()> complete);
   Step shuffle(Actor &actor, gpu::ShuffleOp op);
-  Step warpAny(Actor &actor, WarpAnyOp op, ArrayRef<const Val *> in);
+  /// nvvm.vote.sync any over the lanes of the warp.
+  Step warpAny(Actor &actor, NVVM::VoteSyncOp op, ArrayRef<const Val *> in);
 
   //===--- Tma.cpp: TMA loads and stores ----------------------------------===//
 
-  /// nvgpu TMA loads and stores, fa4 store commits and waits.
+  /// nvgpu TMA loads and stores, bulk-group commits and waits.
   Step tmaOp(Actor &actor, Operation *op);
   /// Gives a TMA load or store issued with `clock` its vector-clock slot
   /// (rotating among kAsyncSlots, each use a higher value) and returns it.
@@ -386,7 +393,8 @@ private:
   //===--- Wgmma.cpp: warpgroup MMA (sm_90a) ------------------------------===//
 
   Step wgmma(Actor &actor, WgmmaOp op, ArrayRef<const Val *> in);
-  Step wgmmaCommit(Actor &actor, WgmmaCommitOp op);
+  /// nvvm.wgmma.commit.group.sync.aligned.
+  Step wgmmaCommit(Actor &actor, Operation *op);
   /// fa4.wgmma.wait: its fragments may be wgmma results, which only it may
   /// read.
   Step wgmmaWait(Actor &actor, WgmmaWaitOp op);

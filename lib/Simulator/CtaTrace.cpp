@@ -112,18 +112,18 @@ std::string CtaTrace::waitName(const Actor &actor, Operation *op,
                          sync.getThreads());
   if (isa<gpu::BarrierOp>(op))
     return llvm::formatv("barrier (all {0} threads)", cta.launch.block);
-  if (auto wait = dyn_cast<Tcgen05WaitOp>(op))
-    return wait.getKind() == Tcgen05WaitKind::load ? "tcgen05.wait::ld"
-                                                   : "tcgen05.wait::st";
+  if (auto wait = dyn_cast<NVVM::Tcgen05WaitOp>(op))
+    return wait.getKind() == NVVM::Tcgen05WaitKind::LOAD ? "tcgen05.wait::ld"
+                                                         : "tcgen05.wait::st";
   if (auto wait = dyn_cast<WgmmaWaitOp>(op))
     return llvm::formatv("wgmma.wait {0}", wait.getPending());
-  if (auto wait = dyn_cast<TmaStoreWaitOp>(op))
-    return llvm::formatv("tma.store_wait {0}{1}", wait.getPending(),
+  if (auto wait = dyn_cast<NVVM::CpAsyncBulkWaitGroupOp>(op))
+    return llvm::formatv("bulk wait_group {0}{1}", wait.getGroup(),
                          wait.getRead() ? " read" : "");
   // A warpgroup's collective op waits for its other warps. (The lanes of a
   // warp meeting at a shuffle or vote run in lockstep on the hardware: the
   // simulator's rendezvous there is no wait of the protocol.)
-  if (blocked && isa<WgmmaOp, WgmmaCommitOp>(op))
+  if (blocked && isa<WgmmaOp, NVVM::WgmmaGroupSyncAlignedOp>(op))
     return llvm::formatv("gather {0} (warpgroup {1})", op->getName(),
                          actor.warp / 4);
   return "";
@@ -216,7 +216,7 @@ void CtaTrace::waitEnded(Actor &actor, Operation *op, uint64_t begin,
         sources.push_back({it->second, "wgmma group"});
         break;
       }
-  } else if (isa<TmaStoreWaitOp>(op)) {
+  } else if (isa<NVVM::CpAsyncBulkWaitGroupOp>(op)) {
     auto done = storeDoneOf.find(actor.tid);
     if (done != storeDoneOf.end())
       sources.push_back({done->second, "TMA store"});
@@ -314,7 +314,7 @@ void CtaTrace::issued(Actor &actor, Operation *op) {
     threads[actor.tid].openStores.push_back(now);
     return;
   }
-  if (isa<TmaStoreCommitOp>(op)) {
+  if (isa<NVVM::CpAsyncBulkCommitGroupOp>(op)) {
     std::deque<uint64_t> &open = threads[actor.tid].openStores;
     size_t count = std::min(open.size(), cta.stores.size());
     for (size_t i = cta.stores.size() - count; i < cta.stores.size(); ++i) {

@@ -1,8 +1,8 @@
 //===- FA4Ops.cpp - the fa4 dialect's ops ---------------------------------===//
 //
 // Routes each fa4 op to the unit that models it (Tensor Memory, the MMA and
-// wgmma pipes, TMA, barriers) and gives semantics to the few that belong to
-// none: warp specialization, elect, the async-proxy fence and exp2.
+// wgmma pipes, barriers) and gives semantics to the few that belong to
+// none: warp specialization and exp2.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,14 +21,11 @@ using namespace mlir::fa4::sim;
 Step Cta::fa4Op(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
   return llvm::TypeSwitch<Operation *, Step>(op)
       .Case<TmemAllocOp, TmemDeallocOp, TmemBaseOp, TmemViewOp, TmemLoadOp,
-            TmemStoreOp, Tcgen05WaitOp, Tcgen05FenceOp>(
+            TmemStoreOp>(
           [&](Operation *) { return tmemOp(actor, op, in); })
       .Case<MmaOp, MmaCommitOp>(
           [&](Operation *) { return mmaOp(actor, op, in); })
       .Case([&](WgmmaOp op) { return wgmma(actor, op, in); })
-      .Case([&](WgmmaCommitOp op) { return wgmmaCommit(actor, op); })
-      .Case<TmaStoreCommitOp, TmaStoreWaitOp>(
-          [&](Operation *) { return tmaOp(actor, op); })
       .Case([&](NamedBarrierSyncOp sync) {
         return namedBarrier(actor, op, sync.getId(), sync.getThreads(), true);
       })
@@ -36,7 +33,6 @@ Step Cta::fa4Op(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
         return namedBarrier(actor, op, arrive.getId(), arrive.getThreads(),
                             false);
       })
-      .Case([&](WarpAnyOp any) { return warpAny(actor, any, in); })
       .Case([&](WarpSpecializeOp specialize) {
         for (Operation &child : specialize.getBody().front()) {
           auto role = dyn_cast<RoleOp>(child);
@@ -50,16 +46,6 @@ Step Cta::fa4Op(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
             return Step::entered;
           }
         }
-        return Step::next;
-      })
-      .Case([&](ElectOp elect) {
-        Val out;
-        out.ints = {actor.lane == 0 ? -1 : 0};
-        define(actor, elect.getElected()) = std::move(out);
-        return Step::next;
-      })
-      .Case([&](FenceProxyAsyncOp) {
-        actor.proxyFences.push_back({actor.clock.get(actor.slot), op});
         return Step::next;
       })
       .Case([&](Exp2Op exp2) {

@@ -185,7 +185,7 @@ const Val *Cta::use(Actor &actor, Operation *op, Value value) {
         completion == AsyncCompletion::wgmma_group_wait
             ? "a fa4.wgmma.wait returns it"
         : completion == AsyncCompletion::tmem_load_wait
-            ? "fa4.tcgen05.wait load"
+            ? "nvvm.tcgen05.wait <load>"
             : "its completion";
     fail(op, "uses the result of " + load->getName().getStringRef() + " at " +
                  loc + " before " + waiter + " in " + who(actor));
@@ -503,6 +503,8 @@ Step Cta::execute(Actor &actor, Operation *op) {
     return memrefOp(actor, op, in);
   if (dialect == "fa4")
     return fa4Op(actor, op, in);
+  if (dialect == "nvvm")
+    return nvvmOp(actor, op, in);
   if (dialect == "llvm")
     return llvmOp(actor, op, in);
   return fail(op, "the simulator cannot execute this op");

@@ -178,8 +178,9 @@ Step Cta::tmemOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
                         agentFor(op, actor), actor.issueView()});
         return Step::next;
       })
-      .Case([&](Tcgen05WaitOp wait) {
+      .Case([&](NVVM::Tcgen05WaitOp) {
         // What the wait completes is its contract (AsyncWaitOpInterface).
+        auto wait = cast<AsyncWaitOpInterface>(op);
         for (AsyncCompletion kind :
              {AsyncCompletion::tmem_load_wait, AsyncCompletion::tmem_store_wait})
           if (wait.retires(kind))
@@ -191,8 +192,8 @@ Step Cta::tmemOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
         }
         return checkRetired(actor, wait);
       })
-      .Case([&](Tcgen05FenceOp fence) {
-        if (fence.getKind() == Tcgen05FenceKind::before_thread_sync) {
+      .Case([&](NVVM::Tcgen05FenceOp fence) {
+        if (fence.getKind() == NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC) {
           actor.clock.set(actor.tcSlot, actor.tcView.get(actor.tcSlot));
           actor.tcView.tick(actor.tcSlot);
         } else {
@@ -202,7 +203,7 @@ Step Cta::tmemOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
         return Step::next;
       })
       .Default([&](Operation *) -> Step {
-        llvm_unreachable("fa4Op routes only TMEM ops here");
+        llvm_unreachable("fa4Op and nvvmOp route only TMEM ops here");
       });
 }
 

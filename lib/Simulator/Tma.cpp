@@ -87,7 +87,7 @@ Step Cta::tmaOp(Actor &actor, Operation *op) {
     actor.openStores.push_back(std::move(work));
     return Step::next;
   }
-  if (isa<TmaStoreCommitOp>(op)) {
+  if (isa<NVVM::CpAsyncBulkCommitGroupOp>(op)) {
     if (actor.openStores.empty())
       return Step::next;
     uint64_t group = actor.storeGroupsRetired + actor.storeGroups.size();
@@ -103,23 +103,27 @@ Step Cta::tmaOp(Actor &actor, Operation *op) {
     actor.clock.tick(actor.slot);
     return Step::next;
   }
-  if (auto wait = dyn_cast<TmaStoreWaitOp>(op)) {
-    if (actor.storeGroups.size() > wait.getPending()) {
+  if (auto wait = dyn_cast<NVVM::CpAsyncBulkWaitGroupOp>(op)) {
+    uint32_t pending = wait.getGroup();
+    if (static_cast<int32_t>(pending) < 0)
+      return fail(op, "waits until " +
+                          Twine(static_cast<int32_t>(pending)) +
+                          " store groups are pending; the count must be >= 0");
+    if (actor.storeGroups.size() > pending) {
       block(actor, op, WaitKind::storeGroups, actor.tid);
       return Step::blocked;
     }
     // Groups [0, complete) have retired; later ones may have too, but the
     // wait does not guarantee it, so it does not order their reads.
     uint64_t committed = actor.storeGroupsRetired + actor.storeGroups.size();
-    uint64_t complete =
-        committed > wait.getPending() ? committed - wait.getPending() : 0;
+    uint64_t complete = committed > pending ? committed - pending : 0;
     actor.storeGroupsWaited = std::max(actor.storeGroupsWaited, complete);
     if (complete > 0) {
       auto done = actor.storeGroupsDone.upper_bound(complete - 1);
       if (done != actor.storeGroupsDone.begin())
         actor.clock.join(std::prev(done)->second);
     }
-    return checkRetired(actor, wait);
+    return checkRetired(actor, cast<AsyncWaitOpInterface>(op));
   }
   return fail(op, "the simulator cannot execute this op");
 }

@@ -78,7 +78,7 @@ Step Cta::wgmma(Actor &actor, WgmmaOp op, ArrayRef<const Val *> in) {
   return Step::next;
 }
 
-Step Cta::wgmmaCommit(Actor &actor, WgmmaCommitOp op) {
+Step Cta::wgmmaCommit(Actor &actor, Operation *op) {
   unsigned index = actor.warp / 4;
   Warpgroup &group = warpgroups[index];
   return gather(

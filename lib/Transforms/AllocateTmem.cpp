@@ -10,6 +10,8 @@
 #include "fa4/Transforms/BufferLiveness.h"
 #include "fa4/Transforms/Passes.h"
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
 #include "mlir/IR/BuiltinOps.h"
 
 namespace mlir::fa4 {
@@ -78,9 +80,11 @@ TmemLayout layOut(ArrayRef<TmemBufferOp> buffers, bool alias) {
 /// tcgen05 fences around a CTA barrier: orders TMEM allocation and accesses
 /// of all threads across it.
 void threadSync(OpBuilder &b, Location loc) {
-  Tcgen05FenceOp::create(b, loc, Tcgen05FenceKind::before_thread_sync);
+  NVVM::Tcgen05FenceOp::create(b, loc,
+                               NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
   gpu::BarrierOp::create(b, loc);
-  Tcgen05FenceOp::create(b, loc, Tcgen05FenceKind::after_thread_sync);
+  NVVM::Tcgen05FenceOp::create(b, loc,
+                               NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
 }
 
 /// Builds `if (warp 0) { body }` at b's insertion point.

@@ -3,6 +3,7 @@
 #include "fa4/Transforms/BufferLiveness.h"
 #include "fa4/Dialect/FA4/IR/FA4Ops.h"
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -306,7 +307,7 @@ bool inOneThread(Operation *op) {
     return false;
   for (Operation *parent = op; parent != role; parent = parent->getParentOp())
     if (auto ifOp = dyn_cast<scf::IfOp>(parent->getParentOp()))
-      if (ifOp.getCondition().getDefiningOp<ElectOp>() &&
+      if (ifOp.getCondition().getDefiningOp<NVVM::ElectSyncOp>() &&
           parent->getParentRegion() == &ifOp.getThenRegion())
         return true;
   return false;

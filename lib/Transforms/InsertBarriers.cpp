@@ -11,6 +11,8 @@
 #include "fa4/Dialect/FA4/IR/Targets.h"
 #include "fa4/Transforms/Passes.h"
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/MapVector.h"
@@ -87,7 +89,8 @@ void signal(OpBuilder &b, Location loc, const ChannelBarriers &channel,
     return;
   }
   if (channel.needsTcgen05Fence(self, other))
-    Tcgen05FenceOp::create(b, loc, Tcgen05FenceKind::before_thread_sync);
+    NVVM::Tcgen05FenceOp::create(b, loc,
+                               NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
   nvgpu::MBarrierArriveOp::create(
       b, loc, nvgpu::MBarrierTokenType::get(b.getContext()), barriers, slot);
 }
@@ -141,12 +144,14 @@ void lowerNamedBarrierStep(ChannelStepOpInterface step,
                                          channel.consumer.getThreads());
   if (step.isProducerStep()) {
     if (channel.needsTcgen05Fence(channel.producer, channel.consumer))
-      Tcgen05FenceOp::create(b, loc, Tcgen05FenceKind::before_thread_sync);
+      NVVM::Tcgen05FenceOp::create(b, loc,
+                               NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
     NamedBarrierArriveOp::create(b, loc, *channel.namedBarrier, threads);
   } else {
     NamedBarrierSyncOp::create(b, loc, *channel.namedBarrier, threads);
     if (channel.needsTcgen05Fence(channel.consumer, channel.producer))
-      Tcgen05FenceOp::create(b, loc, Tcgen05FenceKind::after_thread_sync);
+      NVVM::Tcgen05FenceOp::create(b, loc,
+                               NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
   }
   step->erase();
 }
@@ -170,7 +175,8 @@ LogicalResult lowerStep(ChannelStepOpInterface step,
                   EndpointAttr other) {
     waitParity(b, loc, barriers, slot, parity);
     if (channel.needsTcgen05Fence(self, other))
-      Tcgen05FenceOp::create(b, loc, Tcgen05FenceKind::after_thread_sync);
+      NVVM::Tcgen05FenceOp::create(b, loc,
+                               NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
   };
 
   bool producer = step.isProducerStep();

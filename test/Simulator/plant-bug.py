@@ -11,14 +11,14 @@ fa4.name of their views, so the edits survive renumbered SSA values.
                                   that follows ROLE's first wait on BARRIER
   flip-parity BARRIER ROLE        ROLE's first wait on BARRIER waits for the
                                   other phase parity
-  drop-tmem-wait ROLE [KIND]      delete ROLE's first fa4.tcgen05.wait KIND
+  drop-tmem-wait ROLE [KIND]      delete ROLE's first nvvm.tcgen05.wait <KIND>
                                   (load or store; load by default)
-  drop-proxy-fence ROLE           delete ROLE's first fa4.fence_proxy_async
-  move-proxy-fence ROLE BARRIER   move ROLE's first fa4.fence_proxy_async to
+  drop-proxy-fence ROLE           delete ROLE's first nvvm.fence.proxy
+  move-proxy-fence ROLE BARRIER   move ROLE's first nvvm.fence.proxy to
                                   just after ROLE's next arrive on BARRIER
   set-count BARRIER COUNT         initialize BARRIER with COUNT arrivals
   drop-commit BARRIER             delete the first fa4.mma.commit on BARRIER
-  drop-store-commit ROLE          delete ROLE's first fa4.tma.store_commit
+  drop-store-commit ROLE          delete ROLE's first nvvm.cp.async.bulk.commit.group
   move-tmem BUFFER COLUMN         place TMEM buffer BUFFER at COLUMN
   shift-view ROLE BYTES           ROLE's first unnamed memref.view at byte
                                   0 views at BYTES instead
@@ -82,7 +82,7 @@ def main():
         if bug == "drop-wait":
             del lines[i]
         elif bug == "drop-fence":
-            if "fa4.tcgen05.fence after_thread_sync" not in lines[i + 1]:
+            if "nvvm.tcgen05.fence <after>" not in lines[i + 1]:
                 fail("no fence after the wait on '%s' in role '%s'" % (barrier, role))
             del lines[i + 1]
         else:
@@ -111,21 +111,21 @@ def main():
     elif bug == "drop-tmem-wait":
         role, kind = args[0], args[1] if len(args) > 1 else "load"
         begin, end = role_range(lines, role)
-        i = first_line(lines, begin, end, r"fa4\.tcgen05\.wait " + kind,
-                       "fa4.tcgen05.wait %s in role '%s'" % (kind, role))
+        i = first_line(lines, begin, end, r"nvvm\.tcgen05\.wait <%s>" % kind,
+                       "nvvm.tcgen05.wait <%s> in role '%s'" % (kind, role))
         del lines[i]
     elif bug == "drop-proxy-fence":
         (role,) = args
         begin, end = role_range(lines, role)
-        i = first_line(lines, begin, end, r"fa4\.fence_proxy_async",
-                       "fa4.fence_proxy_async in role '%s'" % role)
+        i = first_line(lines, begin, end, r"nvvm\.fence\.proxy",
+                       "nvvm.fence.proxy in role '%s'" % role)
         del lines[i]
     elif bug == "move-proxy-fence":
         role, barrier = args
         group = barrier_value(lines, barrier)
         begin, end = role_range(lines, role)
-        i = first_line(lines, begin, end, r"fa4\.fence_proxy_async",
-                       "fa4.fence_proxy_async in role '%s'" % role)
+        i = first_line(lines, begin, end, r"nvvm\.fence\.proxy",
+                       "nvvm.fence.proxy in role '%s'" % role)
         j = first_line(lines, i, end,
                        r"nvgpu\.mbarrier\.arrive %s\[" % re.escape(group),
                        "arrive on '%s' after the fence in role '%s'"
@@ -134,8 +134,8 @@ def main():
     elif bug == "drop-store-commit":
         (role,) = args
         begin, end = role_range(lines, role)
-        i = first_line(lines, begin, end, r"fa4\.tma\.store_commit",
-                       "fa4.tma.store_commit in role '%s'" % role)
+        i = first_line(lines, begin, end, r"nvvm\.cp\.async\.bulk\.commit\.group",
+                       "nvvm.cp.async.bulk.commit.group in role '%s'" % role)
         del lines[i]
     elif bug == "drop-commit":
         (barrier,) = args

@@ -68,7 +68,7 @@ module attributes {gpu.container_module} {
       %f = arith.constant 1.0 : f32
       fa4.warp_specialize warps 4 {
         fa4.role "a" warps [0, 1) registers 128 {
-          %leader = fa4.elect
+          %leader = nvvm.elect.sync -> i1
           scf.if %leader {
             memref.store %f, %first[%c0] : memref<4xf32, #gpu.address_space<workgroup>>
             memref.store %f, %second[%c0] : memref<4xf32, #gpu.address_space<workgroup>>
@@ -107,7 +107,7 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// A TMA store may still read "a" after `fa4.tma.store_wait 1` (one bulk
+// A TMA store may still read "a" after `nvvm.cp.async.bulk.wait_group 1` (one bulk
 // group may remain pending), so "b" cannot share "a"; a buffer passed
 // through arith.select ("c") is not followed and shares nothing. "d" may
 // share "b": "b" is written, never read, and done with before "d".
@@ -129,11 +129,11 @@ module attributes {gpu.container_module} {
       %f = arith.constant 1.0 : f32
       fa4.warp_specialize warps 4 {
         fa4.role "store" warps [0, 1) registers 128 {
-          %leader = fa4.elect
+          %leader = nvvm.elect.sync -> i1
           scf.if %leader {
             nvgpu.tma.async.store %a to %desc[%c0, %c0, %c0, %c0] : memref<1x32x4x64xbf16, #gpu.address_space<workgroup>> -> !nvgpu.tensormap.descriptor<tensor = memref<1x32x4x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
-            fa4.tma.store_commit
-            fa4.tma.store_wait 1 read
+            nvvm.cp.async.bulk.commit.group
+            nvvm.cp.async.bulk.wait_group 1 {read}
             memref.store %x, %b[%c0, %c0, %c0, %c0] : memref<1x32x4x64xbf16, #gpu.address_space<workgroup>>
             %either = arith.select %p, %c, %c : memref<4xf32, #gpu.address_space<workgroup>>
             memref.store %f, %either[%c0] : memref<4xf32, #gpu.address_space<workgroup>>
@@ -177,7 +177,7 @@ module attributes {gpu.container_module} {
       %f = arith.constant 1.0 : f32
       fa4.warp_specialize warps 4 {
         fa4.role "a" warps [0, 1) registers 128 {
-          %leader = fa4.elect
+          %leader = nvvm.elect.sync -> i1
           scf.if %leader {
           } else {
             memref.store %f, %first[%c0] : memref<4xf32, #gpu.address_space<workgroup>>
@@ -193,7 +193,7 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// In a role of four warps, `fa4.elect` picks a thread in each warp.
+// In a role of four warps, `nvvm.elect.sync` picks a thread in each warp.
 // CHECK-LABEL: gpu.func @smem_4warps
 // CHECK-DAG: memref.view %{{.*}}[%c0{{(_[0-9]+)?}}][] {fa4.name = "first"}
 // CHECK-DAG: memref.view %{{.*}}[%c16{{(_[0-9]+)?}}][] {fa4.name = "second"}
@@ -207,7 +207,7 @@ module attributes {gpu.container_module} {
       %f = arith.constant 1.0 : f32
       fa4.warp_specialize warps 4 {
         fa4.role "a" warps [0, 4) registers 128 {
-          %leader = fa4.elect
+          %leader = nvvm.elect.sync -> i1
           scf.if %leader {
             memref.store %f, %first[%c0] : memref<4xf32, #gpu.address_space<workgroup>>
             %x = memref.load %first[%c0] : memref<4xf32, #gpu.address_space<workgroup>>

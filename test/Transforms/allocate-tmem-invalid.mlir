@@ -35,7 +35,7 @@ module attributes {gpu.container_module} {
           %x = fa4.tmem.load %a[0] : !fa4.tmem<128x256xf32> -> vector<32xf32>
           %y = fa4.tmem.load %b[0] : !fa4.tmem<128x256xf32> -> vector<32xf32>
           %z = fa4.tmem.load %c[0] : !fa4.tmem<128x256xf32> -> vector<32xf32>
-          fa4.tcgen05.wait load
+          nvvm.tcgen05.wait <load>
         }
       }
       gpu.return

@@ -1,7 +1,7 @@
 // RUN: fa4-opt %s -split-input-file --fa4-allocate-tmem | FileCheck %s
 // RUN: fa4-opt %s -split-input-file --fa4-allocate-tmem="alias=false" | FileCheck %s --check-prefix=NOALIAS
 
-// One role reads S to the end (tcgen05.wait load) before it writes P, so P
+// One role reads S to the end (tcgen05.wait <load>) before it writes P, so P
 // takes the top of S's columns: 128 + 0 columns, 128 allocated. The kernel
 // gets the address slot, allocates in warp 0 between the barriers and frees
 // at the end; each role reads the address at its start.
@@ -9,9 +9,9 @@
 // CHECK-SAME: workgroup(%[[SLOT:.*]] : memref<1xi32, #gpu.address_space<workgroup>> {fa4.name = "tmem_address"})
 // CHECK: scf.if
 // CHECK-NEXT: fa4.tmem.alloc 128 columns into %[[SLOT]]
-// CHECK: fa4.tcgen05.fence before_thread_sync
+// CHECK: nvvm.tcgen05.fence <before>
 // CHECK-NEXT: gpu.barrier
-// CHECK-NEXT: fa4.tcgen05.fence after_thread_sync
+// CHECK-NEXT: nvvm.tcgen05.fence <after>
 // CHECK-NOT: fa4.tmem.buffer
 // CHECK: fa4.role "softmax"
 // CHECK-DAG: %[[S:.*]] = fa4.tmem.view %{{.*}}[0] {fa4.name = "s"} : !fa4.tmem<128x128xf32> -> !fa4.tmem<128x128xf32>
@@ -34,10 +34,10 @@ module attributes {gpu.container_module} {
       fa4.warp_specialize warps 4 {
         fa4.role "softmax" warps [0, 4) registers 128 {
           %x = fa4.tmem.load %s[0] : !fa4.tmem<128x128xf32> -> vector<32xf32>
-          fa4.tcgen05.wait load
+          nvvm.tcgen05.wait <load>
           %y = arith.truncf %x : vector<32xf32> to vector<32xbf16>
           fa4.tmem.store %y, %p[0] : vector<32xbf16>, !fa4.tmem<128x128xbf16>
-          fa4.tcgen05.wait store
+          nvvm.tcgen05.wait <store>
         }
       }
       gpu.return
@@ -63,8 +63,8 @@ module attributes {gpu.container_module} {
         fa4.role "softmax" warps [0, 4) registers 128 {
           %x = fa4.tmem.load %s[0] : !fa4.tmem<128x128xf32> -> vector<32xf32>
           fa4.tmem.store %c, %p[0] : vector<32xbf16>, !fa4.tmem<128x128xbf16>
-          fa4.tcgen05.wait load
-          fa4.tcgen05.wait store
+          nvvm.tcgen05.wait <load>
+          nvvm.tcgen05.wait <store>
         }
       }
       gpu.return
@@ -101,11 +101,11 @@ module attributes {gpu.container_module} {
           scf.for %i = %c0 to %n step %c1 {
             fa4.channel.wait %s_ready[%i] : !fa4.channel<1>
             %row = fa4.tmem.load %s[0] : !fa4.tmem<128x128xf32> -> vector<32xf32>
-            fa4.tcgen05.wait load
+            nvvm.tcgen05.wait <load>
             fa4.channel.release %s_ready[%i] : !fa4.channel<1>
             fa4.channel.acquire %p_ready[%i] : !fa4.channel<1>
             fa4.tmem.store %row, %p[0] : vector<32xf32>, !fa4.tmem<128x64xf32>
-            fa4.tcgen05.wait store
+            nvvm.tcgen05.wait <store>
             fa4.channel.commit %p_ready[%i] : !fa4.channel<1>
           }
         }
@@ -113,19 +113,19 @@ module attributes {gpu.container_module} {
           scf.for %i = %c0 to %n step %c1 {
             fa4.channel.wait %p_ready[%i] : !fa4.channel<1>
             %z = fa4.tmem.load %p[0] : !fa4.tmem<128x64xf32> -> vector<32xf32>
-            fa4.tcgen05.wait load
+            nvvm.tcgen05.wait <load>
             fa4.channel.release %p_ready[%i] : !fa4.channel<1>
             fa4.channel.acquire %s_ready[%i] : !fa4.channel<1>
             fa4.tmem.store %x, %s[0] : vector<32xf32>, !fa4.tmem<128x128xf32>
-            fa4.tcgen05.wait store
+            nvvm.tcgen05.wait <store>
             fa4.channel.commit %s_ready[%i] : !fa4.channel<1>
             %w = fa4.tmem.load %o[0] : !fa4.tmem<128x64xf32> -> vector<32xf32>
-            fa4.tcgen05.wait load
+            nvvm.tcgen05.wait <load>
           }
         }
         fa4.role "correction" warps [8, 12) registers 128 {
           %w = fa4.tmem.load %o[0] : !fa4.tmem<128x64xf32> -> vector<32xf32>
-          fa4.tcgen05.wait load
+          nvvm.tcgen05.wait <load>
         }
       }
       gpu.return
@@ -150,12 +150,12 @@ module attributes {gpu.container_module} {
       fa4.warp_specialize warps 4 {
         fa4.role "r" warps [0, 4) registers 128 {
           fa4.tmem.store %init, %a[0] : vector<32xf32>, !fa4.tmem<128x128xf32>
-          fa4.tcgen05.wait store
+          nvvm.tcgen05.wait <store>
           scf.for %i = %c0 to %n step %c1 {
             %x = fa4.tmem.load %a[0] : !fa4.tmem<128x128xf32> -> vector<32xf32>
-            fa4.tcgen05.wait load
+            nvvm.tcgen05.wait <load>
             fa4.tmem.store %x, %b[0] : vector<32xf32>, !fa4.tmem<128x128xf32>
-            fa4.tcgen05.wait store
+            nvvm.tcgen05.wait <store>
           }
         }
       }
@@ -181,7 +181,7 @@ module attributes {gpu.container_module} {
         fa4.role "r" warps [0, 4) registers 128 {
           fa4.mma %q, %q, %s, %false b_major(k) : memref<2x128x64xbf16, #gpu.address_space<workgroup>>, memref<2x128x64xbf16, #gpu.address_space<workgroup>>, !fa4.tmem<128x128xf32>
           fa4.tmem.store %v, %o[0] : vector<32xf32>, !fa4.tmem<128x128xf32>
-          fa4.tcgen05.wait store
+          nvvm.tcgen05.wait <store>
         }
       }
       gpu.return
@@ -205,11 +205,11 @@ module attributes {gpu.container_module} {
       fa4.warp_specialize warps 8 {
         fa4.role "a" warps [0, 4) registers 128 {
           %x = fa4.tmem.load %s[0] : !fa4.tmem<128x128xf32> -> vector<32xf32>
-          fa4.tcgen05.wait load
+          nvvm.tcgen05.wait <load>
         }
         fa4.role "b" warps [4, 8) registers 128 {
           fa4.tmem.store %c, %p[0] : vector<32xbf16>, !fa4.tmem<128x128xbf16>
-          fa4.tcgen05.wait store
+          nvvm.tcgen05.wait <store>
         }
       }
       gpu.return
@@ -235,16 +235,16 @@ module attributes {gpu.container_module} {
         fa4.role "r" warps [0, 4) registers 128 {
           fa4.tmem.store %c, %x[0] : vector<32xf32>, !fa4.tmem<128x64xf32>
           fa4.tmem.store %c, %x[32] : vector<32xf32>, !fa4.tmem<128x64xf32>
-          fa4.tcgen05.wait store
+          nvvm.tcgen05.wait <store>
           fa4.tmem.store %c, %y[0] : vector<32xf32>, !fa4.tmem<128x64xf32>
           fa4.tmem.store %c, %y[32] : vector<32xf32>, !fa4.tmem<128x64xf32>
-          fa4.tcgen05.wait store
+          nvvm.tcgen05.wait <store>
           %r = fa4.tmem.load %y[0] : !fa4.tmem<128x64xf32> -> vector<32xf32>
-          fa4.tcgen05.wait load
+          nvvm.tcgen05.wait <load>
           fa4.tmem.store %r, %x[0] : vector<32xf32>, !fa4.tmem<128x64xf32>
-          fa4.tcgen05.wait store
+          nvvm.tcgen05.wait <store>
           %s = fa4.tmem.load %x[32] : !fa4.tmem<128x64xf32> -> vector<32xf32>
-          fa4.tcgen05.wait load
+          nvvm.tcgen05.wait <load>
         }
       }
       gpu.return
@@ -271,13 +271,13 @@ module attributes {gpu.container_module} {
         fa4.role "r" warps [0, 4) registers 128 {
           %acc = scf.for %i = %c0 to %n step %c1 iter_args(%a = %c) -> (vector<32xf32>) {
             fa4.tmem.store %a, %y[0] : vector<32xf32>, !fa4.tmem<128x64xf32>
-            fa4.tcgen05.wait store
+            nvvm.tcgen05.wait <store>
             fa4.tmem.store %a, %x[0] : vector<32xf32>, !fa4.tmem<128x64xf32>
-            fa4.tcgen05.wait store
+            nvvm.tcgen05.wait <store>
             %v = fa4.tmem.load %x[0] : !fa4.tmem<128x64xf32> -> vector<32xf32>
             scf.yield %v : vector<32xf32>
           }
-          fa4.tcgen05.wait load
+          nvvm.tcgen05.wait <load>
         }
       }
       gpu.return
@@ -301,11 +301,11 @@ module attributes {gpu.container_module} {
       fa4.warp_specialize warps 8 {
         fa4.role "r" warps [0, 8) registers 128 {
           fa4.tmem.store %c, %x[0] : vector<32xf32>, !fa4.tmem<128x64xf32>
-          fa4.tcgen05.wait store
+          nvvm.tcgen05.wait <store>
           %v = fa4.tmem.load %x[0] : !fa4.tmem<128x64xf32> -> vector<32xf32>
-          fa4.tcgen05.wait load
+          nvvm.tcgen05.wait <load>
           fa4.tmem.store %v, %y[0] : vector<32xf32>, !fa4.tmem<128x64xf32>
-          fa4.tcgen05.wait store
+          nvvm.tcgen05.wait <store>
         }
       }
       gpu.return
@@ -336,29 +336,29 @@ module attributes {gpu.container_module} {
         fa4.role "r" warps [0, 4) registers 128 {
           fa4.channel.acquire %a[%c0] : !fa4.channel<1>
           fa4.tmem.store %v, %x[0] : vector<32xf32>, !fa4.tmem<128x64xf32>
-          fa4.tcgen05.wait store
+          nvvm.tcgen05.wait <store>
           fa4.channel.commit %a[%c0] : !fa4.channel<1>
           fa4.channel.wait %b[%c0] : !fa4.channel<1>
           fa4.channel.release %b[%c0] : !fa4.channel<1>
           fa4.channel.acquire %d[%c0] : !fa4.channel<1>
           fa4.tmem.store %v, %y[0] : vector<32xf32>, !fa4.tmem<128x64xf32>
-          fa4.tcgen05.wait store
+          nvvm.tcgen05.wait <store>
           fa4.channel.commit %d[%c0] : !fa4.channel<1>
           fa4.channel.wait %c[%c0] : !fa4.channel<1>
           %r = fa4.tmem.load %x[0] : !fa4.tmem<128x64xf32> -> vector<32xf32>
-          fa4.tcgen05.wait load
+          nvvm.tcgen05.wait <load>
           fa4.channel.release %c[%c0] : !fa4.channel<1>
         }
         fa4.role "q" warps [4, 8) registers 128 {
           fa4.channel.wait %a[%c0] : !fa4.channel<1>
           %w = fa4.tmem.load %x[0] : !fa4.tmem<128x64xf32> -> vector<32xf32>
-          fa4.tcgen05.wait load
+          nvvm.tcgen05.wait <load>
           fa4.channel.release %a[%c0] : !fa4.channel<1>
           fa4.channel.acquire %b[%c0] : !fa4.channel<1>
           fa4.channel.commit %b[%c0] : !fa4.channel<1>
           fa4.channel.wait %d[%c0] : !fa4.channel<1>
           %u = fa4.tmem.load %y[0] : !fa4.tmem<128x64xf32> -> vector<32xf32>
-          fa4.tcgen05.wait load
+          nvvm.tcgen05.wait <load>
           fa4.channel.release %d[%c0] : !fa4.channel<1>
           fa4.channel.acquire %c[%c0] : !fa4.channel<1>
           fa4.channel.commit %c[%c0] : !fa4.channel<1>

@@ -32,17 +32,17 @@
 // Softmax warpgroup: waits for S, fences before arriving on S empty.
 // CHECK: fa4.role "softmax"
 // CHECK: nvgpu.mbarrier.try_wait.parity %[[S_FULL]]
-// CHECK-NEXT: fa4.tcgen05.fence after_thread_sync
+// CHECK-NEXT: nvvm.tcgen05.fence <after>
 // CHECK: fa4.tmem.load
-// CHECK: fa4.tcgen05.fence before_thread_sync
+// CHECK: nvvm.tcgen05.fence <before>
 // CHECK-NEXT: nvgpu.mbarrier.arrive %[[S_EMPTY]]
 
 // MMA warp: waits with tcgen05 fences after, signals with tcgen05.commit.
 // CHECK: fa4.role "mma"
 // CHECK: nvgpu.mbarrier.try_wait.parity %[[KV_FULL]]
-// CHECK-NEXT: fa4.tcgen05.fence after_thread_sync
+// CHECK-NEXT: nvvm.tcgen05.fence <after>
 // CHECK: nvgpu.mbarrier.try_wait.parity %[[S_EMPTY]]
-// CHECK-NEXT: fa4.tcgen05.fence after_thread_sync
+// CHECK-NEXT: nvvm.tcgen05.fence <after>
 // CHECK: fa4.mma
 // CHECK: fa4.mma.commit %[[S_FULL]]
 // CHECK: fa4.mma.commit %[[KV_EMPTY]]
@@ -56,7 +56,7 @@
 // CHECK: %[[PAR:.*]] = arith.trunci
 // CHECK: %[[PREV:.*]] = arith.xori %[[PAR]], %true
 // CHECK: nvgpu.mbarrier.try_wait.parity %[[KV_EMPTY]][%[[SLOT]]], %[[PREV]]
-// CHECK-NOT: fa4.tcgen05.fence
+// CHECK-NOT: nvvm.tcgen05.fence
 // CHECK: %[[BYTES:.*]] = arith.constant 32768 : index
 // CHECK: nvgpu.mbarrier.arrive.expect_tx %[[KV_FULL]][%{{.*}}], %[[BYTES]]
 // CHECK: nvgpu.tma.async.load {{.*}}, %[[KV_FULL]][%{{.*}}] to
@@ -72,11 +72,11 @@
 // NAMED: fa4.role "softmax"
 // NAMED: nvgpu.mbarrier.arrive
 // NAMED: nvgpu.mbarrier.try_wait.parity
-// NAMED: fa4.tcgen05.fence before_thread_sync
+// NAMED: nvvm.tcgen05.fence <before>
 // NAMED-NEXT: fa4.named_barrier.arrive 3, 160 threads
 // NAMED: fa4.role "reader"
 // NAMED: fa4.named_barrier.sync 3, 160 threads
-// NAMED-NEXT: fa4.tcgen05.fence after_thread_sync
+// NAMED-NEXT: nvvm.tcgen05.fence <after>
 // NAMED: nvgpu.mbarrier.arrive
 
 // PTX-DAG: mbarrier.init.shared.b64
@@ -112,7 +112,7 @@ module attributes {gpu.container_module} {
             fa4.channel.wait %s_ready[%i] : !fa4.channel<2>
             %s = fa4.tmem.view %tmem[0] : !fa4.tmem<128x256xf32> -> !fa4.tmem<128x128xf32>
             %row = fa4.tmem.load %s[0] : !fa4.tmem<128x128xf32> -> vector<32xf32>
-            fa4.tcgen05.wait load
+            nvvm.tcgen05.wait <load>
             vector.store %row, %out[%c0] : memref<32xf32>, vector<32xf32>
             fa4.channel.release %s_ready[%i] : !fa4.channel<2>
             fa4.channel.acquire %row_max[%i] : !fa4.channel<1>
@@ -122,7 +122,7 @@ module attributes {gpu.container_module} {
         fa4.role "mma" warps [4, 5) registers 48 {
           %tmem = fa4.tmem.base %slot : memref<1xi32, #gpu.address_space<workgroup>> -> !fa4.tmem<128x256xf32>
           %s = fa4.tmem.view %tmem[0] : !fa4.tmem<128x256xf32> -> !fa4.tmem<128x128xf32>
-          %leader = fa4.elect
+          %leader = nvvm.elect.sync -> i1
           scf.if %leader {
             scf.for %i = %c0 to %blocks step %c1 {
               fa4.channel.wait %kv[%i] : !fa4.channel<3>
@@ -143,7 +143,7 @@ module attributes {gpu.container_module} {
           }
         }
         fa4.role "load" warps [5, 6) registers 48 {
-          %leader = fa4.elect
+          %leader = nvvm.elect.sync -> i1
           scf.if %leader {
             scf.for %i = %c0 to %blocks step %c1 {
               fa4.channel.acquire %kv[%i] : !fa4.channel<3>

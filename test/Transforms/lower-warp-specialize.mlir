@@ -35,7 +35,7 @@
 // CHECK: %[[LT:.*]] = arith.cmpi ult, %[[WARP]], %c13
 // CHECK: %[[IN:.*]] = arith.andi %[[GE]], %[[LT]]
 // CHECK: scf.if %[[IN]] {
-// CHECK-NEXT: fa4.elect
+// CHECK-NEXT: nvvm.elect.sync
 // CHECK-NOT: setmaxregister
 // CHECK-NOT: fa4.warp_specialize
 // CHECK-NOT: fa4.role
@@ -62,7 +62,7 @@ module attributes {gpu.container_module} {
           fa4.named_barrier.sync 1, 256 threads
         }
         fa4.role "mma" warps [12, 13) registers 48 {
-          %leader = fa4.elect
+          %leader = nvvm.elect.sync -> i1
         }
       }
       gpu.return
@@ -77,16 +77,16 @@ module attributes {gpu.container_module} {
 // CHECK-LABEL: gpu.func @default_budget
 // CHECK-SAME: nvvm.maxntid = array<i32: 512, 1, 1>
 // CHECK: nvvm.setmaxregister decrease 64
-// CHECK: fa4.elect
+// CHECK: nvvm.elect.sync
 // CHECK: nvvm.setmaxregister decrease 64
-// CHECK: fa4.elect
+// CHECK: nvvm.elect.sync
 // CHECK-NOT: nvvm.setmaxregister
 module attributes {gpu.container_module} {
   gpu.module @kernels [#nvvm.target<chip = "sm_100a", features = "+ptx86">] {
     gpu.func @default_budget() kernel {
       fa4.warp_specialize warps 16 {
         fa4.role "a" warps [2, 6) registers 64 {
-          %leader = fa4.elect
+          %leader = nvvm.elect.sync -> i1
         }
       }
       gpu.return

@@ -39,7 +39,7 @@
 // CHECK: fa4.channel.wait %[[Q]]
 // CHECK: fa4.channel.wait %[[TURN0]]
 // CHECK: fa4.wgmma %{{.*}}, %{{.*}} b_major(k) : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x128x64xbf16, #gpu.address_space<workgroup>> -> vector<64xf32>
-// CHECK: fa4.wgmma.commit
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: fa4.channel.commit %[[TURN1]]
 // CHECK: fa4.wgmma.wait 0, %{{.*}} : vector<64xf32>
 // CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32
@@ -47,9 +47,9 @@
 // CHECK: scf.for
 // CHECK: fa4.channel.wait %[[TURN0]]
 // CHECK: fa4.wgmma {{.*}} b_major(k)
-// CHECK: fa4.wgmma.commit
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: fa4.wgmma %[[P:.*]], %{{.*}}, %{{.*}} b_major(mn) : vector<64xbf16>, memref<2x128x64xbf16, #gpu.address_space<workgroup>>, vector<64xf32> -> vector<64xf32>
-// CHECK: fa4.wgmma.commit
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: fa4.channel.commit %[[TURN1]]
 // CHECK: fa4.wgmma.wait 1, %{{.*}} : vector<64xf32>
 // CHECK: fa4.wgmma.wait 0, %{{.*}}, %[[P]] : vector<64xf32>, vector<64xbf16>
@@ -58,7 +58,7 @@
 // CHECK: fa4.channel.release %[[Q]]
 // CHECK: fa4.channel.acquire %[[EPI]]
 // CHECK: vector.store {{.*}} : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
-// CHECK: fa4.fence_proxy_async
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK: fa4.channel.commit %[[EPI]]
 // Consumer 0 takes consumer 1's last turn hand-off after its tiles.
 // CHECK: fa4.channel.wait %[[TURN0]]

@@ -62,9 +62,9 @@
 // CHECK: fa4.role "softmax1" warps [4, 8) registers 200 {
 // CHECK: fa4.tmem.load %[[S1]][0]
 // CHECK: fa4.role "correction" warps [8, 12) registers 64 {
-// CHECK: fa4.warp_any
+// CHECK: nvvm.vote.sync any %{{.*}}, %{{.*}} -> i1
 // CHECK: fa4.tmem.load %[[O0]][0] : !fa4.tmem<128x128xf32> -> vector<16xf32>
-// CHECK: fa4.fence_proxy_async
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK: fa4.role "mma" warps [12, 13) registers 48 {
 // PV in two parts: P[0, 96) and P[96, 128) (columns 48..64 of P).
 // CHECK-DAG: fa4.tmem.view %[[P0]][0] : !fa4.tmem<128x128xbf16> -> !fa4.tmem<128x96xbf16>

@@ -165,19 +165,6 @@ struct TmemStoreLowering : ConvertOpToLLVMPattern<TmemStoreOp> {
   }
 };
 
-struct Tcgen05WaitLowering : ConvertOpToLLVMPattern<Tcgen05WaitOp> {
-  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
-  LogicalResult
-  matchAndRewrite(Tcgen05WaitOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOpWithNewOp<NVVM::Tcgen05WaitOp>(
-        op, op.getKind() == Tcgen05WaitKind::load
-                ? NVVM::Tcgen05WaitKind::LOAD
-                : NVVM::Tcgen05WaitKind::STORE);
-    return success();
-  }
-};
-
 /// tcgen05 and Tensor Memory exist on sm_100a/sm_101a only, wgmma on sm_90a
 /// only: refuses such kernel ops inside a gpu.module whose NVVM targets
 /// include another chip.
@@ -185,9 +172,8 @@ LogicalResult verifyChipTargets(Operation *root) {
   WalkResult result = root->walk([](Operation *op) {
     bool tcgen05 =
         isa<TmemAllocOp, TmemBaseOp, TmemDeallocOp, TmemViewOp, TmemBufferOp,
-            TmemLoadOp, TmemStoreOp, Tcgen05WaitOp, Tcgen05FenceOp, MmaOp,
-            MmaCommitOp>(op);
-    bool wgmma = isa<WgmmaOp, WgmmaCommitOp, WgmmaWaitOp>(op);
+            TmemLoadOp, TmemStoreOp, MmaOp, MmaCommitOp>(op);
+    bool wgmma = isa<WgmmaOp, WgmmaWaitOp>(op);
     if (!tcgen05 && !wgmma)
       return WalkResult::advance();
     for (StringRef chip : enclosingNvvmChips(op)) {
@@ -206,18 +192,6 @@ LogicalResult verifyChipTargets(Operation *root) {
   return failure(result.wasInterrupted());
 }
 
-struct Tcgen05FenceLowering : ConvertOpToLLVMPattern<Tcgen05FenceOp> {
-  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
-  LogicalResult
-  matchAndRewrite(Tcgen05FenceOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOpWithNewOp<NVVM::Tcgen05FenceOp>(
-        op, op.getKind() == Tcgen05FenceKind::before_thread_sync
-                ? NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC
-                : NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
-    return success();
-  }
-};
 struct MmaLowering : ConvertOpToLLVMPattern<MmaOp> {
   using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
 
@@ -376,53 +350,6 @@ struct NamedBarrierLowering : ConvertOpToLLVMPattern<SourceOp> {
   }
 };
 
-struct ElectLowering : ConvertOpToLLVMPattern<ElectOp> {
-  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
-  LogicalResult
-  matchAndRewrite(ElectOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOpWithNewOp<NVVM::ElectSyncOp>(op, rewriter.getI1Type(),
-                                                   /*membermask=*/Value());
-    return success();
-  }
-};
-
-struct WarpAnyLowering : ConvertOpToLLVMPattern<WarpAnyOp> {
-  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
-  LogicalResult
-  matchAndRewrite(WarpAnyOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Value allLanes = i32Constant(rewriter, op.getLoc(), -1);
-    rewriter.replaceOpWithNewOp<NVVM::VoteSyncOp>(
-        op, rewriter.getI1Type(), allLanes, adaptor.getPredicate(),
-        NVVM::VoteSyncKind::any);
-    return success();
-  }
-};
-
-struct FenceProxyAsyncLowering : ConvertOpToLLVMPattern<FenceProxyAsyncOp> {
-  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
-  LogicalResult
-  matchAndRewrite(FenceProxyAsyncOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOpWithNewOp<NVVM::FenceProxyOp>(
-        op, NVVM::ProxyKind::async_shared,
-        NVVM::SharedSpaceAttr::get(getContext(), NVVM::SharedSpace::shared_cta));
-    return success();
-  }
-};
-
-struct TmaStoreWaitLowering : ConvertOpToLLVMPattern<TmaStoreWaitOp> {
-  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
-  LogicalResult
-  matchAndRewrite(TmaStoreWaitOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOpWithNewOp<NVVM::CpAsyncBulkWaitGroupOp>(
-        op, op.getPending(), op.getRead() ? rewriter.getUnitAttr() : nullptr);
-    return success();
-  }
-};
-
 /// A call of the f32 NVVM intrinsic `name`. The NVVM intrinsics, not the
 /// generic llvm.intr.* ones, because GPU-to-NVVM rewrites those into
 /// libdevice calls and because they name the exact PTX instruction.
@@ -576,12 +503,9 @@ void mlir::fa4::populateFA4ToNVVMConversionPatterns(
     LLVMTypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<TmemAllocLowering, TmemBufferLowering, TmemBaseLowering, TmemDeallocLowering,
                TmemViewLowering, TmemLoadLowering, TmemStoreLowering,
-               Tcgen05WaitLowering, Tcgen05FenceLowering, MmaLowering,
-               MmaCommitLowering,
+               MmaLowering, MmaCommitLowering,
                NamedBarrierLowering<NamedBarrierSyncOp, NVVM::BarrierOp>,
                NamedBarrierLowering<NamedBarrierArriveOp, NVVM::BarrierArriveOp>,
-               ElectLowering, WarpAnyLowering, FenceProxyAsyncLowering,
-               NullaryLowering<TmaStoreCommitOp, NVVM::CpAsyncBulkCommitGroupOp>,
-               TmaStoreWaitLowering, Exp2Lowering>(converter);
+               Exp2Lowering>(converter);
   lowering::populateWgmmaToNVVMPatterns(converter, patterns);
 }

@@ -93,18 +93,6 @@ inline int64_t atomStrideBytes(MemRefType type) {
   return type.getStridesAndOffset().first[0] * 2;
 }
 
-/// An op without operands or results that is one NVVM op of the same kind.
-template <typename SourceOp, typename TargetOp>
-struct NullaryLowering : ConvertOpToLLVMPattern<SourceOp> {
-  using ConvertOpToLLVMPattern<SourceOp>::ConvertOpToLLVMPattern;
-  LogicalResult
-  matchAndRewrite(SourceOp op, typename SourceOp::Adaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOpWithNewOp<TargetOp>(op);
-    return success();
-  }
-};
-
 /// Adds the patterns of the sm_90a warpgroup MMA ops (WgmmaToNVVM.cpp).
 void populateWgmmaToNVVMPatterns(const LLVMTypeConverter &converter,
                                  RewritePatternSet &patterns);

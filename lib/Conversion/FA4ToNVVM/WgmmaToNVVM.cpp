@@ -257,7 +257,5 @@ struct WgmmaWaitLowering : ConvertOpToLLVMPattern<WgmmaWaitOp> {
 
 void mlir::fa4::lowering::populateWgmmaToNVVMPatterns(
     const LLVMTypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<WgmmaLowering,
-               NullaryLowering<WgmmaCommitOp, NVVM::WgmmaGroupSyncAlignedOp>,
-               WgmmaWaitLowering>(converter);
+  patterns.add<WgmmaLowering, WgmmaWaitLowering>(converter);
 }

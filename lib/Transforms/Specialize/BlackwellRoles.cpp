@@ -152,7 +152,7 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
       SmallVector<Value> scores;
       for (int64_t c = 0; c < chunks; ++c)
         scores.push_back(TmemLoadOp::create(b, chunkType, sRegion, c * kChunk));
-      Tcgen05WaitOp::create(b, Tcgen05WaitKind::load);
+      tmemWait(/*load=*/true);
 
       // Scores in log2 units; keys the score stage masks are -inf.
       Value visible = scoreStage.visibleKeys(rowKeys, mul(n, blockN));
@@ -214,11 +214,11 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
             b, VectorType::get({kChunk}, shape.element), p);
         TmemStoreOp::create(b, packed, pRegion, c * kChunk);
         if ((c + 1) * kChunk == plan.getPvSplit()) {
-          Tcgen05WaitOp::create(b, Tcgen05WaitKind::store);
+          tmemWait(/*load=*/false);
           ChannelCommitOp::create(b, pFirst[stage], k);
         }
       }
-      Tcgen05WaitOp::create(b, Tcgen05WaitKind::store);
+      tmemWait(/*load=*/false);
       ChannelCommitOp::create(b, pSecond[stage], k);
       scf::YieldOp::create(b, ValueRange{ref, sum});
     }
@@ -260,7 +260,7 @@ void BlackwellPrefillRoles::buildCorrection() {
         // and only once O holds a previous block's product.
         Value needs =
             arith::CmpFOp::create(b, arith::CmpFPredicate::UNE, accScale, one);
-        Value anyRow = WarpAnyOp::create(b, needs);
+        Value anyRow = warpAny(needs);
         Value started =
             arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, n, idx(0));
         auto ifOp =
@@ -272,11 +272,11 @@ void BlackwellPrefillRoles::buildCorrection() {
           Value factor = vector::BroadcastOp::create(b, chunkType, accScale);
           for (int64_t c = 0; c < oChunks; ++c) {
             Value o = TmemLoadOp::create(b, chunkType, oRegion, c * kOChunk);
-            Tcgen05WaitOp::create(b, Tcgen05WaitKind::load);
+            tmemWait(/*load=*/true);
             TmemStoreOp::create(b, arith::MulFOp::create(b, o, factor), oRegion,
                                 c * kOChunk);
           }
-          Tcgen05WaitOp::create(b, Tcgen05WaitKind::store);
+          tmemWait(/*load=*/false);
         }
         ChannelCommitOp::create(b, pFirst[stage], k);
       }
@@ -308,7 +308,7 @@ void BlackwellPrefillRoles::buildCorrection() {
       Value oRegion = oTmem[stage];
       for (int64_t c = 0; c < oChunks; ++c) {
         Value o = TmemLoadOp::create(b, chunkType, oRegion, c * kOChunk);
-        Tcgen05WaitOp::create(b, Tcgen05WaitKind::load);
+        tmemWait(/*load=*/true);
         Value normalized = arith::SelectOp::create(
             b, positive, arith::MulFOp::create(b, o, factor), zeros);
         Value packed = arith::TruncFOp::create(
@@ -328,7 +328,7 @@ void BlackwellPrefillRoles::buildCorrection() {
       }
       // O is read: the MMA warp may complete the next tile's O.
       ChannelReleaseOp::create(b, oReady[stage], tile.ordinal);
-      FenceProxyAsyncOp::create(b);
+      fenceProxyAsync();
       ChannelCommitOp::create(b, epi, handoff);
     }
   });

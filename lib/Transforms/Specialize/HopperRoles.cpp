@@ -213,7 +213,7 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
       ChannelWaitOp::create(b, kv, handoff);
       Value scores = WgmmaOp::create(b, sType, qTile, kvTile(handoff), Value(),
                                      OperandMajor::k);
-      WgmmaCommitOp::create(b);
+      NVVM::WgmmaGroupSyncAlignedOp::create(b);
       return scores;
     };
     // O += P V of KV block n, likewise.
@@ -222,7 +222,7 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
       ChannelWaitOp::create(b, kv, handoff);
       Value product =
           WgmmaOp::create(b, oType, p, kvTile(handoff), o, OperandMajor::mn);
-      WgmmaCommitOp::create(b);
+      NVVM::WgmmaGroupSyncAlignedOp::create(b);
       return product;
     };
     auto releaseKv = [&](Value n, int64_t which) {
@@ -413,7 +413,7 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
                               ValueRange{idx(column / kAtom), rows[r],
                                          add(mul(chunk, 8), quadColumn)});
     }
-    FenceProxyAsyncOp::create(b);
+    fenceProxyAsync();
     ChannelCommitOp::create(b, epi, handoff);
   });
   if (!turns.empty() && stage == 0)

@@ -55,7 +55,8 @@ void KernelOps::forRange(Value count, function_ref<void(Value)> body) {
 }
 
 void KernelOps::elected(function_ref<void()> body) {
-  auto ifOp = scf::IfOp::create(b, ElectOp::create(b));
+  auto ifOp = scf::IfOp::create(
+      b, NVVM::ElectSyncOp::create(b, b.getI1Type(), /*membermask=*/Value()));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
   body();
@@ -262,12 +263,12 @@ void KernelBuilder::buildStoreRole(Value epi, bool stagingPerStage) {
               ValueRange{idx(a * kAtom), firstHead, row, batchIndex},
               /*predicate=*/Value());
         }
-        TmaStoreCommitOp::create(b);
+        NVVM::CpAsyncBulkCommitGroupOp::create(b);
         // The staging tile is free once the stores have read it.
-        TmaStoreWaitOp::create(b, 0, /*read=*/true);
+        NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, b.getUnitAttr());
         ChannelReleaseOp::create(b, epi, handoff);
       }
     });
-    TmaStoreWaitOp::create(b, 0, /*read=*/false);
+    NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, /*read=*/nullptr);
   });
 }

@@ -16,6 +16,7 @@
 #include "TiledProgram.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -89,6 +90,25 @@ protected:
   /// A role on warps [firstWarp, endWarp) whose body `body` builds.
   void role(StringRef name, int64_t firstWarp, int64_t endWarp,
             int64_t registers, function_ref<void()> body);
+
+  // Synchronization within a thread or a warp (upstream NVVM ops).
+  /// Waits for this thread's TMEM loads (`load`) or stores.
+  void tmemWait(bool load) {
+    NVVM::Tcgen05WaitOp::create(b, load ? NVVM::Tcgen05WaitKind::LOAD
+                                        : NVVM::Tcgen05WaitKind::STORE);
+  }
+  /// Whether `predicate` holds in any lane of the warp.
+  Value warpAny(Value predicate) {
+    Value allLanes = arith::ConstantOp::create(b, b.getI32IntegerAttr(-1));
+    return NVVM::VoteSyncOp::create(b, b.getI1Type(), allLanes, predicate,
+                                    NVVM::VoteSyncKind::any);
+  }
+  /// Orders this thread's shared-memory writes before later TMA reads.
+  void fenceProxyAsync() {
+    NVVM::FenceProxyOp::create(
+        b, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+  }
 
   ImplicitLocOpBuilder &b;
   const KernelShape &shape;

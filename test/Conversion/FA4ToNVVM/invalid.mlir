@@ -16,9 +16,22 @@ module attributes {gpu.container_module} {
 // wgmma exists on sm_90a only.
 module attributes {gpu.container_module} {
   gpu.module @kernels [#nvvm.target<chip = "sm_100a">] {
+    gpu.func @k(%a: memref<4x64x64xbf16, #gpu.address_space<workgroup>>, %b: memref<4x64x64xbf16, #gpu.address_space<workgroup>>) kernel {
+      // expected-error @+1 {{'fa4.wgmma' op needs wgmma (sm_90a), but gpu.module @kernels targets sm_100a}}
+      %s = fa4.wgmma %a, %b b_major(k) : memref<4x64x64xbf16, #gpu.address_space<workgroup>>, memref<4x64x64xbf16, #gpu.address_space<workgroup>> -> vector<32xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// The upstream ops that kernels use check their targets themselves.
+module attributes {gpu.container_module} {
+  gpu.module @kernels [#nvvm.target<chip = "sm_100a">] {
     gpu.func @k() kernel {
-      // expected-error @+1 {{'fa4.wgmma.commit' op needs wgmma (sm_90a), but gpu.module @kernels targets sm_100a}}
-      fa4.wgmma.commit
+      // expected-error @+1 {{'nvvm.wgmma.commit.group.sync.aligned' op is not supported on sm_100a}}
+      nvvm.wgmma.commit.group.sync.aligned
       gpu.return
     }
   }

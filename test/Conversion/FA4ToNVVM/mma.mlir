@@ -66,9 +66,9 @@ module attributes {gpu.container_module} {
       %bars = nvgpu.mbarrier.create -> !bars
       nvgpu.mbarrier.init %bars[%c0], %c1i : !bars
       fa4.tmem.alloc 256 columns into %slot : memref<1xi32, #gpu.address_space<workgroup>>
-      fa4.tcgen05.fence before_thread_sync
+      nvvm.tcgen05.fence <before>
       gpu.barrier
-      fa4.tcgen05.fence after_thread_sync
+      nvvm.tcgen05.fence <after>
       %tmem = fa4.tmem.base %slot : memref<1xi32, #gpu.address_space<workgroup>> -> !fa4.tmem<128x256xf32>
       %s = fa4.tmem.view %tmem[0] : !fa4.tmem<128x256xf32> -> !fa4.tmem<128x128xf32>
       %p = fa4.tmem.view %tmem[64] : !fa4.tmem<128x256xf32> -> !fa4.tmem<128x128xbf16>

@@ -2,14 +2,14 @@
 // RUN: fa4-opt %s --pass-pipeline="builtin.module(gpu.module(convert-gpu-to-nvvm), convert-nvvm-to-llvm, reconcile-unrealized-casts, gpu-module-to-binary{format=isa})" | FileCheck %s --check-prefix=PTX
 // RUN: %if ptxas %{ fa4-opt %s --pass-pipeline="builtin.module(gpu.module(convert-gpu-to-nvvm), convert-nvvm-to-llvm, reconcile-unrealized-casts, gpu-module-to-binary{format=bin toolkit=%cuda_toolkit})" | FileCheck %s --check-prefix=CUBIN %}
 
-// Thread-level synchronization and the split exp2. The second RUN line
-// lowers fa4 through convert-gpu-to-nvvm alone (the ConvertToLLVM
-// interface fa4 registers).
+// Named barriers and the split exp2 among the upstream NVVM ops that kernels
+// use for single instructions (elect, vote, the proxy fence, bulk groups),
+// through to PTX. The second RUN line lowers fa4 through
+// convert-gpu-to-nvvm alone (the ConvertToLLVM interface fa4 registers).
 
 // CHECK-LABEL: gpu.func @sync_and_exp2
 // CHECK: nvvm.elect.sync -> i1
-// CHECK: %[[ALL:.*]] = llvm.mlir.constant(-1 : i32)
-// CHECK: nvvm.vote.sync any %[[ALL]], %{{.*}} -> i1
+// CHECK: nvvm.vote.sync any %{{.*}}, %{{.*}} -> i1
 // CHECK: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %{{.*}}
 // CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
@@ -40,15 +40,16 @@ module attributes {gpu.container_module} {
     gpu.func @sync_and_exp2(%x: vector<16xf32>, %pred: i1, %out: memref<16xf32>, %flag: memref<2xi1>) kernel {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
-      %leader = fa4.elect
-      %any = fa4.warp_any %pred
+      %leader = nvvm.elect.sync -> i1
+      %all = arith.constant -1 : i32
+      %any = nvvm.vote.sync any %all, %pred -> i1
       memref.store %leader, %flag[%c0] : memref<2xi1>
       memref.store %any, %flag[%c1] : memref<2xi1>
       fa4.named_barrier.arrive 3, 256 threads
       fa4.named_barrier.sync 3, 256 threads
-      fa4.fence_proxy_async
-      fa4.tma.store_commit
-      fa4.tma.store_wait 0 read
+      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+      nvvm.cp.async.bulk.commit.group
+      nvvm.cp.async.bulk.wait_group 0 {read}
       %e = fa4.exp2 %x emulated 4 : vector<16xf32>
       vector.store %e, %out[%c0] : memref<16xf32>, vector<16xf32>
       gpu.return

@@ -69,12 +69,12 @@ module attributes {gpu.container_module} {
       %s = fa4.tmem.view %tmem[0] : !fa4.tmem<128x512xf32> -> !fa4.tmem<128x128xf32>
       %p = fa4.tmem.view %tmem[64] : !fa4.tmem<128x512xf32> -> !fa4.tmem<128x128xbf16>
       %row = fa4.tmem.load %s[0] : !fa4.tmem<128x128xf32> -> vector<64xf32>
-      fa4.tcgen05.wait load
+      nvvm.tcgen05.wait <load>
       %splat = vector.broadcast %scale : f32 to vector<64xf32>
       %scaled = arith.mulf %row, %splat : vector<64xf32>
       %packed = arith.truncf %scaled : vector<64xf32> to vector<64xbf16>
       fa4.tmem.store %packed, %p[64] : vector<64xbf16>, !fa4.tmem<128x128xbf16>
-      fa4.tcgen05.wait store
+      nvvm.tcgen05.wait <store>
       gpu.barrier
       scf.if %first {
         fa4.tmem.dealloc %tmem : !fa4.tmem<128x512xf32>

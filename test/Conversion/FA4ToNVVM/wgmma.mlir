@@ -51,11 +51,11 @@ module attributes {gpu.container_module} {
       %v = memref.view %smem[%c48k][] : memref<?xi8, #gpu.address_space<workgroup>> to !tile
       %zero = arith.constant dense<0.0> : vector<64xf32>
       %s0 = fa4.wgmma %q, %k b_major(k) : !q, !tile -> vector<64xf32>
-      fa4.wgmma.commit
+      nvvm.wgmma.commit.group.sync.aligned
       %s = fa4.wgmma.wait 0, %s0 : vector<64xf32>
       %p = arith.truncf %s : vector<64xf32> to vector<64xbf16>
       %o0 = fa4.wgmma %p, %v, %zero b_major(mn) : vector<64xbf16>, !tile, vector<64xf32> -> vector<64xf32>
-      fa4.wgmma.commit
+      nvvm.wgmma.commit.group.sync.aligned
       %o = fa4.wgmma.wait 1, %o0 : vector<64xf32>
       %sum = vector.reduction <add>, %o : vector<64xf32> into f32
       llvm.store %sum, %out : f32, !llvm.ptr<1>

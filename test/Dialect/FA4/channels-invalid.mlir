@@ -138,14 +138,6 @@ func.func @f() {
 
 // -----
 
-func.func @f() {
-  // expected-error @+1 {{pending TMA store groups must be >= 0, got -3}}
-  fa4.tma.store_wait -3
-  return
-}
-
-// -----
-
 !desc = !nvgpu.tensormap.descriptor<tensor = memref<128x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
 func.func @f(%d: !desc, %buf: memref<4611686018427387904x4xbf16, #gpu.address_space<workgroup>>, %i: index) {
   %c0 = arith.constant 0 : index

@@ -11,7 +11,7 @@
 func.func @loads_merge(%s: !fa4.tmem<128x128xf32>) -> (vector<32xf32>, vector<32xf32>) {
   %a = fa4.tmem.load %s[0] : !fa4.tmem<128x128xf32> -> vector<32xf32>
   %b = fa4.tmem.load %s[0] : !fa4.tmem<128x128xf32> -> vector<32xf32>
-  fa4.tcgen05.wait load
+  nvvm.tcgen05.wait <load>
   return %a, %b : vector<32xf32>, vector<32xf32>
 }
 
@@ -26,7 +26,7 @@ func.func @store_between(%s: !fa4.tmem<128x128xf32>, %v: vector<32xf32>) -> (vec
   %a = fa4.tmem.load %s[0] : !fa4.tmem<128x128xf32> -> vector<32xf32>
   fa4.tmem.store %v, %s[0] : vector<32xf32>, !fa4.tmem<128x128xf32>
   %b = fa4.tmem.load %s[0] : !fa4.tmem<128x128xf32> -> vector<32xf32>
-  fa4.tcgen05.wait load
+  nvvm.tcgen05.wait <load>
   return %a, %b : vector<32xf32>, vector<32xf32>
 }
 
@@ -42,7 +42,7 @@ func.func @mma_between(%q: !tile, %k: !tile, %s: !fa4.tmem<128x128xf32>, %acc: i
   %a = fa4.tmem.load %s[0] : !fa4.tmem<128x128xf32> -> vector<32xf32>
   fa4.mma %q, %k, %s, %acc b_major(k) : !tile, !tile, !fa4.tmem<128x128xf32>
   %b = fa4.tmem.load %s[0] : !fa4.tmem<128x128xf32> -> vector<32xf32>
-  fa4.tcgen05.wait load
+  nvvm.tcgen05.wait <load>
   return %a, %b : vector<32xf32>, vector<32xf32>
 }
 
@@ -60,7 +60,7 @@ func.func @dead_buffer(%slot: memref<1xi32, #gpu.address_space<workgroup>>, %v: 
   fa4.tmem.alloc 512 columns into %slot : memref<1xi32, #gpu.address_space<workgroup>>
   %tmem = fa4.tmem.base %slot : memref<1xi32, #gpu.address_space<workgroup>> -> !fa4.tmem<128x512xf32>
   fa4.tmem.store %v, %tmem[0] : vector<32xf32>, !fa4.tmem<128x512xf32>
-  fa4.tcgen05.wait store
+  nvvm.tcgen05.wait <store>
   fa4.tmem.dealloc %tmem : !fa4.tmem<128x512xf32>
   return
 }

@@ -88,7 +88,7 @@ func.func @f() {
 func.func @f() {
   fa4.warp_specialize warps 4 {
     // expected-error @+1 {{is not a role; fa4.warp_specialize holds fa4.role ops only}}
-    fa4.fence_proxy_async
+    nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
   }
   return
 }

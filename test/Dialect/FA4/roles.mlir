@@ -12,8 +12,9 @@ func.func @roles(%x: vector<32xf32>, %p: i1) {
     fa4.role "softmax0" warps [0, 4) registers 200 {
       // CHECK: fa4.exp2 %{{.*}} emulated 3 : vector<32xf32>
       %e = fa4.exp2 %x emulated 3 : vector<32xf32>
-      // CHECK: fa4.warp_any %{{.*}}
-      %any = fa4.warp_any %p
+      // CHECK: nvvm.vote.sync any %{{.*}}, %{{.*}} -> i1
+      %all = arith.constant -1 : i32
+      %any = nvvm.vote.sync any %all, %p -> i1
       // CHECK: fa4.named_barrier.arrive 2, 256 threads
       fa4.named_barrier.arrive 2, 256 threads
     }
@@ -23,22 +24,22 @@ func.func @roles(%x: vector<32xf32>, %p: i1) {
     fa4.role "correction" warps [8, 12) registers 64 {
       // CHECK: fa4.named_barrier.sync 2, 256 threads
       fa4.named_barrier.sync 2, 256 threads
-      // CHECK: fa4.fence_proxy_async
-      fa4.fence_proxy_async
+      // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
     }
     // CHECK: fa4.role "mma" warps [12, 13) registers 48 {
     fa4.role "mma" warps [12, 13) registers 48 {
-      // CHECK: fa4.elect
-      %leader = fa4.elect
+      // CHECK: nvvm.elect.sync -> i1
+      %leader = nvvm.elect.sync -> i1
     }
     // CHECK: fa4.role "store" warps [14, 15) registers 48 {
     fa4.role "store" warps [14, 15) registers 48 {
-      // CHECK: fa4.tma.store_commit
-      fa4.tma.store_commit
-      // CHECK: fa4.tma.store_wait 0 read
-      fa4.tma.store_wait 0 read
-      // CHECK: fa4.tma.store_wait 1{{$}}
-      fa4.tma.store_wait 1
+      // CHECK: nvvm.cp.async.bulk.commit.group
+      nvvm.cp.async.bulk.commit.group
+      // CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+      nvvm.cp.async.bulk.wait_group 0 {read}
+      // CHECK: nvvm.cp.async.bulk.wait_group 1{{$}}
+      nvvm.cp.async.bulk.wait_group 1
     }
   }
   return

@@ -15,13 +15,13 @@ func.func @tmem_roundtrip(%slot: memref<1xi32, #gpu.address_space<workgroup>>) {
   %p = fa4.tmem.view %tmem[64] : !fa4.tmem<128x512xf32> -> !fa4.tmem<128x128xbf16>
   // CHECK: fa4.tmem.load %[[S]][32] : !fa4.tmem<128x128xf32> -> vector<32xf32>
   %row = fa4.tmem.load %s[32] : !fa4.tmem<128x128xf32> -> vector<32xf32>
-  // CHECK: fa4.tcgen05.wait load
-  fa4.tcgen05.wait load
+  // CHECK: nvvm.tcgen05.wait <load>
+  nvvm.tcgen05.wait <load>
   %packed = arith.truncf %row : vector<32xf32> to vector<32xbf16>
   // CHECK: fa4.tmem.store %{{.*}}, %[[P]][96] : vector<32xbf16>, !fa4.tmem<128x128xbf16>
   fa4.tmem.store %packed, %p[96] : vector<32xbf16>, !fa4.tmem<128x128xbf16>
-  // CHECK: fa4.tcgen05.wait store
-  fa4.tcgen05.wait store
+  // CHECK: nvvm.tcgen05.wait <store>
+  nvvm.tcgen05.wait <store>
   // CHECK: fa4.tmem.dealloc %[[T]] : !fa4.tmem<128x512xf32>
   fa4.tmem.dealloc %tmem : !fa4.tmem<128x512xf32>
   return
@@ -34,6 +34,6 @@ func.func @buffer() {
   %s = fa4.tmem.buffer "s0" : !fa4.tmem<128x128xf32>
   // CHECK: fa4.tmem.load %[[B]][0] : !fa4.tmem<128x128xf32> -> vector<32xf32>
   %row = fa4.tmem.load %s[0] : !fa4.tmem<128x128xf32> -> vector<32xf32>
-  fa4.tcgen05.wait load
+  nvvm.tcgen05.wait <load>
   return
 }

@@ -6,18 +6,18 @@
 
 // CHECK-LABEL: func @qk_pv
 // CHECK: %[[S:.*]] = fa4.wgmma %{{.*}}, %{{.*}} b_major(k) : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x128x64xbf16, #gpu.address_space<workgroup>> -> vector<64xf32>
-// CHECK: fa4.wgmma.commit
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: %[[S1:.*]] = fa4.wgmma.wait 0, %[[S]] : vector<64xf32>
 // CHECK: %[[O:.*]] = fa4.wgmma %{{.*}}, %{{.*}}, %{{.*}} b_major(mn) : vector<64xbf16>, memref<2x128x64xbf16, #gpu.address_space<workgroup>>, vector<64xf32> -> vector<64xf32>
 // CHECK: fa4.wgmma.wait 1, %[[O]], %{{.*}} : vector<64xf32>, vector<64xbf16>
 // CHECK: fa4.wgmma.wait 0{{$}}
 func.func @qk_pv(%q: !q, %k: !kv, %v: !kv, %o: vector<64xf32>) -> vector<64xf32> {
   %s = fa4.wgmma %q, %k b_major(k) : !q, !kv -> vector<64xf32>
-  fa4.wgmma.commit
+  nvvm.wgmma.commit.group.sync.aligned
   %s1 = fa4.wgmma.wait 0, %s : vector<64xf32>
   %p = arith.truncf %s1 : vector<64xf32> to vector<64xbf16>
   %o1 = fa4.wgmma %p, %v, %o b_major(mn) : vector<64xbf16>, !kv, vector<64xf32> -> vector<64xf32>
-  fa4.wgmma.commit
+  nvvm.wgmma.commit.group.sync.aligned
   %o2, %p2 = fa4.wgmma.wait 1, %o1, %p : vector<64xf32>, vector<64xbf16>
   fa4.wgmma.wait 0
   return %o2 : vector<64xf32>

@@ -57,8 +57,8 @@ module attributes {gpu.container_module} {
       nvgpu.mbarrier.try_wait.parity %bar[%c0], %false, %ticks : !bars
       scf.if %first {
         nvgpu.tma.async.store %tile to %out[%c64, %c0, %row, %batch] : memref<1x32x4x64xbf16, #gpu.address_space<workgroup>> -> !map
-        fa4.tma.store_commit
-        fa4.tma.store_wait 0
+        nvvm.cp.async.bulk.commit.group
+        nvvm.cp.async.bulk.wait_group 0
       }
       gpu.return
     }

@@ -8,6 +8,7 @@
 #include "fa4/Dialect/FA4/IR/FA4Interfaces.h"
 #include "fa4/Dialect/FA4/IR/FA4Ops.h"
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/Matchers.h"
@@ -39,17 +40,6 @@ AsyncCompletion WgmmaOp::getAsyncCompletion() {
 
 AsyncCompletion TmaLoadOp::getAsyncCompletion() {
   return AsyncCompletion::mbarrier;
-}
-
-bool Tcgen05WaitOp::retires(AsyncCompletion completion) {
-  return completion == (getKind() == Tcgen05WaitKind::load
-                            ? AsyncCompletion::tmem_load_wait
-                            : AsyncCompletion::tmem_store_wait);
-}
-
-// Only a wait for zero pending groups retires every earlier store group.
-bool TmaStoreWaitOp::retires(AsyncCompletion completion) {
-  return completion == AsyncCompletion::bulk_group_wait && getPending() == 0;
 }
 
 bool WgmmaWaitOp::retires(AsyncCompletion completion) {
@@ -112,11 +102,38 @@ struct TmaAsyncStoreModel
     return AsyncCompletion::bulk_group_wait;
   }
 };
+
+/// tcgen05.wait::ld completes the thread's TMEM loads, ::st its stores.
+struct Tcgen05WaitModel
+    : public AsyncWaitOpInterface::ExternalModel<Tcgen05WaitModel,
+                                                 NVVM::Tcgen05WaitOp> {
+  bool retires(Operation *op, AsyncCompletion completion) const {
+    bool load = cast<NVVM::Tcgen05WaitOp>(op).getKind() ==
+                NVVM::Tcgen05WaitKind::LOAD;
+    return completion == (load ? AsyncCompletion::tmem_load_wait
+                               : AsyncCompletion::tmem_store_wait);
+  }
+};
+
+/// Only a wait for zero pending groups retires every earlier store group.
+struct BulkWaitGroupModel
+    : public AsyncWaitOpInterface::ExternalModel<BulkWaitGroupModel,
+                                                 NVVM::CpAsyncBulkWaitGroupOp> {
+  bool retires(Operation *op, AsyncCompletion completion) const {
+    return completion == AsyncCompletion::bulk_group_wait &&
+           cast<NVVM::CpAsyncBulkWaitGroupOp>(op).getGroup() == 0;
+  }
+};
 } // namespace
 
 void mlir::fa4::registerExternalModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, nvgpu::NVGPUDialect *) {
     nvgpu::TmaAsyncLoadOp::attachInterface<TmaAsyncLoadModel>(*context);
     nvgpu::TmaAsyncStoreOp::attachInterface<TmaAsyncStoreModel>(*context);
+  });
+  registry.addExtension(+[](MLIRContext *context, NVVM::NVVMDialect *) {
+    NVVM::Tcgen05WaitOp::attachInterface<Tcgen05WaitModel>(*context);
+    NVVM::CpAsyncBulkWaitGroupOp::attachInterface<BulkWaitGroupModel>(
+        *context);
   });
 }

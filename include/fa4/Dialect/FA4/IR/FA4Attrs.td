@@ -45,23 +45,9 @@ def FA4_AsyncCompletion : I32EnumAttr<"AsyncCompletion",
   let genSpecializedAttr = 0;
 }
 
-def FA4_Tcgen05WaitKind : I32EnumAttr<"Tcgen05WaitKind", "what tcgen05.wait waits for", [
-    I32EnumAttrCase<"load", 0>,
-    I32EnumAttrCase<"store", 1>
-  ]> {
-  let cppNamespace = "::mlir::fa4";
-}
-
 def FA4_OperandMajor : I32EnumAttr<"OperandMajor", "contiguous dimension of an MMA operand in shared memory", [
     I32EnumAttrCase<"k", 0>,
     I32EnumAttrCase<"mn", 1>
-  ]> {
-  let cppNamespace = "::mlir::fa4";
-}
-
-def FA4_Tcgen05FenceKind : I32EnumAttr<"Tcgen05FenceKind", "side of a thread synchronization a tcgen05 fence orders", [
-    I32EnumAttrCase<"before_thread_sync", 0>,
-    I32EnumAttrCase<"after_thread_sync", 1>
   ]> {
   let cppNamespace = "::mlir::fa4";
 }

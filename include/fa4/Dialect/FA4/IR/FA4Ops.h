@@ -21,6 +21,8 @@ namespace mlir::fa4 {
 /// The bytes of a statically shaped memref of integers or floats, or nullopt
 /// for other memrefs and sizes past int64.
 std::optional<int64_t> getStaticSizeInBytes(MemRefType type);
+/// Whether `type` is in shared memory (#gpu.address_space<workgroup>).
+bool isWorkgroupMemRef(MemRefType type);
 } // namespace mlir::fa4
 
 #endif // FA4_DIALECT_FA4_IR_FA4OPS_H

@@ -497,7 +497,7 @@ def FA4_TmemLoadOp : FA4_Op<"tmem.load",
     Executed by a whole warpgroup: thread `t` reads lane `t` of `source`,
     elements `[offset, offset + N)` where `N` is the result length. The load
     is asynchronous; the values may be used only after
-    `fa4.tcgen05.wait load`. 32-bit elements only; `N` is a power of two up
+    `nvvm.tcgen05.wait <load>`. 32-bit elements only; `N` is a power of two up
     to 128.
 
     ```mlir
@@ -521,7 +521,7 @@ def FA4_TmemStoreOp : FA4_Op<"tmem.store",
   let description = [{
     Executed by a whole warpgroup: thread `t` writes `value` to lane `t` of
     `dest`, elements `[offset, offset + N)`. 16-bit values are packed two
-    per 32-bit column. The store is asynchronous; `fa4.tcgen05.wait store`
+    per 32-bit column. The store is asynchronous; `nvvm.tcgen05.wait <store>`
     orders it before anything that signals its completion.
 
     ```mlir
@@ -535,40 +535,6 @@ def FA4_TmemStoreOp : FA4_Op<"tmem.store",
                        I64Attr:$offset);
   let assemblyFormat = "$value `,` $dest `[` $offset `]` attr-dict `:` type($value) `,` qualified(type($dest))";
   let hasVerifier = 1;
-}
-
-def FA4_Tcgen05WaitOp : FA4_Op<"tcgen05.wait",
-    [DeclareOpInterfaceMethods<FA4_AsyncWaitOpInterface>]> {
-  let summary = "wait for the thread's Tensor Memory loads or stores";
-  let description = [{
-    Blocks until every `fa4.tmem.load` (`load`) or `fa4.tmem.store`
-    (`store`) this thread issued before has completed.
-
-    ```mlir
-    fa4.tcgen05.wait load
-    ```
-
-    PTX: `tcgen05.wait::ld.sync.aligned;` / `tcgen05.wait::st.sync.aligned;`
-  }];
-  let arguments = (ins FA4_Tcgen05WaitKind:$kind);
-  let assemblyFormat = "$kind attr-dict";
-}
-
-def FA4_Tcgen05FenceOp : FA4_Op<"tcgen05.fence"> {
-  let summary = "order tcgen05 operations around a thread synchronization";
-  let description = [{
-    `before_thread_sync` orders this thread's earlier tcgen05 operations
-    before a following barrier arrive or sync; `after_thread_sync` orders
-    later tcgen05 operations after a preceding barrier wait or sync.
-
-    ```mlir
-    fa4.tcgen05.fence after_thread_sync
-    ```
-
-    PTX: `tcgen05.fence::before_thread_sync;` / `tcgen05.fence::after_thread_sync;`
-  }];
-  let arguments = (ins FA4_Tcgen05FenceKind:$kind);
-  let assemblyFormat = "$kind attr-dict";
 }
 
 // A shared-memory MMA operand as 128-byte-swizzled TMA loads lay it out:
@@ -667,7 +633,7 @@ def FA4_WgmmaOp : FA4_Op<"wgmma", [MemoryEffects<[MemRead]>,
     Executed by the 128 threads of a warpgroup together: `result = a x b`,
     plus `acc` when given, on the Tensor Core. M is 64. The result is this
     thread's fragment of the 64 x N f32 product and may be read only after
-    a `fa4.wgmma.commit` and the `fa4.wgmma.wait` that returns it.
+    an `nvvm.wgmma.commit.group.sync.aligned` and the `fa4.wgmma.wait` that returns it.
 
     Fragments are vectors in PTX register order. Thread t of the warpgroup
     holds, in element i of an accumulator (N / 2 elements), row
@@ -714,21 +680,6 @@ def FA4_WgmmaOp : FA4_Op<"wgmma", [MemoryEffects<[MemRead]>,
   }];
 }
 
-def FA4_WgmmaCommitOp : FA4_Op<"wgmma.commit"> {
-  let summary = "close the group of this warpgroup's pending wgmmas";
-  let description = [{
-    Every `fa4.wgmma` the warpgroup issued since the last commit forms one
-    group, which `fa4.wgmma.wait` waits for.
-
-    ```mlir
-    fa4.wgmma.commit
-    ```
-
-    PTX: `wgmma.commit_group.sync.aligned;`
-  }];
-  let assemblyFormat = "attr-dict";
-}
-
 def FA4_WgmmaWaitOp : FA4_Op<"wgmma.wait",
     [DeclareOpInterfaceMethods<InferTypeOpInterface>,
      DeclareOpInterfaceMethods<FA4_AsyncWaitOpInterface>]> {
@@ -761,6 +712,15 @@ def FA4_WgmmaWaitOp : FA4_Op<"wgmma.wait",
 //===----------------------------------------------------------------------===//
 // Thread-level synchronization and per-thread math (kernel level)
 //===----------------------------------------------------------------------===//
+//
+// Kernels use the upstream NVVM ops where one instruction is all there is
+// to say: nvvm.elect.sync, nvvm.vote.sync, nvvm.fence.proxy,
+// nvvm.cp.async.bulk.commit.group/wait_group, nvvm.tcgen05.wait/fence and
+// nvvm.wgmma.commit.group.sync.aligned. Named barriers stay fa4 ops: their
+// id and thread count are attributes that the verifier checks against
+// every other use of the id in the function (nvvm.barrier takes them as
+// values), which is what keeps a hand-edited protocol from pairing 128
+// arrivals with a 256-thread sync.
 
 def FA4_NamedBarrierSyncOp : FA4_Op<"named_barrier.sync"> {
   let summary = "wait at a named barrier until `threads` threads arrived";
@@ -798,91 +758,6 @@ def FA4_NamedBarrierArriveOp : FA4_Op<"named_barrier.arrive"> {
   }];
   let arguments = (ins I32Attr:$id, I32Attr:$threads);
   let assemblyFormat = "$id `,` $threads `threads` attr-dict";
-  let hasVerifier = 1;
-}
-
-def FA4_ElectOp : FA4_Op<"elect"> {
-  let summary = "true in exactly one thread of the executing warp";
-  let description = [{
-    Executed by a whole warp; returns true in one (unspecified) lane. Ops that
-    one thread issues for its warp (TMA, MMA, commits) are guarded by it.
-
-    ```mlir
-    %leader = fa4.elect
-    ```
-
-    PTX: `elect.sync %r|%p, 0xffffffff;`
-  }];
-  let results = (outs I1:$elected);
-  let assemblyFormat = "attr-dict";
-}
-
-def FA4_WarpAnyOp : FA4_Op<"warp_any"> {
-  let summary = "whether `predicate` holds in any thread of the warp";
-  let description = [{
-    Executed by a whole warp: the same result in all 32 lanes, true if any
-    lane's `predicate` is true. The rescale decision is taken this way, so
-    that a warp's 32 rows skip the correction together.
-
-    ```mlir
-    %any = fa4.warp_any %needs_rescale
-    ```
-
-    PTX: `vote.sync.any.pred %p, %q, 0xffffffff;`
-  }];
-  let arguments = (ins I1:$predicate);
-  let results = (outs I1:$result);
-  let assemblyFormat = "$predicate attr-dict";
-}
-
-def FA4_FenceProxyAsyncOp : FA4_Op<"fence_proxy_async"> {
-  let summary = "make this thread's shared-memory writes visible to TMA";
-  let description = [{
-    Orders the executing thread's earlier generic-proxy writes to shared
-    memory before later async-proxy accesses (a TMA store reading the
-    staging tile).
-
-    ```mlir
-    fa4.fence_proxy_async
-    ```
-
-    PTX: `fence.proxy.async.shared::cta;`
-  }];
-  let assemblyFormat = "attr-dict";
-}
-
-def FA4_TmaStoreCommitOp : FA4_Op<"tma.store_commit"> {
-  let summary = "close the thread's current group of TMA stores";
-  let description = [{
-    Groups the TMA stores this thread issued since the last commit, so that
-    `fa4.tma.store_wait` can wait for them.
-
-    ```mlir
-    fa4.tma.store_commit
-    ```
-
-    PTX: `cp.async.bulk.commit_group;`
-  }];
-  let assemblyFormat = "attr-dict";
-}
-
-def FA4_TmaStoreWaitOp : FA4_Op<"tma.store_wait",
-    [DeclareOpInterfaceMethods<FA4_AsyncWaitOpInterface>]> {
-  let summary = "wait until at most `pending` TMA store groups are in flight";
-  let description = [{
-    Blocks until at most `pending` (>= 0) of this thread's committed store
-    groups are outstanding. With `read`, a group counts as done once it has read
-    its shared-memory source (which may then be overwritten); without it,
-    once its writes to global memory are complete.
-
-    ```mlir
-    fa4.tma.store_wait 0 read
-    ```
-
-    PTX: `cp.async.bulk.wait_group.read 0;`
-  }];
-  let arguments = (ins I32Attr:$pending, UnitAttr:$read);
-  let assemblyFormat = "$pending (`read` $read^)? attr-dict";
   let hasVerifier = 1;
 }
 

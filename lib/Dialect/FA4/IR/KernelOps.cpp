@@ -1,0 +1,313 @@
+//===- KernelOps.cpp - verifiers of the TMEM, MMA and wgmma ops -----------===//
+
+#include "fa4/Dialect/FA4/IR/FA4Ops.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::fa4;
+
+//===----------------------------------------------------------------------===//
+// Tensor Memory ops
+//===----------------------------------------------------------------------===//
+
+/// "[begin, begin + size)", with the end written out where it fits int64.
+static std::string rangeText(int64_t begin, int64_t size) {
+  int64_t end;
+  if (llvm::AddOverflow(begin, size, end))
+    return "[" + std::to_string(begin) + ", " + std::to_string(begin) +
+           " + " + std::to_string(size) + ")";
+  return "[" + std::to_string(begin) + ", " + std::to_string(end) + ")";
+}
+
+static LogicalResult verifyTmemSlot(Operation *op, MemRefType slot) {
+  if (!isWorkgroupMemRef(slot))
+    return op->emitOpError()
+           << "TMEM address slot must be in shared memory "
+              "(#gpu.address_space<workgroup>), got "
+           << slot;
+  return success();
+}
+
+static bool isAllocatableColumns(int64_t columns) {
+  return columns >= 32 && columns <= limits::kTmemColumns &&
+         llvm::isPowerOf2_64(columns);
+}
+
+/// Whether `type` describes a whole TMEM allocation: all lanes and an
+/// allocatable number of columns.
+static bool isWholeAllocation(TmemType type) {
+  return type.getLanes() == limits::kTmemLanes &&
+         isAllocatableColumns(type.getNumColumns());
+}
+
+LogicalResult TmemAllocOp::verify() {
+  if (!isAllocatableColumns(getColumns()))
+    return emitOpError() << "allocates a power of two of columns in [32, "
+                         << limits::kTmemColumns << "], got " << getColumns();
+  return verifyTmemSlot(*this, getSlot().getType());
+}
+
+/// What identifies a TMEM address slot across the views fa4-allocate-smem
+/// materializes at each use: the slot value, or for a memref.view of the
+/// dynamic shared memory its constant byte offset.
+static std::pair<Value, int64_t> slotKey(Value slot) {
+  Operation *view = slot.getDefiningOp();
+  APInt offset;
+  if (view && view->getName().getStringRef() == "memref.view" &&
+      view->getNumOperands() >= 2 &&
+      view->getOperand(0).getDefiningOp<gpu::DynamicSharedMemoryOp>() &&
+      matchPattern(view->getOperand(1), m_ConstantInt(&offset)))
+    return {Value(), offset.getSExtValue()};
+  return {slot, 0};
+}
+
+LogicalResult TmemBaseOp::verify() {
+  TmemType type = getTmem().getType();
+  if (!isWholeAllocation(type))
+    return emitOpError() << "result must describe a whole allocation ("
+                         << limits::kTmemLanes
+                         << " lanes, a power of two of columns in [32, "
+                         << limits::kTmemColumns << "]), got " << type;
+  if (failed(verifyTmemSlot(*this, getSlot().getType())))
+    return failure();
+  // The allocation read is the one written to the slot: views of it stay
+  // inside the columns actually allocated.
+  Operation *scope =
+      (*this)->getParentWithTrait<OpTrait::IsIsolatedFromAbove>();
+  if (!scope)
+    return success();
+  std::pair<Value, int64_t> key = slotKey(getSlot());
+  TmemAllocOp allocation;
+  scope->walk([&](TmemAllocOp alloc) {
+    if (slotKey(alloc.getSlot()) != key ||
+        static_cast<int64_t>(alloc.getColumns()) == type.getNumColumns())
+      return WalkResult::advance();
+    allocation = alloc;
+    return WalkResult::interrupt();
+  });
+  if (allocation) {
+    InFlightDiagnostic diag =
+        emitOpError() << "reads an allocation of " << type.getNumColumns()
+                      << " columns from a slot that fa4.tmem.alloc fills "
+                         "with "
+                      << allocation.getColumns() << " columns";
+    diag.attachNote(allocation.getLoc()) << "the allocation";
+    return diag;
+  }
+  return success();
+}
+
+LogicalResult TmemDeallocOp::verify() {
+  if (!isWholeAllocation(getTmem().getType()))
+    return emitOpError() << "frees a whole allocation, got "
+                         << getTmem().getType();
+  return success();
+}
+
+LogicalResult TmemViewOp::verify() {
+  TmemType source = getSource().getType(), result = getResult().getType();
+  if (source.getLanes() != result.getLanes())
+    return emitOpError() << "view keeps the lanes of its source ("
+                         << source.getLanes() << "), got "
+                         << result.getLanes();
+  // I64Attr reads back unsigned; a negative column must stay negative here.
+  int64_t column = static_cast<int64_t>(getColumn());
+  if (column < 0 ||
+      column > source.getNumColumns() - result.getNumColumns())
+    return emitOpError() << "view of columns "
+                         << rangeText(column, result.getNumColumns())
+                         << " exceeds the " << source.getNumColumns()
+                         << " columns of its source";
+  return success();
+}
+
+LogicalResult TmemBufferOp::verify() {
+  if (getBuffer().getType().getLanes() != limits::kTmemLanes)
+    return emitOpError() << "a buffer spans all " << limits::kTmemLanes
+                         << " lanes, got " << getBuffer().getType().getLanes();
+  if (getName().empty())
+    return emitOpError() << "needs a non-empty name";
+  if ((*this)->getParentOfType<RoleOp>())
+    return emitOpError() << "must be declared outside the roles that use it";
+  return success();
+}
+
+/// Checks a row fragment of `vectorType` at `offset` elements of `tmem`:
+/// same element width, whole 32-bit columns, a power-of-two number of them
+/// (at most 128), inside the region.
+static LogicalResult verifyRowFragment(Operation *op, TmemType tmem,
+                                       VectorType vectorType, int64_t offset) {
+  Type element = vectorType.getElementType();
+  unsigned bits = element.getIntOrFloatBitWidth();
+  if (bits != tmem.getElementType().getIntOrFloatBitWidth())
+    return op->emitOpError()
+           << "fragment element type " << element
+           << " must have the width of the TMEM element type "
+           << tmem.getElementType();
+  int64_t elements = vectorType.getNumElements();
+  int64_t registers = elements * bits / 32;
+  if ((elements * bits) % 32 != 0 || !llvm::isPowerOf2_64(registers) ||
+      registers > 128)
+    return op->emitOpError()
+           << "fragment must be 1, 2, 4, ..., or 128 32-bit registers, got "
+           << elements << " x " << bits << " bits";
+  if (offset < 0 || (offset * bits) % 32 != 0)
+    return op->emitOpError() << "offset " << offset
+                             << " must start a 32-bit column";
+  if (offset > tmem.getElements() - elements)
+    return op->emitOpError() << "elements " << rangeText(offset, elements)
+                             << " exceed the " << tmem.getElements()
+                             << " elements of a lane";
+  if (tmem.getLanes() != limits::kTmemLanes)
+    return op->emitOpError() << "a warpgroup accesses all "
+                             << limits::kTmemLanes << " lanes, got a region of "
+                             << tmem.getLanes();
+  return success();
+}
+
+LogicalResult TmemLoadOp::verify() {
+  if (getResult().getType().getElementType().getIntOrFloatBitWidth() != 32)
+    return emitOpError() << "loads 32-bit elements, got "
+                         << getResult().getType();
+  return verifyRowFragment(*this, getSource().getType(),
+                           getResult().getType(), getOffset());
+}
+
+LogicalResult TmemStoreOp::verify() {
+  return verifyRowFragment(*this, getDest().getType(), getValue().getType(),
+                           getOffset());
+}
+
+//===----------------------------------------------------------------------===//
+// MmaOp
+//===----------------------------------------------------------------------===//
+
+int64_t MmaOp::getK() {
+  if (auto tmem = dyn_cast<TmemType>(getA().getType()))
+    return tmem.getElements();
+  return cast<MemRefType>(getA().getType()).getDimSize(0) * kAtomElements;
+}
+
+/// Checks that `tile` is a static [atoms, rows, 64] tile in shared memory.
+static LogicalResult verifySmemTile(Operation *op, StringRef name,
+                                    MemRefType tile) {
+  if (!isWorkgroupMemRef(tile))
+    return op->emitOpError() << name << " must live in shared memory, got "
+                            << tile;
+  if (!tile.hasStaticShape() || tile.getDimSize(2) != MmaOp::kAtomElements)
+    return op->emitOpError() << name
+                            << " must be a static [atoms, rows, 64] tile of "
+                               "128-byte swizzle atoms, got "
+                            << tile;
+  return success();
+}
+
+/// Checks an MMA's shared-memory B operand against the M x N x K product
+/// and A's element type.
+static LogicalResult verifyBOperand(Operation *op, MemRefType b,
+                                    Type elementType, OperandMajor major,
+                                    int64_t m, int64_t n, int64_t k) {
+  if (failed(verifySmemTile(op, "b", b)))
+    return failure();
+  if (b.getElementType() != elementType)
+    return op->emitOpError() << "a and b element types differ: "
+                             << elementType << " vs " << b.getElementType();
+  bool kMajor = major == OperandMajor::k;
+  int64_t atoms = b.getDimSize(0) * MmaOp::kAtomElements;
+  int64_t rows = b.getDimSize(1);
+  int64_t bN = kMajor ? rows : atoms, bK = kMajor ? atoms : rows;
+  if (bN != n || bK != k)
+    return op->emitOpError()
+           << "b holds " << (kMajor ? "N x K = " : "K x N = ")
+           << (kMajor ? bN : bK) << " x " << (kMajor ? bK : bN)
+           << " but the MMA is M x N x K = " << m << " x " << n << " x " << k;
+  return success();
+}
+
+LogicalResult MmaOp::verify() {
+  TmemType d = getD().getType();
+  if (!d.getElementType().isF32() || d.getLanes() != 128)
+    return emitOpError() << "accumulator must be a 128-lane f32 TMEM region, "
+                            "got "
+                         << d;
+  int64_t n = getN();
+  if (n < 16 || n > 256 || n % 16 != 0)
+    return emitOpError() << "N (accumulator columns) must be a multiple of 16 "
+                            "in [16, 256], got "
+                         << n;
+
+  Type elementType;
+  if (auto aTmem = dyn_cast<TmemType>(getA().getType())) {
+    if (aTmem.getLanes() != 128 ||
+        aTmem.getElementType().getIntOrFloatBitWidth() != 16)
+      return emitOpError() << "a TMEM operand must be a 128-lane 16-bit "
+                              "region, got "
+                           << aTmem;
+    elementType = aTmem.getElementType();
+  } else {
+    auto aTile = cast<MemRefType>(getA().getType());
+    if (failed(verifySmemTile(*this, "a", aTile)))
+      return failure();
+    if (aTile.getDimSize(1) != 128)
+      return emitOpError() << "a must have M = 128 rows, got "
+                           << aTile.getDimSize(1);
+    elementType = aTile.getElementType();
+  }
+  int64_t k = getK();
+  if (k % 16 != 0)
+    return emitOpError() << "K must be a multiple of 16, got " << k;
+
+  return verifyBOperand(*this, getB().getType(), elementType, getBMajor(), 128,
+                        n, k);
+}
+
+//===----------------------------------------------------------------------===//
+// Warpgroup MMA
+//===----------------------------------------------------------------------===//
+
+int64_t WgmmaOp::getK() {
+  if (auto fragment = dyn_cast<VectorType>(getA().getType()))
+    return fragment.getNumElements() * 2;
+  return cast<MemRefType>(getA().getType()).getDimSize(0) *
+         MmaOp::kAtomElements;
+}
+
+LogicalResult WgmmaOp::verify() {
+  int64_t n = getN();
+  if (n < 16 || n > 256 || n % 16 != 0)
+    return emitOpError() << "N (twice the result's elements) must be a "
+                            "multiple of 16 in [16, 256], got "
+                         << n;
+  if (getAcc() && getAcc().getType() != getResult().getType())
+    return emitOpError() << "accumulator " << getAcc().getType()
+                         << " and result " << getResult().getType()
+                         << " differ";
+  Type elementType;
+  if (auto fragment = dyn_cast<VectorType>(getA().getType())) {
+    elementType = fragment.getElementType();
+  } else {
+    auto aTile = cast<MemRefType>(getA().getType());
+    if (failed(verifySmemTile(*this, "a", aTile)))
+      return failure();
+    if (aTile.getDimSize(1) != kM)
+      return emitOpError() << "a must have M = " << kM << " rows, got "
+                           << aTile.getDimSize(1);
+    elementType = aTile.getElementType();
+  }
+  int64_t k = getK();
+  if (k % 16 != 0)
+    return emitOpError() << "K must be a multiple of 16, got " << k;
+  return verifyBOperand(*this, getB().getType(), elementType, getBMajor(), kM,
+                        n, k);
+}
+
+LogicalResult WgmmaWaitOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location>, ValueRange operands,
+    DictionaryAttr, OpaqueProperties, RegionRange,
+    SmallVectorImpl<Type> &inferredReturnTypes) {
+  llvm::append_range(inferredReturnTypes, operands.getTypes());
+  return success();
+}

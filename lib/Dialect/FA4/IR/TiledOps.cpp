@@ -1,0 +1,183 @@
+//===- TiledOps.cpp - verifiers of the tiled program ops ------------------===//
+
+#include "fa4/Dialect/FA4/IR/FA4Ops.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cfloat>
+
+using namespace mlir;
+using namespace mlir::fa4;
+
+//===----------------------------------------------------------------------===//
+// Tiled program
+//===----------------------------------------------------------------------===//
+
+/// A tile's rows hold `heads` heads of each position: the count must divide
+/// the rows and the operand's heads.
+static LogicalResult verifyRowPacking(Operation *op, int64_t heads,
+                                      int64_t rows, int64_t operandHeads) {
+  if (heads <= 0 || rows % heads != 0)
+    return op->emitOpError() << "packs " << heads << " heads per position, "
+                             << "which must divide the tile's " << rows
+                             << " rows";
+  if (!ShapedType::isDynamic(operandHeads) && operandHeads % heads != 0)
+    return op->emitOpError() << "packs " << heads
+                             << " heads per position, which must divide the "
+                             << operandHeads << " heads of the tensor";
+  return success();
+}
+
+/// A [B, S, H, D] operand and a [rows, D] tile of the same element type.
+static LogicalResult verifyRowTile(Operation *op, MemRefType memref,
+                                   RankedTensorType tile, int64_t heads) {
+  if (tile.getRank() != 2 || !tile.hasStaticShape())
+    return op->emitOpError() << "needs a static 2-D tile, got " << tile;
+  if (tile.getElementType() != memref.getElementType())
+    return op->emitOpError() << "tile element type " << tile.getElementType()
+                             << " differs from the tensor's "
+                             << memref.getElementType();
+  if (tile.getDimSize(1) != memref.getDimSize(3))
+    return op->emitOpError() << "tile has " << tile.getDimSize(1)
+                             << " columns, the tensor's head dim is "
+                             << memref.getDimSize(3);
+  return verifyRowPacking(op, heads, tile.getDimSize(0), memref.getDimSize(2));
+}
+
+/// Per-row values of a tile with `rows` rows: a 1-D tensor<rows x f32>.
+static LogicalResult verifyRowVector(Operation *op, StringRef what, Type type,
+                                     int64_t rows) {
+  auto tensor = cast<RankedTensorType>(type);
+  if (tensor.getRank() != 1 || tensor.getDimSize(0) != rows)
+    return op->emitOpError() << what << " must be one value per row ("
+                             << "tensor<" << rows << "xf32>), got " << type;
+  return success();
+}
+
+/// A 2-D static tile.
+static FailureOr<RankedTensorType> tile2D(Operation *op, StringRef what,
+                                          Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  if (tensor.getRank() != 2 || !tensor.hasStaticShape())
+    return op->emitOpError() << what << " must be a static 2-D tile, got "
+                             << type;
+  return tensor;
+}
+
+LogicalResult TileCoordsOp::verify() {
+  if (static_cast<int64_t>(getHeadBlocks()) <= 0 ||
+      static_cast<int64_t>(getHeads()) <= 0 ||
+      static_cast<int64_t>(getPositions()) <= 0)
+    return emitOpError() << "head_blocks, heads and positions must be "
+                            "positive";
+  return success();
+}
+
+LogicalResult TileLoadOp::verify() {
+  return verifyRowTile(*this, getSource().getType(), getTile().getType(),
+                       getHeads());
+}
+
+LogicalResult TileStoreOp::verify() {
+  return verifyRowTile(*this, getDest().getType(), getTile().getType(),
+                       getHeads());
+}
+
+LogicalResult TileMatmulOp::verify() {
+  FailureOr<RankedTensorType> a = tile2D(*this, "a", getA().getType());
+  FailureOr<RankedTensorType> b = tile2D(*this, "b", getB().getType());
+  FailureOr<RankedTensorType> result =
+      tile2D(*this, "the result", getResult().getType());
+  if (failed(a) || failed(b) || failed(result))
+    return failure();
+  if (a->getElementType() != b->getElementType())
+    return emitOpError() << "operands have different element types, "
+                         << a->getElementType() << " and "
+                         << b->getElementType();
+  int64_t k = a->getDimSize(1);
+  int64_t bk = getTransposeB() ? b->getDimSize(1) : b->getDimSize(0);
+  int64_t n = getTransposeB() ? b->getDimSize(0) : b->getDimSize(1);
+  if (bk != k)
+    return emitOpError() << "reduces over " << k << " columns of a but "
+                         << bk << (getTransposeB() ? " columns" : " rows")
+                         << " of b";
+  if (result->getDimSize(0) != a->getDimSize(0) || result->getDimSize(1) != n)
+    return emitOpError() << "result must be " << a->getDimSize(0) << "x" << n
+                         << ", got " << *result;
+  return success();
+}
+
+LogicalResult TileMaskOp::verify() {
+  FailureOr<RankedTensorType> scores =
+      tile2D(*this, "scores", getScores().getType());
+  if (failed(scores))
+    return failure();
+  return verifyRowPacking(*this, getHeads(), scores->getDimSize(0),
+                          ShapedType::kDynamic);
+}
+
+LogicalResult TileSoftmaxOp::verify() {
+  FailureOr<RankedTensorType> scores =
+      tile2D(*this, "scores", getScores().getType());
+  if (failed(scores))
+    return failure();
+  if (getProbabilities().getType().getShape() != scores->getShape())
+    return emitOpError() << "probabilities must have the shape of the "
+                            "scores, got "
+                         << getProbabilities().getType();
+  if (failed(verifyRowVector(*this, "max", getMax().getType(),
+                             scores->getDimSize(0))))
+    return failure();
+  if (!(getScaleLog2().convertToDouble() > 0.0) ||
+      !std::isfinite(getScaleLog2().convertToDouble()))
+    return emitOpError() << "scale_log2 must be positive and finite";
+  // The kernel takes it as an f32.
+  if (getScaleLog2().convertToDouble() > FLT_MAX)
+    return emitOpError() << "scale_log2 " << getScaleLog2().convertToDouble()
+                         << " exceeds the largest f32 (" << FLT_MAX << ")";
+  // I64Attr reads back unsigned; negative values must stay negative here.
+  int64_t threshold = static_cast<int64_t>(getThreshold());
+  int64_t emulated = static_cast<int64_t>(getEmulated());
+  if (threshold < 0)
+    return emitOpError() << "threshold must be non-negative, got "
+                         << threshold;
+  if (emulated < 0 || emulated > 16)
+    return emitOpError() << "emulates " << emulated
+                         << " of 16 exponentials; expected 0 to 16";
+  // Probabilities reach 2^threshold and are rounded to their type: 2^15 is
+  // the largest power of two an f16 holds.
+  if (getProbabilities().getType().getElementType().isF16() && threshold > 15)
+    return emitOpError() << "threshold " << threshold
+                         << " lets f16 probabilities reach 2^" << threshold
+                         << ", past the largest f16 (65504); at most 15";
+  return success();
+}
+
+LogicalResult TileRescaleOp::verify() {
+  FailureOr<RankedTensorType> tile = tile2D(*this, "tile", getTile().getType());
+  if (failed(tile))
+    return failure();
+  return verifyRowVector(*this, "factors", getFactors().getType(),
+                         tile->getDimSize(0));
+}
+
+LogicalResult TileNormalizeOp::verify() {
+  FailureOr<RankedTensorType> tile = tile2D(*this, "tile", getTile().getType());
+  if (failed(tile))
+    return failure();
+  if (getResult().getType().getShape() != tile->getShape())
+    return emitOpError() << "result must have the shape of the tile, got "
+                         << getResult().getType();
+  return verifyRowVector(*this, "sums", getSums().getType(),
+                         tile->getDimSize(0));
+}
+
+LogicalResult TileStoreLseOp::verify() {
+  auto max = getMax().getType();
+  if (max.getRank() != 1 || !max.hasStaticShape())
+    return emitOpError() << "max must be one value per row, got " << max;
+  return verifyRowPacking(*this, getHeads(), max.getDimSize(0),
+                          getDest().getType().getDimSize(1));
+}

@@ -1,0 +1,45 @@
+//===- NVVMOps.cpp - the upstream nvvm ops of kernels ---------------------===//
+//
+// Kernels use upstream NVVM ops for single instructions: elect and vote,
+// the async-proxy fence, TMA bulk-group commits and waits, tcgen05 waits and
+// fences, wgmma commits. Routes each to the unit that models it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Cta.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::fa4;
+using namespace mlir::fa4::sim;
+
+Step Cta::nvvmOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
+  return llvm::TypeSwitch<Operation *, Step>(op)
+      .Case<NVVM::Tcgen05WaitOp, NVVM::Tcgen05FenceOp>(
+          [&](Operation *) { return tmemOp(actor, op, in); })
+      .Case<NVVM::CpAsyncBulkCommitGroupOp, NVVM::CpAsyncBulkWaitGroupOp>(
+          [&](Operation *) { return tmaOp(actor, op); })
+      .Case([&](NVVM::WgmmaGroupSyncAlignedOp) {
+        return wgmmaCommit(actor, op);
+      })
+      .Case([&](NVVM::VoteSyncOp vote) { return warpAny(actor, vote, in); })
+      .Case([&](NVVM::ElectSyncOp elect) {
+        if (elect.getMembermask())
+          return fail(op, "only elect.sync over the whole warp is simulated");
+        Val out;
+        out.ints = {actor.lane == 0 ? -1 : 0};
+        define(actor, elect.getPred()) = std::move(out);
+        return Step::next;
+      })
+      .Case([&](NVVM::FenceProxyOp fence) {
+        if (fence.getKind() != NVVM::ProxyKind::async_shared ||
+            fence.getSpace() != NVVM::SharedSpace::shared_cta)
+          return fail(op, "only fence.proxy.async.shared::cta is simulated");
+        actor.proxyFences.push_back({actor.clock.get(actor.slot), op});
+        return Step::next;
+      })
+      .Default([&](Operation *) {
+        return fail(op, "the simulator cannot execute this op");
+      });
+}
