@@ -3,24 +3,23 @@
 // Builds `func.func @attention` around one fa4.attention (causal GQA, 16
 // query heads over 4 KV heads, head dim 128, bf16, dynamic batch and
 // lengths) with the C++ API, compiles it for sm_100a and sm_90a with
-// buildCompilePipeline, and prints each kernel's PTX size, target and entry
-// point, read from the gpu.binary ops the pipeline leaves in the module.
-// Exits non-zero when anything fails.
+// compileKernels, and prints what it gets back in memory for each kernel:
+// the entry point and size of its PTX, its cubin (when ptxas is found) and
+// its launch manifest. Exits non-zero when anything fails.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fa4/Dialect/FA4/IR/FA4Ops.h"
 #include "fa4/InitAll.h"
+#include "fa4/Transforms/Kernels.h"
 #include "fa4/Transforms/Pipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
-#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -58,27 +57,26 @@ static bool compileFor(MLIRContext &context, StringRef arch) {
       mlir::fa4::CompileOptions::createFromString(("arch=" + arch).str());
   if (!options)
     return false;
-  PassManager pm(&context);
-  mlir::fa4::buildCompilePipeline(pm, *options);
-  if (failed(pm.run(*module)))
+  FailureOr<std::vector<mlir::fa4::CompiledKernel>> kernels =
+      mlir::fa4::compileKernels(*module, *options);
+  if (failed(kernels))
     return false;
-
-  unsigned kernels = 0;
-  module->walk([&](gpu::BinaryOp binary) {
-    for (Attribute object : binary.getObjects()) {
-      auto kernel = cast<gpu::ObjectAttr>(object);
-      StringRef ptx = kernel.getObject().getValue();
-      size_t entry = ptx.find(".entry ");
-      StringRef name = entry == StringRef::npos
-                           ? StringRef("?")
-                           : ptx.substr(entry + 7).take_until(
-                                 [](char c) { return c == '('; });
-      llvm::outs() << arch << ": " << binary.getSymName() << " entry " << name
-                   << ", " << ptx.size() << " bytes of PTX\n";
-      ++kernels;
-    }
-  });
-  return kernels > 0;
+  for (const mlir::fa4::CompiledKernel &kernel : *kernels) {
+    StringRef ptx = kernel.ptx;
+    size_t entry = ptx.find(".entry ");
+    StringRef name = entry == StringRef::npos
+                         ? StringRef("?")
+                         : ptx.substr(entry + 7).take_until(
+                               [](char c) { return c == '('; });
+    llvm::outs() << kernel.arch << ": " << kernel.name << " entry " << name
+                 << ", " << ptx.size() << " bytes of PTX, "
+                 << (kernel.cubin.empty() ? "no cubin" : "a cubin") << ", "
+                 << (StringRef(kernel.manifestJson).contains("\"tmem_columns\"")
+                         ? "a complete manifest"
+                         : "an incomplete manifest")
+                 << "\n";
+  }
+  return !kernels->empty();
 }
 
 int main() {

@@ -31,6 +31,30 @@ MLIR_CAPI_EXPORTED void fa4RegisterAllPasses(void);
 MLIR_CAPI_EXPORTED MlirLogicalResult fa4CompileModule(MlirModule module,
                                                       MlirStringRef options);
 
+/// One compiled kernel, valid during the callback only: the kernel symbol,
+/// its chip ("sm_100a", "sm_90a"), the PTX, the cubin's bytes (length 0
+/// when no ptxas was found) and the launch manifest as JSON.
+typedef struct {
+  MlirStringRef name;
+  MlirStringRef arch;
+  MlirStringRef ptx;
+  MlirStringRef cubin;
+  MlirStringRef manifest;
+} Fa4CompiledKernel;
+
+typedef void (*Fa4KernelCallback)(const Fa4CompiledKernel *kernel,
+                                  void *userData);
+
+/// Runs the fa4-compile pipeline on `module` in place, as fa4CompileModule,
+/// and hands each compiled kernel to `callback` instead of writing files
+/// (an `emit-dir` option is ignored; `ptxas=...` chooses the assembler).
+/// Fails, with diagnostics on the module's context, if the options do not
+/// parse, a pass fails or ptxas rejects a kernel; `callback` is then not
+/// called.
+MLIR_CAPI_EXPORTED MlirLogicalResult
+fa4CompileModuleToKernels(MlirModule module, MlirStringRef options,
+                          Fa4KernelCallback callback, void *userData);
+
 #ifdef __cplusplus
 }
 #endif

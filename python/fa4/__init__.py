@@ -8,9 +8,9 @@ imported on first use, so `import fa4` needs neither CUDA nor PyTorch.
 
 import importlib
 
-from fa4.capi import Context, MLIRError, load_library
+from fa4.capi import Compilation, CompiledKernel, Context, MLIRError, load_library
 
-__all__ = ["Context", "MLIRError", "load_library",
+__all__ = ["Compilation", "CompiledKernel", "Context", "MLIRError", "load_library",
            "CudaError", "Kernel", "KernelDirectory"]
 
 # name -> (module, attribute or None for the module itself), imported lazily.

@@ -6,7 +6,9 @@ lives in.
 """
 
 import ctypes
+import json
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 _lib = None
@@ -34,6 +36,54 @@ _StringCallback = ctypes.CFUNCTYPE(None, _StringRef, ctypes.c_void_p)
 # int8_t; ctypes callbacks cannot return structures.
 _DiagnosticHandler = ctypes.CFUNCTYPE(ctypes.c_int8, _Handle, ctypes.c_void_p)
 _DeleteUserData = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+class _CompiledKernel(ctypes.Structure):
+    _fields_ = [("name", _StringRef), ("arch", _StringRef), ("ptx", _StringRef),
+                ("cubin", _StringRef), ("manifest", _StringRef)]
+
+
+_KernelCallback = ctypes.CFUNCTYPE(None, ctypes.POINTER(_CompiledKernel), ctypes.c_void_p)
+
+
+def _bytes(ref):
+    return ctypes.string_at(ref.data, ref.length) if ref.length else b""
+
+
+@dataclass
+class CompiledKernel:
+    """One kernel of a compilation, in memory: its PTX, its cubin (None when
+    no ptxas was found) and its launch manifest (the JSON document
+    fa4-emit-kernels writes, parsed)."""
+    name: str
+    arch: str
+    ptx: str
+    cubin: bytes
+    manifest: dict
+
+    def write(self, directory):
+        """Writes <name>.ptx, <name>.cubin (if any) and <name>.json into
+        `directory`, as fa4-emit-kernels does; returns the manifest's path."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / f"{self.name}.ptx").write_text(self.ptx)
+        if self.cubin:
+            (directory / f"{self.name}.cubin").write_bytes(self.cubin)
+        path = directory / f"{self.name}.json"
+        path.write_text(json.dumps(self.manifest, indent=2) + "\n")
+        return path
+
+
+@dataclass
+class Compilation:
+    """What `Context.compile` returns: the compiled module's text (`ir`) and
+    its kernels."""
+    ir: str
+    kernels: list = field(default_factory=list)
+
+    def write(self, directory):
+        """Writes every kernel's files into `directory`."""
+        return [kernel.write(directory) for kernel in self.kernels]
 
 
 def _default_library_path():
@@ -69,6 +119,8 @@ def load_library(path=None):
         "mlirOperationVerify": ([_Handle], ctypes.c_bool),
         "mlirOperationPrint": ([_Handle, _StringCallback, ctypes.c_void_p], None),
         "fa4CompileModule": ([_Handle, _StringRef], ctypes.c_int8),
+        "fa4CompileModuleToKernels":
+            ([_Handle, _StringRef, _KernelCallback, ctypes.c_void_p], ctypes.c_int8),
     }
     for name, (argtypes, restype) in signatures.items():
         fn = getattr(lib, name)
@@ -137,14 +189,27 @@ class Context:
 
     def compile(self, source, options=""):
         """Runs the fa4-compile pipeline on `source` with fa4-opt's option
-        string (e.g. "emit-dir=kernels"); returns the compiled module's text
-        or raises MLIRError."""
+        string (e.g. "kv-stages=4 ptxas=/usr/local/cuda/bin/ptxas") and
+        returns a `Compilation`: the compiled module's text and each
+        kernel's PTX, cubin and manifest in memory (`emit-dir` is ignored;
+        `Compilation.write` writes the files). Raises MLIRError."""
         module = self._parse(source)
+        kernels = []
+
+        def on_kernel(kernel, _):
+            k = kernel.contents
+            kernels.append(CompiledKernel(
+                name=_bytes(k.name).decode(), arch=_bytes(k.arch).decode(),
+                ptx=_bytes(k.ptx).decode(), cubin=_bytes(k.cubin) or None,
+                manifest=json.loads(_bytes(k.manifest))))
+
+        callback = _KernelCallback(on_kernel)
         try:
             data = options.encode()
-            if not self._lib.fa4CompileModule(module, _StringRef(data, len(data))):
+            if not self._lib.fa4CompileModuleToKernels(
+                    module, _StringRef(data, len(data)), callback, None):
                 raise MLIRError("fa4-compile failed", list(self._diagnostics))
             op = self._lib.mlirModuleGetOperation(module)
-            return _to_string(self._lib, self._lib.mlirOperationPrint, op)
+            return Compilation(_to_string(self._lib, self._lib.mlirOperationPrint, op), kernels)
         finally:
             self._lib.mlirModuleDestroy(module)

@@ -44,6 +44,30 @@ static const char *kInvalid =
     "  return\n"
     "}\n";
 
+/// Prints what the caller gets of each kernel: its name and chip, whether
+/// the PTX defines its entry, whether the cubin is an ELF image, and the
+/// manifest.
+static void printKernel(const Fa4CompiledKernel *kernel, void *userData) {
+  int *count = (int *)userData;
+  ++*count;
+  char entry[128];
+  snprintf(entry, sizeof entry, ".entry %.*s", (int)kernel->name.length,
+           kernel->name.data);
+  // A bounded search: the PTX is not NUL-terminated.
+  int hasEntry = 0;
+  size_t n = strlen(entry);
+  for (size_t i = 0; i + n <= kernel->ptx.length && !hasEntry; ++i)
+    hasEntry = memcmp(kernel->ptx.data + i, entry, n) == 0;
+  int elf = kernel->cubin.length >= 4 &&
+            memcmp(kernel->cubin.data, "\x7f" "ELF", 4) == 0;
+  printf("kernel %.*s (%.*s): entry %d, cubin %s, manifest json %d\n",
+         (int)kernel->name.length, kernel->name.data, (int)kernel->arch.length,
+         kernel->arch.data, hasEntry,
+         kernel->cubin.length == 0 ? "none" : (elf ? "elf" : "not elf"),
+         kernel->manifest.length > 0 && kernel->manifest.data[0] == '{');
+  printf("%.*s", (int)kernel->manifest.length, kernel->manifest.data);
+}
+
 int main(void) {
   MlirDialectRegistry registry = mlirDialectRegistryCreate();
   fa4RegisterAllDialects(registry);
@@ -85,6 +109,21 @@ int main(void) {
   // CHECK: gpu.binary @f_attention
   mlirOperationPrint(mlirModuleGetOperation(module), printToStdout, NULL);
   printf("\n");
+  mlirModuleDestroy(module);
+
+  // The kernels in memory: one per launch, with its PTX, cubin (when ptxas
+  // is found) and manifest.
+  module = mlirModuleCreateParse(ctx, mlirStringRefCreateFromCString(kValid));
+  int kernels = 0;
+  compiled = fa4CompileModuleToKernels(
+      module, mlirStringRefCreateFromCString("kv-stages=2"), printKernel,
+      &kernels);
+  // CHECK: kernel f_attention (sm_100a): entry 1, cubin {{elf|none}}, manifest json 1
+  // CHECK: "kernel": "f_attention"
+  // CHECK: "mbarriers": 22
+  // CHECK: in memory: 1, 1 kernel(s)
+  printf("in memory: %d, %d kernel(s)\n", mlirLogicalResultIsSuccess(compiled),
+         kernels);
   mlirModuleDestroy(module);
 
   // CHECK: diagnostic: fa4-compile: cannot parse options 'no-such-option=1'

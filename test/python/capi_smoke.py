@@ -27,8 +27,22 @@ with fa4.Context() as ctx:
     # compiled kernel.
     compiled = ctx.compile(EXAMPLE.read_text(), "kv-stages=2")
     # CHECK: compiled: launch True, binary True
-    print(f"compiled: launch {'fa4.launch @gqa_causal_attention' in compiled}, "
-          f"binary {'gpu.binary @gqa_causal_attention' in compiled}")
+    print(f"compiled: launch {'fa4.launch @gqa_causal_attention' in compiled.ir}, "
+          f"binary {'gpu.binary @gqa_causal_attention' in compiled.ir}")
+    # The kernels in memory: PTX, the cubin when ptxas is found, the manifest.
+    (kernel,) = compiled.kernels
+    # CHECK: kernel gqa_causal_attention sm_100a: ptx True, entry True
+    print(f"kernel {kernel.name} {kernel.arch}: ptx {kernel.ptx.startswith('//')}, "
+          f"entry {'.entry gqa_causal_attention' in kernel.ptx}")
+    # CHECK: manifest: kernel gqa_causal_attention, 512 threads, kv stages 2, mbarriers 22, tmem 512
+    m = kernel.manifest
+    print(f"manifest: kernel {m['kernel']}, {m['block'][0]} threads, "
+          f"kv stages {2 if 'kvStages = 2' in m['plan'] else '?'}, "
+          f"mbarriers {m['mbarriers']}, tmem {m['tmem_columns']}")
+    # CHECK: cubin matches the manifest: True
+    print("cubin matches the manifest:",
+          (kernel.cubin is None) == (m['files']['cubin'] is None)
+          and (kernel.cubin is None or kernel.cubin[:4] == b"\x7fELF"))
     try:
         ctx.compile(EXAMPLE.read_text(), "head-dim=256")
     except fa4.MLIRError as err:
