@@ -365,32 +365,32 @@ void CtaTrace::issued(Actor &actor, Operation *op) {
   }
 }
 
-void CtaTrace::loadLanded(const TmaLoad &load) {
-  auto it = copies.find(copyKey(load.slot, load.clock.get(load.slot)));
+std::optional<int64_t> CtaTrace::finishCopy(uint32_t slot, uint32_t stamp) {
+  auto it = copies.find(copyKey(slot, stamp));
   if (it == copies.end())
-    return;
+    return std::nullopt;
   Copy copy = std::move(it->second);
   copies.erase(it);
   laneFree[copy.lane] = now + 1;
   int64_t tid = kTmaTracks + copy.lane;
   trace.span(pid, tid, "tma", copy.name, copy.issued, now + 1,
              std::move(copy.args));
+  return tid;
+}
+
+void CtaTrace::loadLanded(const TmaLoad &load) {
+  std::optional<int64_t> tid = finishCopy(load.slot, load.clock.get(load.slot));
+  if (!tid)
+    return;
   SmallVector<Arrival, 2> &list = arriving[load.barrier];
-  llvm::erase_if(list, [&](const Arrival &a) { return a.at.tid == tid; });
-  list.push_back({{tid, now}, ""});
+  llvm::erase_if(list, [&](const Arrival &a) { return a.at.tid == *tid; });
+  list.push_back({{*tid, now}, ""});
 }
 
 void CtaTrace::storeDone(const StoreInFlight &store) {
-  auto it = copies.find(copyKey(store.slot, store.clock.get(store.slot)));
-  if (it == copies.end())
-    return;
-  Copy copy = std::move(it->second);
-  copies.erase(it);
-  laneFree[copy.lane] = now + 1;
-  int64_t tid = kTmaTracks + copy.lane;
-  trace.span(pid, tid, "tma", copy.name, copy.issued, now + 1,
-             std::move(copy.args));
-  storeDoneOf[store.issuer] = {tid, now};
+  if (std::optional<int64_t> tid =
+          finishCopy(store.slot, store.clock.get(store.slot)))
+    storeDoneOf[store.issuer] = {*tid, now};
 }
 
 void CtaTrace::mmaExecuted(const MmaPipe &pipe, const MmaWork &work) {

@@ -121,6 +121,9 @@ private:
   static uint64_t copyKey(uint32_t slot, uint32_t value) {
     return (static_cast<uint64_t>(value) << 32) | slot;
   }
+  /// Ends the span of the TMA copy stamped `stamp` in `slot` now and frees
+  /// its track; returns the track, or nullopt for a copy not traced.
+  std::optional<int64_t> finishCopy(uint32_t slot, uint32_t stamp);
 
   Cta &cta;
   Trace &trace;
