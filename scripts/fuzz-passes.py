@@ -217,6 +217,10 @@ def signature(kind, out):
         ours = [f for f in frames if (re.search(r"fa4::|/fa4-(opt|sim)\+", f) and
                                       not re.search(r"\bmain\b|_start\b", f))]
         parts.insert(1, "fa4" if ours else "upstream")
+        if ours:
+            first = re.sub(r"\s*\(/.*\)$", "", ours[0])[:160]
+            if first not in parts:
+                parts.append("in " + first)
     if kind == "undiagnosed":
         lines = [l for l in out.splitlines() if l.strip()]
         parts.append(normalize(lines[-1]) if lines else "no output")
