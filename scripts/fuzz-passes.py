@@ -50,7 +50,7 @@ Classification of each step and of the mutant (the worst step):
   invalid     the mutant does not parse or verify (exit 1 with error:)
   diagnosed   a pass or fa4-sim refused it with an error: diagnostic
   accepted    every step exited 0
-  undiagnosed exit 1 without any error: line
+  undiagnosed exit 1 without any error: line (for fa4-sim: nor a FAIL verdict)
   crash       a signal, an exit status other than 0/1 (0/1/2 for
               fa4-sim), or Assertion / LLVM ERROR / Stack dump /
               UNREACHABLE / PLEASE submit a bug report in the output
@@ -167,14 +167,16 @@ def run_tool(cmd, timeout):
     return rc, text, time.monotonic() - start
 
 
-def classify(rc, out, ok=(0, 1)):
+def classify(rc, out, ok=(0, 1), verdict=None):
+    """`verdict`: besides error: diagnostics, what else counts as one (a
+    failed fa4-sim seed)."""
     if rc is None:
         return "hang"
     if rc < 0 or rc not in ok or CRASH.search(out):
         return "crash"
     if rc == 0:
         return "accepted"
-    if re.search(r"(^|\s)error:", out):
+    if re.search(r"(^|\s)error:", out) or (verdict and re.search(verdict, out, re.M)):
         return "diagnosed"
     return "undiagnosed"
 
@@ -565,7 +567,7 @@ def edit_dim(rng, module):
     line = module.lines[i]
     oldtype = line[a:b]
     newtype = line[a:m.start()] + new + line[m.end():b]
-    if rng.random() < 0.3:
+    if rng.random() < 0.15:
         module.lines[i] = line[:a] + newtype + line[b:]
         return f"dim line {i + 1}: {oldtype} -> {newtype}"
     for j, text in enumerate(module.lines):
@@ -670,6 +672,18 @@ ATTR_KINDS = ["0 : i64", "-1 : i32", "2147483648 : i64", '"fuzz"', '""', "unit",
               "affine_map<(d0) -> (d0)>", "9223372036854775807 : i64"]
 
 
+def value_kind(value):
+    """What kind of attribute value text is: its type suffix, quotes,
+    brackets or dialect prefix."""
+    m = re.search(r" : ([\w.]+)$", value)
+    if m and not value.startswith(("[", "{", "#", "dense")):
+        return ("typed", m.group(1))
+    m = re.match(r"(#[\w]+\.[\w]+|[\w]+)<", value)
+    if m:
+        return ("params", m.group(1))
+    return ("char", value[:1])
+
+
 def edit_attr_value(rng, module):
     entries = [e for e in dict_entries(module) if e[4] is not None]
     if not entries:
@@ -677,9 +691,15 @@ def edit_attr_value(rng, module):
     i, a, b, key, vstart, _, _ = focused(rng, module, entries)
     line = module.lines[i]
     old = line[vstart:b].strip()
-    if rng.random() < 0.4:
-        pool = [v for v in attr_values(module, entries) if v != old]
-        new = rng.choice(pool) if pool else rng.choice(ATTR_KINDS)
+    pool = [v for v in attr_values(module, entries) if v != old]
+    same = [v for v in pool if value_kind(v) == value_kind(old)]
+    r = rng.random()
+    if r < 0.5 and same:
+        # A value of the same kind (an integer of the same type, a string,
+        # an array, an attribute of the same dialect) from elsewhere.
+        new = rng.choice(same)
+    elif r < 0.75 and pool:
+        new = rng.choice(pool)
     else:
         new = rng.choice(ATTR_KINDS)
     trail = line[vstart:b][len(line[vstart:b].rstrip()):]
@@ -1128,9 +1148,9 @@ def run_mutant(args, index, target, stage, form, work_root):
         f.write(text)
     steps = []   # (step, class, rc, seconds, cmd, output)
 
-    def step(name, cmd, ok=(0, 1), timeout=None):
+    def step(name, cmd, ok=(0, 1), timeout=None, verdict=None):
         rc, out, secs = run_tool(cmd, timeout or args.timeout)
-        cls = classify(rc, out, ok)
+        cls = classify(rc, out, ok, verdict)
         steps.append((name, cls, rc, secs, cmd, out))
         return cls
 
@@ -1154,7 +1174,7 @@ def run_mutant(args, index, target, stage, form, work_root):
             if stage == SYNC_STAGE and target.sim_steps and not args.no_sim:
                 step("sim", [args.fa4_sim, path] + shlex.split(args.sim_args) +
                      ["--max-steps", str(target.sim_steps * 4)], ok=(0, 1, 2),
-                     timeout=args.sim_timeout)
+                     timeout=args.sim_timeout, verdict=r"^seed \d+: FAIL")
             result = max((s[1] for s in steps), key=SEVERITY.index)
     record["class"] = result
     record["steps"] = {s[0]: s[1] for s in steps}
