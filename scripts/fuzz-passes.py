@@ -33,6 +33,8 @@ Edits (kinds, chosen at random; --kinds restricts them):
   attr-value  an entry's value replaced by another kind of value or by
               the value of another entry of the module
   attr-key    an entry's key renamed, or the entry duplicated
+  attr-copy   an entry copied into another dictionary (over the entry
+              of the same key there, if any)
   string      a string literal emptied, extended, truncated, swapped
   array       an array element dropped, duplicated, swapped or changed
   op-delete   an op deleted; the uses of its results take another value
@@ -118,7 +120,7 @@ STAGES = ["semantic"] + [name for name, _ in PIPELINE[:-1]]
 SYNC_STAGE = "barriers"
 
 KINDS = ["int", "float", "dim", "type", "attr-drop", "attr-value", "attr-key",
-         "string", "array", "op-delete", "op-dup", "op-swap", "operand",
+         "attr-copy", "string", "array", "op-delete", "op-dup", "op-swap", "operand",
          "op-rename"]
 # Kinds that need the operand and result types of the generic form.
 GENERIC_ONLY = {"operand", "op-rename"}
@@ -726,6 +728,33 @@ def edit_attr_key(rng, module):
     return f"attr-key line {i + 1}: {key} -> {newkey}"
 
 
+def edit_attr_copy(rng, module):
+    """An entry of one dictionary copied into another (or the same kind of
+    op elsewhere), replacing an entry of the same key there."""
+    entries = dict_entries(module)
+    if len(entries) < 2:
+        return None
+    src = focused(rng, module, entries)
+    dicts = sorted({(e[0], e[5], e[6]) for e in entries if (e[0], e[5]) != (src[0], src[5])})
+    braces = [d for d in dicts if module.lines[d[0]][d[1]] == "{"]
+    if braces and rng.random() < 0.8:
+        dicts = braces  # mostly attribute dictionaries, not parameter lists
+    if not dicts:
+        return None
+    i, open_, close = rng.choice(dicts)
+    entry = module.lines[src[0]][src[1]:src[2]].strip()
+    line = module.lines[i]
+    same = [e for e in entries if (e[0], e[5]) == (i, open_) and e[3] == src[3]]
+    if same:
+        _, a, b, _, _, _, _ = same[0]
+        module.lines[i] = line[:a] + (" " if line[a] == " " else "") + entry + line[b:]
+    elif line[open_ + 1:close].strip():
+        module.lines[i] = line[:open_ + 1] + entry + ", " + line[open_ + 1:]
+    else:
+        module.lines[i] = line[:open_ + 1] + entry + line[open_ + 1:]
+    return f"attr-copy line {src[0] + 1} -> line {i + 1}: {entry[:80]}"
+
+
 def edit_string(rng, module):
     hits = []
     for i, line in enumerate(module.lines):
@@ -994,13 +1023,14 @@ def edit_op_rename(rng, module):
 EDITS = {
     "int": edit_int, "float": edit_float, "dim": edit_dim, "type": edit_type,
     "attr-drop": edit_attr_drop, "attr-value": edit_attr_value,
-    "attr-key": edit_attr_key, "string": edit_string, "array": edit_array,
+    "attr-key": edit_attr_key, "attr-copy": edit_attr_copy, "string": edit_string,
+    "array": edit_array,
     "op-delete": edit_op_delete, "op-dup": edit_op_dup, "op-swap": edit_op_swap,
     "operand": edit_operand, "op-rename": edit_op_rename,
 }
 # How often each kind is drawn.
 WEIGHTS = {"int": 5, "float": 1, "dim": 2, "type": 1, "attr-drop": 3,
-           "attr-value": 3, "attr-key": 1, "string": 2, "array": 2,
+           "attr-value": 3, "attr-key": 1, "attr-copy": 2, "string": 2, "array": 2,
            "op-delete": 3, "op-dup": 2, "op-swap": 2, "operand": 3, "op-rename": 1}
 
 
