@@ -264,4 +264,15 @@ gpu.module @m {
   gpu.func @k() kernel attributes {fa4.roles = [{name = "mma", warps = [4, 5]}]} {
     gpu.return
   }
+
+// -----
+
+// The plan's check of the workgroup attributions runs only on a gpu.func
+// that verifies: one that counts more attributions than it has block
+// arguments is reported by gpu.func.
+gpu.module @m {
+  // expected-error @+1 {{expected at least 65536 arguments to body region}}
+  "gpu.func"() <{function_type = () -> ()}> ({
+    "gpu.return"() : () -> ()
+  }) {fa4.plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 128, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>, gpu.kernel, sym_name = "k", workgroup_attributions = 65536 : i64} : () -> ()
 }

@@ -137,3 +137,17 @@ func.func @negative_warp() {
   }
   return
 }
+
+// -----
+
+// The roles are checked against each other only once each has verified: a
+// role without its first warp is reported as such.
+func.func @role_without_warp_begin() {
+  fa4.warp_specialize warps 4 {
+    // expected-error @+1 {{requires attribute 'warpBegin'}}
+    "fa4.role"() <{registers = 64 : i64, role = "a", warpEnd = 4 : i64}> ({
+    ^bb0:
+    }) : () -> ()
+  }
+  return
+}

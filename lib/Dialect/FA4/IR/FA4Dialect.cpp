@@ -103,6 +103,11 @@ LogicalResult FA4Dialect::verifyOperationAttribute(Operation *op,
     auto kernel = dyn_cast<gpu::GPUFuncOp>(op);
     if (!kernel || !kernel.isKernel())
       return error() << "'fa4.plan' belongs on a gpu.func kernel";
+    // Dialect attributes are verified before the op they are on: the
+    // gpu.func must hold (its signature, its attribution counts against its
+    // block arguments) before its attributions are read.
+    if (failed(op->getName().getRegisteredInfo()->verifyInvariants(op)))
+      return failure();
     return verifyWorkgroupAttributions(kernel);
   }
   if (name == getNameAttrHelper().getName())

@@ -143,6 +143,14 @@ LogicalResult WarpSpecializeOp::verify() {
   if (warps < 4 || warps > 32 || warps % 4 != 0)
     return emitOpError() << "warps must be whole warpgroups, 4 to 32, got "
                          << warps;
+  return success();
+}
+
+// The roles are checked against each other once each role has verified
+// (its attributes exist and its range is not empty): a region verifier runs
+// after the ops inside.
+LogicalResult WarpSpecializeOp::verifyRegions() {
+  int64_t warps = static_cast<int64_t>(getWarps());
   SmallVector<RoleOp> owner(warps);
   SmallVector<std::optional<int64_t>> groupRegisters(warps / 4);
   for (Operation &op : getBody().front()) {
@@ -152,10 +160,6 @@ LogicalResult WarpSpecializeOp::verify() {
                                  "fa4.role ops only";
     int64_t begin = static_cast<int64_t>(role.getWarpBegin());
     int64_t end = static_cast<int64_t>(role.getWarpEnd());
-    // The role's own verifier runs after this one; its range must hold
-    // before it indexes the warps.
-    if (failed(role.verify()))
-      return failure();
     if (end > warps)
       return role.emitOpError() << "warps up to " << end
                                 << " exceed the CTA's " << warps;

@@ -820,6 +820,7 @@ def FA4_WarpSpecializeOp : FA4_Op<"warp_specialize",
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "`warps` $warps attr-dict-with-keyword $body";
   let hasVerifier = 1;
+  let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
     /// Registers per thread a CTA of `warps` warps has before setmaxnreg.
     int64_t getDefaultRegisters();
