@@ -264,6 +264,7 @@ gpu.module @m {
   gpu.func @k() kernel attributes {fa4.roles = [{name = "mma", warps = [4, 5]}]} {
     gpu.return
   }
+}
 
 // -----
 
