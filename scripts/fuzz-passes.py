@@ -7,9 +7,9 @@ runs the passes of `fa4-compile` one at a time and keeps the IR after
 each one, the *stage IR* (semantic, planned, tiled, specialized,
 canonicalized, cse, tmem-placed, smem-placed, barriers, warps-lowered,
 strided-expanded, cf, nvvm, aligned, nvvm-canonicalized, nvvm-cse,
-llvm, reconciled, binary), printed both generic and pretty. Each mutant
-takes one stage IR, applies one to three random edits and runs what is
-left:
+llvm, reconciled, assembled, llvm-verified, binary), printed both
+generic and pretty. Each mutant takes one stage IR, applies one to three
+random edits and runs what is left:
 
   parse     fa4-opt MUTANT (parse and verify only)
   passes    fa4-opt MUTANT --pass-pipeline='builtin.module(REST)' where
@@ -113,6 +113,8 @@ PIPELINE = [
     ("nvvm-cse", "gpu.module(cse)"),
     ("llvm", "convert-nvvm-to-llvm"),
     ("reconciled", "reconcile-unrealized-casts"),
+    ("assembled", "fa4-assemble-manifest"),
+    ("llvm-verified", "fa4-verify-llvm-ir"),
     ("binary", "gpu-module-to-binary{format=isa}"),
     ("emitted", "fa4-emit-kernels{emit-dir=@EMIT@ report=false@PTXAS@}"),
 ]

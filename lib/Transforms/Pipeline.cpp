@@ -49,6 +49,7 @@ void mlir::fa4::buildCompilePipeline(OpPassManager &pm,
   pm.addPass(createConvertNVVMToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createFA4AssembleManifest());
+  pm.addPass(createFA4VerifyLLVMIR());
 
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = "isa";

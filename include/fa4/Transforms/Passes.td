@@ -377,6 +377,39 @@ def FA4AssembleManifest : Pass<"fa4-assemble-manifest", "::mlir::ModuleOp"> {
   }];
 }
 
+def FA4VerifyLLVMIR : Pass<"fa4-verify-llvm-ir", "::mlir::ModuleOp"> {
+  let summary = "Refuse kernel modules that would translate to invalid LLVM IR";
+  let description = [{
+    `gpu-module-to-binary` translates each `gpu.module` to LLVM IR and hands
+    it to the NVPTX backend without running LLVM's verifier, and the LLVM
+    dialect's op verifiers do not check everything LLVM IR requires (an
+    `llvm.fptrunc` between vectors of different lengths verifies). Such a
+    module, hand-edited or produced by a faulty pass, would end in a fatal
+    backend error; a value wider than any register file would make the
+    translation itself run out of memory. This pass, run just before
+    `gpu-module-to-binary` on kernels in the LLVM and NVVM dialects, refuses
+    both with a diagnostic:
+
+    - a value (op result or block argument) wider than a thread's 255 32-bit
+      registers, at the op that defines it;
+    - a module whose LLVM IR fails LLVM's verifier, at the `gpu.module`, with
+      the verifier's first complaint and the instruction it names.
+
+    A module that does not translate at all (an op outside the LLVM and NVVM
+    dialects) is refused with the translation's own diagnostic.
+
+    ```mlir
+    gpu.module @k [#nvvm.target<chip = "sm_90a">] {
+      llvm.func @f(%x: vector<16xf32>) {
+        // error: 'gpu.module' op translates to invalid LLVM IR, ...
+        %0 = llvm.fptrunc %x : vector<16xf32> to vector<32xbf16>
+        llvm.return
+      }
+    }
+    ```
+  }];
+}
+
 def FA4EmitKernels : Pass<"fa4-emit-kernels", "::mlir::ModuleOp"> {
   let summary = "Write each kernel's PTX, cubin and launch manifest, and report its resources";
   let description = [{

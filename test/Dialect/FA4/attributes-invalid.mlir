@@ -277,3 +277,14 @@ gpu.module @m {
     "gpu.return"() : () -> ()
   }) {fa4.plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 128, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>, gpu.kernel, sym_name = "k", workgroup_attributions = 65536 : i64} : () -> ()
 }
+
+// -----
+
+// gpu.func's verifier would read a negative count as a huge one.
+"gpu.module"() <{sym_name = "m"}> ({
+  // expected-error @+1 {{'gpu.func' op declares -1 workgroup attributions}}
+  "gpu.func"() <{function_type = (i32) -> ()}> ({
+  ^bb0(%arg0: i32):
+    "gpu.return"() : () -> ()
+  }) {fa4.plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 128, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>, gpu.kernel, sym_name = "k", workgroup_attributions = -1 : i64} : () -> ()
+}) : () -> ()

@@ -89,6 +89,21 @@ static LogicalResult verifyWorkgroupAttributions(gpu::GPUFuncOp kernel) {
   return success();
 }
 
+/// gpu.func's own verifier refuses a workgroup attribution count larger
+/// than its entry block allows, but reads a negative one as a huge count
+/// and indexes past the block's arguments; it is refused before that
+/// verifier runs.
+static LogicalResult verifyAttributionCount(gpu::GPUFuncOp kernel) {
+  auto count = kernel->getAttrOfType<IntegerAttr>(
+      kernel.getNumWorkgroupAttributionsAttrName());
+  if (!count || !count.getValue().isNegative())
+    return success();
+  SmallString<24> text;
+  count.getValue().toStringSigned(text);
+  return kernel.emitOpError() << "declares " << text
+                              << " workgroup attributions";
+}
+
 LogicalResult FA4Dialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
@@ -106,7 +121,8 @@ LogicalResult FA4Dialect::verifyOperationAttribute(Operation *op,
     // Dialect attributes are verified before the op they are on: the
     // gpu.func must hold (its signature, its attribution counts against its
     // block arguments) before its attributions are read.
-    if (failed(op->getName().getRegisteredInfo()->verifyInvariants(op)))
+    if (failed(verifyAttributionCount(kernel)) ||
+        failed(op->getName().getRegisteredInfo()->verifyInvariants(op)))
       return failure();
     return verifyWorkgroupAttributions(kernel);
   }
