@@ -601,9 +601,14 @@ def edit_type(rng, module):
 ENTRY_KEY = re.compile(r'\s*([A-Za-z_][\w$.-]*|"[^"]*")\s*(=\s*)?')
 
 
+# An entry of a dictionary or parameter list: its line, its span, its key,
+# where its value starts (None for a unit entry) and the brackets around it.
+Entry = collections.namedtuple("Entry", "line start end key value open close")
+
+
 def dict_entries(module):
     """Every entry of an attribute/property dictionary or a parameter list
-    on one line: (line, entry start, entry end, key, value start)."""
+    on one line."""
     entries = []
     for i, line in enumerate(module.lines):
         if "=" not in line:
@@ -638,23 +643,26 @@ def dict_entries(module):
             if not pieces or not any(p[3] is not None for p in pieces):
                 continue
             for a, b, key, vstart in pieces:
-                entries.append((i, a, b, key, vstart, j, close))
+                entries.append(Entry(i, a, b, key, vstart, j, close))
     return entries
 
 
+def pick_entry(rng, module, with_value=False):
+    """A random entry (with a value, if asked), or None."""
+    entries = [e for e in dict_entries(module) if not with_value or e.value is not None]
+    return focused(rng, module, entries)
+
+
 def attr_values(module, entries):
-    values = []
-    for i, a, b, key, vstart, _, _ in entries:
-        if vstart is not None:
-            values.append(module.lines[i][vstart:b].strip())
-    return values
+    return [module.lines[e.line][e.value:e.end].strip() for e in entries
+            if e.value is not None]
 
 
 def edit_attr_drop(rng, module):
-    entries = dict_entries(module)
-    if not entries:
+    entry = pick_entry(rng, module)
+    if entry is None:
         return None
-    i, a, b, key, vstart, open_, close = focused(rng, module, entries)
+    i, a, b, key, _, open_, close = entry
     line = module.lines[i]
     # Remove the entry with one neighbouring comma.
     if b < close and line[b] == ",":
@@ -689,13 +697,13 @@ def value_kind(value):
 
 
 def edit_attr_value(rng, module):
-    entries = [e for e in dict_entries(module) if e[4] is not None]
-    if not entries:
+    entry = pick_entry(rng, module, with_value=True)
+    if entry is None:
         return None
-    i, a, b, key, vstart, _, _ = focused(rng, module, entries)
+    i, a, b, key, vstart, _, _ = entry
     line = module.lines[i]
     old = line[vstart:b].strip()
-    pool = [v for v in attr_values(module, entries) if v != old]
+    pool = [v for v in attr_values(module, dict_entries(module)) if v != old]
     same = [v for v in pool if value_kind(v) == value_kind(old)]
     r = rng.random()
     if r < 0.5 and same:
@@ -712,21 +720,21 @@ def edit_attr_value(rng, module):
 
 
 def edit_attr_key(rng, module):
-    entries = dict_entries(module)
-    if not entries:
+    entry = pick_entry(rng, module)
+    if entry is None:
         return None
-    i, a, b, key, vstart, _, _ = focused(rng, module, entries)
+    i, a, b, key = entry[:4]
     line = module.lines[i]
-    entry = line[a:b]
+    text = line[a:b]
     if rng.random() < 0.3:
-        module.lines[i] = line[:b] + "," + entry + line[b:]
+        module.lines[i] = line[:b] + "," + text + line[b:]
         return f"attr-key line {i + 1}: {key} duplicated"
     if key.startswith('"'):
         newkey = '"' + key[1:-1] + 'x"'
     else:
         newkey = rng.choice([key + "x", key[:-1] or "k", key.upper(), "fuzz"])
-    at = entry.index(key)
-    module.lines[i] = line[:a] + entry[:at] + newkey + entry[at + len(key):] + line[b:]
+    at = text.index(key)
+    module.lines[i] = line[:a] + text[:at] + newkey + text[at + len(key):] + line[b:]
     return f"attr-key line {i + 1}: {key} -> {newkey}"
 
 
@@ -737,24 +745,25 @@ def edit_attr_copy(rng, module):
     if len(entries) < 2:
         return None
     src = focused(rng, module, entries)
-    dicts = sorted({(e[0], e[5], e[6]) for e in entries if (e[0], e[5]) != (src[0], src[5])})
+    dicts = sorted({(e.line, e.open, e.close) for e in entries
+                    if (e.line, e.open) != (src.line, src.open)})
     braces = [d for d in dicts if module.lines[d[0]][d[1]] == "{"]
     if braces and rng.random() < 0.8:
         dicts = braces  # mostly attribute dictionaries, not parameter lists
     if not dicts:
         return None
     i, open_, close = rng.choice(dicts)
-    entry = module.lines[src[0]][src[1]:src[2]].strip()
+    entry = module.lines[src.line][src.start:src.end].strip()
     line = module.lines[i]
-    same = [e for e in entries if (e[0], e[5]) == (i, open_) and e[3] == src[3]]
+    same = [e for e in entries if (e.line, e.open) == (i, open_) and e.key == src.key]
     if same:
-        _, a, b, _, _, _, _ = same[0]
+        a, b = same[0].start, same[0].end
         module.lines[i] = line[:a] + (" " if line[a] == " " else "") + entry + line[b:]
     elif line[open_ + 1:close].strip():
         module.lines[i] = line[:open_ + 1] + entry + ", " + line[open_ + 1:]
     else:
         module.lines[i] = line[:open_ + 1] + entry + line[open_ + 1:]
-    return f"attr-copy line {src[0] + 1} -> line {i + 1}: {entry[:80]}"
+    return f"attr-copy line {src.line + 1} -> line {i + 1}: {entry[:80]}"
 
 
 def edit_string(rng, module):

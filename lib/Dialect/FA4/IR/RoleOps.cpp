@@ -13,9 +13,25 @@ using namespace mlir::fa4;
 // Synchronization and per-thread math
 //===----------------------------------------------------------------------===//
 
+/// The (id, thread count) of a named barrier op, or none for another op.
+/// I32Attr reads back unsigned; negative values must stay negative here.
+static std::optional<std::pair<int64_t, int64_t>>
+readNamedBarrier(Operation *op) {
+  auto read = [](auto barrier) {
+    return std::make_pair<int64_t, int64_t>(
+        static_cast<int32_t>(barrier.getId()),
+        static_cast<int32_t>(barrier.getThreads()));
+  };
+  if (auto sync = dyn_cast<NamedBarrierSyncOp>(op))
+    return read(sync);
+  if (auto arrive = dyn_cast<NamedBarrierArriveOp>(op))
+    return read(arrive);
+  return std::nullopt;
+}
+
 /// Barrier 0 belongs to gpu.barrier (__syncthreads); a count is whole warps.
-static LogicalResult verifyNamedBarrier(Operation *op, int64_t id,
-                                        int64_t threads) {
+static LogicalResult verifyNamedBarrierRange(Operation *op, int64_t id,
+                                             int64_t threads) {
   if (id < 1 || id > 15)
     return op->emitOpError() << "named barrier id must be in [1, 15] (0 is "
                                 "gpu.barrier's), got "
@@ -27,59 +43,42 @@ static LogicalResult verifyNamedBarrier(Operation *op, int64_t id,
   return success();
 }
 
-/// The ops on one hardware barrier agree on its thread count.
-static LogicalResult verifyNamedBarrierCount(Operation *op, int64_t id,
-                                             int64_t threads) {
+/// A barrier op in range, and the ops on one hardware barrier agree on its
+/// thread count.
+static LogicalResult verifyNamedBarrier(Operation *op) {
+  auto [id, threads] = *readNamedBarrier(op);
+  if (failed(verifyNamedBarrierRange(op, id, threads)))
+    return failure();
   Operation *scope = op->getParentWithTrait<OpTrait::IsIsolatedFromAbove>();
   if (!scope)
     return success();
-  Operation *other = nullptr;
-  int64_t otherThreads = 0;
-  scope->walk([&](Operation *candidate) {
-    int64_t candidateId, candidateThreads;
-    if (auto sync = dyn_cast<NamedBarrierSyncOp>(candidate)) {
-      candidateId = static_cast<int32_t>(sync.getId());
-      candidateThreads = static_cast<int32_t>(sync.getThreads());
-    } else if (auto arrive = dyn_cast<NamedBarrierArriveOp>(candidate)) {
-      candidateId = static_cast<int32_t>(arrive.getId());
-      candidateThreads = static_cast<int32_t>(arrive.getThreads());
-    } else {
-      return WalkResult::advance();
-    }
-    if (candidateId != id)
-      return WalkResult::advance();
-    other = candidate;
-    otherThreads = candidateThreads;
-    return WalkResult::interrupt();
-  });
   // The first op on the barrier sets its count; the others are checked
   // against it.
-  if (!other || other == op || otherThreads == threads)
+  Operation *first = nullptr;
+  int64_t firstThreads = 0;
+  scope->walk([&](Operation *candidate) {
+    auto barrier = readNamedBarrier(candidate);
+    if (!barrier || barrier->first != id)
+      return WalkResult::advance();
+    first = candidate;
+    firstThreads = barrier->second;
+    return WalkResult::interrupt();
+  });
+  if (!first || first == op || firstThreads == threads)
     return success();
   InFlightDiagnostic diag = op->emitOpError()
                             << "counts " << threads << " threads on named "
                             << "barrier " << id << ", which an earlier op "
-                            << "counts with " << otherThreads
+                            << "counts with " << firstThreads
                             << "; a barrier has one thread count";
-  diag.attachNote(other->getLoc()) << "the earlier op";
+  diag.attachNote(first->getLoc()) << "the earlier op";
   return diag;
 }
 
-// I32Attr reads back unsigned; negative values must stay negative here.
-LogicalResult NamedBarrierSyncOp::verify() {
-  int64_t id = static_cast<int32_t>(getId());
-  int64_t threads = static_cast<int32_t>(getThreads());
-  if (failed(verifyNamedBarrier(*this, id, threads)))
-    return failure();
-  return verifyNamedBarrierCount(*this, id, threads);
-}
+LogicalResult NamedBarrierSyncOp::verify() { return verifyNamedBarrier(*this); }
 
 LogicalResult NamedBarrierArriveOp::verify() {
-  int64_t id = static_cast<int32_t>(getId());
-  int64_t threads = static_cast<int32_t>(getThreads());
-  if (failed(verifyNamedBarrier(*this, id, threads)))
-    return failure();
-  return verifyNamedBarrierCount(*this, id, threads);
+  return verifyNamedBarrier(*this);
 }
 
 // I32Attr reads back unsigned; a negative count must stay negative here.
@@ -191,9 +190,6 @@ LogicalResult WarpSpecializeOp::verifyRegions() {
 // Channels
 //===----------------------------------------------------------------------===//
 
-static LogicalResult verifyNamedBarrier(Operation *op, int64_t id,
-                                        int64_t threads);
-
 LogicalResult ChannelOp::verify() {
   if (getConsumer().getKind() == EndpointKind::tma)
     return emitOpError() << "a TMA endpoint can only produce";
@@ -206,7 +202,7 @@ LogicalResult ChannelOp::verify() {
       return emitOpError() << "a named barrier has no phase: the channel "
                               "needs exactly one stage, got "
                            << getType().getStages();
-    if (failed(verifyNamedBarrier(
+    if (failed(verifyNamedBarrierRange(
             *this, static_cast<int32_t>(*id),
             getProducer().getThreads() + getConsumer().getThreads())))
       return failure();
