@@ -139,6 +139,9 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
         add(add(tile.position, stage * shape.positionsPerTile()),
             div(row, shape.pack));
     RowKeys rowKeys = scoreStage.rowKeys(rowPosition);
+    // No row of the warpgroup sees fewer keys than its first.
+    RowKeys fewest = scoreStage.rowKeys(
+        add(tile.position, stage * shape.positionsPerTile()));
     auto loop = scf::ForOp::create(b, idx(0), tile.blocks, idx(1),
                                    ValueRange{negInf, zero});
     {
@@ -154,20 +157,39 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
         scores.push_back(TmemLoadOp::create(b, chunkType, sRegion, c * kChunk));
       tmemWait(/*load=*/true);
 
-      // Scores in log2 units; keys the score stage masks are -inf.
-      Value visible = scoreStage.visibleKeys(rowKeys, mul(n, blockN));
-      Value limit = vector::BroadcastOp::create(b, chunkIndexType, visible);
-      Value negInfChunk = vector::BroadcastOp::create(b, chunkType, negInf);
+      // Scores in log2 units; keys the score stage masks are -inf. Only a
+      // block the stage masks for the warpgroup's first row compares keys
+      // per element: the interior blocks of a tile skip it.
+      for (Value &chunk : scores)
+        chunk = scoreStage.scale(chunk, scale);
+      SmallVector<Type> chunkTypes(chunks, chunkType);
+      auto maskIf = scf::IfOp::create(b, chunkTypes,
+                                      scoreStage.blockNeedsMask(fewest, n),
+                                      /*addThenBlock=*/true,
+                                      /*addElseBlock=*/true);
+      {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(maskIf.thenBlock());
+        Value visible = scoreStage.visibleKeys(rowKeys, mul(n, blockN));
+        Value limit = vector::BroadcastOp::create(b, chunkIndexType, visible);
+        Value negInfChunk = vector::BroadcastOp::create(b, chunkType, negInf);
+        SmallVector<Value> masked;
+        for (int64_t c = 0; c < chunks; ++c) {
+          SmallVector<int32_t> columns;
+          for (int64_t i = 0; i < kChunk; ++i)
+            columns.push_back(static_cast<int32_t>(c * kChunk + i));
+          Value column = arith::ConstantOp::create(
+              b, DenseIntElementsAttr::get(chunkIndexType, columns));
+          masked.push_back(arith::SelectOp::create(
+              b, scoreStage.keyMask(column, limit), scores[c], negInfChunk));
+        }
+        scf::YieldOp::create(b, masked);
+        b.setInsertionPointToStart(maskIf.elseBlock());
+        scf::YieldOp::create(b, scores);
+      }
       Value tileMax = negInf;
       for (int64_t c = 0; c < chunks; ++c) {
-        SmallVector<int32_t> columns;
-        for (int64_t i = 0; i < kChunk; ++i)
-          columns.push_back(static_cast<int32_t>(c * kChunk + i));
-        Value column = arith::ConstantOp::create(
-            b, DenseIntElementsAttr::get(chunkIndexType, columns));
-        Value valid = scoreStage.keyMask(column, limit);
-        Value scaled = scoreStage.scale(scores[c], scale);
-        scores[c] = arith::SelectOp::create(b, valid, scaled, negInfChunk);
+        scores[c] = maskIf.getResult(c);
         tileMax = vector::ReductionOp::create(
             b, vector::CombiningKind::MAXIMUMF, scores[c], tileMax);
       }
