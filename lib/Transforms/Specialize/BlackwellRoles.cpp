@@ -142,14 +142,11 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
     // No row of the warpgroup sees fewer keys than its first.
     RowKeys fewest = scoreStage.rowKeys(
         add(tile.position, stage * shape.positionsPerTile()));
-    auto loop = scf::ForOp::create(b, idx(0), tile.blocks, idx(1),
-                                   ValueRange{negInf, zero});
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(loop.getBody());
-      Value n = loop.getInductionVar();
-      Value rowMax = loop.getRegionIterArg(0),
-            rowSum = loop.getRegionIterArg(1);
+    // One KV block of the online softmax: S from TMEM, the conditional
+    // rescale, P into TMEM; (max, sum) in, (max, sum) out. Only blocks the
+    // score stage may mask compare keys per element.
+    auto softmaxBlock = [&](Value n, Value rowMax, Value rowSum,
+                            bool masked) -> SmallVector<Value> {
       Value k = add(base, n);
       ChannelWaitOp::create(b, s[stage], k);
       SmallVector<Value> scores;
@@ -157,39 +154,26 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
         scores.push_back(TmemLoadOp::create(b, chunkType, sRegion, c * kChunk));
       tmemWait(/*load=*/true);
 
-      // Scores in log2 units; keys the score stage masks are -inf. Only a
-      // block the stage masks for the warpgroup's first row compares keys
-      // per element: the interior blocks of a tile skip it.
-      for (Value &chunk : scores)
-        chunk = scoreStage.scale(chunk, scale);
-      SmallVector<Type> chunkTypes(chunks, chunkType);
-      auto maskIf = scf::IfOp::create(b, chunkTypes,
-                                      scoreStage.blockNeedsMask(fewest, n),
-                                      /*addThenBlock=*/true,
-                                      /*addElseBlock=*/true);
-      {
-        OpBuilder::InsertionGuard inner(b);
-        b.setInsertionPointToStart(maskIf.thenBlock());
-        Value visible = scoreStage.visibleKeys(rowKeys, mul(n, blockN));
-        Value limit = vector::BroadcastOp::create(b, chunkIndexType, visible);
-        Value negInfChunk = vector::BroadcastOp::create(b, chunkType, negInf);
-        SmallVector<Value> masked;
-        for (int64_t c = 0; c < chunks; ++c) {
+      // Scores in log2 units; in a masked block, keys the score stage masks
+      // are -inf.
+      Value limit, negInfChunk;
+      if (masked) {
+        limit = vector::BroadcastOp::create(
+            b, chunkIndexType, scoreStage.visibleKeys(rowKeys, mul(n, blockN)));
+        negInfChunk = vector::BroadcastOp::create(b, chunkType, negInf);
+      }
+      Value tileMax = negInf;
+      for (int64_t c = 0; c < chunks; ++c) {
+        scores[c] = scoreStage.scale(scores[c], scale);
+        if (masked) {
           SmallVector<int32_t> columns;
           for (int64_t i = 0; i < kChunk; ++i)
             columns.push_back(static_cast<int32_t>(c * kChunk + i));
           Value column = arith::ConstantOp::create(
               b, DenseIntElementsAttr::get(chunkIndexType, columns));
-          masked.push_back(arith::SelectOp::create(
-              b, scoreStage.keyMask(column, limit), scores[c], negInfChunk));
+          scores[c] = arith::SelectOp::create(
+              b, scoreStage.keyMask(column, limit), scores[c], negInfChunk);
         }
-        scf::YieldOp::create(b, masked);
-        b.setInsertionPointToStart(maskIf.elseBlock());
-        scf::YieldOp::create(b, scores);
-      }
-      Value tileMax = negInf;
-      for (int64_t c = 0; c < chunks; ++c) {
-        scores[c] = maskIf.getResult(c);
         tileMax = vector::ReductionOp::create(
             b, vector::CombiningKind::MAXIMUMF, scores[c], tileMax);
       }
@@ -242,8 +226,25 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
       }
       tmemWait(/*load=*/false);
       ChannelCommitOp::create(b, pSecond[stage], k);
-      scf::YieldOp::create(b, ValueRange{ref, sum});
-    }
+      return {ref, sum};
+    };
+    // The unmasked leading blocks, then the ones the stage may mask (the
+    // causal diagonal, the key tail).
+    auto blockLoop = [&](Value lower, Value upper, ValueRange init,
+                         bool masked) {
+      auto loop = scf::ForOp::create(b, lower, upper, idx(1), init);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      scf::YieldOp::create(
+          b, softmaxBlock(loop.getInductionVar(), loop.getRegionIterArg(0),
+                          loop.getRegionIterArg(1), masked));
+      return loop;
+    };
+    Value unmasked = scoreStage.unmaskedBlocks(fewest, tile.blocks);
+    scf::ForOp interior = blockLoop(idx(0), unmasked,
+                                    ValueRange{negInf, zero}, false);
+    scf::ForOp loop =
+        blockLoop(unmasked, tile.blocks, interior.getResults(), true);
     // The row sum and max for the epilogue.
     Value finalIndex = add(statsBase, tile.blocks);
     ChannelAcquireOp::create(b, stats[stage], finalIndex);

@@ -48,6 +48,12 @@ public:
                                  fewest.limit);
   }
 
+  Value unmaskedBlocks(const RowKeys &fewest, Value blocks) override {
+    // Block n is unmasked while (n + 1) blockN <= limit.
+    return arith::MinUIOp::create(b, div(fewest.limit, shape.plan.getBlockN()),
+                                  blocks);
+  }
+
 protected:
   /// The last key (exclusive) query `position` may see.
   Value keyLimit(Value position) {

@@ -49,6 +49,12 @@ public:
   /// Whether KV block `block` needs per-element masking for any row that
   /// sees at least the keys of `fewest`.
   virtual Value blockNeedsMask(const RowKeys &fewest, Value block) = 0;
+  /// How many leading KV blocks of the `blocks` a tile visits need no
+  /// per-element masking for any row that sees at least the keys of
+  /// `fewest`: blocks [0, result) are unmasked, the rest may not be. (A
+  /// stage that also masks leading blocks, a sliding window, makes this a
+  /// range.)
+  virtual Value unmaskedBlocks(const RowKeys &fewest, Value blocks) = 0;
 
 protected:
   KernelBuilder &kernel;
