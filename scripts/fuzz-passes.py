@@ -75,6 +75,7 @@ Python 3 standard library only.
 import argparse
 import collections
 import concurrent.futures
+import copy
 import glob
 import hashlib
 import json
@@ -338,8 +339,25 @@ class Op:
 class Module:
     """The lines of a module with its ops, blocks and typed values."""
 
+    _parsed = {}  # (stage text, generic) -> Module, for the unmutated IR
+
+    @classmethod
+    def parse(cls, text, generic):
+        """A Module of `text` whose lines may be edited; the unmutated stage
+        IR, which every mutant's first edit starts from, is parsed once."""
+        key = (hash(text), len(text), generic)
+        cached = cls._parsed.get(key)
+        if cached is None or cached.source != text:
+            module = cls(text, generic)
+            cls._parsed[key] = cached = module
+        module = copy.copy(cached)
+        module.lines = list(cached.lines)
+        return module
+
     def __init__(self, text, generic):
         self.generic = generic
+        self.source = text
+        self.entries = None
         self.lines = text.split("\n")
         n = len(self.lines)
         self.depth = [0] * (n + 1)
@@ -608,7 +626,14 @@ Entry = collections.namedtuple("Entry", "line start end key value open close")
 
 def dict_entries(module):
     """Every entry of an attribute/property dictionary or a parameter list
-    on one line."""
+    on one line (of the module as parsed: edits read it before they
+    change a line)."""
+    if module.entries is None:
+        module.entries = scan_dict_entries(module)
+    return module.entries
+
+
+def scan_dict_entries(module):
     entries = []
     for i, line in enumerate(module.lines):
         if "=" not in line:
@@ -1053,7 +1078,9 @@ def mutate(rng, text, generic, kinds):
     for _ in range(count):
         for _attempt in range(10):
             kind = rng.choices(usable, [WEIGHTS[k] for k in usable])[0]
-            module = Module(text, generic)
+            # The stage IR (no edit yet) is parsed once per campaign.
+            module = (Module(text, generic) if done else
+                      Module.parse(text, generic))
             what = EDITS[kind](rng, module)
             if what:
                 text = module.text()
