@@ -62,9 +62,12 @@ def _check(q, k, v):
                             ("v", v, "[B, Skv, Hkv, D]")):
         if t.dim() != 4:
             raise ValueError(f"{name} must be 4-D {layout}, got shape {list(t.shape)}")
-        if not t.is_contiguous():
-            raise ValueError(f"{name} must be contiguous (strides {list(t.stride())} for "
-                             f"shape {list(t.shape)}); call .contiguous()")
+        # Any other stride TMA can describe is taken as it is (a [B, S, H, D]
+        # view of a [B, H, S, D] tensor, say); the runtime checks them.
+        if t.stride()[3] != 1 and t.shape[3] > 1:
+            raise ValueError(f"{name} must have a unit-stride head dim (strides "
+                             f"{list(t.stride())} for shape {list(t.shape)}): TMA reads "
+                             "rows of contiguous elements; call .contiguous()")
     if not q.shape[0] == k.shape[0] == v.shape[0]:
         raise ValueError(f"batch sizes differ: q {q.shape[0]}, k {k.shape[0]}, "
                          f"v {v.shape[0]}")
@@ -85,16 +88,23 @@ def _operand(t, element):
 def attention(q, k, v, causal=False, scale=None, return_lse=False, kernel_dir=None):
     """softmax(scale * q k^T) v per head, with grouped K/V heads.
 
-    q [B, Sq, Hq, D], k and v [B, Skv, Hkv, D]: contiguous CUDA tensors of
-    one dtype (bfloat16 or float16), Hq a multiple of Hkv. `causal` masks
+    q [B, Sq, Hq, D], k and v [B, Skv, Hkv, D]: CUDA tensors of one dtype
+    (bfloat16 or float16) with a unit-stride head dim and 16-byte aligned
+    other strides (views such as a transposed [B, H, S, D] tensor are taken
+    without a copy), Hq a multiple of Hkv. `causal` masks
     bottom-right aligned (query row i sees keys up to i + Skv - Sq). `scale`
     defaults to 1/sqrt(D). Returns O [B, Sq, Hq, D] in q's dtype, and with
     `return_lse` also the natural-log LSE [B, Hq, Sq] in float32.
 
-    Raises TypeError/ValueError for unusable inputs, LookupError when no
+    Raises TypeError/ValueError for unusable inputs, RuntimeError for inputs
+    that require grad in grad mode (there is no backward yet), LookupError when no
     kernel of the directory computes the problem, fa4.runtime.CudaError when
     the driver fails."""
     _check(q, k, v)
+    if torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v)):
+        raise RuntimeError("fa4.torch.attention has no backward yet: q, k or v requires "
+                           "grad, and its gradient would silently stop here; call it "
+                           "under torch.no_grad() or on detached tensors")
     batch, seq_q, heads_q, head_dim = q.shape
     seq_kv, heads_kv = k.shape[1], k.shape[2]
     if scale is None:

@@ -47,8 +47,9 @@ _next_address = [0x7f0000000000]
 
 
 class Tensor:
-    def __init__(self, shape, dtype, device, strides=None, ptr=None):
+    def __init__(self, shape, dtype, device, strides=None, ptr=None, requires_grad=False):
         self.shape, self.dtype, self.device = tuple(shape), dtype, device
+        self.requires_grad = requires_grad
         contiguous, step = [], 1
         for size in reversed(self.shape):
             contiguous.insert(0, step)
@@ -81,6 +82,8 @@ torch.cuda.capability = (10, 0)
 torch.cuda.get_device_capability = lambda device=None: torch.cuda.capability
 torch.cuda.current_stream = lambda device=None: types.SimpleNamespace(cuda_stream=0x5000)
 torch.cuda.device = lambda device: contextlib.nullcontext()
+grad_mode = [True]
+torch.is_grad_enabled = lambda: grad_mode[0]
 sys.modules["torch"] = torch
 sys.modules["torch.cuda"] = torch.cuda
 
@@ -96,6 +99,7 @@ attention = fa4.attention
 class FakeCuda:
     def __init__(self):
         self.launches, self.maps, self.function = [], {}, None
+        self.strides = {}  # global address -> byte strides of its tensor map
         self.kinds = []
 
     def __getattr__(self, name):
@@ -130,8 +134,9 @@ class FakeCuda:
         self.function = name.decode()
         return 0
 
-    def cuTensorMapEncodeTiled(self, out, data_type, rank, address, *rest):
+    def cuTensorMapEncodeTiled(self, out, data_type, rank, address, dims, strides, *rest):
         ctypes.memmove(out.value, address.value.to_bytes(8, "little") + bytes(120), 128)
+        self.strides[address.value] = list(strides)
         return 0
 
     def cuMemAllocAsync(self, out, size, stream):
@@ -238,6 +243,31 @@ fa4.torch._run(kernel, q, k, v, True, fill=float("nan"))
 print("poisoned:", filled, "launched", fake.launches[-1].split(" params")[0])
 # CHECK: poisoned: [((2, 300, 4, 64), nan), ((2, 4, 300), nan)] launched gqa_causal_lse grid 16 stream 0x5000
 
+# A [B, S, H, D] view of a [B, H, S, D] tensor: launched without a copy,
+# its tensor map over the view's strides.
+fake.kinds = [kind for _, kind, _ in kernel.params]
+view = tensor((2, 300, 4, 64), strides=(76800, 64, 19200, 1))
+attention(view, k, v, causal=True, return_lse=True, kernel_dir=str(TMP))
+print("view: map strides", fake.strides[view.data_ptr()], "launched",
+      fake.launches[-1].split(" grid")[0])
+# CHECK: view: map strides [38400, 128, 153600] launched gqa_causal_lse
+
+# Inputs that require grad: refused in grad mode (no backward yet), run
+# under no_grad.
+grad_q = tensor((2, 300, 4, 64), requires_grad=True)
+try:
+    attention(grad_q, k, v, causal=True, return_lse=True, kernel_dir=str(TMP))
+    print("requires grad: accepted")
+except RuntimeError as err:
+    print("requires grad:", err)
+grad_mode[0] = False
+count = len(fake.launches)
+attention(grad_q, k, v, causal=True, return_lse=True, kernel_dir=str(TMP))
+grad_mode[0] = True
+print("no_grad: launches", len(fake.launches) - count)
+# CHECK: requires grad: fa4.torch.attention has no backward yet: q, k or v requires grad, and its gradient would silently stop here; call it under torch.no_grad() or on detached tensors
+# CHECK-NEXT: no_grad: launches 1
+
 os.environ["FA4_KERNEL_DIR"] = str(TMP)
 cpu = _Device("cpu")
 cases = [
@@ -247,7 +277,10 @@ cases = [
     ("cpu", lambda: attention(q, tensor((2, 500, 2, 64), device=cpu), v)),
     ("devices", lambda: attention(q, k, tensor((2, 500, 2, 64), device=_Device("cuda", 1)))),
     ("3-D", lambda: attention(tensor((300, 4, 64)), k, v)),
-    ("strided", lambda: attention(tensor((2, 300, 4, 64), strides=(76800, 64, 19200, 1)), k, v)),
+    ("head dim stride", lambda: attention(tensor((2, 300, 4, 64), strides=(153600, 512, 128, 2)),
+                                          k, v)),
+    ("unaligned stride", lambda: attention(tensor((2, 300, 4, 64), strides=(78000, 260, 65, 1)),
+                                           k, v, causal=True, return_lse=True)),
     ("batch", lambda: attention(tensor((3, 300, 4, 64)), k, v)),
     ("head dim", lambda: attention(tensor((2, 300, 4, 128)), k, v)),
     ("k/v", lambda: attention(q, k, tensor((2, 501, 2, 64)))),
@@ -269,7 +302,8 @@ for label, call in cases:
 # CHECK-NEXT: cpu: ValueError: k is on cpu; fa4 kernels take CUDA tensors
 # CHECK-NEXT: devices: ValueError: q, k and v must be on one device, got cuda:0, cuda:0, cuda:1
 # CHECK-NEXT: 3-D: ValueError: q must be 4-D [B, Sq, Hq, D], got shape [300, 4, 64]
-# CHECK-NEXT: strided: ValueError: q must be contiguous (strides [76800, 64, 19200, 1] for shape [2, 300, 4, 64]); call .contiguous()
+# CHECK-NEXT: head dim stride: ValueError: q must have a unit-stride head dim (strides [153600, 512, 128, 2] for shape [2, 300, 4, 64]): TMA reads rows of contiguous elements; call .contiguous()
+# CHECK-NEXT: unaligned stride: ValueError: query: TMA needs byte strides that are positive multiples of 16 below 2^40, got 130 bytes for dimension 2 (strides [78000, 260, 65, 1] elements of 2 bytes)
 # CHECK-NEXT: batch: ValueError: batch sizes differ: q 3, k 2, v 2
 # CHECK-NEXT: head dim: ValueError: head dims differ: q 128, k 64, v 64
 # CHECK-NEXT: k/v: ValueError: k and v shapes differ: [2, 500, 2, 64] and [2, 501, 2, 64]
