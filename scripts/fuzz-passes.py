@@ -90,6 +90,7 @@ import sys
 import tempfile
 import threading
 import time
+import types
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -357,19 +358,44 @@ class Module:
     def __init__(self, text, generic):
         self.generic = generic
         self.source = text
-        self.entries = None
         self.lines = text.split("\n")
-        n = len(self.lines)
-        self.depth = [0] * (n + 1)
-        for i, line in enumerate(self.lines):
-            self.depth[i + 1] = self.depth[i] + brace_delta(line)
-        self._scope_cache = {}
-        self.ops = []
-        self.types = {}       # value -> type (generic form only)
-        self.defined_at = {}  # value -> line
-        self.uses = collections.defaultdict(list)  # value -> lines using it
+        # The ops, depths and values of `source`, built when an edit first
+        # asks (many need only the lines) and shared by copies (parse).
+        self._index = {}
+
+    INDEX = ("depth", "_scope_cache", "ops", "types", "defined_at", "uses", "op_at")
+
+    def __getattr__(self, name):
+        index = self.__dict__["_index"] if "_index" in self.__dict__ else None
+        if index is None:
+            raise AttributeError(name)
+        if name == "entries":
+            if "entries" not in index:
+                index["entries"] = scan_dict_entries(Module(self.source, self.generic))
+        elif name in Module.INDEX:
+            if "ops" not in index:
+                index.update(vars(self._build()))
+        else:
+            raise AttributeError(name)
+        # Later reads are plain attribute reads.
+        self.__dict__.update(index)
+        return index[name]
+
+    def _build(self):
+        generic = self.generic
+        lines = self.source.split("\n")
+        ix = types.SimpleNamespace()
+        n = len(lines)
+        ix.depth = [0] * (n + 1)
+        for i, line in enumerate(lines):
+            ix.depth[i + 1] = ix.depth[i] + brace_delta(line)
+        ix._scope_cache = {}
+        ix.ops = []
+        ix.types = {}       # value -> type (generic form only)
+        ix.defined_at = {}  # value -> line
+        ix.uses = collections.defaultdict(list)  # value -> lines using it
         op_re = GENERIC_OP if generic else PRETTY_OP
-        for i, line in enumerate(self.lines):
+        for i, line in enumerate(lines):
             label = LABEL.match(line)
             if label:
                 if label.group(2):
@@ -377,8 +403,8 @@ class Module:
                         piece = label.group(2)[a:b].strip()
                         mm = re.match(r"(%[\w$.-]+)\s*:\s*(.*)", piece)
                         if mm:
-                            self.types[mm.group(1)] = re.sub(r"\s+loc\(.*\)$", "", mm.group(2))
-                            self.defined_at[mm.group(1)] = i
+                            ix.types[mm.group(1)] = re.sub(r"\s+loc\(.*\)$", "", mm.group(2))
+                            ix.defined_at[mm.group(1)] = i
                 continue
             m = op_re.match(line)
             if not m:
@@ -386,9 +412,9 @@ class Module:
             op = Op()
             op.start = i
             op.indent = m.group(1)
-            op.depth = self.depth[i]
+            op.depth = ix.depth[i]
             end = i
-            while end < n - 1 and self.depth[end + 1] > op.depth:
+            while end < n - 1 and ix.depth[end + 1] > op.depth:
                 end += 1
             op.end = end
             if generic:
@@ -399,10 +425,10 @@ class Module:
                     names = ([m.group(2)] if m.group(3) is None else
                              [f"{m.group(2)}#{k}" for k in range(count)])
                 op.results = names
-                ft = function_type(self.lines[end])
+                ft = function_type(lines[end])
                 if ft:
                     for name, ty in zip(names, ft[1]):
-                        self.types[name] = ty
+                        ix.types[name] = ty
             else:
                 op.name = m.group(3)
                 names = []
@@ -413,12 +439,13 @@ class Module:
                                   [f"{base}#{k}" for k in range(int(count))])
                 op.results = names
             for name in op.results:
-                self.defined_at[name] = i
-            self.ops.append(op)
-        for i, line in enumerate(self.lines):
+                ix.defined_at[name] = i
+            ix.ops.append(op)
+        for i, line in enumerate(lines):
             for m in re.finditer(r"%[\w$.-]+(?:#\d+)?", line):
-                self.uses[m.group(0)].append(i)
-        self.op_at = {op.start: op for op in self.ops}
+                ix.uses[m.group(0)].append(i)
+        ix.op_at = {op.start: op for op in ix.ops}
+        return ix
 
     def scope_end(self, line):
         """Last line of the region containing `line`."""
@@ -628,8 +655,6 @@ def dict_entries(module):
     """Every entry of an attribute/property dictionary or a parameter list
     on one line (of the module as parsed: edits read it before they
     change a line)."""
-    if module.entries is None:
-        module.entries = scan_dict_entries(module)
     return module.entries
 
 
