@@ -288,3 +288,24 @@ gpu.module @m {
     "gpu.return"() : () -> ()
   }) {fa4.plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 128, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>, gpu.kernel, sym_name = "k", workgroup_attributions = -1 : i64} : () -> ()
 }) : () -> ()
+
+// -----
+
+// A value no thread can hold: lowering it would allocate without bound.
+gpu.module @m {
+  gpu.func @k(%x: f32) kernel attributes {fa4.plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 128, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>} {
+    // expected-error @+1 {{'vector.broadcast' op result #0 of type 'vector<9223372036854775807xf32>' holds more than 2^64 bits, more than a thread's 255 32-bit registers (8160 bits)}}
+    %0 = vector.broadcast %x : f32 to vector<9223372036854775807xf32>
+    gpu.return
+  }
+}
+
+// -----
+
+// The same check on the llvm.func the GPU-to-NVVM conversion makes.
+gpu.module @m {
+  // expected-error @+1 {{'llvm.func' op block argument #0 of type 'vector<256xi32>' holds 8192 bits}}
+  llvm.func @k(%x: vector<256xi32>) attributes {fa4.plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 128, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>, nvvm.kernel} {
+    llvm.return
+  }
+}

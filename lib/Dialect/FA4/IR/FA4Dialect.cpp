@@ -114,7 +114,7 @@ LogicalResult FA4Dialect::verifyOperationAttribute(Operation *op,
                      << attr.getValue();
     // The GPU-to-NVVM conversion carries the plan over to the llvm.func.
     if (isa<LLVM::LLVMFuncOp>(op))
-      return success();
+      return verifyRegisterValues(op);
     auto kernel = dyn_cast<gpu::GPUFuncOp>(op);
     if (!kernel || !kernel.isKernel())
       return error() << "'fa4.plan' belongs on a gpu.func kernel";
@@ -124,7 +124,9 @@ LogicalResult FA4Dialect::verifyOperationAttribute(Operation *op,
     if (failed(verifyAttributionCount(kernel)) ||
         failed(op->getName().getRegisteredInfo()->verifyInvariants(op)))
       return failure();
-    return verifyWorkgroupAttributions(kernel);
+    if (failed(verifyWorkgroupAttributions(kernel)))
+      return failure();
+    return verifyRegisterValues(kernel);
   }
   if (name == getNameAttrHelper().getName())
     return verifyName(error, attr.getValue());

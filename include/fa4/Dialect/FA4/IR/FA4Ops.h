@@ -23,6 +23,11 @@ namespace mlir::fa4 {
 std::optional<int64_t> getStaticSizeInBytes(MemRefType type);
 /// Whether `type` is in shared memory (#gpu.address_space<workgroup>).
 bool isWorkgroupMemRef(MemRefType type);
+
+/// Refuses, at the op that defines it, a value under `root` wider than a
+/// thread's 255 32-bit registers (vectors, scalars, LLVM arrays and structs;
+/// sizes computed without overflow).
+LogicalResult verifyRegisterValues(Operation *root);
 } // namespace mlir::fa4
 
 #endif // FA4_DIALECT_FA4_IR_FA4OPS_H
