@@ -133,15 +133,12 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
 
   kernel.forEachTile([&](const Tile &tile) {
     Value base = tile.kvBase, statsBase = tile.statsBase;
-    // This thread's row is query position `position + row / pack` (pack
+    // This thread's row is query position `first + row / pack` (pack
     // heads share a position).
-    Value rowPosition =
-        add(add(tile.position, stage * shape.positionsPerTile()),
-            div(row, shape.pack));
-    RowKeys rowKeys = scoreStage.rowKeys(rowPosition);
+    Value first = add(tile.position, stage * shape.positionsPerTile());
+    RowKeys rowKeys = scoreStage.rowKeys(add(first, div(row, shape.pack)));
     // No row of the warpgroup sees fewer keys than its first.
-    RowKeys fewest = scoreStage.rowKeys(
-        add(tile.position, stage * shape.positionsPerTile()));
+    RowKeys fewest = scoreStage.rowKeys(first);
     // One KV block of the online softmax: S from TMEM, the conditional
     // rescale, P into TMEM; (max, sum) in, (max, sum) out. Only blocks the
     // score stage may mask compare keys per element.
