@@ -56,14 +56,22 @@ Classification of each step and of the mutant (the worst step):
   crash       a signal, an exit status other than 0/1 (0/1/2 for
               fa4-sim), or Assertion / LLVM ERROR / Stack dump /
               UNREACHABLE / PLEASE submit a bug report in the output
+  upstream    a crash of the parse step whose stack trace has no fa4
+              frame: an upstream dialect's parser or verifier failing
+              on the mutant before any fa4 code runs (known: the
+              llvm.extractvalue parser on an index of 2^32, the
+              llvm.mlir.addressof verifier on a global whose addr_space
+              is not an integer)
   hang        a step ran past --timeout seconds
 
 Crashes, hangs and undiagnosed failures are findings: each is saved as
 OUT/findings/SIG/ID.mlir with ID.sh (the command) and ID.log (its
 output), SIG grouping them by the assertion, error message or top stack
-frame. OUT/report.json lists every mutant (target, stage, edits, class
-per step, signature); OUT/summary.txt has the tables per stage and
-class. The exit status is 1 when there is a finding.
+frame. Upstream crashes are saved the same way, to be reported where
+they belong, but are not fa4's findings. OUT/report.json lists every
+mutant (target, stage, edits, class per step, signature);
+OUT/summary.txt has the tables per stage and class. The exit status is 1
+when there is a finding in fa4's code (crash, hang or undiagnosed).
 
   scripts/fuzz-passes.py --mutants 1000 --seed 1 --out /tmp/fuzz
   scripts/fuzz-passes.py my.mlir --archs sm_90a --stages 'nvvm|llvm' \\
@@ -132,8 +140,12 @@ GENERIC_ONLY = {"operand", "op-rename"}
 CRASH = re.compile(r"Assertion .* failed|LLVM ERROR|Stack dump|UNREACHABLE|"
                    r"PLEASE submit a bug report|Segmentation fault|"
                    r"terminate called|Aborted")
-SEVERITY = ["accepted", "diagnosed", "invalid", "undiagnosed", "hang", "crash"]
+SEVERITY = ["accepted", "diagnosed", "invalid", "upstream", "undiagnosed", "hang",
+            "crash"]
 FINDINGS = {"crash", "hang", "undiagnosed"}
+# Saved like findings but not failing the campaign: the parser or verifier of
+# an upstream dialect crashing on the mutant before any fa4 code runs.
+UPSTREAM = {"upstream"}
 
 # ---------------------------------------------------------------------------
 # Running tools.
@@ -201,6 +213,40 @@ def normalize(text):
     return text.strip()[:200]
 
 
+def fa4_frames(frames):
+    """The frames of fa4's code: its namespace, or its binaries' own code
+    (MLIR and LLVM are shared libraries), the entry point aside."""
+    return [f for f in frames if (re.search(r"fa4::|/fa4-(opt|sim)\+", f) and
+                                  not re.search(r"\bmain\b|_start\b", f))]
+
+
+def upstream_only(out):
+    """A crash with a stack trace none of whose frames is fa4's."""
+    frames = FRAME.findall(out)
+    return bool(frames) and not fa4_frames(frames)
+
+
+def parse_class(cls, out):
+    """The class of the parse step: a module that does not parse or verify
+    is invalid, and a crash only upstream code is on the stack of is not
+    fa4's."""
+    if cls == "diagnosed":
+        return "invalid"
+    if cls == "crash" and upstream_only(out):
+        return "upstream"
+    return cls
+
+
+def classify_files(args):
+    """--classify: the parse step on given modules, as a mutant's."""
+    for path in args.inputs:
+        rc, out, _ = run_tool([args.fa4_opt, path, "-o", os.devnull], args.timeout)
+        cls = parse_class(classify(rc, out), out)
+        sig = signature(cls, out) if cls in FINDINGS | UPSTREAM else ""
+        print(f"{path}: {cls}" + (f" {sig}" if sig else ""))
+    return 0
+
+
 def signature(kind, out):
     """What identifies a finding: its message and top interesting frame."""
     parts = [kind]
@@ -222,8 +268,7 @@ def signature(kind, out):
     if frames:
         # Whether fa4's code is on the stack (its binaries' frames or its
         # namespace), or only upstream MLIR/LLVM.
-        ours = [f for f in frames if (re.search(r"fa4::|/fa4-(opt|sim)\+", f) and
-                                      not re.search(r"\bmain\b|_start\b", f))]
+        ours = fa4_frames(frames)
         parts.insert(1, "fa4" if ours else "upstream")
         if ours:
             first = re.sub(r"\s*\(/.*\)$", "", ours[0])[:160]
@@ -1252,10 +1297,11 @@ def run_mutant(args, index, target, stage, form, work_root):
     if not edits:
         result = "unchanged"
     else:
-        cls = step("parse", [args.fa4_opt, path, "-o", os.devnull])
-        if cls == "diagnosed":
-            steps[-1] = ("parse", "invalid") + steps[-1][2:]
-            result = "invalid"
+        step("parse", [args.fa4_opt, path, "-o", os.devnull])
+        cls = parse_class(steps[-1][1], steps[-1][5])
+        steps[-1] = ("parse", cls) + steps[-1][2:]
+        if cls in ("invalid", "upstream"):
+            result = cls
         elif cls != "accepted":
             result = cls
         else:
@@ -1281,7 +1327,7 @@ def run_mutant(args, index, target, stage, form, work_root):
     record["seconds"] = round(sum(s[3] for s in steps), 2)
     findings = []
     for name, cls, rc, secs, cmd, out in steps:
-        if cls in FINDINGS:
+        if cls in FINDINGS | UPSTREAM:
             findings.append({"step": name, "class": cls, "rc": rc,
                              "signature": signature(cls, out), "cmd": cmd, "output": out})
     record["findings"] = [{"step": f["step"], "class": f["class"],
@@ -1316,8 +1362,8 @@ def save_finding(args, mid, text, edits, findings, path):
 
 
 def summarize(records, targets):
-    classes = ["invalid", "diagnosed", "accepted", "undiagnosed", "crash", "hang",
-               "unchanged"]
+    classes = ["invalid", "diagnosed", "accepted", "upstream", "undiagnosed", "crash",
+               "hang", "unchanged"]
     table = collections.OrderedDict((s, collections.Counter()) for s in STAGES)
     for r in records:
         table[r["stage"]][r["class"]] += 1
@@ -1379,6 +1425,9 @@ def main(argv=None):
     parser.add_argument("--no-sim", action="store_true", help="do not run fa4-sim")
     parser.add_argument("--list-stages", action="store_true",
                         help="print each stage and the passes that follow it")
+    parser.add_argument("--classify", action="store_true",
+                        help="only parse and verify the inputs and print each "
+                             "one's class (and signature), as a mutant's")
     args = parser.parse_args(argv)
     args.archs = [a for a in args.archs.split(",") if a]
     args.kinds = [k for k in args.kinds.split(",") if k]
@@ -1390,6 +1439,8 @@ def main(argv=None):
         for stage in STAGES:
             print(f"{stage}: {remaining_pipeline(stage, args.archs[0], 'DIR', args.ptxas)}")
         return 0
+    if args.classify:
+        return classify_files(args)
     if not args.inputs:
         args.inputs = sorted(glob.glob(os.path.join(ROOT, "examples", "*.mlir")))
     stages = [s for s in STAGES if re.search(args.stages, s)]
@@ -1455,9 +1506,11 @@ def main(argv=None):
         f.write(text + "\n")
     print(text)
     nfind = sum(len(ids) for ids in sigs.values())
+    failing = {k for k in sigs if k[0] in FINDINGS}
     print(f"fuzz-passes: {len(records)} mutants: {nfind} findings "
-          f"({len(sigs)} distinct), {time.monotonic() - t0:.0f} s")
-    return 1 if sigs else 0
+          f"({len(sigs)} distinct, {len(failing)} in fa4's passes), "
+          f"{time.monotonic() - t0:.0f} s")
+    return 1 if failing else 0
 
 
 if __name__ == "__main__":

@@ -53,3 +53,64 @@ gpu.module @kernels [#nvvm.target<chip = "sm_100a">] {
     gpu.return
   }
 }
+
+// -----
+
+// The NVPTX backend only warns about a PTX version it does not know, then
+// compiles for its default version, without mbarriers: instruction
+// selection would end the process.
+// expected-error @+1 {{'gpu.module' op targets #nvvm.target<chip = "sm_90a", features = "+ptx99">, whose features are not one PTX version the NVPTX backend knows ("+ptxNN")}}
+gpu.module @kernels [#nvvm.target<chip = "sm_90a", features = "+ptx99">] {
+  llvm.func @k(%p: !llvm.ptr<3>) attributes {nvvm.kernel} {
+    %c = llvm.mlir.constant(1 : i32) : i32
+    nvvm.mbarrier.init %p, %c : !llvm.ptr<3>, i32
+    llvm.return
+  }
+}
+
+// -----
+
+// A chip where a feature belongs.
+// expected-error @+1 {{'gpu.module' op targets #nvvm.target<chip = "sm_100a", features = "sm_100a">, whose features are not one PTX version the NVPTX backend knows ("+ptxNN")}}
+gpu.module @kernels [#nvvm.target<chip = "sm_100a", features = "sm_100a">] {
+  llvm.func @k() attributes {nvvm.kernel} {
+    llvm.return
+  }
+}
+
+// -----
+
+// A PTX version older than the chip: a fatal backend error.
+// expected-error @+1 {{'gpu.module' op targets #nvvm.target<chip = "sm_100a", features = "+ptx80">, but sm_100a needs PTX 8.6 or later}}
+gpu.module @kernels [#nvvm.target<chip = "sm_100a", features = "+ptx80">] {
+  llvm.func @k() attributes {nvvm.kernel} {
+    llvm.return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{'gpu.module' op targets #nvvm.target<chip = "sm_90a", features = "+ptx70">, but sm_90a needs PTX 8.0 or later}}
+gpu.module @kernels [#nvvm.target<chip = "sm_90a", features = "+ptx70">] {
+  llvm.func @k() attributes {nvvm.kernel} {
+    llvm.return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{'gpu.module' op targets #nvvm.target<chip = "sm_80">, but fa4's kernels compile for sm_100a or sm_90a}}
+gpu.module @kernels [#nvvm.target<chip = "sm_80">] {
+  llvm.func @k() attributes {nvvm.kernel} {
+    llvm.return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{'gpu.module' op targets #nvvm.target<triple = "nvptx-nvidia-cuda", chip = "sm_90a">, but fa4's kernels compile for the "nvptx64-nvidia-cuda" triple}}
+gpu.module @kernels [#nvvm.target<triple = "nvptx-nvidia-cuda", chip = "sm_90a">] {
+  llvm.func @k() attributes {nvvm.kernel} {
+    llvm.return
+  }
+}

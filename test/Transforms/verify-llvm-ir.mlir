@@ -15,3 +15,27 @@ gpu.module @kernels [#nvvm.target<chip = "sm_90a">] {
     llvm.return %wide : vector<255xf32>
   }
 }
+
+// The targets fa4 compiles for: each chip with its own or a later PTX
+// version, or the backend's default for the chip.
+
+// CHECK-LABEL: gpu.module @sm90 [#nvvm.target<chip = "sm_90a", features = "+ptx80">]
+gpu.module @sm90 [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  llvm.func @k() attributes {nvvm.kernel} {
+    llvm.return
+  }
+}
+
+// CHECK-LABEL: gpu.module @sm100 [#nvvm.target<chip = "sm_100a", features = "+ptx88">]
+gpu.module @sm100 [#nvvm.target<chip = "sm_100a", features = "+ptx88">] {
+  llvm.func @k() attributes {nvvm.kernel} {
+    llvm.return
+  }
+}
+
+// CHECK-LABEL: gpu.module @default [#nvvm.target<chip = "sm_100a">]
+gpu.module @default [#nvvm.target<chip = "sm_100a">] {
+  llvm.func @k() attributes {nvvm.kernel} {
+    llvm.return
+  }
+}

@@ -386,10 +386,18 @@ def FA4VerifyLLVMIR : Pass<"fa4-verify-llvm-ir", "::mlir::ModuleOp"> {
     `llvm.fptrunc` between vectors of different lengths verifies). Such a
     module, hand-edited or produced by a faulty pass, would end in a fatal
     backend error; a value wider than any register file would make the
-    translation itself run out of memory. This pass, run just before
-    `gpu-module-to-binary` on kernels in the LLVM and NVVM dialects, refuses
-    both with a diagnostic:
+    translation itself run out of memory. A `#nvvm.target` the backend does
+    not know (an unknown PTX version or a chip given as a feature) is only a
+    warning there, after which it compiles for a default PTX version that
+    lacks mbarriers and instruction selection ends the process. This pass,
+    run just before `gpu-module-to-binary` on kernels in the LLVM and NVVM
+    dialects, refuses all of these with a diagnostic:
 
+    - a `#nvvm.target` other than the `nvptx64-nvidia-cuda` triple, a chip fa4
+      compiles for (`sm_100a`, `sm_90a`) and either no features or one
+      `+ptxNN` that the NVPTX backend knows and that is at least the chip's
+      first PTX version (8.6 for `sm_100a`, 8.0 for `sm_90a`), at the
+      `gpu.module`;
     - a value (op result or block argument) wider than a thread's 255 32-bit
       registers, at the op that defines it;
     - a module whose LLVM IR fails LLVM's verifier, at the `gpu.module`, with

@@ -309,3 +309,22 @@ gpu.module @m {
     llvm.return
   }
 }
+
+// -----
+
+// The plan's chip is the chip the kernel's gpu.module compiles it for.
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
+  // expected-error @+1 {{'gpu.func' op is planned for sm_100a but its gpu.module targets "sm_90a"}}
+  gpu.func @k() kernel attributes {fa4.plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 128, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>} {
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_100a", features = "+ptx86">] {
+  // expected-error @+1 {{'llvm.func' op is planned for sm_90a but its gpu.module targets "sm_100a"}}
+  llvm.func @k() attributes {fa4.plan = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 128, headDim = 128, qStages = 1, kvStages = 2, gqaPack = 1, scheduler = linear, softmaxRegs = 240, correctionRegs = 0, producerRegs = 24, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8>, nvvm.kernel} {
+    llvm.return
+  }
+}

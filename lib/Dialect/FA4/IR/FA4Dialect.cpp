@@ -3,6 +3,7 @@
 #include "fa4/Dialect/FA4/IR/FA4Dialect.h"
 #include "fa4/Dialect/FA4/IR/FA4Attrs.h"
 #include "fa4/Dialect/FA4/IR/FA4Ops.h"
+#include "fa4/Dialect/FA4/IR/Targets.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "llvm/Support/MathExtras.h"
@@ -104,20 +105,38 @@ static LogicalResult verifyAttributionCount(gpu::GPUFuncOp kernel) {
                               << " workgroup attributions";
 }
 
+/// A kernel's plan names the chip it was tiled for; the #nvvm.target its
+/// gpu.module compiles it for must be that chip, or the NVPTX backend meets
+/// instructions the chip lacks (tcgen05 on sm_90a) or a layout planned for
+/// another chip.
+static LogicalResult verifyPlanTarget(Operation *kernel, PlanAttr plan) {
+  StringRef arch = stringifyArch(plan.getArch());
+  for (StringRef chip : enclosingNvvmChips(kernel))
+    if (chip != arch)
+      return kernel->emitOpError()
+             << "is planned for " << arch << " but its gpu.module targets \""
+             << chip << "\"";
+  return success();
+}
+
 LogicalResult FA4Dialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
   auto error = [&] { return op->emitOpError(); };
   if (name == getPlanAttrHelper().getName()) {
-    if (!isa<PlanAttr>(attr.getValue()))
+    auto plan = dyn_cast<PlanAttr>(attr.getValue());
+    if (!plan)
       return error() << "'fa4.plan' must be a #fa4.plan, got "
                      << attr.getValue();
     // The GPU-to-NVVM conversion carries the plan over to the llvm.func.
     if (isa<LLVM::LLVMFuncOp>(op))
-      return verifyRegisterValues(op);
+      return failure(failed(verifyPlanTarget(op, plan)) ||
+                     failed(verifyRegisterValues(op)));
     auto kernel = dyn_cast<gpu::GPUFuncOp>(op);
     if (!kernel || !kernel.isKernel())
       return error() << "'fa4.plan' belongs on a gpu.func kernel";
+    if (failed(verifyPlanTarget(kernel, plan)))
+      return failure();
     // Dialect attributes are verified before the op they are on: the
     // gpu.func must hold (its signature, its attribution counts against its
     // block arguments) before its attributions are read.

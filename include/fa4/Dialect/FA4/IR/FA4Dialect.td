@@ -28,7 +28,9 @@ def FA4_Dialect : Dialect {
   // The discardable attributes passes hand to each other. Each is checked
   // where it may appear by verifyOperationAttribute /
   // verifyRegionArgAttribute; any other `fa4.*` attribute is an error.
-  //   fa4.plan             the kernel's plan, on an fa4 kernel (gpu.func)
+  //   fa4.plan             the kernel's plan, on an fa4 kernel (gpu.func,
+  //                        then llvm.func); its arch is the chip of the
+  //                        gpu.module's #nvvm.target
   //   fa4.name             a buffer's or barrier group's name, on the op
   //                        that makes it or on a workgroup attribution
   //   fa4.alignment        a workgroup attribution's byte alignment
