@@ -360,8 +360,12 @@ Value callF32Intrinsic(OpBuilder &b, Location loc, StringRef name,
       .getResult(0);
 }
 
-/// 2^x on the FMA pipe: the exponent's integer part goes into the float's
-/// exponent bits, its fraction through the cubic of Exp2.h.
+/// 2^x on the FMA and integer pipes: adding 1.5 * 2^23 rounded down puts
+/// floor(x) into the low mantissa bits (|x| <= 127 here), and shifting those
+/// bits by 23 makes floor(x) the float's exponent; the fraction goes through
+/// the cubic of Exp2.h. No FRND or F2I, which issue to the unit MUFU.EX2
+/// runs on: emulation is to take work off that unit. The floor, fraction
+/// and bits are those of exp2poly::evaluate.
 Value emulatedExp2(OpBuilder &b, Location loc, Value x) {
   Type f32 = b.getF32Type(), i32 = b.getI32Type();
   auto f32Constant = [&](float v) {
@@ -372,13 +376,17 @@ Value emulatedExp2(OpBuilder &b, Location loc, Value x) {
   };
   Value clamped = callF32Intrinsic(b, loc, "llvm.nvvm.fmax.f",
                                    {x, f32Constant(exp2poly::kMinInput)});
-  Value whole = callF32Intrinsic(b, loc, "llvm.nvvm.floor.f", {clamped});
+  Value magic = f32Constant(exp2poly::kFloorShift);
+  Value shifted =
+      callF32Intrinsic(b, loc, "llvm.nvvm.add.rm.f", {clamped, magic});
+  Value whole = LLVM::FSubOp::create(b, loc, shifted, magic);
   Value f = LLVM::FSubOp::create(b, loc, clamped, whole);
   Value p = fma(f32Constant(exp2poly::kC3), f, f32Constant(exp2poly::kC2));
   p = fma(p, f, f32Constant(exp2poly::kC1));
   p = fma(p, f, f32Constant(1.0f));
-  Value exponent = LLVM::ShlOp::create(
-      b, loc, LLVM::FPToSIOp::create(b, loc, i32, whole), i32Constant(b, loc, 23));
+  Value exponent =
+      LLVM::ShlOp::create(b, loc, LLVM::BitcastOp::create(b, loc, i32, shifted),
+                          i32Constant(b, loc, 23));
   Value bits = LLVM::AddOp::create(
       b, loc, LLVM::BitcastOp::create(b, loc, i32, p), exponent);
   return LLVM::BitcastOp::create(b, loc, f32, bits);

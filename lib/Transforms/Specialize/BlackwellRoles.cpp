@@ -130,6 +130,10 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
   Value zero = f32(0.0f), one = f32(1.0f);
   Value stageIndex = idx(stage);
   ScoreStage &scoreStage = kernel.getScoreStage();
+  // Maxima on raw scores, the scale fused into the exponent's FMA.
+  bool fusedScale = scoreStage.linearScale();
+  auto contract =
+      arith::FastMathFlagsAttr::get(ctx, arith::FastMathFlags::contract);
 
   kernel.forEachTile([&](const Tile &tile) {
     Value base = tile.kvBase, statsBase = tile.statsBase;
@@ -161,7 +165,8 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
       }
       Value tileMax = negInf;
       for (int64_t c = 0; c < chunks; ++c) {
-        scores[c] = scoreStage.scale(scores[c], scale);
+        if (!fusedScale)
+          scores[c] = scoreStage.scale(scores[c], scale);
         if (masked) {
           SmallVector<int32_t> columns;
           for (int64_t i = 0; i < kChunk; ++i)
@@ -174,6 +179,8 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
         tileMax = vector::ReductionOp::create(
             b, vector::CombiningKind::MAXIMUMF, scores[c], tileMax);
       }
+      if (fusedScale)
+        tileMax = arith::MulFOp::create(b, tileMax, kernel.scaleLog2);
 
       // Conditional rescale: the exponent reference moves only when the row
       // max grew by more than the threshold (always from -inf).
@@ -204,15 +211,24 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
       ChannelCommitOp::create(b, stats[stage], statsIndex);
 
       // P = 2^(S - ref), chunk by chunk, into TMEM: the first pvSplit columns
-      // release the first PV MMA, the rest the second.
+      // release the first PV MMA, the rest the second. With a linear scale,
+      // S scale - ref is one FMA per element.
       Value refChunk = vector::BroadcastOp::create(b, chunkType, safeRef);
-      Value sum = arith::MulFOp::create(b, rowSum, accScale);
+      // This block's part of the row sum: each chunk of P summed as a tree
+      // (independent packed adds, not one chain through every key) while
+      // its registers are live anyway.
+      Value blockSum;
       for (int64_t c = 0; c < chunks; ++c) {
-        Value p =
-            Exp2Op::create(b, arith::SubFOp::create(b, scores[c], refChunk),
-                           shape.emulatedExp2);
-        sum =
-            vector::ReductionOp::create(b, vector::CombiningKind::ADD, p, sum);
+        Value exponent =
+            fusedScale
+                ? arith::SubFOp::create(
+                      b, arith::MulFOp::create(b, scores[c], scale, contract),
+                      refChunk, contract)
+                : arith::SubFOp::create(b, scores[c], refChunk);
+        Value p = Exp2Op::create(b, exponent, shape.emulatedExp2);
+        Value chunkSum = treeSum(p);
+        blockSum =
+            blockSum ? arith::AddFOp::create(b, blockSum, chunkSum) : chunkSum;
         Value packed = arith::TruncFOp::create(
             b, VectorType::get({kChunk}, shape.element), p);
         TmemStoreOp::create(b, packed, pRegion, c * kChunk);
@@ -223,6 +239,10 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
       }
       tmemWait(/*load=*/false);
       ChannelCommitOp::create(b, pSecond[stage], k);
+      // The row sum: the previous one rescaled plus this block's.
+      Value sum = arith::AddFOp::create(
+          b, arith::MulFOp::create(b, rowSum, accScale, contract), blockSum,
+          contract);
       return {ref, sum};
     };
     // The unmasked leading blocks, then the ones the stage may mask (the

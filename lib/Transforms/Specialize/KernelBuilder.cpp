@@ -6,6 +6,7 @@
 #include "WorkSchedule.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <cmath>
 #include <limits>
@@ -17,6 +18,25 @@ using namespace mlir::fa4::specialize;
 //===----------------------------------------------------------------------===//
 // KernelOps
 //===----------------------------------------------------------------------===//
+
+Value KernelOps::treeSum(Value vector) {
+  int64_t n = cast<VectorType>(vector.getType()).getNumElements();
+  // Halves of equal length down to one element; an odd length is summed
+  // in order from there.
+  for (; n > 1 && n % 2 == 0; n /= 2) {
+    SmallVector<int64_t> low, high;
+    for (int64_t i = 0; i < n / 2; ++i) {
+      low.push_back(i);
+      high.push_back(n / 2 + i);
+    }
+    vector = arith::AddFOp::create(
+        b, vector::ShuffleOp::create(b, vector, vector, low),
+        vector::ShuffleOp::create(b, vector, vector, high));
+  }
+  if (n > 1)
+    return vector::ReductionOp::create(b, vector::CombiningKind::ADD, vector);
+  return vector::ExtractOp::create(b, vector, ArrayRef<int64_t>{0});
+}
 
 MemRefType KernelOps::sharedType(ArrayRef<int64_t> shapeDims, Type element) {
   return MemRefType::get(

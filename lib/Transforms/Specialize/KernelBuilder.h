@@ -49,6 +49,10 @@ protected:
   Value f32(float v) {
     return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
   }
+  /// The sum of the elements of f32 `vector` as a balanced tree of adds of
+  /// its halves: log2(n) dependent vector adds, where vector.reduction adds
+  /// in element order, one chain of n.
+  Value treeSum(Value vector);
 
   // Types and views.
   MemRefType sharedType(ArrayRef<int64_t> shapeDims, Type element);

@@ -38,6 +38,12 @@ public:
   /// The scores in log2 units, from the raw QK^T `scores` and the
   /// scale-times-log2(e) `scale` splat to their shape.
   virtual Value scale(Value scores, Value scale);
+  /// Whether `scale` is the product with the (positive) `scale` and nothing
+  /// else: then the max of the raw scores, scaled, is the max of the scaled
+  /// ones (rounding is monotonic), and a role may take its maxima on raw
+  /// scores and fuse the product into the exponent's FMA. A stage that
+  /// transforms scores otherwise (softcap) returns false.
+  virtual bool linearScale() const { return true; }
   /// How many of the keys from `firstKey` on `row` sees, as i32 (negative
   /// or past the block's end where it sees none or all of them). Built once
   /// per KV block.

@@ -15,7 +15,10 @@
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK: nvvm.cp.async.bulk.commit.group
 // CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
-// 16 elements, 4 emulated: 12 MUFU exponentials, 4 x 3 FMAs.
+// 16 elements, 4 emulated: 12 MUFU exponentials; 4 polynomials, each
+// floored by a round-down add (no conversion) and 3 FMAs.
+// CHECK-COUNT-4: llvm.call_intrinsic "llvm.nvvm.add.rm.f"
+// CHECK-NOT: llvm.call_intrinsic "llvm.nvvm.floor
 // CHECK-COUNT-3: llvm.call_intrinsic "llvm.nvvm.fma.rn.f"
 // CHECK-COUNT-12: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK-NOT: llvm.call_intrinsic "llvm.nvvm.ex2
@@ -28,9 +31,11 @@
 // PTX-DAG: cp.async.bulk.wait_group.read
 // PTX-DAG: ex2.approx.ftz.f32
 // PTX-DAG: fma.rn.f32
-// PTX-DAG: cvt.rmi.f32.f32
+// PTX-DAG: add.rm.f32
 // PTX-DAG: max.f32
 // PTX-NOT: __nv_
+// PTX-NOT: cvt.rmi.f32.f32
+// PTX-NOT: cvt.rzi.s32.f32
 
 // CUBIN: gpu.binary @kernels
 // CUBIN-SAME: bin = "

@@ -21,6 +21,9 @@ constexpr float kC3 = 0.0770646048f;
 /// Inputs are clamped from below so that the exponent stays representable;
 /// 2^-127 is already 0 after flush-to-zero.
 constexpr float kMinInput = -127.0f;
+/// 1.5 * 2^23: x + kFloorShift rounded down is kFloorShift + floor(x) for
+/// |x| < 2^22, with floor(x) in its low mantissa bits (the kernel's floor).
+constexpr float kFloorShift = 12582912.0f;
 
 /// The emulated 2^x exactly as the kernel computes it (fmaf = fma.rn.f32).
 inline float evaluate(float x) {

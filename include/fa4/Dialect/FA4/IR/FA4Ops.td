@@ -777,8 +777,14 @@ def FA4_Exp2Op : FA4_Op<"exp2", [Pure, SameOperandsAndResultType]> {
     %p = fa4.exp2 %s emulated 3 : vector<32xf32>
     ```
 
-    PTX: `ex2.approx.ftz.f32` for the MUFU elements; `max.f32`, `cvt.rmi.f32.f32`,
-    `fma.rn.f32`, `cvt.rzi.s32.f32`, `shl.b32`, `add.s32` for the others.
+    The floor is taken on the FMA pipe too: `x + 1.5 * 2^23` rounded down
+    holds `floor(x)` in its low mantissa bits, which shifted left by 23 are
+    the exponent to add (a float-to-integer conversion or `cvt.rmi` would
+    issue to the unit the MUFU exponentials share).
+
+    PTX: `ex2.approx.ftz.f32` for the MUFU elements; `max.f32`,
+    `add.rm.f32`, `sub.f32`, `fma.rn.f32`, `shl.b32`, `add.s32` for the
+    others.
   }];
   let arguments = (ins VectorOfRankAndType<[1], [F32]>:$x, I64Attr:$emulated);
   let results = (outs VectorOfRankAndType<[1], [F32]>:$result);
