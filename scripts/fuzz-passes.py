@@ -58,8 +58,9 @@ Classification of each step and of the mutant (the worst step):
               UNREACHABLE / PLEASE submit a bug report in the output
   upstream    a crash of the parse step whose stack trace has no fa4
               frame: an upstream dialect's parser or verifier failing
-              on the mutant before any fa4 code runs (known: the
-              llvm.extractvalue parser on an index of 2^32, the
+              on the mutant before any fa4 code runs (known in LLVM 22:
+              the llvm.extractvalue and llvm.insertvalue parsers and
+              verifier on a position of 2^32 or more, the
               llvm.mlir.addressof verifier on a global whose addr_space
               is not an integer)
   hang        a step ran past --timeout seconds

@@ -69,6 +69,10 @@ static void printKernel(const Fa4CompiledKernel *kernel, void *userData) {
 }
 
 int main(void) {
+  // Diagnostics go to stderr, results to stdout, and the RUN line merges
+  // them: stdout unbuffered, so that a full buffer flushed mid-line cannot
+  // interleave the two.
+  setvbuf(stdout, NULL, _IONBF, 0);
   MlirDialectRegistry registry = mlirDialectRegistryCreate();
   fa4RegisterAllDialects(registry);
   MlirContext ctx = mlirContextCreateWithRegistry(registry, false);

@@ -220,90 +220,117 @@ struct MmaLowering : ConvertOpToLLVMPattern<MmaOp> {
         aTile ? tileAddress(rewriter, loc, converter, aTile, adaptor.getA())
               : Value();
     int64_t steps = op.getK() / kStep;
+    MLIRContext *ctx = getContext();
+    Type i32 = rewriter.getI32Type();
 
-    // One tcgen05.mma for K step `step` (i64).
-    auto issue = [&](OpBuilder &b, Value step) {
-      auto c64 = [&](int64_t v) {
-        return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
-      };
-      // tcgen05::kMajorStepBytes on the (possibly dynamic) step.
-      auto kMajorOffset = [&](MemRefType tile) {
-        Value atom = LLVM::LShrOp::create(b, loc, step, c64(2));
-        Value within = LLVM::AndOp::create(b, loc, step, c64(kStepsPerAtom - 1));
-        return LLVM::AddOp::create(
-            b, loc, LLVM::MulOp::create(b, loc, atom, c64(atomStrideBytes(tile))),
-            LLVM::MulOp::create(b, loc, within, c64(kStep * 2)));
-      };
-      Value a;
-      if (aTile) {
-        a = smemDescriptor(
-            b, loc, LLVM::AddOp::create(b, loc, aAddress, kMajorOffset(aTile)),
-            tcgen05::smemDescriptorFields(tcgen05::kKMajorLeadingBytes,
-                                          tcgen05::kKMajorStrideBytes));
-      } else {
-        // tcgen05::tmemStepColumns.
-        Value step32 = LLVM::TruncOp::create(b, loc, b.getI32Type(), step);
-        a = offsetTmemAddress(
-            b, loc, adaptor.getA(),
-            LLVM::MulOp::create(b, loc, step32, i32Constant(b, loc, kStep / 2)));
-      }
-      // tcgen05::mnMajorStepBytes; atoms along N one leading offset apart.
-      Value bStart =
-          bMnMajor
-              ? LLVM::AddOp::create(
-                    b, loc, bAddress,
-                    LLVM::MulOp::create(b, loc, step, c64(tcgen05::mnMajorStepBytes(1))))
-              : LLVM::AddOp::create(b, loc, bAddress, kMajorOffset(bType));
-      Value bDesc = smemDescriptor(
-          b, loc, bStart,
-          tcgen05::smemDescriptorFields(bMnMajor ? atomStrideBytes(bType)
-                                                 : tcgen05::kKMajorLeadingBytes,
-                                        tcgen05::kPatternBytes));
-      // Only the first step may overwrite the accumulator.
-      Value later = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, step,
-                                         c64(0));
-      Value accumulate =
-          LLVM::OrOp::create(b, loc, adaptor.getAccumulate(), later);
+    // Descriptors of step 0. A later step's operand starts a constant
+    // number of 16-byte units further (tcgen05::kMajorStepBytes,
+    // mnMajorStepBytes), which adds to the descriptor's start-address
+    // field without carrying out of it (shared addresses stay below 2^18),
+    // or a constant number of TMEM columns (tmemStepColumns): each step is
+    // one add per operand, not a new encoding.
+    auto c64 = [&](OpBuilder &b, int64_t v) {
+      return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
+    };
+    Value aStart =
+        aTile ? smemDescriptor(rewriter, loc, aAddress,
+                               tcgen05::smemDescriptorFields(
+                                   tcgen05::kKMajorLeadingBytes,
+                                   tcgen05::kKMajorStrideBytes))
+              : adaptor.getA();
+    Value bStart = smemDescriptor(
+        rewriter, loc, bAddress,
+        tcgen05::smemDescriptorFields(bMnMajor ? atomStrideBytes(bType)
+                                               : tcgen05::kKMajorLeadingBytes,
+                                      tcgen05::kPatternBytes));
+    auto aOffset = [&](int64_t step) {
+      return aTile ? tcgen05::kMajorStepBytes(step, atomStrideBytes(aTile)) / 16
+                   : tcgen05::tmemStepColumns(step);
+    };
+    auto bOffset = [&](int64_t step) {
+      return (bMnMajor ? tcgen05::mnMajorStepBytes(step)
+                       : tcgen05::kMajorStepBytes(step, atomStrideBytes(bType))) /
+             16;
+    };
+    // One tcgen05.mma for the step `step` after the operands `a` and `b`;
+    // only the first step of the op may overwrite the accumulator.
+    auto issue = [&](OpBuilder &b, Value a, Value bDesc, int64_t step,
+                     Value accumulate) {
+      Value aStep = aTile ? LLVM::AddOp::create(b, loc, a, c64(b, aOffset(step)))
+                                .getResult()
+                          : offsetTmemAddress(b, loc, a,
+                                              i32Constant(b, loc, aOffset(step)));
+      Value bStep = LLVM::AddOp::create(b, loc, bDesc, c64(b, bOffset(step)));
       NVVM::Tcgen05MMAOp::create(
           b, loc, NVVM::Tcgen05MMAKind::F16, NVVM::CTAGroupKind::CTA_1,
           NVVM::Tcgen05MMACollectorOp::DISCARD, /*aShift=*/false,
-          adaptor.getD(), a, bDesc, idesc, accumulate, /*scaleInputD=*/Value(),
-          /*disableOutputLane=*/Value());
+          adaptor.getD(), aStep, bStep, idesc, accumulate,
+          /*scaleInputD=*/Value(), /*disableOutputLane=*/Value());
     };
+    Value always = LLVM::ConstantOp::create(rewriter, loc, rewriter.getI1Type(),
+                                            rewriter.getBoolAttr(true));
 
-    // In a CFG (a function body after scf-to-cf) the steps become a loop, so
-    // that only the operand bases stay live instead of one descriptor per
-    // step; inside a structured region they are unrolled.
-    if (!isa<FunctionOpInterface>(op->getParentOp())) {
+    // In a CFG (a function body after scf-to-cf) the steps become a loop
+    // over groups of steps, unrolled within a group, so that only the two
+    // group bases stay live: unrolled, LLVM would hoist every step's
+    // operands out of enclosing loops. Every group advances the operands by
+    // the same amount: TMEM columns and MN-major rows advance linearly, a
+    // K-major operand within its 64-element atom, then by the atom stride.
+    // The largest such group of at most an atom's steps that leaves at least
+    // two groups; inside a structured region, or with no such group, the
+    // steps are unrolled.
+    bool kMajor = aTile || !bMnMajor;
+    int64_t groupSteps = 0;
+    for (int64_t g = kStepsPerAtom; g >= 1 && !groupSteps; --g)
+      if (steps % g == 0 && steps / g >= 2 &&
+          (!kMajor || steps <= kStepsPerAtom || g == kStepsPerAtom))
+        groupSteps = g;
+    if (!isa<FunctionOpInterface>(op->getParentOp()) || !groupSteps) {
       for (int64_t step = 0; step < steps; ++step)
-        issue(rewriter, LLVM::ConstantOp::create(rewriter, loc, i64,
-                                                 rewriter.getI64IntegerAttr(step)));
+        issue(rewriter, aStart, bStart, step,
+              step == 0 ? adaptor.getAccumulate() : always);
       rewriter.eraseOp(op);
       return success();
     }
+    int64_t groups = steps / groupSteps;
     Block *entry = rewriter.getInsertionBlock();
     Block *exit = rewriter.splitBlock(entry, rewriter.getInsertionPoint());
-    Block *body = rewriter.createBlock(exit, {i64}, {loc});
+    Type aType = aStart.getType();
+    Block *body = rewriter.createBlock(exit, {i32, aType, i64}, {loc, loc, loc});
     rewriter.setInsertionPointToEnd(entry);
     LLVM::BrOp::create(rewriter, loc,
-                       ValueRange{LLVM::ConstantOp::create(
-                           rewriter, loc, i64, rewriter.getI64IntegerAttr(0))},
+                       ValueRange{i32Constant(rewriter, loc, 0), aStart, bStart},
                        body);
     rewriter.setInsertionPointToStart(body);
-    Value step = body->getArgument(0);
-    issue(rewriter, step);
-    Value next = LLVM::AddOp::create(
-        rewriter, loc, step,
-        LLVM::ConstantOp::create(rewriter, loc, i64, rewriter.getI64IntegerAttr(1)));
-    Value more = LLVM::ICmpOp::create(
-        rewriter, loc, LLVM::ICmpPredicate::ult, next,
-        LLVM::ConstantOp::create(rewriter, loc, i64,
-                                 rewriter.getI64IntegerAttr(steps)));
+    Value group = body->getArgument(0), a = body->getArgument(1),
+          bDesc = body->getArgument(2);
+    Value later = LLVM::ICmpOp::create(rewriter, loc, LLVM::ICmpPredicate::ne,
+                                       group, i32Constant(rewriter, loc, 0));
+    for (int64_t step = 0; step < groupSteps; ++step)
+      issue(rewriter, a, bDesc, step,
+            step == 0 ? LLVM::OrOp::create(rewriter, loc,
+                                           adaptor.getAccumulate(), later)
+                            .getResult()
+                      : always);
+    Value nextA =
+        aTile ? LLVM::AddOp::create(rewriter, loc, a,
+                                    c64(rewriter, aOffset(groupSteps)))
+                    .getResult()
+              : offsetTmemAddress(rewriter, loc, a,
+                                  i32Constant(rewriter, loc,
+                                              aOffset(groupSteps)));
+    Value nextB = LLVM::AddOp::create(rewriter, loc, bDesc,
+                                      c64(rewriter, bOffset(groupSteps)));
+    Value nextGroup = LLVM::AddOp::create(rewriter, loc, group,
+                                          i32Constant(rewriter, loc, 1));
+    Value more = LLVM::ICmpOp::create(rewriter, loc, LLVM::ICmpPredicate::ult,
+                                      nextGroup,
+                                      i32Constant(rewriter, loc, groups));
+    rewriter.setInsertionPointToEnd(body);
     auto backedge = LLVM::CondBrOp::create(rewriter, loc, more, body,
-                                           ValueRange{next}, exit, ValueRange{});
-    // Unrolled, LLVM would hoist every step's descriptor out of enclosing
-    // loops again.
-    MLIRContext *ctx = getContext();
+                                           ValueRange{nextGroup, nextA, nextB},
+                                           exit, ValueRange{});
+    // LLVM must not unroll the group loop again.
     auto noUnroll = LLVM::LoopUnrollAttr::get(
         ctx, BoolAttr::get(ctx, true), {}, {}, {}, {}, {}, {});
     backedge.setLoopAnnotationAttr(LLVM::LoopAnnotationAttr::get(

@@ -10,27 +10,52 @@
 // K-major. Shared-memory descriptor: LBO 16, SBO 1024, version bit 46,
 // 128-byte swizzle.
 // CHECK-DAG: llvm.mlir.constant(136316048 : i32)
-// QK^T in a function body: a loop over the 8 K steps of 16, so that only
-// the operand bases stay live; LLVM must not unroll it.
-// CHECK: llvm.br ^[[QK:.*]](%{{.*}} : i64)
-// CHECK: ^[[QK]](%[[STEP:.*]]: i64):
-// CHECK-DAG: llvm.mlir.constant(4611756662049538048 : i64)
-// CHECK-DAG: %[[LATER:.*]] = llvm.icmp "ne" %[[STEP]]
-// CHECK-DAG: %[[ACC:.*]] = llvm.or %arg0, %[[LATER]]
+// QK^T in a function body: the 8 K steps of 16 as a loop over the two
+// 128-byte swizzle atoms, 4 steps each, so that only the two operand
+// descriptors stay live; each step adds 32 bytes (2 units of 16) to both,
+// each atom the atom stride (128 rows x 128 B = 1024 units). LLVM must not
+// unroll the loop.
+// CHECK: llvm.mlir.constant(4611756662049538048 : i64)
+// CHECK: llvm.br ^[[QK:.*]](%{{.*}}, %{{.*}}, %{{.*}} : i32, i64, i64)
+// CHECK: ^[[QK]](%[[GROUP:.*]]: i32, %[[A:.*]]: i64, %[[B:.*]]: i64):
+// CHECK: %[[LATER:.*]] = llvm.icmp "ne" %[[GROUP]]
+// CHECK: %[[ACC:.*]] = llvm.or %arg0, %[[LATER]]
 // CHECK: nvvm.tcgen05.mma %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ACC]] {ctaGroup = #nvvm.cta_group<cta_1>, kind = #nvvm.tcgen05_mma_kind<f16>} : (!llvm.ptr<6>, i64, i64, i32, i1)
-// CHECK: %[[NEXT:.*]] = llvm.add %[[STEP]]
-// CHECK: %[[STEPS:.*]] = llvm.mlir.constant(8 : i64)
-// CHECK: %[[MORE:.*]] = llvm.icmp "ult" %[[NEXT]], %[[STEPS]]
-// CHECK: llvm.cond_br %[[MORE]], ^[[QK]](%[[NEXT]] : i64), ^{{.*}} {loop_annotation = #[[NOUNROLL:.*]]}
+// CHECK: %[[TWO:.*]] = llvm.mlir.constant(2 : i64)
+// CHECK-NEXT: %[[A2:.*]] = llvm.add %[[A]], %[[TWO]] : i64
+// CHECK: %[[B2:.*]] = llvm.add %[[B]], %{{.*}} : i64
+// CHECK-NEXT: nvvm.tcgen05.mma %{{.*}}, %[[A2]], %[[B2]], %{{.*}}, %[[TRUE:.*]] {
+// CHECK: llvm.mlir.constant(4 : i64)
+// CHECK: nvvm.tcgen05.mma %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[TRUE]] {
+// CHECK: llvm.mlir.constant(6 : i64)
+// CHECK: nvvm.tcgen05.mma %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[TRUE]] {
+// CHECK: %[[STRIDE:.*]] = llvm.mlir.constant(1024 : i64)
+// CHECK-NEXT: %[[NEXTA:.*]] = llvm.add %[[A]], %[[STRIDE]] : i64
+// CHECK: %[[NEXTB:.*]] = llvm.add %[[B]], %{{.*}} : i64
+// CHECK: %[[NEXT:.*]] = llvm.add %[[GROUP]]
+// CHECK: %[[GROUPS:.*]] = llvm.mlir.constant(2 : i32)
+// CHECK: %[[MORE:.*]] = llvm.icmp "ult" %[[NEXT]], %[[GROUPS]]
+// CHECK: llvm.cond_br %[[MORE]], ^[[QK]](%[[NEXT]], %[[NEXTA]], %[[NEXTB]] : i32, i64, i64), ^{{.*}} {loop_annotation = #[[NOUNROLL:.*]]}
 // CHECK: nvvm.tcgen05.commit %{{.*}} : !llvm.ptr<3>
 // PV: B (V) is MN-major (bit 16 of the instruction descriptor) and its
 // atoms along N are 16384 bytes apart (128 keys x 128 B: the LBO); A comes
-// from TMEM; K = 96 in 6 steps.
+// from TMEM; K = 96 in 6 steps: 2 groups of 3, each step 8 TMEM columns
+// and 16 rows of V (2048 bytes, 128 units) further.
 // CHECK-DAG: llvm.mlir.constant(136381584 : i32)
 // CHECK-DAG: llvm.mlir.constant(4611756662116581376 : i64)
+// CHECK: llvm.br ^[[PV:.*]](%{{.*}}, %{{.*}}, %{{.*}} : i32, !llvm.ptr<6>, i64)
+// CHECK: ^[[PV]](%{{.*}}: i32, %{{.*}}: !llvm.ptr<6>, %{{.*}}: i64):
 // CHECK: nvvm.tcgen05.mma {{.*}} : (!llvm.ptr<6>, !llvm.ptr<6>, i64, i32, i1)
-// CHECK: llvm.mlir.constant(6 : i64)
-// CHECK: llvm.cond_br {{.*}} {loop_annotation = #[[NOUNROLL]]}
+// CHECK: llvm.mlir.constant(8 : i32)
+// CHECK: llvm.mlir.constant(128 : i64)
+// CHECK: nvvm.tcgen05.mma {{.*}} : (!llvm.ptr<6>, !llvm.ptr<6>, i64, i32, i1)
+// CHECK: llvm.mlir.constant(16 : i32)
+// CHECK: llvm.mlir.constant(256 : i64)
+// CHECK: nvvm.tcgen05.mma {{.*}} : (!llvm.ptr<6>, !llvm.ptr<6>, i64, i32, i1)
+// CHECK: llvm.mlir.constant(24 : i32)
+// CHECK: llvm.mlir.constant(384 : i64)
+// CHECK-NOT: nvvm.tcgen05.mma
+// CHECK: llvm.cond_br {{.*}}, ^[[PV]]({{.*}}), ^{{.*}} {loop_annotation = #[[NOUNROLL]]}
 // CHECK: nvvm.tcgen05.commit %{{.*}} : !llvm.ptr<3>
 
 // Inside a structured region (before scf-to-cf) the steps are unrolled.
