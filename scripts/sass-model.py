@@ -12,9 +12,10 @@ runs per block:
   softmax (sm_100a)  the innermost loop with >= 32 MUFU per iteration and
                      the fewest instructions (the unmasked interior blocks)
   consumer (sm_90a)  the same among loops that also issue HGMMA
-  mma (sm_100a)      the smallest loop that holds the block's tcgen05 MMAs;
-                     its K-step loops run (MMAs per block - MMAs outside
-                     them) / (their count) times each
+  mma (sm_100a)      the smallest loop that issues tcgen05 MMAs and commits
+                     (UTCBAR); the MMA loops inside it (K steps) run
+                     (MMAs per block - MMAs outside them) / (MMAs in one
+                     pass over them) times each
   load               the innermost loop with TMA loads; it runs
                      2 * headDim / 64 loads per block (K and V boxes)
   correction, store  not counted: in the steady state the correction
@@ -144,20 +145,22 @@ def role_loops(table, manifest, plan):
         trips = 2 * max(1, head_dim // 64) / best["iteration"]["UTMALDG"]
         found["load"] = ({k: v * trips for k, v in best["iteration"].items()}, best["start"])
     if arch == "sm_100a":
+        # The KV loop issues the block's MMAs and commits them (UTCBAR); the
+        # loops inside it that issue MMAs are K-step loops, which together
+        # run the MMAs it does not issue itself.
         mmas_per_block = stages * (head_dim + block_n) // 16
-        steps = [t for t in table if not t["waits"] and t["all"].get("UTCHMMA", 0) == 1 and
-                 not any(o is not t and o["loop"]["blocks"] < t["loop"]["blocks"] for o in table
-                         if not o["waits"])]
-        outer = [t for t in table if not t["waits"] and t["all"].get("UTCHMMA", 0) >= 2]
+        mma_loops = [t for t in table if not t["waits"] and t["all"].get("UTCHMMA", 0) > 0]
+        outer = [t for t in mma_loops if t["all"].get("UTCBAR", 0) > 0]
         if outer:
             best = min(outer, key=lambda t: len(t["loop"]["blocks"]))
-            inner = [s for s in steps if s["loop"]["blocks"] < best["loop"]["blocks"]]
+            inner = [t for t in mma_loops if t["loop"]["blocks"] < best["loop"]["blocks"]]
             counts = dict(best["iteration"])
-            outside = best["iteration"].get("UTCHMMA", 0) - len(inner)
-            if inner:
-                trips = max(0.0, (mmas_per_block - outside) / len(inner))
-                for s in inner:
-                    for op, n in s["iteration"].items():
+            per_trip = sum(t["iteration"].get("UTCHMMA", 0) for t in inner)
+            if per_trip:
+                outside = counts.get("UTCHMMA", 0) - per_trip
+                trips = max(1.0, (mmas_per_block - outside) / per_trip)
+                for t in inner:
+                    for op, n in t["iteration"].items():
                         counts[op] = counts.get(op, 0) + (trips - 1) * n
             found["mma"] = (counts, best["start"])
     return found
