@@ -62,7 +62,10 @@ Classification of each step and of the mutant (the worst step):
               the llvm.extractvalue and llvm.insertvalue parsers and
               verifier on a position of 2^32 or more, the
               llvm.mlir.addressof verifier on a global whose addr_space
-              is not an integer)
+              is not an integer); or a crash of the upstream passes
+              after fa4-verify-llvm-ir (gpu-module-to-binary) on a
+              mutant of a later stage that fa4-verify-llvm-ir refuses
+              (the guard step)
   hang        a step ran past --timeout seconds
 
 Crashes, hangs and undiagnosed failures are findings: each is saved as
@@ -131,6 +134,9 @@ PIPELINE = [
 ]
 STAGES = ["semantic"] + [name for name, _ in PIPELINE[:-1]]
 SYNC_STAGE = "barriers"
+# The first stage after fa4-verify-llvm-ir, the check fa4-compile runs
+# before the upstream gpu-module-to-binary.
+GUARDED_STAGE = "llvm-verified"
 
 KINDS = ["int", "float", "dim", "type", "attr-drop", "attr-value", "attr-key",
          "attr-copy", "string", "array", "op-delete", "op-dup", "op-swap", "operand",
@@ -1309,8 +1315,17 @@ def run_mutant(args, index, target, stage, form, work_root):
             emit = os.path.join(work, "emit")
             os.makedirs(emit, exist_ok=True)
             pipeline = remaining_pipeline(stage, target.arch, emit, args.ptxas)
-            step("passes", [args.fa4_opt, path, "--pass-pipeline=" + pipeline, "-o",
-                            os.devnull])
+            cls = step("passes", [args.fa4_opt, path, "--pass-pipeline=" + pipeline,
+                                  "-o", os.devnull])
+            # After fa4-verify-llvm-ir only upstream passes remain; a crash
+            # there that only upstream code is on, of a module the check
+            # refuses, is upstream's (fa4-compile never gets there).
+            if (cls == "crash" and upstream_only(steps[-1][5]) and
+                    STAGES.index(stage) >= STAGES.index(GUARDED_STAGE)):
+                guard = step("guard", [args.fa4_opt, path, "--fa4-verify-llvm-ir", "-o",
+                                       os.devnull])
+                if guard == "diagnosed":
+                    steps[-2] = ("passes", "upstream") + steps[-2][2:]
             if stage == SYNC_STAGE and target.sim_steps and not args.no_sim:
                 step("sim", [args.fa4_sim, path] + shlex.split(args.sim_args) +
                      ["--max-steps", str(target.sim_steps * 4)], ok=(0, 1, 2),

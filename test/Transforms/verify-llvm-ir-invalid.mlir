@@ -114,3 +114,17 @@ gpu.module @kernels [#nvvm.target<triple = "nvptx-nvidia-cuda", chip = "sm_90a">
     llvm.return
   }
 }
+
+// -----
+
+// An inline asm whose output constraints do not match its result struct
+// (a wgmma with its accumulator struct cut down, as the fuzzer made it):
+// LLVM's verifier accepts it, its parser does not, and the NVPTX backend
+// would crash on it.
+// expected-error @+1 {{'gpu.module' op translates to invalid LLVM IR, which the NVPTX backend cannot compile: number of output constraints does not match number of return struct elements}}
+gpu.module @kernels [#nvvm.target<chip = "sm_90a">] {
+  llvm.func @k() attributes {nvvm.kernel} {
+    %0 = llvm.inline_asm has_side_effects "mov.b32 $0, 1;\0A\09mov.b32 $1, 2;", "=r,=r" : () -> !llvm.struct<(i32)>
+    llvm.return
+  }
+}

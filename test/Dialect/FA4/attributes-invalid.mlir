@@ -165,6 +165,41 @@ module attributes {gpu.container_module} {
 
 // -----
 
+// The manifest's params are the kernel's arguments, in order: a pointer
+// param cannot bind a TMA descriptor (fa4-sim and the runtimes would read
+// a pointer as a tensor map).
+!map = !nvgpu.tensormap.descriptor<tensor = memref<1x128x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+module attributes {gpu.container_module} {
+  func.func @host(%q: memref<1x128x1x64xf16>) {
+    // expected-error @+1 {{manifest param #1 of kind 'pointer' cannot bind kernel argument #1 of type '!nvgpu.tensormap.descriptor<tensor = memref<1x128x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>'}}
+    fa4.launch @m::@k(%q, %q, %q, %q) {manifest = {kernel = "k", params = [{kind = "tensor_map", name = "query_map", source = "tensor_maps[0]"}, {kind = "pointer", name = "lse", source = "lse.data"}, {kind = "i32", name = "batch", source = "query.shape[0]"}]}} : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>
+    return
+  }
+  gpu.module @m {
+    gpu.func @k(%a: !map, %b: !map, %n: index) kernel {
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// One param per kernel argument.
+module attributes {gpu.container_module} {
+  func.func @host(%q: memref<1x128x1x64xf16>) {
+    // expected-error @+1 {{manifest lists 1 params for kernel @m::@k of 2 arguments}}
+    fa4.launch @m::@k(%q, %q, %q, %q) {manifest = {kernel = "k", params = [{kind = "f32", name = "scale_log2", source = "scale_log2"}]}} : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>
+    return
+  }
+  gpu.module @m {
+    llvm.func @k(%x: f32, %n: i32) attributes {nvvm.kernel} {
+      llvm.return
+    }
+  }
+}
+
+// -----
+
 // The shared-memory buffers of an fa4 kernel hold 1 byte to 227 KB, their
 // sizes computed without overflow.
 gpu.module @m {

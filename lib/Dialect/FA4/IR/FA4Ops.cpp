@@ -4,6 +4,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Matchers.h"
@@ -214,6 +215,48 @@ StringRef LaunchOp::getOperandName(unsigned index) {
   return kNames[index];
 }
 
+/// Whether a manifest param of `kind` can bind a kernel argument of `type`:
+/// a TMA descriptor, a global pointer (a memref before lowering), or the i32
+/// and f32 scalars (an i32 size is an index before lowering, with the
+/// kernels' 32-bit index); lowered to LLVM, descriptors and memrefs are
+/// pointers.
+static bool paramBinds(StringRef kind, Type type) {
+  bool pointer = isa<LLVM::LLVMPointerType>(type);
+  if (kind == "tensor_map")
+    return isa<nvgpu::TensorMapDescriptorType>(type) || pointer;
+  if (kind == "pointer")
+    return isa<MemRefType>(type) || pointer;
+  if (kind == "i32")
+    return type.isSignlessInteger(32) || type.isIndex();
+  if (kind == "f32")
+    return type.isF32();
+  return false;
+}
+
+/// The runtimes and fa4-sim pass the manifest's params as the kernel's
+/// arguments, in order: one per argument, each of a kind that argument
+/// takes.
+static LogicalResult verifyParams(LaunchOp launch, TypeRange arguments) {
+  std::optional<DictionaryAttr> manifest = launch.getManifest();
+  auto params = manifest ? manifest->getAs<ArrayAttr>("params") : ArrayAttr();
+  if (!params)
+    return success();
+  if (params.size() != arguments.size())
+    return launch.emitOpError()
+           << "manifest lists " << params.size() << " params for kernel "
+           << launch.getKernel() << " of " << arguments.size() << " arguments";
+  for (auto [index, param, type] : llvm::enumerate(params, arguments)) {
+    auto entry = dyn_cast<DictionaryAttr>(param);
+    auto kind = entry ? entry.getAs<StringAttr>("kind") : StringAttr();
+    if (kind && !paramBinds(kind.getValue(), type))
+      return launch.emitOpError()
+             << "manifest param #" << index << " of kind '" << kind.getValue()
+             << "' cannot bind kernel argument #" << index << " of type "
+             << type;
+  }
+  return success();
+}
+
 LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (getNumOperands() < 4 || getNumOperands() > 5)
     return emitOpError() << "takes query, key, value, output and optionally "
@@ -230,8 +273,8 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                          << " names no gpu.module or gpu.binary";
   // Lowered to NVVM, the kernel is an llvm.func of the module.
   Operation *function = symbolTable.lookupNearestSymbolFrom(*this, getKernel());
-  if (isa_and_nonnull<LLVM::LLVMFuncOp>(function))
-    return success();
+  if (auto lowered = dyn_cast_or_null<LLVM::LLVMFuncOp>(function))
+    return verifyParams(*this, lowered.getArgumentTypes());
   auto kernel = dyn_cast_or_null<gpu::GPUFuncOp>(function);
   if (!kernel)
     return emitOpError() << "kernel " << getKernel()
@@ -239,5 +282,5 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (!kernel.isKernel())
     return emitOpError() << "kernel " << getKernel()
                          << " is a gpu.func without the kernel attribute";
-  return success();
+  return verifyParams(*this, kernel.getArgumentTypes());
 }

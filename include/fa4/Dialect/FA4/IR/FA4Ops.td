@@ -1005,7 +1005,10 @@ def FA4_LaunchOp : FA4_Op<"launch",
     are within one SM (128 mbarriers in the barrier reserve, 15 named
     barriers, 227 KB, 0 or a power of two of at most 512 columns), and
     `params`, `operands` and `tensor_maps` have the fields the runtimes
-    read.
+    read. The params are the kernel's arguments, in order: one per
+    argument of the `gpu.func` (or the `llvm.func` it becomes), each of a
+    kind that argument takes (`tensor_map` a TMA descriptor, `pointer` a
+    memref, `i32` an i32 or index, `f32` an f32).
 
     ```mlir
     fa4.launch @fa4_kernels::@attention_0(%q, %k, %v, %o)
