@@ -150,8 +150,8 @@ CRASH = re.compile(r"Assertion .* failed|LLVM ERROR|Stack dump|UNREACHABLE|"
 SEVERITY = ["accepted", "diagnosed", "invalid", "upstream", "undiagnosed", "hang",
             "crash"]
 FINDINGS = {"crash", "hang", "undiagnosed"}
-# Saved like findings but not failing the campaign: the parser or verifier of
-# an upstream dialect crashing on the mutant before any fa4 code runs.
+# Saved like findings but not failing the campaign: upstream code crashing on
+# a mutant that fa4 never hands it (see "upstream" in the docstring).
 UPSTREAM = {"upstream"}
 
 # ---------------------------------------------------------------------------

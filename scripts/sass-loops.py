@@ -158,7 +158,8 @@ def loops(function):
     block it dominates), the blocks that reach such a branch without passing
     the header. A branch back to a block that does not dominate it (the
     return from an out-of-line wait, say) is no loop. Innermost first; each
-    loop as {"header", "blocks", "spans"}."""
+    loop as {"header", "blocks", and the function's "spans" and
+    "successors"}."""
     spans, successors = blocks(function)
     dom, predecessors = dominators(successors)
     bodies = collections.defaultdict(set)
@@ -176,7 +177,8 @@ def loops(function):
                             stack.append(p)
                 bodies[h] |= body
     # A block that is one branch to itself is the trap after EXIT.
-    found = [{"header": h, "blocks": body, "spans": spans} for h, body in bodies.items()
+    found = [{"header": h, "blocks": body, "spans": spans, "successors": successors}
+             for h, body in bodies.items()
              if not (body == {h} and spans[h][0] == spans[h][1])]
     return sorted(found, key=lambda l: (len(l["blocks"]), l["header"]))
 
@@ -201,7 +203,7 @@ def iteration_blocks(function, loop, found):
     for inner in found:
         if inner["blocks"] < loop["blocks"] and waits(function, inner, found):
             cold |= inner["blocks"]
-    _, successors = blocks(function)
+    successors = loop["successors"]
     hot, stack = {loop["header"]}, [loop["header"]]
     while stack:
         n = stack.pop()

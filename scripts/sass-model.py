@@ -92,10 +92,7 @@ def unit_cycles(classes):
 def plan_fields(manifest):
     plan = manifest.get("plan", "")
     fields = dict(re.findall(r"(\w+) = (\w+)", plan))
-    try:
-        return {k: (int(v) if v.lstrip("-").isdigit() else v) for k, v in fields.items()}
-    except ValueError:
-        return fields
+    return {k: (int(v) if v.lstrip("-").isdigit() else v) for k, v in fields.items()}
 
 
 def loop_table(function):
@@ -127,18 +124,12 @@ def role_loops(table, manifest, plan):
     head_dim, block_n = plan.get("headDim", 128), plan.get("blockN", 128)
     stages = plan.get("qStages", 1)
     found = {}
-
-    def per_block(entry, extra=None):
-        counts = dict(entry["iteration"])
-        for op, n in (extra or {}).items():
-            counts[op] = counts.get(op, 0) + n
-        return counts
-
     exps = innermost(table, lambda t: not t["waits"] and t["iteration"].get("MUFU", 0) >= 32 and
                      (arch != "sm_90a" or t["iteration"].get("HGMMA", 0) > 0))
     if exps:
         best = min(exps, key=lambda t: sum(t["iteration"].values()))
-        found["softmax" if arch != "sm_90a" else "consumer"] = (per_block(best), best["start"])
+        found["softmax" if arch != "sm_90a" else "consumer"] = (dict(best["iteration"]),
+                                                              best["start"])
     loads = innermost(table, lambda t: not t["waits"] and t["iteration"].get("UTMALDG", 0) > 0)
     if loads:
         best = min(loads, key=lambda t: sum(t["iteration"].values()))

@@ -90,7 +90,8 @@ LogicalResult verifyTranslation(gpu::GPUModuleOp module) {
 
 constexpr StringLiteral kTriple = "nvptx64-nvidia-cuda";
 
-/// The NVPTX backend's description of `chip`, as it will compile for it.
+/// The NVPTX backend's description of `chip`, whose feature table names
+/// the PTX versions the backend knows.
 std::unique_ptr<llvm::MCSubtargetInfo> nvptxSubtarget(StringRef chip) {
   static std::once_flag initialized;
   std::call_once(initialized, [] {
@@ -129,12 +130,12 @@ LogicalResult verifyTarget(gpu::GPUModuleOp module,
   std::optional<Arch> arch = symbolizeArch(chip);
   if (!arch)
     return refuse() << "but fa4's kernels compile for sm_100a or sm_90a";
-  std::unique_ptr<llvm::MCSubtargetInfo> subtarget = nvptxSubtarget(chip);
-  if (!subtarget)
-    return refuse() << "but this LLVM has no NVPTX backend";
   StringRef features = target.getFeatures();
   if (features.empty())
     return success();
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget = nvptxSubtarget(chip);
+  if (!subtarget)
+    return refuse() << "but this LLVM has no NVPTX backend";
   StringRef version = features;
   unsigned number;
   if (!version.consume_front("+ptx") || version.getAsInteger(10, number) ||
