@@ -13,6 +13,12 @@ Sets:
          with LSE
   bench  bf16, head dim 64 (32 heads), 128 (16 heads) and for sm_90a 256
          (8 heads), causal or not, without LSE
+  masks  the score stages with LSE: causal and symmetric sliding windows,
+         softcap (with GQA, with a window and f16), GQA ratios 7 and 5,
+         (sm_90a) a causal window at head dim 256
+  masks-bench  bf16 head dim 128 without LSE for bench/masks.py: a causal
+         4096 window (4095, 0) and softcap 30 at 16 heads, causal or not;
+         causal GQA 28/4 and 32/4
 
 usage: compile-kernels.py --fa4-opt PATH --arch sm_90a --out DIR [--set check] [--set bench]
 """
@@ -26,20 +32,39 @@ import sys
 
 
 def configurations(name, arch):
+    """(element, head dim, Hq, Hkv, causal, lse, window or None, softcap or
+    None) of each kernel of set `name`."""
     head_dims = [64, 128, 256] if arch == "sm_90a" else [64, 128]
     if name == "check":
         for element, head_dim, causal, (heads_q, heads_kv) in itertools.product(
                 ["bf16", "f16"], head_dims, [False, True], [(4, 4), (8, 2), (8, 1)]):
-            yield element, head_dim, heads_q, heads_kv, causal, True
+            yield element, head_dim, heads_q, heads_kv, causal, True, None, None
     elif name == "bench":
         for head_dim, causal in itertools.product(head_dims, [False, True]):
             heads = 2048 // head_dim
-            yield "bf16", head_dim, heads, heads, causal, False
+            yield "bf16", head_dim, heads, heads, causal, False, None, None
+    elif name == "masks":
+        yield "bf16", 128, 8, 8, True, True, (255, 0), None
+        yield "bf16", 64, 4, 4, False, True, (100, 60), None
+        yield "bf16", 128, 8, 2, True, True, None, 30.0
+        yield "f16", 64, 4, 4, False, True, (130, 7), 20.0
+        yield "bf16", 128, 14, 2, True, True, None, None
+        yield "bf16", 128, 10, 2, False, True, None, None
+        if arch == "sm_90a":
+            yield "bf16", 256, 8, 2, True, True, (300, 0), None
+    elif name == "masks-bench":
+        for causal in (False, True):
+            yield "bf16", 128, 16, 16, causal, False, None, 30.0
+        yield "bf16", 128, 16, 16, True, False, (4095, 0), None
+        yield "bf16", 128, 28, 4, True, False, None, None
+        yield "bf16", 128, 32, 4, True, False, None, None
     else:
-        raise ValueError(f"unknown set {name!r} (expected check or bench)")
+        raise ValueError(f"unknown set {name!r} (expected check, bench, masks or "
+                         "masks-bench)")
 
 
-def module_text(name, element, head_dim, heads_q, heads_kv, causal, lse):
+def module_text(name, element, head_dim, heads_q, heads_kv, causal, lse,
+                window=None, softcap=None):
     def tensor(heads):
         return f"memref<?x?x{heads}x{head_dim}x{element}>"
     q, kv = tensor(heads_q), tensor(heads_kv)
@@ -48,16 +73,24 @@ def module_text(name, element, head_dim, heads_q, heads_kv, causal, lse):
     if lse:
         arguments += f", %lse: memref<?x{heads_q}x?xf32>"
         lse_clause = f" lse(%lse : memref<?x{heads_q}x?xf32>)"
-    attributes = " {causal}" if causal else ""
+    attributes = ["causal"] if causal else []
+    if window:
+        attributes.append(f"window = array<i64: {window[0]}, {window[1]}>")
+    if softcap:
+        attributes.append(f"softcap = {float(softcap)} : f32")
+    attributes = f" {{{', '.join(attributes)}}}" if attributes else ""
     return (f"func.func @{name}({arguments}) {{\n"
             f"  fa4.attention ins(%q, %k, %v : {q}, {kv}, {kv}) outs(%o : {q})"
             f"{lse_clause}{attributes}\n"
             f"  return\n}}\n")
 
 
-def kernel_name(element, head_dim, heads_q, heads_kv, causal, lse):
+def kernel_name(element, head_dim, heads_q, heads_kv, causal, lse, window=None,
+                softcap=None):
     return (f"{element}_d{head_dim}_h{heads_q}x{heads_kv}"
-            f"{'_causal' if causal else ''}{'_lse' if lse else ''}")
+            f"{'_causal' if causal else ''}"
+            f"{f'_window{window[0]}x{window[1]}' if window else ''}"
+            f"{f'_softcap{softcap:g}' if softcap else ''}{'_lse' if lse else ''}")
 
 
 def compile_one(fa4_opt, arch, out, config):
@@ -77,7 +110,8 @@ def main(argv=None):
     parser.add_argument("--arch", default="sm_90a")
     parser.add_argument("--out", required=True)
     parser.add_argument("--set", action="append", dest="sets",
-                        help="check or bench (repeatable; default both)")
+                        help="check, bench, masks or masks-bench (repeatable; "
+                             "default check and bench)")
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     configs = []

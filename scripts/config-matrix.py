@@ -6,7 +6,11 @@ For every configuration it writes the attention module, runs the fa4
 pipeline with fa4-opt up to PTX, assembles it with `ptxas -v` and prints one
 line:
 
-  <full|causal> <dtype> d<head dim> gqa<ratio>: spill <bytes> registers <n> smem <bytes>
+  <mask> <dtype> d<head dim> gqa<ratio>: spill <bytes> registers <n> smem <bytes>
+
+over full and causal (with LSE) x dtype x head dim x GQA ratio, then the
+score stages: a causal sliding window with LSE, and softcap, at both head
+dims for MHA and a GQA ratio that packs no heads (7).
 
 usage: config-matrix.py --fa4-opt PATH --ptxas PATH [--work DIR]
 """
@@ -32,15 +36,24 @@ CAUSAL = [False, True]
 KV_HEADS = 8
 
 
-def module(dtype, head_dim, ratio, causal):
-    """The attention op of one configuration; causal ones also write LSE."""
+# The masks and their attributes; the causal ones also write LSE.
+MASKS = {"full": "", "causal": "causal",
+         "window": "causal, window = array<i64: 1000, 0>",
+         "softcap": "softcap = 30.0 : f32"}
+STAGE_CONFIGS = [(mask, "bf16", head_dim, ratio) for mask in ("window", "softcap")
+                 for head_dim in HEAD_DIMS for ratio in (1, 7)]
+
+
+def module(dtype, head_dim, ratio, mask):
+    """The attention op of one configuration."""
     hq, hkv = KV_HEADS * ratio, KV_HEADS
     qt = f"memref<?x?x{hq}x{head_dim}x{dtype}>"
     kt = f"memref<?x?x{hkv}x{head_dim}x{dtype}>"
     lt = f"memref<?x{hq}x?xf32>"
+    causal = MASKS[mask].startswith("causal")
     lse_arg = f", %lse: {lt}" if causal else ""
     lse = f" lse(%lse : {lt})" if causal else ""
-    attrs = " {causal}" if causal else ""
+    attrs = f" {{{MASKS[mask]}}}" if MASKS[mask] else ""
     return (f"func.func @attention(%q: {qt}, %k: {kt}, %v: {kt}, %o: {qt}{lse_arg}) {{\n"
             f"  fa4.attention ins(%q, %k, %v : {qt}, {kt}, {kt}) outs(%o : {qt}){lse}{attrs}\n"
             f"  return\n}}\n")
@@ -68,15 +81,16 @@ def main():
     extract = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                            "extract-ptx.py")
 
-    for causal, dtype, head_dim, ratio in itertools.product(
-            CAUSAL, DTYPES, HEAD_DIMS, GQA_RATIOS):
-        mask = "causal" if causal else "full"
+    configs = [("causal" if causal else "full", dtype, head_dim, ratio)
+               for causal, dtype, head_dim, ratio in itertools.product(
+                   CAUSAL, DTYPES, HEAD_DIMS, GQA_RATIOS)]
+    for mask, dtype, head_dim, ratio in configs + STAGE_CONFIGS:
         name = f"{mask}_{dtype}_d{head_dim}_gqa{ratio}"
         source = os.path.join(work, name + ".mlir")
         binary = os.path.join(work, name + ".bin.mlir")
         ptx = os.path.join(work, name + ".ptx")
         with open(source, "w") as f:
-            f.write(module(dtype, head_dim, ratio, causal))
+            f.write(module(dtype, head_dim, ratio, mask))
         run([args.fa4_opt, source, f"--pass-pipeline={PIPELINE}", "-o", binary])
         run([sys.executable, extract, binary, ptx])
         report = run([args.ptxas, "-arch=sm_100a", "-v", ptx, "-o",

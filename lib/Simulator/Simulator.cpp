@@ -40,6 +40,10 @@ namespace {
 struct Shape {
   int64_t batch, seqQ, seqKv, headsQ, headsKv, headDim;
   bool causal;
+  /// Key window around the bottom-right diagonal, -1 where unbounded
+  /// (causal: right 0).
+  int64_t windowLeft = -1, windowRight = -1;
+  std::optional<double> softcap; // in the op's units
   std::string dtype;
 };
 
@@ -107,6 +111,33 @@ FailureOr<Shape> resolveShape(LaunchOp launch, const Problem &problem,
     os << "error: the kernel was compiled " << (shape.causal ? "" : "non-")
        << "causal\n";
     ok = false;
+  }
+  if (shape.causal)
+    shape.windowRight = 0;
+  DictionaryAttr manifest = manifestOf(launch);
+  if (auto window = manifest.getAs<ArrayAttr>("window")) {
+    auto bound = [&](unsigned i) -> std::optional<int64_t> {
+      auto value = i < window.size() ? dyn_cast<IntegerAttr>(window[i])
+                                     : IntegerAttr();
+      if (!value || value.getInt() < -1)
+        return std::nullopt;
+      return value.getInt();
+    };
+    if (window.size() != 2 || !bound(0) || !bound(1)) {
+      os << "error: the launch manifest's window is not [left, right] with "
+            "bounds of at least -1\n";
+      return failure();
+    }
+    shape.windowLeft = *bound(0);
+    if (!shape.causal)
+      shape.windowRight = *bound(1);
+  }
+  if (auto softcap = manifest.getAs<FloatAttr>("softcap")) {
+    if (!(softcap.getValueAsDouble() > 0)) {
+      os << "error: the launch manifest's softcap is not positive\n";
+      return failure();
+    }
+    shape.softcap = softcap.getValueAsDouble();
   }
   if (!ok)
     return failure();
@@ -290,30 +321,39 @@ Reference reference(const std::vector<GlobalTensor> &t, const Shape &s,
     for (int64_t h = 0; h < s.headsQ; ++h)
       for (int64_t i = 0; i < s.seqQ; ++i) {
         int64_t kvHead = h / group;
-        // Bottom-right causal alignment: row i sees keys up to
-        // i + Skv - Sq.
+        // Row i sees keys [d - left, d + right] of [0, Skv) around its
+        // bottom-right diagonal d = i + Skv - Sq.
+        int64_t diagonal = i + s.seqKv - s.seqQ;
+        int64_t first =
+            s.windowLeft < 0
+                ? 0
+                : std::clamp<int64_t>(diagonal - s.windowLeft, 0, s.seqKv);
         int64_t keys =
-            s.causal ? std::clamp<int64_t>(i + s.seqKv - s.seqQ + 1, 0, s.seqKv)
-                     : s.seqKv;
-        if (keys == 0)
+            s.windowRight < 0
+                ? s.seqKv
+                : std::clamp<int64_t>(diagonal + s.windowRight + 1, 0,
+                                      s.seqKv);
+        if (keys <= first)
           continue;
         const float *q =
             &t[0].data[((b * s.seqQ + i) * s.headsQ + h) * s.headDim];
         double max = -std::numeric_limits<double>::infinity();
-        for (int64_t j = 0; j < keys; ++j) {
+        for (int64_t j = first; j < keys; ++j) {
           const float *k =
               &t[1].data[((b * s.seqKv + j) * s.headsKv + kvHead) * s.headDim];
           double dot = 0;
           for (int64_t d = 0; d < s.headDim; ++d)
             dot += static_cast<double>(q[d]) * k[d];
           scores[j] = dot * scale;
+          if (s.softcap)
+            scores[j] = *s.softcap * std::tanh(scores[j] / *s.softcap);
           max = std::max(max, scores[j]);
         }
         double sum = 0;
-        for (int64_t j = 0; j < keys; ++j)
+        for (int64_t j = first; j < keys; ++j)
           sum += (scores[j] = std::exp(scores[j] - max));
         double *o = &ref.output[((b * s.seqQ + i) * s.headsQ + h) * s.headDim];
-        for (int64_t j = 0; j < keys; ++j) {
+        for (int64_t j = first; j < keys; ++j) {
           const float *v =
               &t[2].data[((b * s.seqKv + j) * s.headsKv + kvHead) * s.headDim];
           for (int64_t d = 0; d < s.headDim; ++d)
@@ -509,8 +549,13 @@ LogicalResult mlir::fa4::sim::simulate(ModuleOp module, const Problem &problem,
          << kernel.getName() << " B=" << shape->batch << " Sq=" << shape->seqQ
          << " Skv=" << shape->seqKv << " Hq=" << shape->headsQ
          << " Hkv=" << shape->headsKv << " D=" << shape->headDim << " "
-         << shape->dtype << (shape->causal ? " causal" : "")
-         << (risingKeys(seed) ? ", rising keys" : "") << ", " << run->grid
+         << shape->dtype << (shape->causal ? " causal" : "");
+      if (shape->windowLeft >= 0 || (shape->windowRight >= 0 && !shape->causal))
+        os << " window [" << shape->windowLeft << ", " << shape->windowRight
+           << "]";
+      if (shape->softcap)
+        os << " softcap " << llvm::format("%g", *shape->softcap);
+      os << (risingKeys(seed) ? ", rising keys" : "") << ", " << run->grid
          << " CTAs, " << steps << " steps";
       if (!numbers.empty())
         os << ", " << numbers;

@@ -9,6 +9,7 @@
 #include <cfloat>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 namespace mlir::fa4 {
 #define GEN_PASS_DEF_FA4PLAN
@@ -81,29 +82,21 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
                             << " is not supported on " << arch
                             << (hopper ? " (supported: 64, 128, 256)"
                                        : " (supported: 64, 128)");
-  if (op.getWindow())
-    return op.emitOpError() << "sliding-window attention is not supported on "
-                            << arch << " yet";
-  if (op.getSoftcap())
-    return op.emitOpError() << "softcap is not supported on " << arch
-                            << " yet";
-
   // A Q tile is one tcgen05 M=128 tile on sm_100a, one consumer
   // warpgroup's wgmma M=64 tile on sm_90a.
   int64_t blockM = hopper ? 64 : 128;
   int64_t groupSize = op.getGroupSize();
-  int64_t gqaPack = positiveOr(options.gqaPack, groupSize);
-  if (options.gqaPack <= 0 && blockM % groupSize != 0)
-    return op.emitOpError()
-           << "GQA ratio " << groupSize << " (" << op.getNumQueryHeads()
-           << " query heads / " << op.getNumKeyValueHeads()
-           << " key/value heads) does not divide the " << blockM
-           << "-row Q tile, so its query heads cannot be packed; set "
-              "gqa-pack to a divisor of both (1 disables packing)";
+  // The query heads of a group share K/V: pack as many of them into a Q
+  // tile's rows as divide both the group and the tile (a ratio of 7 packs
+  // none, 6 packs 2).
+  int64_t gqaPack =
+      positiveOr(options.gqaPack, std::gcd(groupSize, blockM));
   if (groupSize % gqaPack != 0 || blockM % gqaPack != 0)
     return op.emitOpError()
            << "gqa-pack " << gqaPack << " must divide both the GQA ratio ("
-           << groupSize << ") and the " << blockM << "-row Q tile";
+           << groupSize << ") and the " << blockM
+           << "-row Q tile; the divisors of both are those of "
+           << std::gcd(groupSize, blockM);
 
   bool causal = op.getCausal();
   // sm_90a at head dim 256: 64-key blocks keep S and P small next to the
@@ -115,6 +108,10 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // 3/4 of the columns when there is no mask to apply, half with one. On
   // sm_90a P stays in registers and feeds one PV wgmma.
   int64_t defaultPvSplit = hopper ? 0 : causal ? blockN / 2 : blockN * 3 / 4;
+  // Causal tiles visit more blocks the later their rows: the longest go
+  // first (or in balanced pairs). A window bounds every tile's blocks by
+  // its width, so only causal windows' first tiles are shorter; LPT still
+  // starts the long ones first.
   Scheduler scheduler = !causal  ? Scheduler::linear
                         : hopper ? Scheduler::paired
                                  : Scheduler::lpt;

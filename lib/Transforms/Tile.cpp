@@ -47,6 +47,9 @@ private:
   /// Keys query `position` may see: Skv, or when causal (bottom-right) the
   /// keys up to position + Skv - Sq.
   Value keyLimit(Value position, Value seqQ, Value seqKv);
+  /// The op's window as fa4.tile.mask takes it: bounds no 32-bit sequence
+  /// reaches are unbounded (-1); null when it masks nothing beyond causal.
+  DenseI64ArrayAttr maskWindow();
   RankedTensorType tile(int64_t rows, int64_t columns, Type element) {
     return RankedTensorType::get({rows, columns}, element);
   }
@@ -66,6 +69,20 @@ Value TiledProgramBuilder::keyLimit(Value position, Value seqQ, Value seqKv) {
   Value limit = arith::SubIOp::create(b, add(add(position, seqKv), 1), seqQ);
   return arith::MinSIOp::create(
       b, arith::MaxSIOp::create(b, limit, idx(0)), seqKv);
+}
+
+DenseI64ArrayAttr TiledProgramBuilder::maskWindow() {
+  auto [left, right] = op.getEffectiveWindow();
+  auto bounded = [](int64_t bound) {
+    return bound > TileMaskOp::kMaxWindowBound ? AttentionOp::kUnboundedWindow
+                                               : bound;
+  };
+  left = bounded(left);
+  right = bounded(right);
+  if (left == AttentionOp::kUnboundedWindow &&
+      (right == AttentionOp::kUnboundedWindow || op.getCausal()))
+    return {};
+  return b.getDenseI64ArrayAttr({left, right});
 }
 
 void TiledProgramBuilder::build(gpu::GPUFuncOp kernel) {
@@ -129,8 +146,14 @@ void TiledProgramBuilder::build(gpu::GPUFuncOp kernel) {
                                  batchIndex, firstKey, kvHead, 1);
     Value scores = TileMatmulOp::create(b, tile(rows, blockN, f32), q, k,
                                         Value(), /*transpose_b=*/true);
+    if (std::optional<APFloat> softcap = op.getSoftcap())
+      scores = TileSoftcapOp::create(
+          b, scores,
+          b.getF64FloatAttr(softcap->convertToDouble() /
+                            op.getEffectiveScale()));
     Value masked = TileMaskOp::create(b, scores, position, firstKey, seqQ,
-                                      seqKv, pack, op.getCausal());
+                                      seqKv, pack, op.getCausal(),
+                                      maskWindow());
     auto softmax = TileSoftmaxOp::create(
         b, tile(rows, blockN, element), rowType, rowType, rowType, masked,
         rowMax, rowSum, b.getF64FloatAttr(op.getEffectiveScale() * M_LOG2E),
@@ -177,13 +200,6 @@ struct FA4TilePass : public fa4::impl::FA4TileBase<FA4TilePass> {
       }
       // A plan written by hand skips fa4-plan's refusals: what the tile ops
       // cannot express is refused here.
-      if (op.getWindow() || op.getSoftcap() ||
-          op.getHeadDimQK() != op.getHeadDimV()) {
-        op.emitOpError() << "fa4-tile expresses neither sliding windows, "
-                            "softcap nor a value head dim other than the "
-                            "query/key head dim";
-        return signalPassFailure();
-      }
       if (failed(checkKernelLimits(op, plan)))
         return signalPassFailure();
       // One gpu.module per kernel, both named after the function, so that

@@ -26,8 +26,8 @@ from pathlib import Path
 
 __all__ = [
     "Argument", "CudaError", "Kernel", "KernelDirectory", "ManifestError",
-    "Operand", "TensorMapArgs", "arch_of_capability", "driver", "set_driver",
-    "tensor_map_args",
+    "Operand", "TensorMapArgs", "arch_of_capability", "driver", "effective_window",
+    "set_driver", "tensor_map_args",
 ]
 
 # ---------------------------------------------------------------------------
@@ -568,6 +568,29 @@ def tensor_map_args(entry, operand, name=None):
 # ---------------------------------------------------------------------------
 # Manifests and kernels.
 
+# Window sides past this reach no key of a sequence the kernels' 32-bit
+# coordinates hold: they are unbounded (fa4-tile writes them as -1).
+MAX_WINDOW_BOUND = (1 << 31) - 257
+
+
+def effective_window(window, causal=False):
+    """(left, right) as kernels record it: -1 for an unbounded side (any
+    negative bound, or one past MAX_WINDOW_BOUND), right 0 when causal.
+    Raises ValueError for a window that is not two integers or a causal
+    one with a right bound other than 0 or -1."""
+    try:
+        left, right = (int(bound) for bound in window)
+    except (TypeError, ValueError):
+        raise ValueError(f"window must be (left, right) integers, got {window!r}") from None
+    left, right = (-1 if b < 0 or b > MAX_WINDOW_BOUND else b for b in (left, right))
+    if causal:
+        if right > 0:
+            raise ValueError(f"causal attention needs window right bound 0 or -1, "
+                             f"got {right}")
+        right = 0
+    return (left, right)
+
+
 Argument = namedtuple("Argument", "name kind value")
 Argument.__doc__ = """One kernel parameter: `value` is an int (i32, pointer),
 a float (f32) or a TensorMapArgs (tensor_map)."""
@@ -745,21 +768,40 @@ class Kernel:
         return self.manifest.get("scale")
 
     @property
+    def window(self):
+        """(left, right) keys around the bottom-right diagonal a query row
+        sees, -1 where unbounded; causal is (-1 or left, 0)."""
+        left, right = self.manifest.get("window", (-1, -1))
+        return (left, 0 if self.causal else right)
+
+    @property
+    def softcap(self):
+        """The softcap (scores become softcap * tanh(s / softcap)), or None."""
+        return self.manifest.get("softcap")
+
+    @property
     def lse(self):
         return "lse" in self.operands
 
     def __repr__(self):
         return (f"<fa4 kernel {self.name} {self.arch} {self.element} heads "
                 f"{self.heads_q}/{self.heads_kv} head_dim {self.head_dim} causal "
-                f"{self.causal} scale {self.scale} lse {self.lse}>")
+                f"{self.causal}{self._masking_repr()} scale {self.scale} lse {self.lse}>")
+
+    def _masking_repr(self):
+        window = "" if self.window in ((-1, -1), (-1, 0)) else f" window {self.window}"
+        return window + (f" softcap {self.softcap}" if self.softcap else "")
 
     def mismatches(self, dtype=None, heads_q=None, heads_kv=None, head_dim=None,
-                   causal=None, scale=None, lse=None, arch=None, rel_tol=1e-5):
+                   causal=None, scale=None, lse=None, arch=None, window=None,
+                   softcap=None, rel_tol=1e-5):
         """Why this kernel does not compute the problem: a list of reasons,
         empty when it does. Arguments left None are not compared; -1 in the
-        manifest accepts any size; scale is compared with a relative
-        tolerance `rel_tol`; arch is the device's ('sm_100a' for 10.0), which
-        the kernel's arch must run on (`runs_on`)."""
+        manifest accepts any size; scale and softcap are compared with a
+        relative tolerance `rel_tol` (softcap 0 is none); window is (left,
+        right) with -1 unbounded, compared with causal folded in (see
+        `effective_window`); arch is the device's ('sm_100a' for 10.0),
+        which the kernel's arch must run on (`runs_on`)."""
         reasons = []
 
         def compare(what, have, want):
@@ -775,6 +817,17 @@ class Kernel:
                                   or not math.isclose(self.scale, scale, rel_tol=rel_tol)):
             reasons.append(f"scale is {self.scale}, not {scale}")
         compare("lse", self.lse, None if lse is None else bool(lse))
+        if window is not None:
+            causal_matches = causal is None or bool(causal) == self.causal
+            wanted = effective_window(window, self.causal if causal is None else causal)
+            # A causal mismatch is reported above; its right bound with it.
+            if self.window != wanted and (causal_matches or self.window[0] != wanted[0]):
+                reasons.append(f"window is {self.window}, not {wanted}")
+        if softcap is not None:
+            have, want = self.softcap or 0.0, float(softcap)
+            if (have == 0.0) != (want == 0.0) or (
+                    want and not math.isclose(have, want, rel_tol=rel_tol)):
+                reasons.append(f"softcap is {self.softcap}, not {softcap or None}")
         if arch is not None and arch != self.arch:
             capability = _capability_of_arch(arch)
             if capability is None or not self.runs_on(capability):
@@ -1056,15 +1109,18 @@ class KernelDirectory:
         return len(self.kernels)
 
     def find(self, dtype, heads_q, heads_kv, head_dim, causal=False, scale=None,
-             lse=False, arch=None):
+             lse=False, arch=None, window=(-1, -1), softcap=0.0):
         """The first kernel (by file name) that computes the problem; scale
-        None means 1/sqrt(head_dim), arch None any arch. Raises LookupError
-        saying why each kernel was rejected."""
+        None means 1/sqrt(head_dim), arch None any arch, window (-1, -1) and
+        softcap 0 none. Raises LookupError saying why each kernel was
+        rejected."""
         if scale is None:
             scale = 1.0 / math.sqrt(head_dim)
         problem = dict(dtype=dtype, heads_q=heads_q, heads_kv=heads_kv,
                        head_dim=head_dim, causal=bool(causal), scale=scale,
-                       lse=bool(lse), arch=arch)
+                       lse=bool(lse), arch=arch,
+                       window=effective_window(window, causal),
+                       softcap=float(softcap or 0.0))
         rejected = []
         for kernel in self.kernels:
             reasons = kernel.mismatches(**problem)

@@ -85,16 +85,21 @@ def _operand(t, element):
     return runtime.Operand(t.data_ptr(), tuple(t.shape), element, tuple(t.stride()))
 
 
-def attention(q, k, v, causal=False, scale=None, return_lse=False, kernel_dir=None):
+def attention(q, k, v, causal=False, scale=None, return_lse=False, kernel_dir=None,
+              window=(-1, -1), softcap=0.0):
     """softmax(scale * q k^T) v per head, with grouped K/V heads.
 
     q [B, Sq, Hq, D], k and v [B, Skv, Hkv, D]: CUDA tensors of one dtype
     (bfloat16 or float16) with a unit-stride head dim and 16-byte aligned
     other strides (views such as a transposed [B, H, S, D] tensor are taken
     without a copy), Hq a multiple of Hkv. `causal` masks
-    bottom-right aligned (query row i sees keys up to i + Skv - Sq). `scale`
-    defaults to 1/sqrt(D). Returns O [B, Sq, Hq, D] in q's dtype, and with
-    `return_lse` also the natural-log LSE [B, Hq, Sq] in float32.
+    bottom-right aligned (query row i sees keys up to i + Skv - Sq).
+    `window = (left, right)` keeps keys j with i + Skv - Sq - left <= j <=
+    i + Skv - Sq + right (-1: that side unbounded; with causal, right is 0).
+    `softcap` > 0 caps scores to softcap * tanh(scale q k / softcap) before
+    the softmax. `scale` defaults to 1/sqrt(D). Returns O [B, Sq, Hq, D] in
+    q's dtype, and with `return_lse` also the natural-log LSE [B, Hq, Sq] in
+    float32. Rows that see no key give O = 0 and LSE = -inf.
 
     Raises TypeError/ValueError for unusable inputs, RuntimeError for inputs
     that require grad in grad mode (there is no backward yet), LookupError when no
@@ -112,12 +117,16 @@ def attention(q, k, v, causal=False, scale=None, return_lse=False, kernel_dir=No
     scale = float(scale)
     if not (math.isfinite(scale) and scale > 0):
         raise ValueError(f"scale must be positive and finite, got {scale}")
+    window = runtime.effective_window(window, causal)
+    softcap = float(softcap or 0.0)
+    if not (math.isfinite(softcap) and softcap >= 0):
+        raise ValueError(f"softcap must be 0 (none) or positive and finite, got {softcap}")
     element = _ELEMENTS[q.dtype]
     device = q.device
 
     directory = kernel_directory(kernel_dir)
     problem = (element, heads_q, heads_kv, head_dim, bool(causal), scale,
-               bool(return_lse), arch_of(device))
+               bool(return_lse), arch_of(device), window, softcap)
     key = (directory.path, problem)
     if key not in _chosen:
         _chosen[key] = directory.find(*problem)
@@ -151,9 +160,11 @@ def _run(kernel, q, k, v, return_lse, fill=None):
     return (output, lse) if return_lse else output
 
 
-def reference(q, k, v, causal=False, scale=None, dtype=torch.float32):
+def reference(q, k, v, causal=False, scale=None, dtype=torch.float32,
+              window=(-1, -1), softcap=0.0):
     """O [B, Sq, Hq, D] and LSE [B, Hq, Sq] computed in `dtype` (float32 or
-    float64) with PyTorch operations (for checking)."""
+    float64) with PyTorch operations (for checking); the arguments mean what
+    they mean for `attention`."""
     heads_q, heads_kv = q.shape[2], k.shape[2]
     seq_q, seq_kv = q.shape[1], k.shape[1]
     if scale is None:
@@ -163,10 +174,15 @@ def reference(q, k, v, causal=False, scale=None, dtype=torch.float32):
     kf = k.to(dtype).transpose(1, 2).repeat_interleave(group, dim=1)
     vf = v.to(dtype).transpose(1, 2).repeat_interleave(group, dim=1)
     scores = (qf @ kf.transpose(-1, -2)) * scale
-    if causal:
-        rows = torch.arange(seq_q, device=q.device)[:, None]
-        keys = torch.arange(seq_kv, device=q.device)[None, :]
-        scores = scores.masked_fill(keys > rows + seq_kv - seq_q, float("-inf"))
+    if softcap:
+        scores = softcap * torch.tanh(scores / softcap)
+    left, right = runtime.effective_window(window, causal)
+    diagonal = (torch.arange(seq_q, device=q.device)[:, None] + seq_kv - seq_q)
+    keys = torch.arange(seq_kv, device=q.device)[None, :]
+    if right >= 0:
+        scores = scores.masked_fill(keys > diagonal + right, float("-inf"))
+    if left >= 0:
+        scores = scores.masked_fill(keys < diagonal - left, float("-inf"))
     lse = torch.logsumexp(scores, dim=-1)
     probabilities = torch.exp(scores - lse[..., None]).nan_to_num(0.0)
     return (probabilities @ vf).transpose(1, 2), lse
@@ -199,7 +215,9 @@ def _check_kernels(path, shapes, batch, repeat):
             result = _run(kernel, q, k, v, kernel.lse)
             output, lse = result if kernel.lse else (result, None)
             torch.cuda.synchronize()
-            want_o, want_lse = reference(q, k, v, kernel.causal, kernel.scale)
+            want_o, want_lse = reference(q, k, v, kernel.causal, kernel.scale,
+                                         window=kernel.window,
+                                         softcap=kernel.softcap or 0.0)
             o_error = (output.float() - want_o).abs().max().item()
             # A few units in the last place of a 16-bit output.
             o_limit = 2e-2 if dtype == torch.bfloat16 else 4e-3

@@ -2,8 +2,8 @@
 """Checks every kernel of a kernel directory that runs on this GPU over a
 matrix of problem shapes, against a float64 PyTorch reference.
 
-For each kernel (its dtype, head counts, head dim, causality and LSE come
-from its manifest) and each (B, Sq, Skv): fresh random inputs, O and LSE
+For each kernel (its dtype, head counts, head dim, causality, window,
+softcap and LSE come from its manifest) and each (B, Sq, Skv): fresh random inputs, O and LSE
 poisoned with NaN before the launch, then
   - every output element written and finite,
   - ||O - ref||_F / ||ref||_F within 4 unit roundoffs of the dtype
@@ -38,7 +38,8 @@ def check(kernel, dtype, batch, seq_q, seq_kv, generator):
     output, lse = result if kernel.lse else (result, None)
     torch.cuda.synchronize()
     want_o, want_lse = fa4_torch.reference(q, k, v, kernel.causal, kernel.scale,
-                                           dtype=torch.float64)
+                                           dtype=torch.float64, window=kernel.window,
+                                           softcap=kernel.softcap or 0.0)
     bound = 4 * UNIT_ROUNDOFF[dtype]
     problems = []
     written = bool(torch.isfinite(output).all())

@@ -105,36 +105,6 @@ func.func @dv_differs(%q: memref<1x256x4x128xbf16>, %k: memref<1x256x4x128xbf16>
 
 // -----
 
-func.func @gqa_ratio_3(%q: memref<1x256x12x64xf16>, %k: memref<1x256x4x64xf16>,
-                       %v: memref<1x256x4x64xf16>, %o: memref<1x256x12x64xf16>) {
-  // expected-error @+1 {{GQA ratio 3 (12 query heads / 4 key/value heads) does not divide the 128-row Q tile, so its query heads cannot be packed; set gqa-pack to a divisor of both (1 disables packing)}}
-  fa4.attention ins(%q, %k, %v : memref<1x256x12x64xf16>, memref<1x256x4x64xf16>,
-                    memref<1x256x4x64xf16>) outs(%o : memref<1x256x12x64xf16>)
-  return
-}
-
-// -----
-
-func.func @window(%q: memref<1x256x4x64xf16>, %k: memref<1x256x4x64xf16>,
-                  %v: memref<1x256x4x64xf16>, %o: memref<1x256x4x64xf16>) {
-  // expected-error @+1 {{sliding-window attention is not supported on sm_100a yet}}
-  fa4.attention ins(%q, %k, %v : memref<1x256x4x64xf16>, memref<1x256x4x64xf16>,
-                    memref<1x256x4x64xf16>) outs(%o : memref<1x256x4x64xf16>) {window = array<i64: 128, 0>}
-  return
-}
-
-// -----
-
-func.func @softcap(%q: memref<1x256x4x64xf16>, %k: memref<1x256x4x64xf16>,
-                   %v: memref<1x256x4x64xf16>, %o: memref<1x256x4x64xf16>) {
-  // expected-error @+1 {{softcap is not supported on sm_100a yet}}
-  fa4.attention ins(%q, %k, %v : memref<1x256x4x64xf16>, memref<1x256x4x64xf16>,
-                    memref<1x256x4x64xf16>) outs(%o : memref<1x256x4x64xf16>) {softcap = 30.0 : f32}
-  return
-}
-
-// -----
-
 // What the kernel computes in 32 bits bounds the static sizes: its batch and
 // length parameters and TMA coordinates (each size), the rows of whole work
 // tiles, the number of work tiles and the LSE offsets.

@@ -1,8 +1,7 @@
 // RUN: fa4-opt %s -split-input-file --fa4-plan | FileCheck %s
 // RUN: fa4-opt %s -split-input-file --fa4-plan="kv-stages=4 emulated-exp2=0 softmax-regs=192 correction-regs=80 scheduler=linear rescale-threshold=0" | FileCheck %s --check-prefix=OVERRIDE
 // RUN: fa4-opt %s -split-input-file --fa4-plan="q-stages=1 kv-stages=2" | FileCheck %s --check-prefix=SMALL
-// RUN: not fa4-opt %s -split-input-file --fa4-plan="arch=sm_90a" 2>/dev/null | FileCheck %s --check-prefix=HOPPER
-// RUN: not fa4-opt %s -split-input-file --fa4-plan="arch=sm_90a" 2>&1 >/dev/null | FileCheck %s --check-prefix=HOPPER-ERROR
+// RUN: fa4-opt %s -split-input-file --fa4-plan="arch=sm_90a" | FileCheck %s --check-prefix=HOPPER
 
 // Non-causal MHA, head dim 128: the FA4 defaults.
 // CHECK-LABEL: func @mha_d128
@@ -57,13 +56,72 @@ func.func @kept(%q: memref<1x128x1x64xf16>, %k: memref<1x128x1x64xf16>,
 // -----
 
 // MQA with 128 query heads: the whole tile is one query position. The
-// 64-row sm_90a tile cannot pack them.
+// 64-row sm_90a tile packs 64 of them.
 // CHECK-LABEL: func @mqa128
 // CHECK: gqaPack = 128,
-// HOPPER-ERROR: plan.mlir:[[@LINE+3]]:3: error: 'fa4.attention' op GQA ratio 128 (128 query heads / 1 key/value heads) does not divide the 64-row Q tile, so its query heads cannot be packed; set gqa-pack to a divisor of both (1 disables packing)
+// HOPPER-LABEL: func @mqa128
+// HOPPER: gqaPack = 64,
 func.func @mqa128(%q: memref<1x64x128x64xbf16>, %k: memref<1x512x1x64xbf16>,
                   %v: memref<1x512x1x64xbf16>, %o: memref<1x64x128x64xbf16>) {
   fa4.attention ins(%q, %k, %v : memref<1x64x128x64xbf16>, memref<1x512x1x64xbf16>, memref<1x512x1x64xbf16>)
                 outs(%o : memref<1x64x128x64xbf16>)
+  return
+}
+
+// -----
+
+// Any GQA ratio: the default packs the largest divisor of both the ratio
+// and the Q tile (Qwen2.5-7B's 28 / 4 heads, ratio 7: none).
+// CHECK-LABEL: func @gqa7
+// CHECK: gqaPack = 1,
+// HOPPER-LABEL: func @gqa7
+// HOPPER: gqaPack = 1,
+func.func @gqa7(%q: memref<1x256x28x128xbf16>, %k: memref<1x256x4x128xbf16>,
+                %v: memref<1x256x4x128xbf16>, %o: memref<1x256x28x128xbf16>) {
+  fa4.attention ins(%q, %k, %v : memref<1x256x28x128xbf16>, memref<1x256x4x128xbf16>, memref<1x256x4x128xbf16>)
+                outs(%o : memref<1x256x28x128xbf16>) {causal}
+  return
+}
+
+// -----
+
+// Ratio 6 packs 2 heads per position, ratio 3 none.
+// CHECK-LABEL: func @gqa6
+// CHECK: gqaPack = 2,
+// HOPPER-LABEL: func @gqa6
+// HOPPER: gqaPack = 2,
+func.func @gqa6(%q: memref<1x256x12x64xf16>, %k: memref<1x256x2x64xf16>,
+                %v: memref<1x256x2x64xf16>, %o: memref<1x256x12x64xf16>) {
+  fa4.attention ins(%q, %k, %v : memref<1x256x12x64xf16>, memref<1x256x2x64xf16>, memref<1x256x2x64xf16>)
+                outs(%o : memref<1x256x12x64xf16>)
+  return
+}
+
+// -----
+
+// Sliding windows and softcap take the plan of the same shape without them:
+// a causal window keeps the causal schedule and P split, a symmetric one
+// the non-causal ones.
+// CHECK-LABEL: func @window_causal
+// CHECK: plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = lpt, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 64, rescaleThreshold = 8>
+// HOPPER-LABEL: func @window_causal
+// HOPPER: scheduler = paired,
+func.func @window_causal(%q: memref<1x256x4x64xf16>, %k: memref<1x256x4x64xf16>,
+                         %v: memref<1x256x4x64xf16>, %o: memref<1x256x4x64xf16>) {
+  fa4.attention ins(%q, %k, %v : memref<1x256x4x64xf16>, memref<1x256x4x64xf16>, memref<1x256x4x64xf16>)
+                outs(%o : memref<1x256x4x64xf16>) {causal, window = array<i64: 128, 0>}
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func @window_softcap
+// CHECK: plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
+// HOPPER-LABEL: func @window_softcap
+// HOPPER: scheduler = linear,
+func.func @window_softcap(%q: memref<1x256x4x64xf16>, %k: memref<1x256x4x64xf16>,
+                          %v: memref<1x256x4x64xf16>, %o: memref<1x256x4x64xf16>) {
+  fa4.attention ins(%q, %k, %v : memref<1x256x4x64xf16>, memref<1x256x4x64xf16>, memref<1x256x4x64xf16>)
+                outs(%o : memref<1x256x4x64xf16>) {window = array<i64: 64, 64>, softcap = 30.0 : f32}
   return
 }

@@ -63,3 +63,39 @@ func.func @full(%q: memref<?x?x16x64xf16>, %k: memref<?x?x16x64xf16>,
                 outs(%o : memref<?x?x16x64xf16>) {scale = 0.5 : f32}
   return
 }
+
+// -----
+
+// Softcap and a causal sliding window: Q K^T capped at 50 over the scale
+// 0.125 (400 in raw-score units), then masked; the window's right bound is
+// causal's 0.
+// CHECK-LABEL: gpu.func @capped_attention
+// CHECK: %[[S:.*]] = fa4.tile.matmul
+// CHECK-NEXT: %[[C:.*]] = fa4.tile.softcap %[[S]] cap 4.000000e+02 : tensor<128x128xf32>
+// CHECK-NEXT: %[[M:.*]] = fa4.tile.mask %[[C]] rows %{{.*}} keys %{{.*}} lengths (%{{.*}}, %{{.*}}) heads 1 causal window [4095, 0] : tensor<128x128xf32>
+// CHECK-NEXT: fa4.tile.softmax %[[M]], {{.*}} scale_log2 0.18033688011112042
+func.func @capped(%q: memref<?x?x4x64xbf16>, %k: memref<?x?x4x64xbf16>,
+                  %v: memref<?x?x4x64xbf16>, %o: memref<?x?x4x64xbf16>) {
+  fa4.attention ins(%q, %k, %v : memref<?x?x4x64xbf16>, memref<?x?x4x64xbf16>, memref<?x?x4x64xbf16>)
+                outs(%o : memref<?x?x4x64xbf16>) {causal, window = array<i64: 4095, 0>, softcap = 50.0 : f32, scale = 0.125 : f32}
+  return
+}
+
+// -----
+
+// Window sides that no 32-bit sequence reaches are unbounded: a left bound
+// of 2^40 is -1, and [-1, 2^31] with nothing else masks only the key tail.
+// CHECK-LABEL: gpu.func @wide_attention
+// CHECK: fa4.tile.mask %{{.*}} heads 1 window [-1, 7] : tensor<128x128xf32>
+// CHECK-LABEL: gpu.func @unbounded_attention
+// CHECK: fa4.tile.mask %{{.*}} heads 1 : tensor<128x128xf32>
+func.func @wide(%q: memref<?x?x4x64xbf16>, %o: memref<?x?x4x64xbf16>) {
+  fa4.attention ins(%q, %q, %q : memref<?x?x4x64xbf16>, memref<?x?x4x64xbf16>, memref<?x?x4x64xbf16>)
+                outs(%o : memref<?x?x4x64xbf16>) {window = array<i64: 1099511627776, 7>}
+  return
+}
+func.func @unbounded(%q: memref<?x?x4x64xbf16>, %o: memref<?x?x4x64xbf16>) {
+  fa4.attention ins(%q, %q, %q : memref<?x?x4x64xbf16>, memref<?x?x4x64xbf16>, memref<?x?x4x64xbf16>)
+                outs(%o : memref<?x?x4x64xbf16>) {window = array<i64: -1, 2147483648>}
+  return
+}

@@ -156,24 +156,50 @@ try:
     directory.find("bf16", 32, 8, 128, causal=True, lse=False, arch="sm_90a")
 except LookupError as err:
     print(err.args[0])
-# CHECK: no fa4 kernel in {{.*}}fa4-runtime-{{.*}} for dtype=bf16 heads_q=32 heads_kv=8 head_dim=128 causal=True scale=0.08838834764831843 lse=False arch=sm_90a; candidates:
+# CHECK: no fa4 kernel in {{.*}}fa4-runtime-{{.*}} for dtype=bf16 heads_q=32 heads_kv=8 head_dim=128 causal=True scale=0.08838834764831843 lse=False arch=sm_90a window=(-1, 0) softcap=0.0; candidates:
 # CHECK-NEXT:   gqa_causal_lse (gqa_causal_lse.json): heads_q is 4, not 32; heads_kv is 2, not 8; head_dim is 64, not 128; scale is 0.125, not 0.08838834764831843; lse is True, not False; arch is sm_100a, not sm_90a
 # CHECK-NEXT:   mha_f16 (mha_f16.json): dtype is f16, not bf16; heads_q is 2, not 32; heads_kv is 2, not 8; head_dim is 64, not 128; causal is False, not True; scale is 0.125, not 0.08838834764831843; arch is sm_100a, not sm_90a
 try:
     directory.find("f16", 2, 2, 64, scale=0.1)
 except LookupError as err:
     print(err.args[0])
-# CHECK: no fa4 kernel in {{.*}} for dtype=f16 heads_q=2 heads_kv=2 head_dim=64 causal=False scale=0.1 lse=False arch=None; candidates:
+# CHECK: no fa4 kernel in {{.*}} for dtype=f16 heads_q=2 heads_kv=2 head_dim=64 causal=False scale=0.1 lse=False arch=None window=(-1, -1) softcap=0.0; candidates:
 # CHECK-NEXT:   gqa_causal_lse (gqa_causal_lse.json): dtype is bf16, not f16; heads_q is 4, not 2; causal is True, not False; scale is 0.125, not 0.1; lse is True, not False
 # CHECK-NEXT:   mha_f16 (mha_f16.json): scale is 0.125, not 0.1
 # CHECK-NEXT:   broken.json: not a usable manifest: not JSON
 # CHECK-NEXT:   other.json: not a usable manifest: not a launch manifest: missing kernel
+# Windows and softcap: a kernel computes only the masking it was built with;
+# causal folds into the window, bounds past 2^31 - 257 are unbounded.
+windowed = manifest("w", causal=True)
+windowed.update(window=[255, 0], softcap=30.0, score_cap=339.41)
+windowed = runtime.Kernel(windowed)
+print(windowed)
+print("window", windowed.matches(causal=True, window=(255, 0), softcap=30.0),
+      windowed.matches(causal=True, window=(255, -1), softcap=30.0 * (1 + 1e-7)),
+      windowed.matches(causal=True, softcap=30.0),
+      windowed.matches(causal=True, window=(-1, -1), softcap=30.0),
+      windowed.matches(causal=True, window=(255, 0), softcap=0.0))
+print(windowed.mismatches(causal=True, window=(128, 0), softcap=20.0))
+print("effective", runtime.effective_window((1 << 40, 3)), runtime.effective_window((-5, 7)),
+      runtime.effective_window((100, -1), causal=True))
+for bad in [(1, 2, 3), "ab", (4, 5)]:
+    try:
+        runtime.effective_window(bad, causal=True)
+    except ValueError as err:
+        print("bad window:", err)
+# CHECK: <fa4 kernel w sm_100a bf16 heads 4/2 head_dim 64 causal True window (255, 0) softcap 30.0 scale 0.125 lse True>
+# CHECK-NEXT: window True True True False False
+# CHECK-NEXT: ['window is (255, 0), not (128, 0)', 'softcap is 30.0, not 20.0']
+# CHECK-NEXT: effective (-1, 3) (-1, 7) (100, 0)
+# CHECK-NEXT: bad window: window must be (left, right) integers, got (1, 2, 3)
+# CHECK-NEXT: bad window: window must be (left, right) integers, got 'ab'
+# CHECK-NEXT: bad window: causal attention needs window right bound 0 or -1, got 5
 (TMP / "empty").mkdir()
 try:
     runtime.KernelDirectory(TMP / "empty").find("bf16", 4, 2, 64)
 except LookupError as err:
     print(err.args[0])
-# CHECK: no fa4 kernel for dtype=bf16 heads_q=4 heads_kv=2 head_dim=64 causal=False scale=0.125 lse=False arch=None: {{.*}}empty has no kernel manifests (*.json)
+# CHECK: no fa4 kernel for dtype=bf16 heads_q=4 heads_kv=2 head_dim=64 causal=False scale=0.125 lse=False arch=None window=(-1, -1) softcap=0.0: {{.*}}empty has no kernel manifests (*.json)
 
 # --- the grid --------------------------------------------------------------
 # tiles = batch * head_blocks (4 heads / pack 2) * ceil(seq_q / 256)

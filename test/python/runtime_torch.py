@@ -309,7 +309,7 @@ for label, call in cases:
 # CHECK-NEXT: k/v: ValueError: k and v shapes differ: [2, 500, 2, 64] and [2, 501, 2, 64]
 # CHECK-NEXT: heads: ValueError: query heads (3) must be a multiple of key/value heads (2)
 # CHECK-NEXT: scale: ValueError: scale must be positive and finite, got -1.0
-# CHECK-NEXT: no kernel: LookupError: no fa4 kernel in {{.*}}fa4-torch-{{.*}} for dtype=bf16 heads_q=4 heads_kv=2 head_dim=64 causal=True scale=0.2 lse=False arch=sm_100a; candidates:
+# CHECK-NEXT: no kernel: LookupError: no fa4 kernel in {{.*}}fa4-torch-{{.*}} for dtype=bf16 heads_q=4 heads_kv=2 head_dim=64 causal=True scale=0.2 lse=False arch=sm_100a window=(-1, 0) softcap=0.0; candidates:
 # CHECK-NEXT:   gqa_causal_lse (gqa_causal_lse.json): scale is 0.125, not 0.2; lse is True, not False
 
 # The device's arch chooses too.

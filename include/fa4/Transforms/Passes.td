@@ -19,8 +19,10 @@ def FA4Plan : Pass<"fa4-plan"> {
     tiles, 2 Q stages, 3 K/V stages, registers 200 (softmax) / 64
     (correction) / 48 (load and MMA), 3 of 16 exponentials emulated, PV split
     96+32 (non-causal) or 64+64 (causal), rescale threshold 8, `linear`
-    scheduler (non-causal) or `lpt` (causal), and all query heads of one KV
-    head packed into the 128 rows of a Q tile. Defaults on sm_90a follow
+    scheduler (non-causal) or `lpt` (causal), and as many query heads of
+    one KV head packed into the 128 rows of a Q tile as divide both the GQA
+    ratio and the rows (all of them for 2, 4, 8, ...; none for 7). Sliding
+    windows and softcap keep the plan of the same shape without them. Defaults on sm_90a follow
     FlashAttention-3: a 64-row Q tile per consumer warpgroup (qStages 2),
     128-key blocks, a ring of 4 K/V tiles, registers 232 (consumers) / 40
     (load and store), MUFU exp2 only, rescale threshold 8, `linear`
@@ -31,9 +33,8 @@ def FA4Plan : Pass<"fa4-plan"> {
 
     The pass refuses, with an error at the op, what the kernels cannot do:
     head dims other than 64 and 128 (and 256 on sm_90a), different
-    query/key and value head dims,
-    sliding windows, softcap, a GQA ratio that does not divide the Q tile's
-    rows (unless `gqa-pack` says otherwise), any plan outside the ranges
+    query/key and value head dims, a `gqa-pack` that does not divide both
+    the GQA ratio and the Q tile's rows, any plan outside the ranges
     `#fa4.plan` checks or that exceeds the TMEM columns, shared memory or
     registers of one SM, and operands the kernel cannot address
     (`checkKernelLimits`): static sizes beyond the 32-bit values it computes
@@ -258,8 +259,10 @@ def FA4Tile : Pass<"fa4-tile", "::mlir::ModuleOp"> {
     - `fa4.tile.load` of Q, then an `scf.for` over the KV blocks it can see
       (all of them, or when causal those up to its last row's diagonal)
       carrying O, the row maxima and the row sums: loads of K and V,
-      `fa4.tile.matmul` (Q K^T), `fa4.tile.mask` (Skv tail, causal
-      bottom-right), `fa4.tile.softmax` (base 2, scale folded in,
+      `fa4.tile.matmul` (Q K^T), with a softcap `fa4.tile.softcap` (the cap
+      over the scale), `fa4.tile.mask` (Skv tail, causal bottom-right, the
+      sliding window; window sides past 2^31 - 257 written as unbounded),
+      `fa4.tile.softmax` (base 2, scale folded in,
       conditional rescale with the plan's threshold and exp2 split),
       `fa4.tile.rescale` of O and `fa4.tile.matmul` accumulating P V;
     - `fa4.tile.normalize`, `fa4.tile.store` of O and, with an LSE operand,
@@ -270,9 +273,8 @@ def FA4Tile : Pass<"fa4-tile", "::mlir::ModuleOp"> {
     computes it, and when, is `fa4-specialize`'s decision.
 
     The pass refuses an op without a plan and, since a plan written by hand
-    skips `fa4-plan`, what the planner refuses of the op for that plan
-    (sliding windows, softcap, different head dims, and the operand limits
-    of `checkKernelLimits`).
+    skips `fa4-plan`, the operand limits of `checkKernelLimits` for that
+    plan.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",
@@ -290,13 +292,17 @@ def FA4Specialize : Pass<"fa4-specialize", "::mlir::ModuleOp"> {
     launch manifest to its `fa4.launch`. The pass recognizes the FA4
     forward program and reads every choice from it: element type and head
     dim from the tiles, GQA packing and the scheduler from
-    `fa4.tile.coords`, masking from `fa4.tile.mask`, the scale, rescale
+    `fa4.tile.coords`, masking (key tail, causal, window) from
+    `fa4.tile.mask`, a softcap from `fa4.tile.softcap`, the scale, rescale
     threshold and exp2 split from `fa4.tile.softmax`, LSE from
     `fa4.tile.store_lse`; stages, tile sizes, register budgets and the PV
     split from the plan. The roles:
 
     - a persistent loop over the work tiles in the program's order, with
-      the KV blocks of all Q tiles of a work tile visited together;
+      the KV blocks of all Q tiles of a work tile visited together: those
+      from the first row's first visible key to the last row's last (blocks
+      wholly outside every row's window are neither loaded nor computed);
+      per-element masking only in the blocks that need it;
     - one softmax warpgroup per Q stage (mask, online softmax, split exp2,
       P written over S in two parts), the correction and epilogue
       warpgroup (warp-uniform O rescale, normalization, swizzled staging,
@@ -319,11 +325,12 @@ def FA4Specialize : Pass<"fa4-specialize", "::mlir::ModuleOp"> {
     Buffers are declared, not placed (`fa4-allocate-tmem`,
     `fa4-allocate-smem`), and barriers are added by `fa4-insert-barriers`.
     Kernel arguments: the TMA descriptors of Q, K, V and O, batch, Sq, Skv
-    (index) and the softmax scale times log2(e) (f32); with LSE, a pointer
-    to the contiguous [B, Hq, Sq] f32 tensor.
+    (index) and the softmax scale times log2(e) (f32); with a softcap, the
+    cap over the scale (f32, `score_cap` in the manifest); with LSE, a
+    pointer to the contiguous [B, Hq, Sq] f32 tensor.
 
-    What is checked of the program: each tile op once; their dataflow (Q
-    K^T masked, exponentiated, O rescaled before P V accumulates, the KV
+    What is checked of the program: each tile op once (the softcap at most
+    once); their dataflow (Q K^T optionally capped, masked, exponentiated, O rescaled before P V accumulates, the KV
     loop carrying O, maxima and sums from 0, -inf and 0, normalization by
     the final sums); loops counting from 0 by 1; Q read at the work tile's
     batch and heads and at its position plus the Q-tile loop's offset; K

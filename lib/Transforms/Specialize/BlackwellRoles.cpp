@@ -141,8 +141,10 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
     // heads share a position).
     Value first = add(tile.position, stage * shape.positionsPerTile());
     RowKeys rowKeys = scoreStage.rowKeys(add(first, div(row, shape.pack)));
-    // No row of the warpgroup sees fewer keys than its first.
-    RowKeys fewest = scoreStage.rowKeys(first);
+    // The warpgroup's rows see keys between those of its first and last.
+    RowKeys firstRow = scoreStage.rowKeys(first);
+    RowKeys lastRow =
+        scoreStage.rowKeys(add(first, shape.positionsPerTile() - 1));
     // One KV block of the online softmax: S from TMEM, the conditional
     // rescale, P into TMEM; (max, sum) in, (max, sum) out. Only blocks the
     // score stage may mask compare keys per element.
@@ -157,10 +159,14 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
 
       // Scores in log2 units; in a masked block, keys the score stage masks
       // are -inf.
-      Value limit, negInfChunk;
+      VisibleKeys visible;
+      Value negInfChunk;
       if (masked) {
-        limit = vector::BroadcastOp::create(
-            b, chunkIndexType, scoreStage.visibleKeys(rowKeys, mul(n, blockN)));
+        visible = scoreStage.visibleKeys(
+            rowKeys, mul(add(tile.firstBlock, n), blockN));
+        for (Value *bound : {&visible.low, &visible.high})
+          if (*bound)
+            *bound = vector::BroadcastOp::create(b, chunkIndexType, *bound);
         negInfChunk = vector::BroadcastOp::create(b, chunkType, negInf);
       }
       Value tileMax = negInf;
@@ -173,8 +179,8 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
             columns.push_back(static_cast<int32_t>(c * kChunk + i));
           Value column = arith::ConstantOp::create(
               b, DenseIntElementsAttr::get(chunkIndexType, columns));
-          scores[c] = arith::SelectOp::create(
-              b, scoreStage.keyMask(column, limit), scores[c], negInfChunk);
+          scores[c] =
+              scoreStage.maskScores(scores[c], column, visible, negInfChunk);
         }
         tileMax = vector::ReductionOp::create(
             b, vector::CombiningKind::MAXIMUMF, scores[c], tileMax);
@@ -245,8 +251,9 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
           contract);
       return {ref, sum};
     };
-    // The unmasked leading blocks, then the ones the stage may mask (the
-    // causal diagonal, the key tail).
+    // The blocks the stage may mask before the window's unmasked ones (its
+    // left bound), those, and the ones after (the causal diagonal, the
+    // window's right bound, the key tail), counted from the tile's first.
     auto blockLoop = [&](Value lower, Value upper, ValueRange init,
                          bool masked) {
       auto loop = scf::ForOp::create(b, lower, upper, idx(1), init);
@@ -257,11 +264,19 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
                           loop.getRegionIterArg(1), masked));
       return loop;
     };
-    Value unmasked = scoreStage.unmaskedBlocks(fewest, tile.blocks);
-    scf::ForOp interior = blockLoop(idx(0), unmasked,
-                                    ValueRange{negInf, zero}, false);
+    auto [begin, end] = scoreStage.unmaskedBlocks(
+        firstRow, lastRow, KvBlocks{tile.firstBlock, tile.blocks});
+    Value unmaskedBegin = arith::SubIOp::create(b, begin, tile.firstBlock);
+    Value unmaskedEnd = arith::SubIOp::create(b, end, tile.firstBlock);
+    ValueRange init{negInf, zero};
+    scf::ForOp leading;
+    if (scoreStage.masksLeadingBlocks()) {
+      leading = blockLoop(idx(0), unmaskedBegin, init, true);
+      init = leading.getResults();
+    }
+    scf::ForOp interior = blockLoop(unmaskedBegin, unmaskedEnd, init, false);
     scf::ForOp loop =
-        blockLoop(unmasked, tile.blocks, interior.getResults(), true);
+        blockLoop(unmaskedEnd, tile.blocks, interior.getResults(), true);
     // The row sum and max for the epilogue.
     Value finalIndex = add(statsBase, tile.blocks);
     ChannelAcquireOp::create(b, stats[stage], finalIndex);

@@ -187,14 +187,9 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
         smemView(kernel.sharedBuffer("q"),
                  mul(rem(qHandoff, shape.qSlots()), shape.qTileBytes()),
                  tileType(shape.qRows()));
-    // Row r is query position first + r / pack. No row sees fewer keys than
-    // the tile's first (the stage masks keys per row only where that one
-    // needs it).
+    // Row r is query position first + r / pack; the rows of the Q tile see
+    // keys between those of its first and last.
     Value first = add(tile.position, stage * shape.positionsPerTile());
-    RowKeys rowKeys[2] = {
-        scoreStage.rowKeys(add(first, div(rows[0], shape.pack))),
-        scoreStage.rowKeys(add(first, div(rows[1], shape.pack)))};
-    RowKeys fewest = scoreStage.rowKeys(first);
 
     // Issues the wgmmas `issue` builds in this consumer's turn; hand-off
     // numbers count the turns (at most blocks + 1 per tile).
@@ -239,22 +234,34 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
       // Scores in log2 units; only a block the stage masks for the tile's
       // first row compares keys per row.
       Value scaled = scoreStage.scale(scores, scale);
-      Value needsMask = scoreStage.blockNeedsMask(fewest, n);
+      Value block = add(tile.firstBlock, n);
+      // The row bounds are recomputed per block from the tile's position:
+      // a few integer ops, where keeping them live through the KV loop
+      // costs the 232-register consumer spills.
+      Value needsMask = scoreStage.blockNeedsMask(
+          scoreStage.rowKeys(first),
+          scoreStage.rowKeys(add(first, shape.positionsPerTile() - 1)), block);
       auto maskIf = scf::IfOp::create(b, TypeRange{sType}, needsMask,
                                       /*addThenBlock=*/true,
                                       /*addElseBlock=*/true);
       {
         OpBuilder::InsertionGuard inner(b);
         b.setInsertionPointToStart(maskIf.thenBlock());
-        Value keys = add(mul(n, blockN), quadColumn);
-        auto visible = [&](const RowKeys &row) {
-          return scoreStage.visibleKeys(row, keys);
+        Value keys = add(mul(block, blockN), quadColumn);
+        auto rowVisible = [&](Value row) {
+          return scoreStage.visibleKeys(
+              scoreStage.rowKeys(add(first, div(row, shape.pack))), keys);
         };
-        Value limit = perRow(sSecondRow, sColumnsType, visible(rowKeys[0]),
-                             visible(rowKeys[1]));
-        Value valid = scoreStage.keyMask(sColumns, limit);
+        VisibleKeys each[2] = {rowVisible(rows[0]), rowVisible(rows[1])};
+        VisibleKeys visible;
+        visible.high =
+            perRow(sSecondRow, sColumnsType, each[0].high, each[1].high);
+        if (each[0].low)
+          visible.low =
+              perRow(sSecondRow, sColumnsType, each[0].low, each[1].low);
         scf::YieldOp::create(
-            b, ValueRange{arith::SelectOp::create(b, valid, scaled, negInfS)});
+            b, ValueRange{scoreStage.maskScores(scaled, sColumns, visible,
+                                                negInfS)});
         b.setInsertionPointToStart(maskIf.elseBlock());
         scf::YieldOp::create(b, ValueRange{scaled});
       }

@@ -118,6 +118,9 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
                                  index,
                                  index,
                                  b.getF32Type()};
+  // The softcap over the scale (raw-score units).
+  if (shape.softcap)
+    arguments.push_back(b.getF32Type());
   // LSE [B, Hq, Sq] in f32, as a pointer to global memory.
   if (shape.lse)
     arguments.push_back(LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1));
@@ -149,8 +152,11 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
   seqQ = entry.getArgument(5);
   seqKv = entry.getArgument(6);
   scaleLog2 = entry.getArgument(7);
+  unsigned next = 8;
+  if (shape.softcap)
+    softcap = entry.getArgument(next++);
   if (shape.lse)
-    lseOut = entry.getArgument(8);
+    lseOut = entry.getArgument(next++);
 
   int64_t positionsPerCta = shape.positionsPerWorkTile();
   tilesPerHead = div(add(seqQ, positionsPerCta - 1), positionsPerCta);
@@ -224,12 +230,12 @@ void KernelBuilder::buildLoadRole(Value q, Value kv, bool firstKeyBeforeQuery) {
         }
         ChannelCommitOp::create(b, channelValue, handoff);
       };
-      // K (which = 0) or V (1) of KV block n.
+      // K (which = 0) or V (1) of the tile's KV block n.
       auto loadKv = [&](Value n, int64_t which) {
         Value handoff = add(mul(add(tile.kvBase, n), 2), which);
         Value offset = mul(rem(handoff, kvStages), shape.kvTileBytes());
         loadTile(which ? vDesc : kDesc, kv, handoff, kvSmem, offset, false,
-                 kvHead, mul(n, plan.getBlockN()));
+                 kvHead, mul(add(tile.firstBlock, n), plan.getBlockN()));
       };
       if (firstKeyBeforeQuery) {
         Value anyBlock = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,

@@ -162,7 +162,9 @@ public:
                 Value rowMax);
 
   // The kernel's arguments.
-  Value qDesc, kDesc, vDesc, oDesc, batch, seqQ, seqKv, scaleLog2, lseOut;
+  Value qDesc, kDesc, vDesc, oDesc, batch, seqQ, seqKv, scaleLog2;
+  Value softcap; // the cap in raw-score units, with a softcap
+  Value lseOut;
   // Work tiles (batch x head blocks x tilesPerHead) and KV blocks of Skv.
   Value tiles, tilesPerHead, kvBlocks;
 

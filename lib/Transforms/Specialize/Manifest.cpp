@@ -52,10 +52,24 @@ DictionaryAttr specialize::buildManifest(const KernelShape &shape,
       param("seq_q", "i32", "query.shape[1]"),
       param("seq_kv", "i32", "key.shape[1]"),
       param("scale_log2", "f32", "scale_log2")};
+  if (shape.softcap)
+    params.push_back(param("score_cap", "f32", "score_cap"));
   if (shape.lse)
     params.push_back(param("lse", "pointer", "lse.data"));
 
-  return dict({
+  SmallVector<NamedAttribute> masking;
+  auto [left, right] = shape.window;
+  if (left >= 0 || (right >= 0 && !shape.causal))
+    masking.push_back(named("window", ints({left, right})));
+  if (shape.softcap) {
+    // The cap in the op's units (times the scale) and in the raw-score
+    // units the kernel takes.
+    masking.push_back(
+        named("softcap", b.getF64FloatAttr(*shape.softcap * scaleLog2 /
+                                           M_LOG2E)));
+    masking.push_back(named("score_cap", b.getF64FloatAttr(*shape.softcap)));
+  }
+  SmallVector<NamedAttribute> entries = {
       named("kernel", kernel.getNameAttr()),
       named("arch", b.getStringAttr(stringifyArch(plan.getArch()))),
       named("block", ints({warps * 32, 1, 1})),
@@ -76,7 +90,9 @@ DictionaryAttr specialize::buildManifest(const KernelShape &shape,
       named("scale", b.getF64FloatAttr(scaleLog2 / M_LOG2E)),
       named("scale_log2", b.getF64FloatAttr(scaleLog2)),
       named("plan", plan),
-  });
+  };
+  entries.append(masking.begin(), masking.end());
+  return dict(entries);
 }
 
 ArrayAttr specialize::operandsEntry(LaunchOp launch) {

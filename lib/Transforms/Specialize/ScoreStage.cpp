@@ -1,6 +1,11 @@
-//===- ScoreStage.cpp - the key-tail and causal score stage ---------------===//
+//===- ScoreStage.cpp - the key-window and softcap score stages -----------===//
 
 #include "ScoreStage.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::fa4;
@@ -13,62 +18,155 @@ Value ScoreStage::scale(Value scores, Value scale) {
 }
 
 namespace {
-/// Query row i sees keys [0, limit(i)): Skv, or when causal (bottom-right
-/// aligned) the keys up to its diagonal i + Skv - Sq. Stages that change
-/// one step (the scaling, say) derive from it.
-class KeyLimitStage : public ScoreStage {
+/// Query row i sees keys [lower(i), limit(i)) of [0, Skv): the window
+/// around its bottom-right diagonal d = i + Skv - Sq, [d - left, d + right]
+/// with either side unbounded (causal: right = 0, no window: both). Stages
+/// that change one step (the scaling, say) derive from it.
+///
+/// The kernel computes in 32 bits. Sizes are below 2^31 - 256 and bounded
+/// window sides at most that (fa4-tile), so d and Sq - i fit; d - left and
+/// d + right + 1 may not, and are formed so that no intermediate overflows.
+class KeyWindowStage : public ScoreStage {
 public:
-  using ScoreStage::ScoreStage;
-
-  Value tileBlocks(Value position) override {
-    if (!shape.causal)
-      return kernel.kvBlocks;
-    // Blocks up to the diagonal of the tile's last row; the blocks after it
-    // are fully masked and skipped.
-    Value lastRow = add(position, shape.positionsPerWorkTile() - 1);
-    return div(add(keyLimit(lastRow), shape.plan.getBlockN() - 1),
-               shape.plan.getBlockN());
+  explicit KeyWindowStage(KernelBuilder &kernel) : ScoreStage(kernel) {
+    std::tie(left, right) = shape.window;
   }
 
-  RowKeys rowKeys(Value position) override { return {keyLimit(position)}; }
-
-  Value visibleKeys(const RowKeys &row, Value firstKey) override {
-    return arith::IndexCastOp::create(
-        b, b.getI32Type(), arith::SubIOp::create(b, row.limit, firstKey));
+  KvBlocks tileBlocks(Value position) override {
+    int64_t blockN = shape.plan.getBlockN();
+    // From the block of the first row's first key to the block of the last
+    // row's last key; the blocks outside are fully masked and skipped.
+    Value first = idx(0), end = kernel.kvBlocks;
+    if (left >= 0)
+      first = div(lowerKey(position), blockN);
+    if (right >= 0) {
+      Value lastRow = add(position, shape.positionsPerWorkTile() - 1);
+      end = div(add(keyLimit(lastRow), blockN - 1), blockN);
+    }
+    return {first, sub(end, first)};
   }
 
-  Value keyMask(Value columns, Value visible) override {
-    return arith::CmpIOp::create(b, arith::CmpIPredicate::slt, columns,
-                                 visible);
+  RowKeys rowKeys(Value position) override {
+    return {left >= 0 ? lowerKey(position) : Value(), keyLimit(position)};
   }
 
-  Value blockNeedsMask(const RowKeys &fewest, Value block) override {
-    Value blockEnd = mul(add(block, 1), shape.plan.getBlockN());
-    return arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, blockEnd,
-                                 fewest.limit);
+  VisibleKeys visibleKeys(const RowKeys &row, Value firstKey) override {
+    auto relative = [&](Value key) {
+      return arith::IndexCastOp::create(b, b.getI32Type(), sub(key, firstKey));
+    };
+    return {row.lower ? relative(row.lower) : Value(), relative(row.limit)};
   }
 
-  Value unmaskedBlocks(const RowKeys &fewest, Value blocks) override {
-    // Block n is unmasked while (n + 1) blockN <= limit.
-    return arith::MinUIOp::create(b, div(fewest.limit, shape.plan.getBlockN()),
-                                  blocks);
+  Value maskScores(Value scores, Value columns, const VisibleKeys &visible,
+                   Value masked) override {
+    // One select per bound rather than one of their conjunction: each
+    // compare's predicate is consumed at once.
+    auto keepWhere = [&](arith::CmpIPredicate predicate, Value bound) {
+      scores = arith::SelectOp::create(
+          b, arith::CmpIOp::create(b, predicate, columns, bound), scores,
+          masked);
+    };
+    keepWhere(arith::CmpIPredicate::slt, visible.high);
+    if (visible.low)
+      keepWhere(arith::CmpIPredicate::sge, visible.low);
+    return scores;
   }
+
+  Value blockNeedsMask(const RowKeys &first, const RowKeys &last,
+                       Value block) override {
+    int64_t blockN = shape.plan.getBlockN();
+    Value blockEnd = mul(add(block, 1), blockN);
+    Value masked = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
+                                         blockEnd, first.limit);
+    if (!last.lower)
+      return masked;
+    Value before = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                         mul(block, blockN), last.lower);
+    return arith::OrIOp::create(b, masked, before);
+  }
+
+  std::pair<Value, Value> unmaskedBlocks(const RowKeys &first,
+                                         const RowKeys &last,
+                                         const KvBlocks &blocks) override {
+    int64_t blockN = shape.plan.getBlockN();
+    Value end = add(blocks.first, blocks.count);
+    // Block n is unmasked while lower(last) <= n blockN and (n + 1) blockN
+    // <= limit(first).
+    Value begin = blocks.first;
+    if (last.lower)
+      begin = arith::MinUIOp::create(
+          b,
+          arith::MaxUIOp::create(
+              b, div(add(last.lower, blockN - 1), blockN), begin),
+          end);
+    Value unmaskedEnd =
+        arith::MinUIOp::create(b, div(first.limit, blockN), end);
+    return {begin, arith::MaxUIOp::create(b, unmaskedEnd, begin)};
+  }
+
+  bool masksLeadingBlocks() const override { return left >= 0; }
 
 protected:
-  /// The last key (exclusive) query `position` may see.
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
+  Value smax(Value x, Value y) { return arith::MaxSIOp::create(b, x, y); }
+  Value smin(Value x, Value y) { return arith::MinSIOp::create(b, x, y); }
+
+  /// The end (exclusive) of the keys query `position` sees:
+  /// clamp(d + right + 1, 0, Skv); for right > 0 as Skv - clamp(Sq - i - 1 -
+  /// right, 0, Skv). (With right 0, d + 1 fits and wrapping intermediates
+  /// do no harm.)
   Value keyLimit(Value position) {
-    if (!shape.causal)
+    if (right < 0)
       return kernel.seqKv;
-    // Bottom-right aligned: query i sees keys j <= i + Skv - Sq.
-    Value limit = arith::SubIOp::create(b, add(add(position, kernel.seqKv), 1),
-                                        kernel.seqQ);
-    return arith::MinSIOp::create(b, arith::MaxSIOp::create(b, limit, idx(0)),
-                                  kernel.seqKv);
+    if (right == 0) {
+      Value limit = sub(add(add(position, kernel.seqKv), 1), kernel.seqQ);
+      return smin(smax(limit, idx(0)), kernel.seqKv);
+    }
+    Value beyond = sub(sub(kernel.seqQ, position), idx(1 + right));
+    return sub(kernel.seqKv, smin(smax(beyond, idx(0)), kernel.seqKv));
   }
+
+  /// The first key query `position` sees: clamp(d - left, 0, Skv) as
+  /// max(d, 0) - min(left, max(d, 0)).
+  Value lowerKey(Value position) {
+    Value diagonal =
+        smax(sub(add(position, kernel.seqKv), kernel.seqQ), idx(0));
+    return smin(sub(diagonal, smin(idx(left), diagonal)), kernel.seqKv);
+  }
+
+  int64_t left, right;
+};
+
+/// Softcapping, `c tanh(s / c)` on the raw scores (c the cap over the
+/// scale), in the log2 units of the softmax: (scale c) tanh(s / c).
+class SoftcapStage final : public KeyWindowStage {
+public:
+  SoftcapStage(KernelBuilder &kernel) : KeyWindowStage(kernel) {}
+
+  Value scale(Value scores, Value scale) override {
+    auto type = cast<VectorType>(scores.getType());
+    Value cap = kernel.softcap;
+    Value inverse = vector::BroadcastOp::create(
+        b, type, arith::DivFOp::create(b, f32(1.0f), cap));
+    Value outer = arith::MulFOp::create(
+        b, scale, vector::BroadcastOp::create(b, type, cap));
+    // The hardware approximation (tanh.approx.f32, a MUFU op): the LLVM
+    // intrinsic with afn lowers to it. math.tanh would become a libdevice
+    // call in GPU-to-NVVM.
+    Value tanh = LLVM::TanhOp::create(
+        b, type, arith::MulFOp::create(b, scores, inverse),
+        LLVM::FastmathFlagsAttr::get(ctx, LLVM::FastmathFlags::afn));
+    return arith::MulFOp::create(b, outer, tanh);
+  }
+  // Not a product with the scale: the Blackwell softmax then scales before
+  // its maxima instead of fusing the scale into the exponent's FMA.
+  bool linearScale() const override { return false; }
 };
 } // namespace
 
 std::unique_ptr<ScoreStage>
 specialize::createScoreStage(KernelBuilder &kernel) {
-  return std::make_unique<KeyLimitStage>(kernel);
+  if (kernel.getShape().softcap)
+    return std::make_unique<SoftcapStage>(kernel);
+  return std::make_unique<KeyWindowStage>(kernel);
 }

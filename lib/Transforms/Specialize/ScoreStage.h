@@ -18,9 +18,22 @@
 namespace mlir::fa4::specialize {
 
 /// What the stage needs of one query row, computed once per work tile (by
-/// rowKeys) and read per KV block.
+/// rowKeys) and read per KV block: the row sees keys [lower, limit).
 struct RowKeys {
-  Value limit; // the row sees keys [0, limit)
+  Value lower; // null: from key 0
+  Value limit;
+};
+
+/// The keys of one row a fragment keeps, counted from the fragment's first
+/// key: element c is kept if low <= c < high (i32; low null: no lower
+/// bound). Built once per KV block, broadcast by the role to its fragment.
+struct VisibleKeys {
+  Value low, high;
+};
+
+/// KV blocks [first, first + count) of a work tile.
+struct KvBlocks {
+  Value first, count;
 };
 
 class ScoreStage : protected KernelOps {
@@ -29,10 +42,9 @@ public:
       : KernelOps(kernel.getBuilder(), kernel.getShape()), kernel(kernel) {}
   virtual ~ScoreStage();
 
-  /// KV blocks [0, result) a work tile whose first query position is
-  /// `position` visits; the blocks after them are fully masked for all of
-  /// its rows.
-  virtual Value tileBlocks(Value position) = 0;
+  /// The KV blocks a work tile whose first query position is `position`
+  /// visits; the blocks outside them are fully masked for all of its rows.
+  virtual KvBlocks tileBlocks(Value position) = 0;
   /// The keys query `position` sees.
   virtual RowKeys rowKeys(Value position) = 0;
   /// The scores in log2 units, from the raw QK^T `scores` and the
@@ -44,30 +56,36 @@ public:
   /// scores and fuse the product into the exponent's FMA. A stage that
   /// transforms scores otherwise (softcap) returns false.
   virtual bool linearScale() const { return true; }
-  /// How many of the keys from `firstKey` on `row` sees, as i32 (negative
-  /// or past the block's end where it sees none or all of them). Built once
-  /// per KV block.
-  virtual Value visibleKeys(const RowKeys &row, Value firstKey) = 0;
-  /// Which elements of a fragment are kept: element i is key column
-  /// `columns[i]` (i32) counted from the first key given to visibleKeys,
-  /// `visible` the visibleKeys of each element's row in the same shape.
-  virtual Value keyMask(Value columns, Value visible) = 0;
-  /// Whether KV block `block` needs per-element masking for any row that
-  /// sees at least the keys of `fewest`.
-  virtual Value blockNeedsMask(const RowKeys &fewest, Value block) = 0;
-  /// How many leading KV blocks of the `blocks` a tile visits need no
-  /// per-element masking for any row that sees at least the keys of
-  /// `fewest`: blocks [0, result) are unmasked, the rest may not be. (A
-  /// stage that also masks leading blocks, a sliding window, makes this a
-  /// range.)
-  virtual Value unmaskedBlocks(const RowKeys &fewest, Value blocks) = 0;
+  /// Which of the keys from `firstKey` on `row` sees.
+  virtual VisibleKeys visibleKeys(const RowKeys &row, Value firstKey) = 0;
+  /// `scores` with the elements the row does not see set to `masked` (a
+  /// splat): element i is key column `columns[i]` (i32) counted from the
+  /// first key given to visibleKeys, `visible` the visibleKeys of each
+  /// element's row in the same shape.
+  virtual Value maskScores(Value scores, Value columns,
+                           const VisibleKeys &visible, Value masked) = 0;
+  /// Whether KV block `block` needs per-element masking for any row from
+  /// `first` to `last` (rows see keys in order: later rows' bounds are
+  /// never below earlier rows').
+  virtual Value blockNeedsMask(const RowKeys &first, const RowKeys &last,
+                               Value block) = 0;
+  /// The blocks of `blocks` that need no per-element masking for any row
+  /// from `first` to `last`: a range [begin, end) inside it, masked blocks
+  /// before and after.
+  virtual std::pair<Value, Value> unmaskedBlocks(const RowKeys &first,
+                                                 const RowKeys &last,
+                                                 const KvBlocks &blocks) = 0;
+  /// Whether blocks before the unmasked ones may be masked (a window's left
+  /// bound); without, roles build no loop for them.
+  virtual bool masksLeadingBlocks() const = 0;
 
 protected:
   KernelBuilder &kernel;
 };
 
-/// The stage of the FA4 forward kernel: keys past Skv (the key tail) and,
-/// when causal, past the row's bottom-right diagonal are masked.
+/// The stage of the FA4 forward kernel: keys past Skv (the key tail) and
+/// outside the row's window (causal: past its bottom-right diagonal) are
+/// masked; with a softcap, scores are capped before.
 std::unique_ptr<ScoreStage> createScoreStage(KernelBuilder &kernel);
 
 } // namespace mlir::fa4::specialize

@@ -55,6 +55,7 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
   auto loads = opsOf<TileLoadOp>(all);
   auto matmuls = opsOf<TileMatmulOp>(all);
   auto masks = opsOf<TileMaskOp>(all);
+  auto softcaps = opsOf<TileSoftcapOp>(all);
   auto softmaxes = opsOf<TileSoftmaxOp>(all);
   auto rescales = opsOf<TileRescaleOp>(all);
   auto normalizes = opsOf<TileNormalizeOp>(all);
@@ -74,9 +75,11 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
       failed(count(rescales.size(), 1, "fa4.tile.rescale")) ||
       failed(count(normalizes.size(), 1, "fa4.tile.normalize")) ||
       failed(count(stores.size(), 1, "fa4.tile.store")) ||
-      (lses.size() > 1 && failed(count(lses.size(), 1, "fa4.tile.store_lse"))))
+      (lses.size() > 1 && failed(count(lses.size(), 1, "fa4.tile.store_lse"))) ||
+      (softcaps.size() > 1 &&
+       failed(count(softcaps.size(), 1, "fa4.tile.softcap"))))
     return failure();
-  if (all.size() != 11 + lses.size())
+  if (all.size() != 11 + lses.size() + softcaps.size())
     return fail(kernel, "it holds fa4 ops other than the tile ops");
 
   TiledProgram p;
@@ -87,6 +90,7 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
   p.normalize = normalizes[0];
   p.store = stores[0];
   p.lse = lses.empty() ? TileStoreLseOp() : lses[0];
+  p.softcap = softcaps.empty() ? TileSoftcapOp() : softcaps[0];
   p.scores = matmuls[0].getTransposeB() ? matmuls[0] : matmuls[1];
   p.product = matmuls[0].getTransposeB() ? matmuls[1] : matmuls[0];
   if (!p.scores.getTransposeB() || p.product.getTransposeB() ||
@@ -126,9 +130,12 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
   if (p.key->getParentOp() != p.kvLoop || p.value->getParentOp() != p.kvLoop ||
       p.query->getParentOp() == p.kvLoop)
     return fail(p.kvLoop, "K and V are loaded in the KV loop, Q before it");
-  if (p.mask.getScores() != p.scores.getResult() ||
+  Value capped = p.softcap ? p.softcap.getResult() : p.scores.getResult();
+  if ((p.softcap && p.softcap.getScores() != p.scores.getResult()) ||
+      p.mask.getScores() != capped ||
       p.softmax.getScores() != p.mask.getResult())
-    return fail(p.softmax, "the scores must be masked, then exponentiated");
+    return fail(p.softmax, "the scores must be capped (optionally), masked, "
+                           "then exponentiated");
   if (p.softmax.getMax() != iter(1) || p.softmax.getSum() != iter(2) ||
       p.rescale.getTile() != iter(0) ||
       p.rescale.getFactors() != p.softmax.getCorrection() ||
@@ -218,6 +225,8 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
     return fail(p.lse, "it must run once per Q tile, next to the Q load");
   for (Operation *op : {p.key.getOperation(), p.value.getOperation(),
                         p.scores.getOperation(), p.mask.getOperation(),
+                        p.softcap ? p.softcap.getOperation()
+                                  : p.mask.getOperation(),
                         p.rescale.getOperation(), p.product.getOperation()})
     if (op->getBlock() != p.kvLoop.getBody())
       return fail(op, "it must run once per KV block, in the KV loop");
@@ -371,6 +380,9 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
   shape.groupSize = group;
   shape.pack = pack;
   shape.causal = p.mask.getCausal();
+  shape.window = p.mask.getEffectiveWindow();
+  if (p.softcap)
+    shape.softcap = p.softcap.getCap().convertToDouble();
   shape.lse = static_cast<bool>(p.lse);
   shape.scheduler = p.coords.getScheduler();
   shape.scaleLog2 = p.softmax.getScaleLog2().convertToDouble();

@@ -27,6 +27,7 @@ struct TiledProgram {
   TileCoordsOp coords;
   TileLoadOp query, key, value;
   TileMatmulOp scores, product;
+  TileSoftcapOp softcap; // null without softcap
   TileMaskOp mask;
   TileSoftmaxOp softmax;
   TileRescaleOp rescale;
@@ -44,8 +45,12 @@ struct KernelShape {
   Type element;
   int64_t headDim, queryHeads, groupSize, pack;
   bool causal, lse;
+  /// The mask's window (left, right), -1 where unbounded, causal included.
+  std::pair<int64_t, int64_t> window;
   Scheduler scheduler;
   double scaleLog2;
+  /// The softcap in raw-score units (fa4.tile.softcap's cap), if any.
+  std::optional<double> softcap;
   int64_t rescaleThreshold, emulatedExp2;
 
   bool hopper() const { return plan.getArch() == Arch::sm_90a; }

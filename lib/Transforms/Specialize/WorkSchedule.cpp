@@ -22,7 +22,9 @@ Tile WorkSchedule::nextTile(Value ordinal, Value kvBase) {
 }
 
 void WorkSchedule::visit(Tile &tile, function_ref<void(const Tile &)> body) {
-  tile.blocks = kernel.getScoreStage().tileBlocks(tile.position);
+  KvBlocks blocks = kernel.getScoreStage().tileBlocks(tile.position);
+  tile.firstBlock = blocks.first;
+  tile.blocks = blocks.count;
   body(tile);
   scf::YieldOp::create(
       b, ValueRange{add(tile.ordinal, 1), add(tile.kvBase, tile.blocks)});

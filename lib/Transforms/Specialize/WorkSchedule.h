@@ -20,7 +20,8 @@ struct Tile {
   Value ordinal;          // tiles this CTA processed before
   Value batch, headBlock; // which (batch, block of packed query heads)
   Value position;         // first query position of Q stage 0
-  Value blocks;           // KV blocks the tile visits
+  Value firstBlock;       // the first KV block the tile visits
+  Value blocks;           // KV blocks it visits, from firstBlock on
   Value kvBase;           // KV blocks this CTA visited before
   Value statsBase;        // statistics hand-offs before (blocks + 1 each)
 };

@@ -88,6 +88,62 @@ func.func @mask_heads(%s: tensor<128x128xf32>, %i: index) {
 
 // -----
 
+func.func @mask_window_size(%s: tensor<128x128xf32>, %i: index) {
+  // expected-error @+1 {{window must be [left, right], got 3 bounds}}
+  %m = fa4.tile.mask %s rows %i keys %i lengths (%i, %i) heads 1 window [1, 2, 3] : tensor<128x128xf32>
+  return
+}
+
+// -----
+
+func.func @mask_window_bound(%s: tensor<128x128xf32>, %i: index) {
+  // expected-error @+1 {{window left bound must be -1 (unbounded) or in [0, 2147483391], got -2}}
+  %m = fa4.tile.mask %s rows %i keys %i lengths (%i, %i) heads 1 window [-2, 0] : tensor<128x128xf32>
+  return
+}
+
+// -----
+
+func.func @mask_window_huge(%s: tensor<128x128xf32>, %i: index) {
+  // expected-error @+1 {{window right bound must be -1 (unbounded) or in [0, 2147483391], got 2147483392}}
+  %m = fa4.tile.mask %s rows %i keys %i lengths (%i, %i) heads 1 window [5, 2147483392] : tensor<128x128xf32>
+  return
+}
+
+// -----
+
+func.func @mask_window_causal(%s: tensor<128x128xf32>, %i: index) {
+  // expected-error @+1 {{causal masking requires window right bound 0, got 3}}
+  %m = fa4.tile.mask %s rows %i keys %i lengths (%i, %i) heads 1 causal window [5, 3] : tensor<128x128xf32>
+  return
+}
+
+// -----
+
+func.func @softcap_cap(%s: tensor<128x128xf32>) {
+  // expected-error @+1 {{cap must be positive and finite as an f32, got -1.000000e+00}}
+  %c = fa4.tile.softcap %s cap -1.0 : tensor<128x128xf32>
+  return
+}
+
+// -----
+
+func.func @softcap_wide(%s: tensor<128x128xf32>) {
+  // expected-error @+1 {{cap must be positive and finite as an f32, got 1.000000e+40}}
+  %c = fa4.tile.softcap %s cap 1.0e40 : tensor<128x128xf32>
+  return
+}
+
+// -----
+
+func.func @softcap_rank(%s: tensor<128xf32>) {
+  // expected-error @+1 {{scores must be a static 2-D tile, got 'tensor<128xf32>'}}
+  %c = fa4.tile.softcap %s cap 1.0 : tensor<128xf32>
+  return
+}
+
+// -----
+
 func.func @softmax_rows(%s: tensor<128x128xf32>, %m: tensor<64xf32>) {
   // expected-error @+1 {{max must be one value per row (tensor<128xf32>), got 'tensor<64xf32>'}}
   %p, %m1, %l1, %c = fa4.tile.softmax %s, %m, %m scale_log2 0.125 threshold 8 emulated 3 : tensor<128x128xf32>, tensor<64xf32> -> tensor<128x128xf16>

@@ -15,6 +15,12 @@ func.func @tiles(%q: memref<?x?x8x64xf16>, %k: memref<?x?x2x64xf16>,
   %s = fa4.tile.matmul %qt, %kt transpose_b : tensor<128x64xf16>, tensor<128x64xf16> -> tensor<128x128xf32>
   // CHECK: %[[M:.*]] = fa4.tile.mask %[[S]] rows %[[P]] keys %{{.*}} lengths (%{{.*}}, %{{.*}}) heads 4 causal : tensor<128x128xf32>
   %m = fa4.tile.mask %s rows %pos keys %n lengths (%sq, %skv) heads 4 causal : tensor<128x128xf32>
+  // CHECK: %[[CAP:.*]] = fa4.tile.softcap %[[S]] cap 5.660000e+02 : tensor<128x128xf32>
+  %cap = fa4.tile.softcap %s cap 566.0 : tensor<128x128xf32>
+  // CHECK: fa4.tile.mask %[[CAP]] rows %[[P]] keys %{{.*}} lengths (%{{.*}}, %{{.*}}) heads 4 causal window [4095, 0] : tensor<128x128xf32>
+  %w = fa4.tile.mask %cap rows %pos keys %n lengths (%sq, %skv) heads 4 causal window [4095, 0] : tensor<128x128xf32>
+  // CHECK: fa4.tile.mask %[[S]] rows %[[P]] keys %{{.*}} lengths (%{{.*}}, %{{.*}}) heads 4 window [-1, 64] : tensor<128x128xf32>
+  %r64 = fa4.tile.mask %s rows %pos keys %n lengths (%sq, %skv) heads 4 window [-1, 64] : tensor<128x128xf32>
   %max = arith.constant dense<0xFF800000> : tensor<128xf32>
   %sum = arith.constant dense<0.0> : tensor<128xf32>
   %acc = arith.constant dense<0.0> : tensor<128x64xf32>

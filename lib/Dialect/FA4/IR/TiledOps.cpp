@@ -109,13 +109,52 @@ LogicalResult TileMatmulOp::verify() {
   return success();
 }
 
+std::pair<int64_t, int64_t> TileMaskOp::getEffectiveWindow() {
+  int64_t left = -1, right = -1;
+  if (std::optional<ArrayRef<int64_t>> window = getWindow()) {
+    left = (*window)[0];
+    right = (*window)[1];
+  }
+  if (getCausal())
+    right = 0;
+  return {left, right};
+}
+
 LogicalResult TileMaskOp::verify() {
   FailureOr<RankedTensorType> scores =
       tile2D(*this, "scores", getScores().getType());
   if (failed(scores))
     return failure();
+  if (std::optional<ArrayRef<int64_t>> window = getWindow()) {
+    if (window->size() != 2)
+      return emitOpError() << "window must be [left, right], got "
+                           << window->size() << " bounds";
+    for (int side = 0; side < 2; ++side) {
+      int64_t bound = (*window)[side];
+      if (bound < -1 || bound > kMaxWindowBound)
+        return emitOpError()
+               << "window " << (side ? "right" : "left")
+               << " bound must be -1 (unbounded) or in [0, "
+               << kMaxWindowBound << "], got " << bound;
+    }
+    if (getCausal() && (*window)[1] != 0)
+      return emitOpError() << "causal masking requires window right bound 0, "
+                              "got "
+                           << (*window)[1];
+  }
   return verifyRowPacking(*this, getHeads(), scores->getDimSize(0),
                           ShapedType::kDynamic);
+}
+
+LogicalResult TileSoftcapOp::verify() {
+  if (failed(tile2D(*this, "scores", getScores().getType())))
+    return failure();
+  double cap = getCap().convertToDouble();
+  // The kernel takes the cap as an f32.
+  if (!(cap > 0.0) || !(cap <= FLT_MAX))
+    return emitOpError() << "cap must be positive and finite as an f32, got "
+                         << cap;
+  return success();
 }
 
 LogicalResult TileSoftmaxOp::verify() {

@@ -212,28 +212,68 @@ def FA4_TileMatmulOp : FA4_Op<"tile.matmul", [Pure,
   let hasVerifier = 1;
 }
 
+def FA4_TileSoftcapOp : FA4_Op<"tile.softcap", [Pure,
+    AllTypesMatch<["scores", "result"]>]> {
+  let summary = "cap the scores with c tanh(s / c)";
+  let description = [{
+    `result = cap * tanh(scores / cap)` per element, in the units of the raw
+    scores Q K^T: the attention's softcap over its scale, so that the
+    softmax's `scale_log2` still applies (`scale_log2 * result` is the
+    capped score `softcap * tanh(scale * s / softcap)` in log2 units).
+
+    ```mlir
+    %c = fa4.tile.softcap %s cap 566.0 : tensor<128x128xf32>
+    ```
+
+    PTX: after `fa4-specialize`, `tanh.approx.f32` between two multiplies
+    per score in the softmax warpgroup.
+  }];
+  let arguments = (ins FA4_TileF32:$scores, F64Attr:$cap);
+  let results = (outs FA4_TileF32:$result);
+  let assemblyFormat = [{
+    $scores `cap` $cap attr-dict `:` type($scores)
+  }];
+  let hasVerifier = 1;
+}
+
 def FA4_TileMaskOp : FA4_Op<"tile.mask", [Pure, AllTypesMatch<["scores", "result"]>]> {
   let summary = "set the scores of keys a query row may not see to -inf";
   let description = [{
     Row `r` is query position `i = position + r / heads`; column `c` is key
-    `j = key + c`. The score is -inf where `j >= Skv`, and with `causal`
-    where `j > i + Skv - Sq` (bottom-right aligned).
+    `j = key + c`; `d = i + Skv - Sq` is the row's diagonal (bottom-right
+    aligned). The score is -inf where `j >= Skv`; with `causal` where
+    `j > d`; with `window = array<i64: left, right>` where `j < d - left` or
+    `j > d + right` (a bound of -1 is unbounded). With `causal`, `right` is
+    0. Bounds are below 2^31 - 256: larger ones are unbounded for every
+    sequence the kernel's 32-bit coordinates reach, and fa4-tile writes
+    them as -1.
 
     ```mlir
     %m = fa4.tile.mask %s rows %pos keys %key lengths(%sq, %skv) heads 4 causal
         : tensor<128x128xf32>
+    %w = fa4.tile.mask %s rows %pos keys %key lengths(%sq, %skv) heads 1
+        causal window [4095, 0] : tensor<128x128xf32>
     ```
 
     PTX: after `fa4-specialize`, integer compares and selects in the softmax
-    warpgroup, one row per thread.
+    warpgroup, one row per thread, in the KV blocks that hold masked keys
+    (blocks wholly outside every row's window are not visited).
   }];
   let arguments = (ins FA4_TileF32:$scores, Index:$position, Index:$key,
                        Index:$seqQ, Index:$seqKv, I64Attr:$heads,
-                       UnitAttr:$causal);
+                       UnitAttr:$causal,
+                       OptionalAttr<DenseI64ArrayAttr>:$window);
   let results = (outs FA4_TileF32:$result);
   let assemblyFormat = [{
     $scores `rows` $position `keys` $key `lengths` ` ` `(` $seqQ `,` $seqKv `)`
-    `heads` $heads (`causal` $causal^)? attr-dict `:` type($scores)
+    `heads` $heads (`causal` $causal^)? (`window` $window^)? attr-dict `:`
+    type($scores)
+  }];
+  let extraClassDeclaration = [{
+    /// The largest bounded window side.
+    static constexpr int64_t kMaxWindowBound = (int64_t(1) << 31) - 257;
+    /// Left and right bounds, -1 where unbounded; causal makes right 0.
+    std::pair<int64_t, int64_t> getEffectiveWindow();
   }];
   let hasVerifier = 1;
 }
