@@ -99,13 +99,14 @@ func.func @gqa6(%q: memref<1x256x12x64xf16>, %k: memref<1x256x2x64xf16>,
 
 // -----
 
-// Sliding windows and softcap take the plan of the same shape without them:
-// a causal window keeps the causal schedule and P split, a symmetric one
-// the non-causal ones.
+// Sliding windows and softcap take the plan of the same shape without them,
+// except that a causal window is scheduled longest first on sm_90a too
+// (its tiles but the first cost the same; pairs do not balance them); a
+// symmetric window takes the non-causal choices.
 // CHECK-LABEL: func @window_causal
 // CHECK: plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = lpt, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 64, rescaleThreshold = 8>
 // HOPPER-LABEL: func @window_causal
-// HOPPER: scheduler = paired,
+// HOPPER: scheduler = lpt,
 func.func @window_causal(%q: memref<1x256x4x64xf16>, %k: memref<1x256x4x64xf16>,
                          %v: memref<1x256x4x64xf16>, %o: memref<1x256x4x64xf16>) {
   fa4.attention ins(%q, %k, %v : memref<1x256x4x64xf16>, memref<1x256x4x64xf16>, memref<1x256x4x64xf16>)

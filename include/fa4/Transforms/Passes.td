@@ -22,7 +22,8 @@ def FA4Plan : Pass<"fa4-plan"> {
     scheduler (non-causal) or `lpt` (causal), and as many query heads of
     one KV head packed into the 128 rows of a Q tile as divide both the GQA
     ratio and the rows (all of them for 2, 4, 8, ...; none for 7). Sliding
-    windows and softcap keep the plan of the same shape without them. Defaults on sm_90a follow
+    windows and softcap keep the plan of the same shape without them, but
+    a causal window is scheduled `lpt` on sm_90a too. Defaults on sm_90a follow
     FlashAttention-3: a 64-row Q tile per consumer warpgroup (qStages 2),
     128-key blocks, a ring of 4 K/V tiles, registers 232 (consumers) / 40
     (load and store), MUFU exp2 only, rescale threshold 8, `linear`
