@@ -5,7 +5,8 @@
 // the softcap in the op's units and in the raw-score units the kernel takes
 // (30 / 0.125 = 240), and binds that value to the kernel argument after the
 // scale; the softmax caps with tanh.approx (the afn LLVM intrinsic), masks
-// keys below the window's lower bound in the leading blocks, and loops over
+// keys outside the window (one unsigned compare per element where both
+// bounds apply) in the leading blocks, and loops over
 // leading masked, unmasked and trailing masked blocks.
 // CHECK: fa4.launch @masked_attention::@masked_attention
 // CHECK-SAME: {kind = "f32", name = "scale_log2", source = "scale_log2"}, {kind = "f32", name = "score_cap", source = "score_cap"}, {kind = "pointer", name = "lse", source = "lse.data"}]
@@ -17,13 +18,13 @@
 // CHECK: scf.for {{.*}} -> (f32, f32)
 // CHECK: arith.divf %{{.*}}, %[[CAP]] : f32
 // CHECK: llvm.intr.tanh(%{{.*}}) {fastmathFlags = #llvm.fastmath<afn>} : (vector<32xf32>) -> vector<32xf32>
-// CHECK: arith.cmpi sge
+// CHECK: arith.cmpi ult, %{{.*}}, %{{.*}} : vector<32xi32>
 // CHECK: scf.yield {{.*}} : f32, f32
 // CHECK: scf.for {{.*}} -> (f32, f32)
-// CHECK-NOT: arith.cmpi sge
+// CHECK-NOT: arith.cmpi ult, %{{.*}}, %{{.*}} : vector<32xi32>
 // CHECK: scf.yield {{.*}} : f32, f32
 // CHECK: scf.for {{.*}} -> (f32, f32)
-// CHECK: arith.cmpi sge
+// CHECK: arith.cmpi ult, %{{.*}}, %{{.*}} : vector<32xi32>
 // CHECK: fa4.role "softmax1"
 // The other roles visit the same blocks: the load role's keys start at the
 // tile's first block.
@@ -32,7 +33,7 @@
 // HOPPER-SAME: %{{.*}}: f32, %{{.*}}: f32, %{{.*}}: !llvm.ptr<1>)
 // HOPPER: fa4.role "consumer0"
 // HOPPER: llvm.intr.tanh(%{{.*}}) {fastmathFlags = #llvm.fastmath<afn>} : (vector<64xf32>) -> vector<64xf32>
-// HOPPER: arith.cmpi sge
+// HOPPER: arith.cmpi ult, %{{.*}}, %{{.*}} : vector<64xi32>
 func.func @masked(%q: memref<?x?x4x64xbf16>, %k: memref<?x?x4x64xbf16>, %v: memref<?x?x4x64xbf16>,
                   %o: memref<?x?x4x64xbf16>, %lse: memref<?x4x?xf32>) {
   fa4.attention ins(%q, %k, %v : memref<?x?x4x64xbf16>, memref<?x?x4x64xbf16>, memref<?x?x4x64xbf16>)
