@@ -290,6 +290,16 @@ LogicalResult mlir::fa4::checkKernelLimits(AttentionOp op, PlanAttr plan) {
            << "scale " << scale << " times log2(e) is " << scale * M_LOG2E
            << ", more than an f32 holds (" << FLT_MAX
            << "): the kernel takes the scale in log2 units as an f32";
+  // And the softcap in raw-score units (over the scale), also as an f32.
+  if (std::optional<APFloat> softcap = op.getSoftcap()) {
+    double cap = softcap->convertToDouble() / scale;
+    if (!(cap <= FLT_MAX) || !(cap * scale * M_LOG2E <= FLT_MAX))
+      return op.emitOpError()
+             << "softcap " << softcap->convertToDouble() << " over the scale "
+             << scale << " is " << cap << ", more than an f32 holds ("
+             << FLT_MAX << "): the kernel takes the cap in raw-score units "
+             << "as an f32";
+  }
   return success();
 }
 

@@ -171,6 +171,16 @@ func.func @scale_log2(%q: memref<1x256x4x64xf16>, %o: memref<1x256x4x64xf16>) {
 
 // -----
 
+// A softcap over a tiny scale: the cap in raw-score units overflows f32.
+func.func @softcap_raw(%q: memref<1x256x4x64xf16>, %o: memref<1x256x4x64xf16>) {
+  // expected-error @+1 {{softcap 1.000000e+30 over the scale 1.000000e-10 is 1.000000e+40, more than an f32 holds (3.402823e+38): the kernel takes the cap in raw-score units as an f32}}
+  fa4.attention ins(%q, %q, %q : memref<1x256x4x64xf16>, memref<1x256x4x64xf16>,
+                    memref<1x256x4x64xf16>) outs(%o : memref<1x256x4x64xf16>) {scale = 1.0e-10 : f32, softcap = 1.0e30 : f32}
+  return
+}
+
+// -----
+
 // TMA describes Q, K, V and O with byte strides that are multiples of 16:
 // a head stride of 65 elements is not one.
 func.func @head_stride(%q: memref<1x256x4x64xbf16, strided<[?, 4160, 65, 1]>>,
