@@ -121,7 +121,11 @@ FailureOr<Shape> resolveShape(LaunchOp launch, const Problem &problem,
                                      : IntegerAttr();
       if (!value || value.getInt() < -1)
         return std::nullopt;
-      return value.getInt();
+      // A side past every 32-bit sequence is unbounded (as fa4-tile writes
+      // it), which also keeps the reference's arithmetic in range.
+      return value.getInt() > std::numeric_limits<int32_t>::max()
+                 ? int64_t(-1)
+                 : value.getInt();
     };
     if (window.size() != 2 || !bound(0) || !bound(1)) {
       os << "error: the launch manifest's window is not [left, right] with "

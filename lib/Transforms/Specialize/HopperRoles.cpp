@@ -231,13 +231,13 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
     };
     auto softmax = [&](Value n, Value scores, ArrayRef<Value> rowMax,
                        ArrayRef<Value> rowSum) {
-      // Scores in log2 units; only a block the stage masks for the tile's
-      // first row compares keys per row.
+      // Scores in log2 units; only a block the stage masks for some row of
+      // the Q tile compares keys per row.
       Value scaled = scoreStage.scale(scores, scale);
       Value block = add(tile.firstBlock, n);
       // The row bounds are recomputed per block from the tile's position:
-      // a few integer ops, where keeping them live through the KV loop
-      // costs the 232-register consumer spills.
+      // a few integer ops, rather than values live through the KV loop next
+      // to the 232-register budget.
       Value needsMask = scoreStage.blockNeedsMask(
           scoreStage.rowKeys(first),
           scoreStage.rowKeys(add(first, shape.positionsPerTile() - 1)), block);
