@@ -15,10 +15,11 @@ Sets:
          (8 heads), causal or not, without LSE
   masks  the score stages with LSE: causal and symmetric sliding windows,
          softcap (with GQA, with a window and f16), GQA ratios 7 and 5,
-         (sm_90a) a causal window at head dim 256
+         attention sinks (causal GQA, a symmetric window, softcap with GQA
+         7 in f16), (sm_90a) a causal window at head dim 256
   masks-bench  bf16 head dim 128 without LSE for bench/masks.py: a causal
          4096 window (4095, 0) and softcap 30 at 16 heads, causal or not;
-         causal GQA 28/4 and 32/4
+         causal GQA 28/4 and 32/4; causal with sinks at 16 heads
 
 usage: compile-kernels.py --fa4-opt PATH --arch sm_90a --out DIR [--set check] [--set bench]
 """
@@ -33,7 +34,7 @@ import sys
 
 def configurations(name, arch):
     """(element, head dim, Hq, Hkv, causal, lse, window or None, softcap or
-    None) of each kernel of set `name`."""
+    None[, sink]) of each kernel of set `name`."""
     head_dims = [64, 128, 256] if arch == "sm_90a" else [64, 128]
     if name == "check":
         for element, head_dim, causal, (heads_q, heads_kv) in itertools.product(
@@ -50,6 +51,9 @@ def configurations(name, arch):
         yield "f16", 64, 4, 4, False, True, (130, 7), 20.0
         yield "bf16", 128, 14, 2, True, True, None, None
         yield "bf16", 128, 10, 2, False, True, None, None
+        yield "bf16", 128, 8, 2, True, True, None, None, True
+        yield "bf16", 64, 4, 4, False, True, (100, 60), None, True
+        yield "f16", 128, 14, 2, True, True, None, 30.0, True
         if arch == "sm_90a":
             yield "bf16", 256, 8, 2, True, True, (300, 0), None
     elif name == "masks-bench":
@@ -58,13 +62,14 @@ def configurations(name, arch):
         yield "bf16", 128, 16, 16, True, False, (4095, 0), None
         yield "bf16", 128, 28, 4, True, False, None, None
         yield "bf16", 128, 32, 4, True, False, None, None
+        yield "bf16", 128, 16, 16, True, False, None, None, True
     else:
         raise ValueError(f"unknown set {name!r} (expected check, bench, masks or "
                          "masks-bench)")
 
 
 def module_text(name, element, head_dim, heads_q, heads_kv, causal, lse,
-                window=None, softcap=None):
+                window=None, softcap=None, sink=False):
     def tensor(heads):
         return f"memref<?x?x{heads}x{head_dim}x{element}>"
     q, kv = tensor(heads_q), tensor(heads_kv)
@@ -73,6 +78,9 @@ def module_text(name, element, head_dim, heads_q, heads_kv, causal, lse,
     if lse:
         arguments += f", %lse: memref<?x{heads_q}x?xf32>"
         lse_clause = f" lse(%lse : memref<?x{heads_q}x?xf32>)"
+    if sink:
+        arguments += f", %sink: memref<{heads_q}xf32>"
+        lse_clause += f" sink(%sink : memref<{heads_q}xf32>)"
     attributes = ["causal"] if causal else []
     if window:
         attributes.append(f"window = array<i64: {window[0]}, {window[1]}>")
@@ -86,11 +94,12 @@ def module_text(name, element, head_dim, heads_q, heads_kv, causal, lse,
 
 
 def kernel_name(element, head_dim, heads_q, heads_kv, causal, lse, window=None,
-                softcap=None):
+                softcap=None, sink=False):
     return (f"{element}_d{head_dim}_h{heads_q}x{heads_kv}"
             f"{'_causal' if causal else ''}"
             f"{f'_window{window[0]}x{window[1]}' if window else ''}"
-            f"{f'_softcap{softcap:g}' if softcap else ''}{'_lse' if lse else ''}")
+            f"{f'_softcap{softcap:g}' if softcap else ''}{'_sink' if sink else ''}"
+            f"{'_lse' if lse else ''}")
 
 
 def compile_one(fa4_opt, arch, out, config):

@@ -9,8 +9,9 @@ line:
   <mask> <dtype> d<head dim> gqa<ratio>: spill <bytes> registers <n> smem <bytes>
 
 over full and causal (with LSE) x dtype x head dim x GQA ratio, then the
-score stages: a causal sliding window with LSE, and softcap, at both head
-dims for MHA and a GQA ratio that packs no heads (7).
+score stages: a causal sliding window with LSE, softcap, and attention
+sinks (causal, with LSE), at both head dims for MHA and a GQA ratio that
+packs no heads (7).
 
 usage: config-matrix.py --fa4-opt PATH --ptxas PATH [--work DIR]
 """
@@ -39,8 +40,10 @@ KV_HEADS = 8
 # The masks and their attributes; the causal ones also write LSE.
 MASKS = {"full": "", "causal": "causal",
          "window": "causal, window = array<i64: 1000, 0>",
-         "softcap": "softcap = 30.0 : f32"}
-STAGE_CONFIGS = [(mask, "bf16", head_dim, ratio) for mask in ("window", "softcap")
+         "softcap": "softcap = 30.0 : f32",
+         "sink": "causal"}
+STAGE_CONFIGS = [(mask, "bf16", head_dim, ratio)
+                 for mask in ("window", "softcap", "sink")
                  for head_dim in HEAD_DIMS for ratio in (1, 7)]
 
 
@@ -53,6 +56,9 @@ def module(dtype, head_dim, ratio, mask):
     causal = MASKS[mask].startswith("causal")
     lse_arg = f", %lse: {lt}" if causal else ""
     lse = f" lse(%lse : {lt})" if causal else ""
+    if mask == "sink":
+        lse_arg += f", %sink: memref<{hq}xf32>"
+        lse += f" sink(%sink : memref<{hq}xf32>)"
     attrs = f" {{{MASKS[mask]}}}" if MASKS[mask] else ""
     return (f"func.func @attention(%q: {qt}, %k: {kt}, %v: {kt}, %o: {qt}{lse_arg}) {{\n"
             f"  fa4.attention ins(%q, %k, %v : {qt}, {kt}, {kt}) outs(%o : {qt}){lse}{attrs}\n"

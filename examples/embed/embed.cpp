@@ -41,7 +41,8 @@ static OwningOpRef<ModuleOp> buildAttention(MLIRContext &context) {
   mlir::fa4::AttentionOp::create(b, loc, body->getArgument(0),
                                  body->getArgument(1), body->getArgument(2),
                                  body->getArgument(3),
-                                 /*lse=*/Value(), /*causal=*/true,
+                                 /*lse=*/Value(), /*sink=*/Value(),
+                                 /*causal=*/true,
                                  /*window=*/nullptr, /*scale=*/nullptr,
                                  /*softcap=*/nullptr, /*plan=*/nullptr);
   func::ReturnOp::create(b, loc);

@@ -152,7 +152,7 @@ Step Cta::gpuOp(Actor &actor, Operation *op) {
 }
 
 //===----------------------------------------------------------------------===//
-// llvm (the LSE store)
+// llvm (the LSE store, the sink loads, tanh and intrinsics)
 //===----------------------------------------------------------------------===//
 
 Step Cta::llvmOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
@@ -166,6 +166,26 @@ Step Cta::llvmOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
             in[1]->ints[0] *
             static_cast<int64_t>(gep.getElemType().getIntOrFloatBitWidth() / 8);
         define(actor, gep.getResult()) = std::move(out);
+        return Step::next;
+      })
+      .Case([&](LLVM::LoadOp load) {
+        const Val &pointer = *in[0];
+        if (pointer.kind != Val::Kind::pointer)
+          return fail(op,
+                      "loads through a pointer that is not a kernel argument");
+        if (!load.getType().isF32())
+          return fail(op, "only f32 loads from global memory are supported");
+        const GlobalTensor &tensor = (*launch.tensors)[pointer.base];
+        int64_t index = pointer.offset / 4;
+        if (pointer.offset % 4 != 0 || index < 0 ||
+            index >= static_cast<int64_t>(tensor.data.size()))
+          return fail(op, llvm::formatv("loads byte {0} of '{1}', outside "
+                                        "its {2} bytes",
+                                        pointer.offset, tensor.name,
+                                        tensor.data.size() * 4));
+        Val out;
+        out.floats = {tensor.data[index]};
+        define(actor, load.getResult()) = std::move(out);
         return Step::next;
       })
       .Case([&](LLVM::StoreOp store) {

@@ -44,6 +44,7 @@ struct Shape {
   /// (causal: right 0).
   int64_t windowLeft = -1, windowRight = -1;
   std::optional<double> softcap; // in the op's units
+  bool lse = false, sink = false;
   std::string dtype;
 };
 
@@ -55,9 +56,13 @@ DictionaryAttr manifestOf(LaunchOp launch) {
 FailureOr<Shape> resolveShape(LaunchOp launch, const Problem &problem,
                               raw_ostream &os) {
   auto operands = launch.getOperands();
-  if (operands.size() < 4 || operands.size() > 5) {
+  bool named = operands.size() >= 4;
+  for (unsigned i = 0; i < operands.size(); ++i)
+    named &= !launch.getOperandName(i).empty();
+  if (!named) {
     os << "error: fa4.launch @" << launch.getKernel()
-       << " does not have the attention operands (q, k, v, o[, lse])\n";
+       << " does not have the attention operands (q, k, v, o[, lse][, "
+          "sink])\n";
     return failure();
   }
   auto q = cast<MemRefType>(operands[0].getType());
@@ -88,6 +93,10 @@ FailureOr<Shape> resolveShape(LaunchOp launch, const Problem &problem,
     return *given;
   };
   Shape shape;
+  for (unsigned i = 4; i < operands.size(); ++i) {
+    shape.lse |= launch.getOperandName(i) == "lse";
+    shape.sink |= launch.getOperandName(i) == "sink";
+  }
   shape.batch = pick(q, 0, problem.batch, "batch");
   shape.seqQ = pick(q, 1, problem.seqQ, "seq-q");
   shape.seqKv = pick(k, 1, problem.seqKv, "seq-kv");
@@ -154,7 +163,8 @@ FailureOr<Shape> resolveShape(LaunchOp launch, const Problem &problem,
 /// hardly ever run; rising keys make it run a few times per row.
 bool risingKeys(uint64_t seed) { return seed % 2 == 1; }
 
-/// Operand tensors of the problem: q, k, v random; o and lse poisoned.
+/// Operand tensors of the problem: q, k, v and the sinks random; o and lse
+/// poisoned.
 std::vector<GlobalTensor> makeTensors(LaunchOp launch, const Shape &s,
                                       uint64_t seed) {
   std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + 12345);
@@ -189,18 +199,38 @@ std::vector<GlobalTensor> makeTensors(LaunchOp launch, const Shape &s,
   }
   add("value", element, {s.batch, s.seqKv, s.headsKv, s.headDim}, true);
   add("output", element, {s.batch, s.seqQ, s.headsQ, s.headDim}, false);
-  if (launch.getOperands().size() == 5)
-    add("lse", Float32Type::get(launch.getContext()),
-        {s.batch, s.headsQ, s.seqQ}, false);
+  Type f32 = Float32Type::get(launch.getContext());
+  if (s.lse)
+    add("lse", f32, {s.batch, s.headsQ, s.seqQ}, false);
+  if (s.sink) {
+    // About a row's log-sum-exp (scores near N(0, 1) over Skv keys), so that
+    // the sink's share ranges from negligible to most of the denominator;
+    // every fourth head has none (-inf).
+    add("sink", f32, {s.headsQ}, false);
+    std::vector<float> &sinks = tensors.back().data;
+    for (size_t h = 0; h < sinks.size(); ++h)
+      sinks[h] = h % 4 == 3 ? -std::numeric_limits<float>::infinity()
+                            : std::log(static_cast<float>(s.seqKv)) +
+                                  2.0f * normal(rng);
+  }
   return tensors;
 }
 
 /// The launch operand a manifest source names, or -1.
-int64_t operandIndex(StringRef name) {
-  for (unsigned i = 0; !LaunchOp::getOperandName(i).empty(); ++i)
-    if (name == LaunchOp::getOperandName(i))
+int64_t operandIndex(LaunchOp launch, StringRef name) {
+  for (unsigned i = 0; !launch.getOperandName(i).empty(); ++i)
+    if (name == launch.getOperandName(i))
       return i;
   return -1;
+}
+
+/// The tensor of operand `name`, or null.
+const GlobalTensor *tensorNamed(const std::vector<GlobalTensor> &tensors,
+                                StringRef name) {
+  for (const GlobalTensor &tensor : tensors)
+    if (tensor.name == name)
+      return &tensor;
+  return nullptr;
 }
 
 /// The launch: tensor maps and arguments from the manifest's params.
@@ -280,7 +310,7 @@ FailureOr<Launch> buildLaunch(LaunchOp launch, gpu::GPUFuncOp kernel,
       argument.index = position;
     } else if (kind == "i32") {
       auto [operand, rest] = source.split(".shape[");
-      int64_t index = operandIndex(operand);
+      int64_t index = operandIndex(launch, operand);
       if (index < 0 || index >= static_cast<int64_t>(tensors.size()) ||
           !rest.consume_back("]") || rest.getAsInteger(10, position) ||
           position >= tensors[index].shape.size())
@@ -294,7 +324,7 @@ FailureOr<Launch> buildLaunch(LaunchOp launch, gpu::GPUFuncOp kernel,
       argument.kind = Argument::Kind::real;
       argument.real = static_cast<float>(value.getValueAsDouble());
     } else if (kind == "pointer" && source.consume_back(".data")) {
-      int64_t index = operandIndex(source);
+      int64_t index = operandIndex(launch, source);
       if (index < 0 || index >= static_cast<int64_t>(tensors.size()))
         return fail("cannot resolve pointer source '" + source + "'");
       argument.kind = Argument::Kind::pointer;
@@ -320,6 +350,7 @@ Reference reference(const std::vector<GlobalTensor> &t, const Shape &s,
   ref.lse.assign(s.batch * s.headsQ * s.seqQ,
                  -std::numeric_limits<double>::infinity());
   int64_t group = s.headsQ / s.headsKv;
+  const GlobalTensor *sinks = tensorNamed(t, "sink");
   std::vector<double> scores(s.seqKv);
   for (int64_t b = 0; b < s.batch; ++b)
     for (int64_t h = 0; h < s.headsQ; ++h)
@@ -337,8 +368,14 @@ Reference reference(const std::vector<GlobalTensor> &t, const Shape &s,
                 ? s.seqKv
                 : std::clamp<int64_t>(diagonal + s.windowRight + 1, 0,
                                       s.seqKv);
-        if (keys <= first)
+        // The sink joins the denominator: a row without keys outputs 0 with
+        // the sink as its LSE.
+        double sink = sinks ? sinks->data[h]
+                            : -std::numeric_limits<double>::infinity();
+        if (keys <= first) {
+          ref.lse[(b * s.headsQ + h) * s.seqQ + i] = sink;
           continue;
+        }
         const float *q =
             &t[0].data[((b * s.seqQ + i) * s.headsQ + h) * s.headDim];
         double max = -std::numeric_limits<double>::infinity();
@@ -353,7 +390,8 @@ Reference reference(const std::vector<GlobalTensor> &t, const Shape &s,
             scores[j] = *s.softcap * std::tanh(scores[j] / *s.softcap);
           max = std::max(max, scores[j]);
         }
-        double sum = 0;
+        max = std::max(max, sink);
+        double sum = std::exp(sink - max);
         for (int64_t j = first; j < keys; ++j)
           sum += (scores[j] = std::exp(scores[j] - max));
         double *o = &ref.output[((b * s.seqQ + i) * s.headsQ + h) * s.headDim];
@@ -518,8 +556,9 @@ LogicalResult mlir::fa4::sim::simulate(ModuleOp module, const Problem &problem,
             errors.push_back("O differs from the float64 reference: " +
                              numbers);
         }
-        if (tensors.size() == 5 && errors.empty()) {
-          const std::vector<float> &lse = tensors[4].data;
+        const GlobalTensor *lseTensor = tensorNamed(tensors, "lse");
+        if (lseTensor && errors.empty()) {
+          const std::vector<float> &lse = lseTensor->data;
           double worst = 0;
           for (size_t i = 0; i < lse.size(); ++i) {
             bool noKeys = std::isinf(ref.lse[i]);
@@ -559,6 +598,8 @@ LogicalResult mlir::fa4::sim::simulate(ModuleOp module, const Problem &problem,
            << "]";
       if (shape->softcap)
         os << " softcap " << llvm::format("%g", *shape->softcap);
+      if (shape->sink)
+        os << " sink";
       os << (risingKeys(seed) ? ", rising keys" : "") << ", " << run->grid
          << " CTAs, " << steps << " steps";
       if (!numbers.empty())

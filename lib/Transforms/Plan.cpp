@@ -189,6 +189,12 @@ LogicalResult mlir::fa4::checkKernelLimits(AttentionOp op, PlanAttr plan) {
              << lse.getType();
     operands.push_back({"lse", lse.getType(), {"batch", "heads_q", "seq_q"}});
   }
+  // The sinks are read through a plain pointer, head h at element h.
+  if (TypedValue<MemRefType> sink = op.getSink();
+      sink && !sink.getType().getLayout().isIdentity())
+    return op.emitOpError()
+           << "the kernel reads the sinks from a contiguous [Hq] tensor, got "
+           << sink.getType();
 
   for (const Operand &operand : operands) {
     for (unsigned i = 0, e = operand.type.getRank(); i < e; ++i) {

@@ -90,7 +90,9 @@ void TiledProgramBuilder::build(gpu::GPUFuncOp kernel) {
   b.setInsertionPointToStart(&entry);
   Value query = entry.getArgument(0), key = entry.getArgument(1);
   Value value = entry.getArgument(2), output = entry.getArgument(3);
-  Value lse = op.getLse() ? entry.getArgument(4) : Value();
+  unsigned next = 4;
+  Value lse = op.getLse() ? entry.getArgument(next++) : Value();
+  Value sinks = op.getSink() ? entry.getArgument(next++) : Value();
 
   Type element = op.getQuery().getType().getElementType();
   Type f32 = b.getF32Type();
@@ -167,14 +169,22 @@ void TiledProgramBuilder::build(gpu::GPUFuncOp kernel) {
     scf::YieldOp::create(b, ValueRange{product, softmax.getNewMax(),
                                        softmax.getNewSum()});
   }
-  Value normalized =
-      TileNormalizeOp::create(b, tile(rows, headDim, element),
-                              kvLoop.getResult(0), kvLoop.getResult(2));
+  Value finalO = kvLoop.getResult(0), finalMax = kvLoop.getResult(1);
+  Value finalSum = kvLoop.getResult(2);
+  if (sinks) {
+    auto sink = TileSinkOp::create(b, sinks, head, finalO, finalMax, finalSum,
+                                   pack);
+    finalO = sink.getResult();
+    finalMax = sink.getNewMax();
+    finalSum = sink.getNewSum();
+  }
+  Value normalized = TileNormalizeOp::create(
+      b, tile(rows, headDim, element), finalO, finalSum);
   TileStoreOp::create(b, normalized, output, batchIndex, position, head,
                       pack);
   if (lse)
-    TileStoreLseOp::create(b, kvLoop.getResult(1), kvLoop.getResult(2), lse,
-                           batchIndex, head, position, pack);
+    TileStoreLseOp::create(b, finalMax, finalSum, lse, batchIndex, head,
+                           position, pack);
 
   b.setInsertionPointToEnd(&entry);
   gpu::ReturnOp::create(b);

@@ -458,7 +458,8 @@ first), element type ('bf16', 'f16', 'f32') and strides in elements
 (outermost first; None for contiguous)."""
 
 _DIMENSION_NAMES = {4: ("batch", "seq", "heads", "head_dim"),
-                    3: ("batch", "heads", "seq_q")}
+                    3: ("batch", "heads", "seq_q"),
+                    1: ("heads_q",)}
 
 
 def _contiguous_strides(shape):
@@ -698,6 +699,8 @@ class Kernel:
                 raise ManifestError(f"needs a rank-{rank} operand '{name}'")
         if "lse" in self.operands and len(self.operands["lse"][1]) != 3:
             raise ManifestError("operand 'lse' must have rank 3 ([B, H, Sq])")
+        if "sink" in self.operands and len(self.operands["sink"][1]) != 1:
+            raise ManifestError("operand 'sink' must have rank 1 ([Hq])")
 
         self.tensor_maps = list(m["tensor_maps"])
         for index, entry in enumerate(self.tensor_maps):
@@ -783,6 +786,12 @@ class Kernel:
     def lse(self):
         return "lse" in self.operands
 
+    @property
+    def sink(self):
+        """Whether the kernel takes attention sinks (a logit per query head
+        joining each row's softmax denominator)."""
+        return "sink" in self.operands
+
     def __repr__(self):
         return (f"<fa4 kernel {self.name} {self.arch} {self.element} heads "
                 f"{self.heads_q}/{self.heads_kv} head_dim {self.head_dim} causal "
@@ -790,18 +799,20 @@ class Kernel:
 
     def _masking_repr(self):
         window = "" if self.window in ((-1, -1), (-1, 0)) else f" window {self.window}"
-        return window + (f" softcap {self.softcap}" if self.softcap else "")
+        return (window + (f" softcap {self.softcap}" if self.softcap else "")
+                + (" sink" if self.sink else ""))
 
     def mismatches(self, dtype=None, heads_q=None, heads_kv=None, head_dim=None,
                    causal=None, scale=None, lse=None, arch=None, window=None,
-                   softcap=None, rel_tol=1e-5):
+                   softcap=None, sink=None, rel_tol=1e-5):
         """Why this kernel does not compute the problem: a list of reasons,
         empty when it does. Arguments left None are not compared; -1 in the
         manifest accepts any size; scale and softcap are compared with a
         relative tolerance `rel_tol` (softcap 0 is none); window is (left,
         right) with -1 unbounded, compared with causal folded in (see
-        `effective_window`); arch is the device's ('sm_100a' for 10.0),
-        which the kernel's arch must run on (`runs_on`)."""
+        `effective_window`); sink whether it takes attention sinks; arch is
+        the device's ('sm_100a' for 10.0), which the kernel's arch must run
+        on (`runs_on`)."""
         reasons = []
 
         def compare(what, have, want):
@@ -817,6 +828,7 @@ class Kernel:
                                   or not math.isclose(self.scale, scale, rel_tol=rel_tol)):
             reasons.append(f"scale is {self.scale}, not {scale}")
         compare("lse", self.lse, None if lse is None else bool(lse))
+        compare("sink", self.sink, None if sink is None else bool(sink))
         if window is not None:
             causal_matches = causal is None or bool(causal) == self.causal
             wanted = effective_window(window, self.causal if causal is None else causal)
@@ -860,7 +872,8 @@ class Kernel:
         given = {name: Operand(*value) for name, value in operands.items()}
         for name in self.operands:
             if name not in given:
-                extra = " (it was compiled with LSE)" if name == "lse" else ""
+                extra = {"lse": " (it was compiled with LSE)",
+                         "sink": " (it was compiled with attention sinks)"}.get(name, "")
                 raise ValueError(f"kernel {self.name} needs operand '{name}'{extra}")
         for name in given:
             if name not in self.operands:
@@ -905,6 +918,17 @@ class Kernel:
             if lse.ptr % ELEMENT_BYTES[lse.element]:
                 raise ValueError(f"lse: address {lse.ptr:#x} is not "
                                  f"{ELEMENT_BYTES[lse.element]}-byte aligned")
+        if "sink" in given:
+            sink = given["sink"]
+            if tuple(sink.shape) != (q[2],):
+                raise ValueError(f"sink: shape {list(sink.shape)}, expected [heads_q] = "
+                                 f"{[q[2]]}")
+            if sink.strides is not None and tuple(sink.strides) != (1,):
+                raise ValueError(f"sink: must be contiguous, got strides "
+                                 f"{list(sink.strides)}")
+            if sink.ptr % ELEMENT_BYTES[sink.element]:
+                raise ValueError(f"sink: address {sink.ptr:#x} is not "
+                                 f"{ELEMENT_BYTES[sink.element]}-byte aligned")
         return given
 
     def arguments(self, operands):
@@ -1109,18 +1133,18 @@ class KernelDirectory:
         return len(self.kernels)
 
     def find(self, dtype, heads_q, heads_kv, head_dim, causal=False, scale=None,
-             lse=False, arch=None, window=(-1, -1), softcap=0.0):
+             lse=False, arch=None, window=(-1, -1), softcap=0.0, sink=False):
         """The first kernel (by file name) that computes the problem; scale
         None means 1/sqrt(head_dim), arch None any arch, window (-1, -1) and
-        softcap 0 none. Raises LookupError saying why each kernel was
-        rejected."""
+        softcap 0 none, sink whether it takes attention sinks. Raises
+        LookupError saying why each kernel was rejected."""
         if scale is None:
             scale = 1.0 / math.sqrt(head_dim)
         problem = dict(dtype=dtype, heads_q=heads_q, heads_kv=heads_kv,
                        head_dim=head_dim, causal=bool(causal), scale=scale,
                        lse=bool(lse), arch=arch,
                        window=effective_window(window, causal),
-                       softcap=float(softcap or 0.0))
+                       softcap=float(softcap or 0.0), sink=bool(sink))
         rejected = []
         for kernel in self.kernels:
             reasons = kernel.mismatches(**problem)

@@ -86,7 +86,7 @@ def _operand(t, element):
 
 
 def attention(q, k, v, causal=False, scale=None, return_lse=False, kernel_dir=None,
-              window=(-1, -1), softcap=0.0):
+              window=(-1, -1), softcap=0.0, sink=None):
     """softmax(scale * q k^T) v per head, with grouped K/V heads.
 
     q [B, Sq, Hq, D], k and v [B, Skv, Hkv, D]: CUDA tensors of one dtype
@@ -97,19 +97,25 @@ def attention(q, k, v, causal=False, scale=None, return_lse=False, kernel_dir=No
     `window = (left, right)` keeps keys j with i + Skv - Sq - left <= j <=
     i + Skv - Sq + right (-1: that side unbounded; with causal, right is 0).
     `softcap` > 0 caps scores to softcap * tanh(scale q k / softcap) before
-    the softmax. `scale` defaults to 1/sqrt(D). Returns O [B, Sq, Hq, D] in
-    q's dtype, and with `return_lse` also the natural-log LSE [B, Hq, Sq] in
-    float32. Rows that see no key give O = 0 and LSE = -inf.
+    the softmax. `sink` [Hq] (a floating tensor on q's device, read as
+    float32) adds one logit per query head to each row's softmax denominator
+    and nothing else (attention sinks, gpt-oss style; -inf is none). `scale`
+    defaults to 1/sqrt(D). Returns O [B, Sq, Hq, D] in q's dtype, and with
+    `return_lse` also the natural-log LSE [B, Hq, Sq] in float32, which
+    includes the sink. Rows that see no key give O = 0 and LSE = -inf (the
+    sink with sinks).
 
     Raises TypeError/ValueError for unusable inputs, RuntimeError for inputs
     that require grad in grad mode (there is no backward yet), LookupError when no
     kernel of the directory computes the problem, fa4.runtime.CudaError when
     the driver fails."""
     _check(q, k, v)
-    if torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v)):
-        raise RuntimeError("fa4.torch.attention has no backward yet: q, k or v requires "
-                           "grad, and its gradient would silently stop here; call it "
-                           "under torch.no_grad() or on detached tensors")
+    sink = _check_sink(sink, q)
+    if torch.is_grad_enabled() and any(t is not None and t.requires_grad
+                                       for t in (q, k, v, sink)):
+        raise RuntimeError("fa4.torch.attention has no backward yet: q, k, v or sink "
+                           "requires grad, and its gradient would silently stop here; "
+                           "call it under torch.no_grad() or on detached tensors")
     batch, seq_q, heads_q, head_dim = q.shape
     seq_kv, heads_kv = k.shape[1], k.shape[2]
     if scale is None:
@@ -126,17 +132,33 @@ def attention(q, k, v, causal=False, scale=None, return_lse=False, kernel_dir=No
 
     directory = kernel_directory(kernel_dir)
     problem = (element, heads_q, heads_kv, head_dim, bool(causal), scale,
-               bool(return_lse), arch_of(device), window, softcap)
+               bool(return_lse), arch_of(device), window, softcap, sink is not None)
     key = (directory.path, problem)
     if key not in _chosen:
         _chosen[key] = directory.find(*problem)
     kernel = _chosen[key]
-    return _run(kernel, q, k, v, return_lse)
+    return _run(kernel, q, k, v, return_lse, sink=sink)
 
 
-def _run(kernel, q, k, v, return_lse, fill=None):
+def _check_sink(sink, q):
+    """The sinks as the kernel reads them (contiguous float32 [Hq] on q's
+    device), or None; raises TypeError/ValueError."""
+    if sink is None:
+        return None
+    if not isinstance(sink, torch.Tensor) or not sink.is_floating_point():
+        raise TypeError(f"sink must be a floating-point tensor, got {type(sink).__name__}"
+                        f"{f' of {sink.dtype}' if isinstance(sink, torch.Tensor) else ''}")
+    if tuple(sink.shape) != (q.shape[2],):
+        raise ValueError(f"sink must have shape [heads_q] = [{q.shape[2]}], got "
+                         f"{list(sink.shape)}")
+    if sink.device != q.device:
+        raise ValueError(f"sink is on {sink.device}, q on {q.device}")
+    return sink.to(torch.float32).contiguous()
+
+
+def _run(kernel, q, k, v, return_lse, fill=None, sink=None):
     """Allocates O (and LSE), filled with `fill` when given (checks poison
-    them), and launches `kernel` on checked q, k, v."""
+    them), and launches `kernel` on checked q, k, v (and sink)."""
     batch, seq_q, heads_q, _ = q.shape
     element, device = _ELEMENTS[q.dtype], q.device
 
@@ -154,6 +176,8 @@ def _run(kernel, q, k, v, return_lse, fill=None):
                     "value": _operand(v, element), "output": _operand(output, element)}
         if lse is not None:
             operands["lse"] = _operand(lse, "f32")
+        if sink is not None:
+            operands["sink"] = _operand(sink, "f32")
         with torch.cuda.device(device):
             stream = torch.cuda.current_stream(device).cuda_stream
             kernel.launch(operands, stream=stream, device=device.index)
@@ -161,7 +185,7 @@ def _run(kernel, q, k, v, return_lse, fill=None):
 
 
 def reference(q, k, v, causal=False, scale=None, dtype=torch.float32,
-              window=(-1, -1), softcap=0.0):
+              window=(-1, -1), softcap=0.0, sink=None):
     """O [B, Sq, Hq, D] and LSE [B, Hq, Sq] computed in `dtype` (float32 or
     float64) with PyTorch operations (for checking); the arguments mean what
     they mean for `attention`."""
@@ -183,9 +207,24 @@ def reference(q, k, v, causal=False, scale=None, dtype=torch.float32,
         scores = scores.masked_fill(keys > diagonal + right, float("-inf"))
     if left >= 0:
         scores = scores.masked_fill(keys < diagonal - left, float("-inf"))
-    lse = torch.logsumexp(scores, dim=-1)
+    if sink is not None:
+        # One more column per row: the head's sink, which has no value.
+        column = sink.to(dtype).view(1, heads_q, 1, 1).expand(*scores.shape[:3], 1)
+        lse = torch.logsumexp(torch.cat([scores, column], dim=-1), dim=-1)
+    else:
+        lse = torch.logsumexp(scores, dim=-1)
     probabilities = torch.exp(scores - lse[..., None]).nan_to_num(0.0)
     return (probabilities @ vf).transpose(1, 2), lse
+
+
+def _test_sinks(heads_q, seq_kv, device, generator=None):
+    """Sinks for checks: about a row's log-sum-exp for unit-normal inputs
+    (log Skv), so that a sink's share of the denominator ranges from
+    negligible to most of it; every fourth head has none (-inf)."""
+    sink = math.log(max(seq_kv, 1)) + 2 * torch.randn(heads_q, device=device,
+                                                      generator=generator)
+    sink[3::4] = float("-inf")
+    return sink
 
 
 def _check_kernels(path, shapes, batch, repeat):
@@ -212,12 +251,13 @@ def _check_kernels(path, shapes, batch, repeat):
             k = torch.randn(shape_kv, dtype=dtype, device=device)
             v = torch.randn(shape_kv, dtype=dtype, device=device)
             _check(q, k, v)
-            result = _run(kernel, q, k, v, kernel.lse)
+            sink = _test_sinks(heads_q, seq_kv, device) if kernel.sink else None
+            result = _run(kernel, q, k, v, kernel.lse, sink=sink)
             output, lse = result if kernel.lse else (result, None)
             torch.cuda.synchronize()
             want_o, want_lse = reference(q, k, v, kernel.causal, kernel.scale,
                                          window=kernel.window,
-                                         softcap=kernel.softcap or 0.0)
+                                         softcap=kernel.softcap or 0.0, sink=sink)
             o_error = (output.float() - want_o).abs().max().item()
             # A few units in the last place of a 16-bit output.
             o_limit = 2e-2 if dtype == torch.bfloat16 else 4e-3
@@ -236,7 +276,7 @@ def _check_kernels(path, shapes, batch, repeat):
             end = torch.cuda.Event(enable_timing=True)
             start.record()
             for _ in range(repeat):
-                _run(kernel, q, k, v, kernel.lse)
+                _run(kernel, q, k, v, kernel.lse, sink=sink)
             end.record()
             torch.cuda.synchronize()
             line += f", {start.elapsed_time(end) / max(repeat, 1):.3f} ms per call"

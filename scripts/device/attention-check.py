@@ -3,8 +3,9 @@
 matrix of problem shapes, against a float64 PyTorch reference.
 
 For each kernel (its dtype, head counts, head dim, causality, window,
-softcap and LSE come from its manifest) and each (B, Sq, Skv): fresh random inputs, O and LSE
-poisoned with NaN before the launch, then
+softcap, sinks and LSE come from its manifest) and each (B, Sq, Skv): fresh
+random inputs (sinks about a row's log-sum-exp, every fourth -inf), O and
+LSE poisoned with NaN before the launch, then
   - every output element written and finite,
   - ||O - ref||_F / ||ref||_F within 4 unit roundoffs of the dtype
     (1.56e-2 bf16, 1.95e-3 f16; the bound fa4-sim uses),
@@ -34,12 +35,14 @@ def check(kernel, dtype, batch, seq_q, seq_kv, generator):
     shape_kv = (batch, seq_kv, kernel.heads_kv, kernel.head_dim)
     q, k, v = (torch.randn(s, dtype=dtype, device=device, generator=generator)
                for s in (shape_q, shape_kv, shape_kv))
-    result = fa4_torch._run(kernel, q, k, v, kernel.lse, fill=float("nan"))
+    sink = (fa4_torch._test_sinks(kernel.heads_q, seq_kv, device, generator)
+            if kernel.sink else None)
+    result = fa4_torch._run(kernel, q, k, v, kernel.lse, fill=float("nan"), sink=sink)
     output, lse = result if kernel.lse else (result, None)
     torch.cuda.synchronize()
     want_o, want_lse = fa4_torch.reference(q, k, v, kernel.causal, kernel.scale,
                                            dtype=torch.float64, window=kernel.window,
-                                           softcap=kernel.softcap or 0.0)
+                                           softcap=kernel.softcap or 0.0, sink=sink)
     bound = 4 * UNIT_ROUNDOFF[dtype]
     problems = []
     written = bool(torch.isfinite(output).all())
@@ -59,7 +62,7 @@ def check(kernel, dtype, batch, seq_q, seq_kv, generator):
         line += f", max |LSE-ref| {lse_error:.3g}"
         if not lse_error <= 1e-3:
             problems.append(f"LSE error {lse_error:.3g} > 0.001")
-        if not bool((lse[~finite] == float("-inf")).all()):
+        if not bool((lse[~finite] == want_lse[~finite]).all()):
             problems.append("LSE of rows without keys is not -inf")
     return problems, line
 

@@ -224,6 +224,17 @@ func.func @lse_strided(%q: memref<1x128x1x64xf16>, %o: memref<1x128x1x64xf16>,
 
 // -----
 
+func.func @sink_offset(%q: memref<1x128x1x64xf16>, %o: memref<1x128x1x64xf16>,
+                       %s: memref<1xf32, strided<[1], offset: 3>>) {
+  // expected-error @+1 {{the kernel reads the sinks from a contiguous [Hq] tensor, got 'memref<1xf32, strided<[1], offset: 3>>'}}
+  fa4.attention ins(%q, %q, %q : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>,
+                    memref<1x128x1x64xf16>) outs(%o : memref<1x128x1x64xf16>)
+                sink(%s : memref<1xf32, strided<[1], offset: 3>>)
+  return
+}
+
+// -----
+
 // Between rescales P grows to 2^rescaleThreshold; P is rounded to f16 here.
 // RUN: not fa4-opt %s -split-input-file --fa4-plan="rescale-threshold=16" 2>&1 | FileCheck %s --check-prefix=THRESHOLD-F16
 func.func @threshold_f16(%q: memref<1x256x4x64xf16>, %o: memref<1x256x4x64xf16>) {

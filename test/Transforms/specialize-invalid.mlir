@@ -467,3 +467,204 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// The sinks are read at another head than the tile's.
+module attributes {gpu.container_module} {
+  gpu.module @f_attention [#nvvm.target<chip = "sm_100a", features = "+ptx86">] {
+    gpu.func @f_attention(%arg0: memref<?x?x2x64xf16>, %arg1: memref<?x?x2x64xf16>, %arg2: memref<?x?x2x64xf16>, %arg3: memref<?x?x2x64xf16>, %arg4: memref<2xf32>) kernel attributes {fa4.plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>} {
+      %c0 = arith.constant 0 : index
+      %dim = memref.dim %arg0, %c0 : memref<?x?x2x64xf16>
+      %c1 = arith.constant 1 : index
+      %dim_0 = memref.dim %arg0, %c1 : memref<?x?x2x64xf16>
+      %c1_1 = arith.constant 1 : index
+      %dim_2 = memref.dim %arg1, %c1_1 : memref<?x?x2x64xf16>
+      %c256 = arith.constant 256 : index
+      %c255 = arith.constant 255 : index
+      %0 = arith.addi %dim_0, %c255 : index
+      %1 = arith.divui %0, %c256 : index
+      %c2 = arith.constant 2 : index
+      %2 = arith.muli %dim, %c2 : index
+      %3 = arith.muli %2, %1 : index
+      %c1_3 = arith.constant 1 : index
+      %c0_4 = arith.constant 0 : index
+      scf.for %arg5 = %c0_4 to %3 step %c1_3 {
+        %batchIndex, %firstHead, %position = fa4.tile.coords %arg5 of (%1, %dim) scheduler linear head_blocks 2 heads 1 positions 256
+        %c1_5 = arith.constant 1 : index
+        %4 = arith.divui %firstHead, %c1_5 : index
+        %c1_6 = arith.constant 1 : index
+        %c2_7 = arith.constant 2 : index
+        %c0_8 = arith.constant 0 : index
+        scf.for %arg6 = %c0_8 to %c2_7 step %c1_6 {
+          %c128 = arith.constant 128 : index
+          %5 = arith.muli %arg6, %c128 : index
+          %6 = arith.addi %position, %5 : index
+          %7 = fa4.tile.load %arg0[%batchIndex, %6, %firstHead] heads 1 : memref<?x?x2x64xf16> -> tensor<128x64xf16>
+          %c127 = arith.constant 127 : index
+          %8 = arith.addi %6, %c127 : index
+          %c128_9 = arith.constant 128 : index
+          %c127_10 = arith.constant 127 : index
+          %9 = arith.addi %dim_2, %c127_10 : index
+          %10 = arith.divui %9, %c128_9 : index
+          %cst = arith.constant dense<0.000000e+00> : tensor<128x64xf32>
+          %cst_11 = arith.constant dense<0xFF800000> : tensor<128xf32>
+          %cst_12 = arith.constant dense<0.000000e+00> : tensor<128xf32>
+          %c1_13 = arith.constant 1 : index
+          %c0_14 = arith.constant 0 : index
+          %11:3 = scf.for %arg7 = %c0_14 to %10 step %c1_13 iter_args(%arg8 = %cst, %arg9 = %cst_11, %arg10 = %cst_12) -> (tensor<128x64xf32>, tensor<128xf32>, tensor<128xf32>) {
+            %c128_15 = arith.constant 128 : index
+            %13 = arith.muli %arg7, %c128_15 : index
+            %14 = fa4.tile.load %arg1[%batchIndex, %13, %4] heads 1 : memref<?x?x2x64xf16> -> tensor<128x64xf16>
+            %15 = fa4.tile.load %arg2[%batchIndex, %13, %4] heads 1 : memref<?x?x2x64xf16> -> tensor<128x64xf16>
+            %16 = fa4.tile.matmul %7, %14 transpose_b : tensor<128x64xf16>, tensor<128x64xf16> -> tensor<128x128xf32>
+            %17 = fa4.tile.mask %16 rows %6 keys %13 lengths (%dim_0, %dim_2) heads 1 : tensor<128x128xf32>
+            %probabilities, %newMax_16, %newSum_17, %correction = fa4.tile.softmax %17, %arg9, %arg10 scale_log2 0.18033688011112042 threshold 8 emulated 3 : tensor<128x128xf32>, tensor<128xf32> -> tensor<128x128xf16>
+            %18 = fa4.tile.rescale %arg8 by %correction : tensor<128x64xf32>, tensor<128xf32>
+            %19 = fa4.tile.matmul %probabilities, %15 acc %18 : tensor<128x128xf16>, tensor<128x64xf16> -> tensor<128x64xf32>
+            scf.yield %19, %newMax_16, %newSum_17 : tensor<128x64xf32>, tensor<128xf32>, tensor<128xf32>
+          }
+          // expected-error @+1 {{is not the FA4 forward program fa4-specialize builds: the sinks must be read at the work tile's heads}}
+          %result, %newMax, %newSum = fa4.tile.sink %arg4[%c0] to %11#0, %11#1, %11#2 heads 1 : memref<2xf32>, tensor<128x64xf32>, tensor<128xf32>
+          %12 = fa4.tile.normalize %result by %newSum : tensor<128x64xf32>, tensor<128xf32> -> tensor<128x64xf16>
+          fa4.tile.store %12, %arg3[%batchIndex, %6, %firstHead] heads 1 : tensor<128x64xf16> -> memref<?x?x2x64xf16>
+        }
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// O normalized without the sinks joined.
+module attributes {gpu.container_module} {
+  gpu.module @f_attention [#nvvm.target<chip = "sm_100a", features = "+ptx86">] {
+    gpu.func @f_attention(%arg0: memref<?x?x2x64xf16>, %arg1: memref<?x?x2x64xf16>, %arg2: memref<?x?x2x64xf16>, %arg3: memref<?x?x2x64xf16>, %arg4: memref<2xf32>) kernel attributes {fa4.plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>} {
+      %c0 = arith.constant 0 : index
+      %dim = memref.dim %arg0, %c0 : memref<?x?x2x64xf16>
+      %c1 = arith.constant 1 : index
+      %dim_0 = memref.dim %arg0, %c1 : memref<?x?x2x64xf16>
+      %c1_1 = arith.constant 1 : index
+      %dim_2 = memref.dim %arg1, %c1_1 : memref<?x?x2x64xf16>
+      %c256 = arith.constant 256 : index
+      %c255 = arith.constant 255 : index
+      %0 = arith.addi %dim_0, %c255 : index
+      %1 = arith.divui %0, %c256 : index
+      %c2 = arith.constant 2 : index
+      %2 = arith.muli %dim, %c2 : index
+      %3 = arith.muli %2, %1 : index
+      %c1_3 = arith.constant 1 : index
+      %c0_4 = arith.constant 0 : index
+      scf.for %arg5 = %c0_4 to %3 step %c1_3 {
+        %batchIndex, %firstHead, %position = fa4.tile.coords %arg5 of (%1, %dim) scheduler linear head_blocks 2 heads 1 positions 256
+        %c1_5 = arith.constant 1 : index
+        %4 = arith.divui %firstHead, %c1_5 : index
+        %c1_6 = arith.constant 1 : index
+        %c2_7 = arith.constant 2 : index
+        %c0_8 = arith.constant 0 : index
+        scf.for %arg6 = %c0_8 to %c2_7 step %c1_6 {
+          %c128 = arith.constant 128 : index
+          %5 = arith.muli %arg6, %c128 : index
+          %6 = arith.addi %position, %5 : index
+          %7 = fa4.tile.load %arg0[%batchIndex, %6, %firstHead] heads 1 : memref<?x?x2x64xf16> -> tensor<128x64xf16>
+          %c127 = arith.constant 127 : index
+          %8 = arith.addi %6, %c127 : index
+          %c128_9 = arith.constant 128 : index
+          %c127_10 = arith.constant 127 : index
+          %9 = arith.addi %dim_2, %c127_10 : index
+          %10 = arith.divui %9, %c128_9 : index
+          %cst = arith.constant dense<0.000000e+00> : tensor<128x64xf32>
+          %cst_11 = arith.constant dense<0xFF800000> : tensor<128xf32>
+          %cst_12 = arith.constant dense<0.000000e+00> : tensor<128xf32>
+          %c1_13 = arith.constant 1 : index
+          %c0_14 = arith.constant 0 : index
+          %11:3 = scf.for %arg7 = %c0_14 to %10 step %c1_13 iter_args(%arg8 = %cst, %arg9 = %cst_11, %arg10 = %cst_12) -> (tensor<128x64xf32>, tensor<128xf32>, tensor<128xf32>) {
+            %c128_15 = arith.constant 128 : index
+            %13 = arith.muli %arg7, %c128_15 : index
+            %14 = fa4.tile.load %arg1[%batchIndex, %13, %4] heads 1 : memref<?x?x2x64xf16> -> tensor<128x64xf16>
+            %15 = fa4.tile.load %arg2[%batchIndex, %13, %4] heads 1 : memref<?x?x2x64xf16> -> tensor<128x64xf16>
+            %16 = fa4.tile.matmul %7, %14 transpose_b : tensor<128x64xf16>, tensor<128x64xf16> -> tensor<128x128xf32>
+            %17 = fa4.tile.mask %16 rows %6 keys %13 lengths (%dim_0, %dim_2) heads 1 : tensor<128x128xf32>
+            %probabilities, %newMax_16, %newSum_17, %correction = fa4.tile.softmax %17, %arg9, %arg10 scale_log2 0.18033688011112042 threshold 8 emulated 3 : tensor<128x128xf32>, tensor<128xf32> -> tensor<128x128xf16>
+            %18 = fa4.tile.rescale %arg8 by %correction : tensor<128x64xf32>, tensor<128xf32>
+            %19 = fa4.tile.matmul %probabilities, %15 acc %18 : tensor<128x128xf16>, tensor<128x64xf16> -> tensor<128x64xf32>
+            scf.yield %19, %newMax_16, %newSum_17 : tensor<128x64xf32>, tensor<128xf32>, tensor<128xf32>
+          }
+          %result, %newMax, %newSum = fa4.tile.sink %arg4[%firstHead] to %11#0, %11#1, %11#2 heads 1 : memref<2xf32>, tensor<128x64xf32>, tensor<128xf32>
+          // expected-error @+1 {{is not the FA4 forward program fa4-specialize builds: O must be normalized by the final sums and stored}}
+          %12 = fa4.tile.normalize %11#0 by %newSum : tensor<128x64xf32>, tensor<128xf32> -> tensor<128x64xf16>
+          fa4.tile.store %12, %arg3[%batchIndex, %6, %firstHead] heads 1 : tensor<128x64xf16> -> memref<?x?x2x64xf16>
+        }
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// The sinks joined to the initial maxima instead of the KV loop's.
+module attributes {gpu.container_module} {
+  gpu.module @f_attention [#nvvm.target<chip = "sm_100a", features = "+ptx86">] {
+    gpu.func @f_attention(%arg0: memref<?x?x2x64xf16>, %arg1: memref<?x?x2x64xf16>, %arg2: memref<?x?x2x64xf16>, %arg3: memref<?x?x2x64xf16>, %arg4: memref<2xf32>) kernel attributes {fa4.plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>} {
+      %c0 = arith.constant 0 : index
+      %dim = memref.dim %arg0, %c0 : memref<?x?x2x64xf16>
+      %c1 = arith.constant 1 : index
+      %dim_0 = memref.dim %arg0, %c1 : memref<?x?x2x64xf16>
+      %c1_1 = arith.constant 1 : index
+      %dim_2 = memref.dim %arg1, %c1_1 : memref<?x?x2x64xf16>
+      %c256 = arith.constant 256 : index
+      %c255 = arith.constant 255 : index
+      %0 = arith.addi %dim_0, %c255 : index
+      %1 = arith.divui %0, %c256 : index
+      %c2 = arith.constant 2 : index
+      %2 = arith.muli %dim, %c2 : index
+      %3 = arith.muli %2, %1 : index
+      %c1_3 = arith.constant 1 : index
+      %c0_4 = arith.constant 0 : index
+      scf.for %arg5 = %c0_4 to %3 step %c1_3 {
+        %batchIndex, %firstHead, %position = fa4.tile.coords %arg5 of (%1, %dim) scheduler linear head_blocks 2 heads 1 positions 256
+        %c1_5 = arith.constant 1 : index
+        %4 = arith.divui %firstHead, %c1_5 : index
+        %c1_6 = arith.constant 1 : index
+        %c2_7 = arith.constant 2 : index
+        %c0_8 = arith.constant 0 : index
+        scf.for %arg6 = %c0_8 to %c2_7 step %c1_6 {
+          %c128 = arith.constant 128 : index
+          %5 = arith.muli %arg6, %c128 : index
+          %6 = arith.addi %position, %5 : index
+          %7 = fa4.tile.load %arg0[%batchIndex, %6, %firstHead] heads 1 : memref<?x?x2x64xf16> -> tensor<128x64xf16>
+          %c127 = arith.constant 127 : index
+          %8 = arith.addi %6, %c127 : index
+          %c128_9 = arith.constant 128 : index
+          %c127_10 = arith.constant 127 : index
+          %9 = arith.addi %dim_2, %c127_10 : index
+          %10 = arith.divui %9, %c128_9 : index
+          %cst = arith.constant dense<0.000000e+00> : tensor<128x64xf32>
+          %cst_11 = arith.constant dense<0xFF800000> : tensor<128xf32>
+          %cst_12 = arith.constant dense<0.000000e+00> : tensor<128xf32>
+          %c1_13 = arith.constant 1 : index
+          %c0_14 = arith.constant 0 : index
+          %11:3 = scf.for %arg7 = %c0_14 to %10 step %c1_13 iter_args(%arg8 = %cst, %arg9 = %cst_11, %arg10 = %cst_12) -> (tensor<128x64xf32>, tensor<128xf32>, tensor<128xf32>) {
+            %c128_15 = arith.constant 128 : index
+            %13 = arith.muli %arg7, %c128_15 : index
+            %14 = fa4.tile.load %arg1[%batchIndex, %13, %4] heads 1 : memref<?x?x2x64xf16> -> tensor<128x64xf16>
+            %15 = fa4.tile.load %arg2[%batchIndex, %13, %4] heads 1 : memref<?x?x2x64xf16> -> tensor<128x64xf16>
+            %16 = fa4.tile.matmul %7, %14 transpose_b : tensor<128x64xf16>, tensor<128x64xf16> -> tensor<128x128xf32>
+            %17 = fa4.tile.mask %16 rows %6 keys %13 lengths (%dim_0, %dim_2) heads 1 : tensor<128x128xf32>
+            %probabilities, %newMax_16, %newSum_17, %correction = fa4.tile.softmax %17, %arg9, %arg10 scale_log2 0.18033688011112042 threshold 8 emulated 3 : tensor<128x128xf32>, tensor<128xf32> -> tensor<128x128xf16>
+            %18 = fa4.tile.rescale %arg8 by %correction : tensor<128x64xf32>, tensor<128xf32>
+            %19 = fa4.tile.matmul %probabilities, %15 acc %18 : tensor<128x128xf16>, tensor<128x64xf16> -> tensor<128x64xf32>
+            scf.yield %19, %newMax_16, %newSum_17 : tensor<128x64xf32>, tensor<128xf32>, tensor<128xf32>
+          }
+          // expected-error @+1 {{is not the FA4 forward program fa4-specialize builds: the sinks join the KV loop's O, maxima and sums}}
+          %result, %newMax, %newSum = fa4.tile.sink %arg4[%firstHead] to %11#0, %cst_11, %11#2 heads 1 : memref<2xf32>, tensor<128x64xf32>, tensor<128xf32>
+          %12 = fa4.tile.normalize %result by %newSum : tensor<128x64xf32>, tensor<128xf32> -> tensor<128x64xf16>
+          fa4.tile.store %12, %arg3[%batchIndex, %6, %firstHead] heads 1 : tensor<128x64xf16> -> memref<?x?x2x64xf16>
+        }
+      }
+      gpu.return
+    }
+  }
+}

@@ -99,3 +99,23 @@ func.func @unbounded(%q: memref<?x?x4x64xbf16>, %o: memref<?x?x4x64xbf16>) {
                 outs(%o : memref<?x?x4x64xbf16>) {window = array<i64: -1, 2147483648>}
   return
 }
+
+// -----
+
+// Attention sinks with LSE: after the KV loop, the sinks of the tile's
+// heads join the final O, maxima and sums, which normalization and the LSE
+// then read.
+// CHECK-LABEL: gpu.func @sinks_attention
+// CHECK-SAME: %[[LSE:[a-z0-9]+]]: memref<?x8x?xf32>, %[[SINKS:[a-z0-9]+]]: memref<8xf32>) kernel
+// CHECK: %{{.*}}, %[[H:.*]], %{{.*}} = fa4.tile.coords
+// CHECK: %[[LOOP:.*]]:3 = scf.for
+// CHECK: %[[O:.*]], %[[MAX:.*]], %[[SUM:.*]] = fa4.tile.sink %[[SINKS]][%[[H]]] to %[[LOOP]]#0, %[[LOOP]]#1, %[[LOOP]]#2 heads 4 : memref<8xf32>, tensor<128x64xf32>, tensor<128xf32>
+// CHECK-NEXT: %[[N:.*]] = fa4.tile.normalize %[[O]] by %[[SUM]]
+// CHECK-NEXT: fa4.tile.store %[[N]]
+// CHECK-NEXT: fa4.tile.store_lse %[[MAX]], %[[SUM]], %[[LSE]]
+func.func @sinks(%q: memref<?x?x8x64xbf16>, %k: memref<?x?x2x64xbf16>, %v: memref<?x?x2x64xbf16>,
+                 %o: memref<?x?x8x64xbf16>, %lse: memref<?x8x?xf32>, %s: memref<8xf32>) {
+  fa4.attention ins(%q, %k, %v : memref<?x?x8x64xbf16>, memref<?x?x2x64xbf16>, memref<?x?x2x64xbf16>)
+                outs(%o : memref<?x?x8x64xbf16>) lse(%lse : memref<?x8x?xf32>) sink(%s : memref<8xf32>) {causal}
+  return
+}

@@ -20,7 +20,7 @@ atexit.register(shutil.rmtree, TMP, True)
 
 
 def manifest(kernel, element="bf16", heads_q=4, heads_kv=2, head_dim=64, pack=2,
-             causal=True, lse=True, cluster=(1, 1, 1), arch="sm_100a"):
+             causal=True, lse=True, cluster=(1, 1, 1), arch="sm_100a", sink=False):
     """A manifest as fa4-compile writes it (see /tmp/smallk/*.json)."""
     def op(name, heads):
         return {"name": name, "element": element, "shape": [-1, -1, heads, head_dim]}
@@ -41,6 +41,9 @@ def manifest(kernel, element="bf16", heads_q=4, heads_kv=2, head_dim=64, pack=2,
     if lse:
         operands.append({"name": "lse", "element": "f32", "shape": [-1, heads_q, -1]})
         params.append({"kind": "pointer", "name": "lse", "source": "lse.data"})
+    if sink:
+        operands.append({"name": "sink", "element": "f32", "shape": [heads_q]})
+        params.append({"kind": "pointer", "name": "sink", "source": "sink.data"})
     return {
         "kernel": kernel, "arch": arch, "block": [512, 1, 1], "cluster": list(cluster),
         "dynamic_smem_bytes": 197632,
@@ -156,14 +159,14 @@ try:
     directory.find("bf16", 32, 8, 128, causal=True, lse=False, arch="sm_90a")
 except LookupError as err:
     print(err.args[0])
-# CHECK: no fa4 kernel in {{.*}}fa4-runtime-{{.*}} for dtype=bf16 heads_q=32 heads_kv=8 head_dim=128 causal=True scale=0.08838834764831843 lse=False arch=sm_90a window=(-1, 0) softcap=0.0; candidates:
+# CHECK: no fa4 kernel in {{.*}}fa4-runtime-{{.*}} for dtype=bf16 heads_q=32 heads_kv=8 head_dim=128 causal=True scale=0.08838834764831843 lse=False arch=sm_90a window=(-1, 0) softcap=0.0 sink=False; candidates:
 # CHECK-NEXT:   gqa_causal_lse (gqa_causal_lse.json): heads_q is 4, not 32; heads_kv is 2, not 8; head_dim is 64, not 128; scale is 0.125, not 0.08838834764831843; lse is True, not False; arch is sm_100a, not sm_90a
 # CHECK-NEXT:   mha_f16 (mha_f16.json): dtype is f16, not bf16; heads_q is 2, not 32; heads_kv is 2, not 8; head_dim is 64, not 128; causal is False, not True; scale is 0.125, not 0.08838834764831843; arch is sm_100a, not sm_90a
 try:
     directory.find("f16", 2, 2, 64, scale=0.1)
 except LookupError as err:
     print(err.args[0])
-# CHECK: no fa4 kernel in {{.*}} for dtype=f16 heads_q=2 heads_kv=2 head_dim=64 causal=False scale=0.1 lse=False arch=None window=(-1, -1) softcap=0.0; candidates:
+# CHECK: no fa4 kernel in {{.*}} for dtype=f16 heads_q=2 heads_kv=2 head_dim=64 causal=False scale=0.1 lse=False arch=None window=(-1, -1) softcap=0.0 sink=False; candidates:
 # CHECK-NEXT:   gqa_causal_lse (gqa_causal_lse.json): dtype is bf16, not f16; heads_q is 4, not 2; causal is True, not False; scale is 0.125, not 0.1; lse is True, not False
 # CHECK-NEXT:   mha_f16 (mha_f16.json): scale is 0.125, not 0.1
 # CHECK-NEXT:   broken.json: not a usable manifest: not JSON
@@ -199,7 +202,7 @@ try:
     runtime.KernelDirectory(TMP / "empty").find("bf16", 4, 2, 64)
 except LookupError as err:
     print(err.args[0])
-# CHECK: no fa4 kernel for dtype=bf16 heads_q=4 heads_kv=2 head_dim=64 causal=False scale=0.125 lse=False arch=None window=(-1, -1) softcap=0.0: {{.*}}empty has no kernel manifests (*.json)
+# CHECK: no fa4 kernel for dtype=bf16 heads_q=4 heads_kv=2 head_dim=64 causal=False scale=0.125 lse=False arch=None window=(-1, -1) softcap=0.0 sink=False: {{.*}}empty has no kernel manifests (*.json)
 
 # --- the grid --------------------------------------------------------------
 # tiles = batch * head_blocks (4 heads / pack 2) * ceil(seq_q / 256)
@@ -567,3 +570,43 @@ print("CUtensorMap", ctypes.sizeof(C.CUtensorMap))
 # CHECK: CUlaunchConfig 56 24 32 40 48
 # CHECK-NEXT: CUlaunchAttribute 72 8 value 64 8
 # CHECK-NEXT: CUtensorMap 128
+
+# --- attention sinks --------------------------------------------------------
+# A kernel with sinks is chosen only for sinks (and the reverse); it takes a
+# contiguous, aligned f32 [Hq] after LSE.
+sinks = runtime.Kernel(manifest("sinks", sink=True))
+print(sinks)
+print("sink matches", sinks.matches(causal=True, sink=True), sinks.matches(causal=True, sink=False),
+      gqa.matches(causal=True, sink=True), sinks.matches(causal=True))
+print(sinks.mismatches(causal=True, sink=False))
+S = 0x7f6000000000
+print([f"{a.name}: {a.value:#x}" for a in sinks.arguments(
+    operands(sink=(S, (4,), "f32"))) if a.kind == "pointer"])
+# CHECK: <fa4 kernel sinks sm_100a bf16 heads 4/2 head_dim 64 causal True sink scale 0.125 lse True>
+# CHECK-NEXT: sink matches True False False True
+# CHECK-NEXT: ['sink is True, not False']
+# CHECK-NEXT: ['lse: 0x7f5000000000', 'sink: 0x7f6000000000']
+for label, ops in [("no sink", operands()),
+                   ("sink heads", operands(sink=(S, (2,), "f32"))),
+                   ("sink rank", operands(sink=(S, (1, 4), "f32"))),
+                   ("sink element", operands(sink=(S, (4,), "bf16"))),
+                   ("sink strided", operands(sink=(S, (4,), "f32", (2,)))),
+                   ("sink address", operands(sink=(S + 2, (4,), "f32")))]:
+    try:
+        sinks.arguments(ops)
+        print(f"{label}: accepted")
+    except ValueError as err:
+        print(f"{label}: {err}")
+# CHECK: no sink: kernel sinks needs operand 'sink' (it was compiled with attention sinks)
+# CHECK-NEXT: sink heads: sink: dimension 0 (heads_q) is 2, kernel sinks takes 4
+# CHECK-NEXT: sink rank: sink: rank 2 (shape [1, 4]), kernel sinks takes rank 1
+# CHECK-NEXT: sink element: sink: element bf16, kernel sinks takes f32
+# CHECK-NEXT: sink strided: sink: must be contiguous, got strides [2]
+# CHECK-NEXT: sink address: sink: address 0x7f6000000002 is not 4-byte aligned
+bad = manifest("badsink", sink=True)
+bad["operands"][-1]["shape"] = [4, 1]
+try:
+    runtime.Kernel(bad)
+except runtime.ManifestError as err:
+    print("bad sink manifest:", err)
+# CHECK: bad sink manifest: operand 'sink' has rank 2

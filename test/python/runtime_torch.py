@@ -75,6 +75,15 @@ class Tensor:
     def data_ptr(self):
         return self._ptr
 
+    def is_floating_point(self):
+        return self.dtype.name.startswith(("float", "bfloat"))
+
+    def to(self, dtype):
+        return self if dtype is self.dtype else Tensor(self.shape, dtype, self.device)
+
+    def contiguous(self):
+        return self if self.is_contiguous() else Tensor(self.shape, self.dtype, self.device)
+
 
 torch.Tensor = Tensor
 torch.empty = lambda shape, dtype, device: Tensor(shape, dtype, device)
@@ -169,7 +178,7 @@ TMP = Path(tempfile.mkdtemp(prefix="fa4-torch-"))
 atexit.register(shutil.rmtree, TMP, True)
 
 
-def write_kernel(name, element, heads_q, heads_kv, causal, lse):
+def write_kernel(name, element, heads_q, heads_kv, causal, lse, sink=False):
     operands = [{"name": n, "element": element, "shape": [-1, -1, h, 64]}
                 for n, h in (("query", heads_q), ("key", heads_kv), ("value", heads_kv),
                              ("output", heads_q))]
@@ -182,6 +191,9 @@ def write_kernel(name, element, heads_q, heads_kv, causal, lse):
     if lse:
         operands.append({"name": "lse", "element": "f32", "shape": [-1, heads_q, -1]})
         params.append({"kind": "pointer", "name": "lse", "source": "lse.data"})
+    if sink:
+        operands.append({"name": "sink", "element": "f32", "shape": [heads_q]})
+        params.append({"kind": "pointer", "name": "sink", "source": "sink.data"})
     (TMP / f"{name}.json").write_text(json.dumps({
         "kernel": name, "arch": "sm_100a", "block": [512, 1, 1], "cluster": [1, 1, 1],
         "dynamic_smem_bytes": 197632, "files": {"cubin": f"{name}.cubin"},
@@ -196,6 +208,7 @@ def write_kernel(name, element, heads_q, heads_kv, causal, lse):
 
 write_kernel("gqa_causal_lse", "bf16", 4, 2, True, True)
 write_kernel("mha_f16", "f16", 2, 2, False, False)
+write_kernel("gqa_sink", "bf16", 4, 2, False, False, sink=True)
 
 fake = FakeCuda()
 runtime.set_driver(fake)
@@ -265,8 +278,43 @@ count = len(fake.launches)
 attention(grad_q, k, v, causal=True, return_lse=True, kernel_dir=str(TMP))
 grad_mode[0] = True
 print("no_grad: launches", len(fake.launches) - count)
-# CHECK: requires grad: fa4.torch.attention has no backward yet: q, k or v requires grad, and its gradient would silently stop here; call it under torch.no_grad() or on detached tensors
+# CHECK: requires grad: fa4.torch.attention has no backward yet: q, k, v or sink requires grad, and its gradient would silently stop here; call it under torch.no_grad() or on detached tensors
 # CHECK-NEXT: no_grad: launches 1
+
+# Attention sinks: the kernel with sinks, the f32 sinks' pointer last; other
+# floating dtypes are read as f32 (a converted copy); learnable sinks that
+# require grad are refused like q, k and v.
+sink_kernel = runtime.KernelDirectory(TMP).find("bf16", 4, 2, 64, sink=True)
+fake.kinds = [kind for _, kind, _ in sink_kernel.params]
+sinks = tensor((4,), torch.float32)
+attention(q, k, v, sink=sinks, kernel_dir=str(TMP))
+print(fake.launches[-1].split(" grid")[0], "sink last:",
+      fake.launches[-1].endswith(f"'{sinks.data_ptr():#x}']"))
+bf16_sinks = tensor((4,), torch.bfloat16)
+attention(q, k, v, sink=bf16_sinks, kernel_dir=str(TMP))
+print("bf16 sinks copied:", not fake.launches[-1].endswith(f"'{bf16_sinks.data_ptr():#x}']"))
+for label, call in [
+        ("sink shape", lambda: attention(q, k, v, sink=tensor((2,), torch.float32),
+                                         kernel_dir=str(TMP))),
+        ("sink type", lambda: attention(q, k, v, sink=[0.0] * 4, kernel_dir=str(TMP))),
+        ("sink device", lambda: attention(q, k, v, kernel_dir=str(TMP),
+                                          sink=tensor((4,), torch.float32, device=_Device("cuda", 1)))),
+        ("sink grad", lambda: attention(q, k, v, kernel_dir=str(TMP),
+                                        sink=tensor((4,), torch.float32, requires_grad=True))),
+        ("sink kernel", lambda: attention(q, k, v, causal=True, return_lse=True, sink=sinks,
+                                          kernel_dir=str(TMP)))]:
+    try:
+        call()
+        print(f"{label}: accepted")
+    except (TypeError, ValueError, LookupError, RuntimeError) as err:
+        print(f"{label}: {type(err).__name__}: {str(err).splitlines()[0]}")
+# CHECK: gqa_sink sink last: True
+# CHECK-NEXT: bf16 sinks copied: True
+# CHECK-NEXT: sink shape: ValueError: sink must have shape [heads_q] = [4], got [2]
+# CHECK-NEXT: sink type: TypeError: sink must be a floating-point tensor, got list
+# CHECK-NEXT: sink device: ValueError: sink is on cuda:1, q on cuda:0
+# CHECK-NEXT: sink grad: RuntimeError: fa4.torch.attention has no backward yet: q, k, v or sink requires grad, and its gradient would silently stop here; call it under torch.no_grad() or on detached tensors
+# CHECK-NEXT: sink kernel: LookupError: no fa4 kernel in {{.*}} for dtype=bf16 heads_q=4 heads_kv=2 head_dim=64 causal=True scale=0.125 lse=True arch=sm_100a window=(-1, 0) softcap=0.0 sink=True; candidates:
 
 os.environ["FA4_KERNEL_DIR"] = str(TMP)
 cpu = _Device("cpu")
@@ -309,7 +357,7 @@ for label, call in cases:
 # CHECK-NEXT: k/v: ValueError: k and v shapes differ: [2, 500, 2, 64] and [2, 501, 2, 64]
 # CHECK-NEXT: heads: ValueError: query heads (3) must be a multiple of key/value heads (2)
 # CHECK-NEXT: scale: ValueError: scale must be positive and finite, got -1.0
-# CHECK-NEXT: no kernel: LookupError: no fa4 kernel in {{.*}}fa4-torch-{{.*}} for dtype=bf16 heads_q=4 heads_kv=2 head_dim=64 causal=True scale=0.2 lse=False arch=sm_100a window=(-1, 0) softcap=0.0; candidates:
+# CHECK-NEXT: no kernel: LookupError: no fa4 kernel in {{.*}}fa4-torch-{{.*}} for dtype=bf16 heads_q=4 heads_kv=2 head_dim=64 causal=True scale=0.2 lse=False arch=sm_100a window=(-1, 0) softcap=0.0 sink=False; candidates:
 # CHECK-NEXT:   gqa_causal_lse (gqa_causal_lse.json): scale is 0.125, not 0.2; lse is True, not False
 
 # The device's arch chooses too.

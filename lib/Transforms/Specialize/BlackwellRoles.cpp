@@ -199,15 +199,8 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
       Value noKeys =
           arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, ref, negInf);
       Value safeRef = arith::SelectOp::create(b, noKeys, zero, ref);
-      auto scalarType = VectorType::get({1}, f32Type);
-      Value factor = Exp2Op::create(
-          b,
-          vector::BroadcastOp::create(
-              b, scalarType, arith::SubFOp::create(b, rowMax, safeRef)),
-          0);
       Value accScale = arith::SelectOp::create(
-          b, rescale,
-          vector::ExtractOp::create(b, factor, ArrayRef<int64_t>{0}), one);
+          b, rescale, exp2(arith::SubFOp::create(b, rowMax, safeRef)), one);
 
       // The correction warpgroup rescales O by accScale.
       Value statsIndex = add(statsBase, n);
@@ -303,6 +296,9 @@ void BlackwellPrefillRoles::buildCorrection() {
 
   kernel.forEachTile([&](const Tile &tile) {
     Value base = tile.kvBase, statsBase = tile.statsBase;
+    // The row's sink logit (the same head in every Q stage), loaded while
+    // the tile's blocks run.
+    Value sink = kernel.sinkLogit(tile, row);
     forRange(tile.blocks, [&](Value n) {
       Value k = add(base, n);
       Value statsIndex = add(statsBase, n);
@@ -350,13 +346,11 @@ void BlackwellPrefillRoles::buildCorrection() {
       Value rowMax = memref::LoadOp::create(
           b, statsBuffer, ValueRange{idx(stage), idx(1), row});
       ChannelReleaseOp::create(b, stats[stage], finalIndex);
+      RowTotals totals = kernel.finishRow(sink, rowMax, rowSum);
       if (shape.lse)
-        kernel.storeLse(tile, stage, row, rowSum, rowMax);
+        kernel.storeLse(tile, stage, row, totals.sum, totals.max);
       // A row that saw no key (causal, Sq > Skv) outputs 0, whatever O holds.
-      Value positive =
-          arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, rowSum, zero);
-      Value factor = vector::BroadcastOp::create(
-          b, chunkType, arith::DivFOp::create(b, one, rowSum));
+      Value factor = vector::BroadcastOp::create(b, chunkType, totals.factor);
       Value zeros = vector::BroadcastOp::create(b, chunkType, zero);
       Value handoff = add(mul(tile.ordinal, plan.getQStages()), stage);
       ChannelAcquireOp::create(b, epi, handoff);
@@ -365,7 +359,7 @@ void BlackwellPrefillRoles::buildCorrection() {
         Value o = TmemLoadOp::create(b, chunkType, oRegion, c * kOChunk);
         tmemWait(/*load=*/true);
         Value normalized = arith::SelectOp::create(
-            b, positive, arith::MulFOp::create(b, o, factor), zeros);
+            b, totals.sawKey, arith::MulFOp::create(b, o, factor), zeros);
         Value packed = arith::TruncFOp::create(
             b, VectorType::get({kOChunk}, shape.element), normalized);
         int64_t firstColumn = c * kOChunk;

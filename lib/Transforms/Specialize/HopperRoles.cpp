@@ -280,15 +280,9 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
         Value noKeys = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
                                              result.max[r], negInf);
         safeRef[r] = arith::SelectOp::create(b, noKeys, zero, result.max[r]);
-        auto scalarType = VectorType::get({1}, f32Type);
-        Value factor = Exp2Op::create(
-            b,
-            vector::BroadcastOp::create(
-                b, scalarType, arith::SubFOp::create(b, rowMax[r], safeRef[r])),
-            0);
         result.accScale[r] = arith::SelectOp::create(
             b, rescale,
-            vector::ExtractOp::create(b, factor, ArrayRef<int64_t>{0}), one);
+            exp2(arith::SubFOp::create(b, rowMax[r], safeRef[r])), one);
       }
       Value p = Exp2Op::create(
           b,
@@ -374,21 +368,20 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
 
     // Epilogue: the quad's sums, LSE, O / sum into the staging tile.
     Value o = blocksIf.getResult(4);
-    Value total[2], factor[2];
+    RowTotals totals[2];
+    // The rows' sink logits: one head for both where 8 rows hold whole
+    // groups of packed heads.
+    Value sinks[2];
+    sinks[0] = kernel.sinkLogit(tile, rows[0]);
+    sinks[1] = 8 % shape.pack == 0 ? sinks[0] : kernel.sinkLogit(tile, rows[1]);
     for (int64_t r = 0; r < 2; ++r) {
-      Value partial = blocksIf.getResult(2 + r);
-      total[r] = partial;
+      Value total = blocksIf.getResult(2 + r);
       for (int32_t offset : {1, 2})
-        total[r] = arith::AddFOp::create(
-            b, total[r],
-            gpu::ShuffleOp::create(b, total[r], offset, 32,
-                                   gpu::ShuffleMode::XOR)
+        total = arith::AddFOp::create(
+            b, total,
+            gpu::ShuffleOp::create(b, total, offset, 32, gpu::ShuffleMode::XOR)
                 .getShuffleResult());
-      // A row that saw no key outputs 0, whatever O holds.
-      Value positive =
-          arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, total[r], zero);
-      factor[r] = arith::SelectOp::create(
-          b, positive, arith::DivFOp::create(b, one, total[r]), zero);
+      totals[r] = kernel.finishRow(sinks[r], blocksIf.getResult(r), total);
     }
     if (shape.lse) {
       // One thread of the quad writes the row's LSE.
@@ -398,10 +391,11 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
       for (int64_t r = 0; r < 2; ++r)
-        kernel.storeLse(tile, stage, rows[r], total[r], blocksIf.getResult(r));
+        kernel.storeLse(tile, stage, rows[r], totals[r].sum, totals[r].max);
     }
     o = arith::MulFOp::create(b, o,
-                              perRow(oSecondRow, oType, factor[0], factor[1]));
+                              perRow(oSecondRow, oType, totals[0].factor,
+                                     totals[1].factor));
     Value packed =
         arith::TruncFOp::create(b, VectorType::get({oCount}, shape.element), o);
 

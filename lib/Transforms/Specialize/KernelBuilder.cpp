@@ -19,6 +19,13 @@ using namespace mlir::fa4::specialize;
 // KernelOps
 //===----------------------------------------------------------------------===//
 
+Value KernelOps::exp2(Value x) {
+  auto scalarType = VectorType::get({1}, b.getF32Type());
+  Value power = Exp2Op::create(
+      b, vector::BroadcastOp::create(b, scalarType, x), /*emulated=*/0);
+  return vector::ExtractOp::create(b, power, ArrayRef<int64_t>{0});
+}
+
 Value KernelOps::treeSum(Value vector) {
   int64_t n = cast<VectorType>(vector.getType()).getNumElements();
   // Halves of equal length down to one element; an odd length is summed
@@ -124,6 +131,9 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
   // LSE [B, Hq, Sq] in f32, as a pointer to global memory.
   if (shape.lse)
     arguments.push_back(LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1));
+  // The sink logits [Hq] in f32, likewise.
+  if (shape.sink)
+    arguments.push_back(LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1));
   // Shared-memory buffers, in bytes, placed later by fa4-allocate-smem.
   SmallVector<SharedBuffer> smemBuffers = roleSet->sharedBuffers();
   SmallVector<Type> smemTypes;
@@ -157,6 +167,8 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
     softcap = entry.getArgument(next++);
   if (shape.lse)
     lseOut = entry.getArgument(next++);
+  if (shape.sink)
+    sinks = entry.getArgument(next++);
 
   int64_t positionsPerCta = shape.positionsPerWorkTile();
   tilesPerHead = div(add(seqQ, positionsPerCta - 1), positionsPerCta);
@@ -171,6 +183,43 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
   b.setInsertionPointAfter(specialize);
   gpu::ReturnOp::create(b);
   return kernel;
+}
+
+Value KernelBuilder::sinkLogit(const Tile &tile, Value row) {
+  if (!shape.sink)
+    return {};
+  Type f32Type = b.getF32Type();
+  Value head = add(mul(tile.headBlock, shape.pack), rem(row, shape.pack));
+  Value address = LLVM::GEPOp::create(
+      b, sinks.getType(), f32Type, sinks,
+      ValueRange{arith::IndexCastOp::create(b, b.getI64Type(), head)});
+  return arith::MulFOp::create(b, LLVM::LoadOp::create(b, f32Type, address),
+                               f32(M_LOG2E));
+}
+
+RowTotals KernelBuilder::finishRow(Value sink, Value rowMax, Value rowSum) {
+  Value zero = f32(0.0f);
+  RowTotals totals{rowMax, rowSum, Value(), Value()};
+  totals.sawKey =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, rowSum, zero);
+  Value scale = f32(1.0f);
+  if (sink) {
+    // The sink as one more exponential: against the larger of it and the
+    // row's reference, so that neither term overflows.
+    Value newMax = arith::MaximumFOp::create(b, rowMax, sink);
+    Value noTerm = arith::CmpFOp::create(
+        b, arith::CmpFPredicate::OEQ, newMax,
+        f32(-std::numeric_limits<float>::infinity()));
+    Value ref = arith::SelectOp::create(b, noTerm, zero, newMax);
+    scale = exp2(arith::SubFOp::create(b, rowMax, ref));
+    totals.max = newMax;
+    totals.sum = arith::AddFOp::create(
+        b, arith::MulFOp::create(b, rowSum, scale),
+        exp2(arith::SubFOp::create(b, sink, ref)));
+  }
+  totals.factor = arith::SelectOp::create(
+      b, totals.sawKey, arith::DivFOp::create(b, scale, totals.sum), zero);
+  return totals;
 }
 
 void KernelBuilder::storeLse(const Tile &tile, int64_t stage, Value row,

@@ -49,6 +49,8 @@ protected:
   Value f32(float v) {
     return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
   }
+  /// 2^x of an f32 scalar (ex2.approx).
+  Value exp2(Value x);
   /// The sum of the elements of f32 `vector` as a balanced tree of adds of
   /// its halves: log2(n) dependent vector adds, where vector.reduction adds
   /// in element order, one chain of n.
@@ -119,6 +121,14 @@ protected:
   MLIRContext *ctx;
 };
 
+/// What the epilogue needs of one row after its last KV block: the softmax's
+/// max and sum with the row's sink joined (the loop's without sinks), the
+/// factor that normalizes its O, and whether the row saw a key at all (its
+/// O holds nothing otherwise: the factor is 0 then).
+struct RowTotals {
+  Value max, sum, factor, sawKey;
+};
+
 /// A shared-memory buffer of a role set, in bytes; fa4-allocate-smem places
 /// it.
 struct SharedBuffer {
@@ -155,6 +165,12 @@ public:
   /// The TMA store role: writes O from the staging tile of hand-off `epi`,
   /// one per Q stage; with `stagingPerStage` each stage has its own tile.
   void buildStoreRole(Value epi, bool stagingPerStage);
+  /// The sink logit of row `row` of a Q tile of `tile` in log2 units (a
+  /// global load: roles issue it early); null without sinks.
+  Value sinkLogit(const Tile &tile, Value row);
+  /// A row's totals from the KV loop's final `rowMax` and `rowSum` (log2
+  /// units) and its `sinkLogit` (null without sinks).
+  RowTotals finishRow(Value sinkLogit, Value rowMax, Value rowSum);
   /// Writes the natural-log LSE of row `row` of Q stage `stage`: (max +
   /// log2(sum)) * ln 2 in the base-2, scale-folded units of the softmax;
   /// -inf for a row that saw no key. Rows past Sq write nothing.
@@ -165,6 +181,7 @@ public:
   Value qDesc, kDesc, vDesc, oDesc, batch, seqQ, seqKv, scaleLog2;
   Value softcap; // the cap in raw-score units, with a softcap
   Value lseOut;
+  Value sinks; // the sink logits [Hq], with sinks
   // Work tiles (batch x head blocks x tilesPerHead) and KV blocks of Skv.
   Value tiles, tilesPerHead, kvBlocks;
 

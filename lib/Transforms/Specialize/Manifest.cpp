@@ -56,6 +56,8 @@ DictionaryAttr specialize::buildManifest(const KernelShape &shape,
     params.push_back(param("score_cap", "f32", "score_cap"));
   if (shape.lse)
     params.push_back(param("lse", "pointer", "lse.data"));
+  if (shape.sink)
+    params.push_back(param("sink", "pointer", "sink.data"));
 
   SmallVector<NamedAttribute> masking;
   auto [left, right] = shape.window;
@@ -108,7 +110,7 @@ ArrayAttr specialize::operandsEntry(LaunchOp launch) {
     type.getElementType().print(os);
     operands.push_back(b.getDictionaryAttr(
         {b.getNamedAttr("name",
-                        b.getStringAttr(LaunchOp::getOperandName(index))),
+                        b.getStringAttr(launch.getOperandName(index))),
          b.getNamedAttr("element", b.getStringAttr(element)),
          b.getNamedAttr("shape", b.getI64ArrayAttr(shape))}));
   }

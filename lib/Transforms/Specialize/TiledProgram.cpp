@@ -61,6 +61,7 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
   auto normalizes = opsOf<TileNormalizeOp>(all);
   auto stores = opsOf<TileStoreOp>(all);
   auto lses = opsOf<TileStoreLseOp>(all);
+  auto sinks = opsOf<TileSinkOp>(all);
   auto count = [&](size_t got, size_t want, StringRef name) {
     return got == want ? success()
                        : LogicalResult(fail(kernel, Twine(got) + " '" + name +
@@ -77,9 +78,10 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
       failed(count(stores.size(), 1, "fa4.tile.store")) ||
       (lses.size() > 1 && failed(count(lses.size(), 1, "fa4.tile.store_lse"))) ||
       (softcaps.size() > 1 &&
-       failed(count(softcaps.size(), 1, "fa4.tile.softcap"))))
+       failed(count(softcaps.size(), 1, "fa4.tile.softcap"))) ||
+      (sinks.size() > 1 && failed(count(sinks.size(), 1, "fa4.tile.sink"))))
     return failure();
-  if (all.size() != 11 + lses.size() + softcaps.size())
+  if (all.size() != 11 + lses.size() + softcaps.size() + sinks.size())
     return fail(kernel, "it holds fa4 ops other than the tile ops");
 
   TiledProgram p;
@@ -91,6 +93,7 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
   p.store = stores[0];
   p.lse = lses.empty() ? TileStoreLseOp() : lses[0];
   p.softcap = softcaps.empty() ? TileSoftcapOp() : softcaps[0];
+  p.sink = sinks.empty() ? TileSinkOp() : sinks[0];
   p.scores = matmuls[0].getTransposeB() ? matmuls[0] : matmuls[1];
   p.product = matmuls[0].getTransposeB() ? matmuls[1] : matmuls[0];
   if (!p.scores.getTransposeB() || p.product.getTransposeB() ||
@@ -119,6 +122,9 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
     return fail(p.store, "O must be the kernel's fourth argument");
   if (p.lse && !isArgument(p.lse.getDest(), 4))
     return fail(p.lse, "LSE must be the kernel's fifth argument");
+  if (p.sink && !isArgument(p.sink.getSinks(), p.lse ? 5 : 4))
+    return fail(p.sink, "the sinks must be the kernel's argument after O "
+                        "and LSE");
 
   p.kvLoop = dyn_cast<scf::ForOp>(p.softmax->getParentOp());
   if (!p.kvLoop || p.kvLoop.getNumRegionIterArgs() != 3)
@@ -147,12 +153,21 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
                                         p.softmax.getNewMax(),
                                         p.softmax.getNewSum()})
     return fail(yield, "the KV loop must carry O, the new maxima and sums");
-  if (p.normalize.getTile() != result(0) ||
-      p.normalize.getSums() != result(2) ||
+  // The final O, maxima and sums: the KV loop's, or with the sinks joined.
+  Value finalO = result(0), finalMax = result(1), finalSum = result(2);
+  if (p.sink) {
+    if (p.sink.getTile() != finalO || p.sink.getMax() != finalMax ||
+        p.sink.getSum() != finalSum)
+      return fail(p.sink, "the sinks join the KV loop's O, maxima and sums");
+    finalO = p.sink.getResult();
+    finalMax = p.sink.getNewMax();
+    finalSum = p.sink.getNewSum();
+  }
+  if (p.normalize.getTile() != finalO || p.normalize.getSums() != finalSum ||
       p.store.getTile() != p.normalize.getResult())
     return fail(p.normalize, "O must be normalized by the final sums and "
                              "stored");
-  if (p.lse && (p.lse.getMax() != result(1) || p.lse.getSum() != result(2)))
+  if (p.lse && (p.lse.getMax() != finalMax || p.lse.getSum() != finalSum))
     return fail(p.lse, "LSE comes from the final maxima and sums");
 
   // Which rows, keys and heads each op touches. The bounds of the work-tile
@@ -221,8 +236,9 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
                         p.store.getOperation()})
     if (op->getBlock() != qTile)
       return fail(op, "it must run once per Q tile, next to the Q load");
-  if (p.lse && p.lse->getBlock() != qTile)
-    return fail(p.lse, "it must run once per Q tile, next to the Q load");
+  for (Operation *op : {p.lse.getOperation(), p.sink.getOperation()})
+    if (op && op->getBlock() != qTile)
+      return fail(op, "it must run once per Q tile, next to the Q load");
   for (Operation *op : {p.key.getOperation(), p.value.getOperation(),
                         p.scores.getOperation(), p.mask.getOperation(),
                         p.softcap ? p.softcap.getOperation()
@@ -239,6 +255,8 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
   if (p.lse && (p.lse.getBatch() != batch || p.lse.getPosition() != row ||
                 p.lse.getHead() != head))
     return fail(p.lse, "LSE must be written where Q was read");
+  if (p.sink && p.sink.getHead() != head)
+    return fail(p.sink, "the sinks must be read at the work tile's heads");
   Value key = p.key.getPosition();
   // The K/V head is the first query head / group (or the head itself).
   auto kvHead = p.key.getHead().getDefiningOp<arith::DivUIOp>();
@@ -282,6 +300,13 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
     return kernel.emitOpError()
            << "fa4-specialize needs a pvSplit that is a multiple of " << kChunk
            << ", the plan has " << plan.getPvSplit();
+  if (p.sink) {
+    MemRefType sinks = p.sink.getSinks().getType();
+    if (!sinks.getLayout().isIdentity())
+      return kernel.emitOpError() << "fa4-specialize reads the sinks from a "
+                                     "contiguous [Hq] tensor, got "
+                                  << sinks;
+  }
   if (p.lse) {
     MemRefType lse = p.lse.getDest().getType();
     if (!lse.getLayout().isIdentity())
@@ -309,7 +334,10 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
       kvHeads <= 0 || queryHeads % kvHeads != 0 ||
       valueTensor.getDimSize(2) != kvHeads ||
       outputTensor.getDimSize(2) != queryHeads ||
-      (p.lse && p.lse.getDest().getType().getDimSize(1) != queryHeads))
+      (p.lse && p.lse.getDest().getType().getDimSize(1) != queryHeads) ||
+      (p.sink && !ShapedType::isDynamic(
+                     p.sink.getSinks().getType().getDimSize(0)) &&
+       p.sink.getSinks().getType().getDimSize(0) != queryHeads))
     return kernel.emitOpError()
            << "needs static head counts with Q, O and LSE heads a multiple "
               "of the K and V heads, got Q "
@@ -352,10 +380,11 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
   auto heads = [](auto op) { return static_cast<int64_t>(op.getHeads()); };
   if (pack != plan.getGqaPack() || heads(p.query) != pack ||
       heads(p.mask) != pack || heads(p.store) != pack ||
-      (p.lse && heads(p.lse) != pack) || heads(p.key) != 1 ||
+      (p.lse && heads(p.lse) != pack) || (p.sink && heads(p.sink) != pack) ||
+      heads(p.key) != 1 ||
       heads(p.value) != 1)
-    return disagree(p.coords, "Q, O, LSE and the mask must pack gqaPack "
-                              "heads per position, K and V one");
+    return disagree(p.coords, "Q, O, LSE, the sinks and the mask must pack "
+                              "gqaPack heads per position, K and V one");
   if (static_cast<int64_t>(p.coords.getPositions()) !=
       plan.getQStages() * (plan.getBlockM() / pack))
     return disagree(p.coords, "a work tile must span qStages Q tiles");
@@ -384,6 +413,7 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
   if (p.softcap)
     shape.softcap = p.softcap.getCap().convertToDouble();
   shape.lse = static_cast<bool>(p.lse);
+  shape.sink = static_cast<bool>(p.sink);
   shape.scheduler = p.coords.getScheduler();
   shape.scaleLog2 = p.softmax.getScaleLog2().convertToDouble();
   shape.rescaleThreshold = p.softmax.getThreshold();

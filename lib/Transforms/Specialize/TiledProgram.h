@@ -34,6 +34,7 @@ struct TiledProgram {
   TileNormalizeOp normalize;
   TileStoreOp store;
   TileStoreLseOp lse; // null without LSE
+  TileSinkOp sink;    // null without attention sinks
   scf::ForOp stageLoop, kvLoop;
   int64_t kvHeadDivisor = 0; // query heads per KV head, as the program says
 };
@@ -45,6 +46,8 @@ struct KernelShape {
   Type element;
   int64_t headDim, queryHeads, groupSize, pack;
   bool causal, lse;
+  /// Whether each query head's sink logit joins its rows' softmax.
+  bool sink;
   /// The mask's window (left, right), -1 where unbounded, causal included.
   std::pair<int64_t, int64_t> window;
   Scheduler scheduler;

@@ -127,8 +127,40 @@ module attributes {gpu.container_module} {
 
 module attributes {gpu.container_module} {
   func.func @host(%q: memref<1x128x1x64xf16>) {
-    // expected-error @+1 {{takes query, key, value, output and optionally lse, got 3 operands}}
+    // expected-error @+1 {{takes query, key, value, output and optionally lse and sink, got 3 operands}}
     fa4.launch @m::@k(%q, %q, %q) : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>
+    return
+  }
+  gpu.module @m {
+    gpu.func @k() kernel {
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// The sinks follow LSE.
+module attributes {gpu.container_module} {
+  func.func @host(%q: memref<1x128x1x64xf16>, %l: memref<1x1x128xf32>, %s: memref<1xf32>) {
+    // expected-error @+1 {{takes query, key, value, output and optionally lse [B, Hq, Sq] and sink [Hq], in this order; operand #5 is 'memref<1x1x128xf32>'}}
+    fa4.launch @m::@k(%q, %q, %q, %q, %s, %l) : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1xf32>, memref<1x1x128xf32>
+    return
+  }
+  gpu.module @m {
+    gpu.func @k() kernel {
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// Nothing but LSE and the sinks after O.
+module attributes {gpu.container_module} {
+  func.func @host(%q: memref<1x128x1x64xf16>) {
+    // expected-error @+1 {{operand #4 is 'memref<1x128x1x64xf16>'}}
+    fa4.launch @m::@k(%q, %q, %q, %q, %q) : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>
     return
   }
   gpu.module @m {

@@ -451,3 +451,30 @@ func.func @f(%q: memref<1x128x4x64xbf16>, %k: memref<1x128x2x64xbf16>, %v: memre
 // Two Q stages of S (128 columns) and O (256 columns) exceed Tensor Memory.
 // expected-error @+1 {{plan needs 768 TMEM columns (2 Q stages x (128 S + 256 O)), more than the 512 available}}
 #bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 256, qStages = 2, kvStages = 2, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
+
+// -----
+
+// One sink per query head.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>, %s: memref<2xf32>) {
+  // expected-error @+1 {{heads_q mismatch: query dimension 2 is 8 but sink dimension 0 is 2}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) sink(%s : memref<2xf32>)
+  return
+}
+
+// -----
+
+// The sinks are f32.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>, %s: memref<8xbf16>) {
+  // expected-error @+1 {{operand #4 must be 1D memref of 32-bit float values}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) sink(%s : memref<8xbf16>)
+  return
+}
+
+// -----
+
+// The sinks have unit stride.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>, %s: memref<8xf32, strided<[2]>>) {
+  // expected-error @+1 {{sink must have unit stride in its innermost (heads_q) dimension}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) sink(%s : memref<8xf32, strided<[2]>>)
+  return
+}

@@ -78,3 +78,23 @@ func.func @causal_softcap(%q: memref<1x16x4x128xbf16>, %k: memref<1x16x4x128xbf1
                 {causal, softcap = 50.0 : f32}
   return
 }
+
+// -----
+
+// Attention sinks with LSE (a run-time head count) and without.
+// CHECK-LABEL: func @sinks
+// CHECK: fa4.attention
+// CHECK-SAME: lse(%{{.*}} : memref<?x8x?xf32>) sink(%{{.*}} : memref<?xf32>) {causal}
+// CHECK: fa4.attention
+// CHECK-SAME: outs(%{{.*}} : memref<?x?x8x64xbf16>) sink(%{{.*}} : memref<8xf32>) {window = array<i64: 127, 0>}
+func.func @sinks(%q: memref<?x?x8x64xbf16>, %k: memref<?x?x2x64xbf16>,
+                 %v: memref<?x?x2x64xbf16>, %o: memref<?x?x8x64xbf16>,
+                 %lse: memref<?x8x?xf32>, %s: memref<?xf32>, %s8: memref<8xf32>) {
+  fa4.attention ins(%q, %k, %v : memref<?x?x8x64xbf16>, memref<?x?x2x64xbf16>,
+                    memref<?x?x2x64xbf16>) outs(%o : memref<?x?x8x64xbf16>)
+                lse(%lse : memref<?x8x?xf32>) sink(%s : memref<?xf32>) {causal}
+  fa4.attention ins(%q, %k, %v : memref<?x?x8x64xbf16>, memref<?x?x2x64xbf16>,
+                    memref<?x?x2x64xbf16>) outs(%o : memref<?x?x8x64xbf16>)
+                sink(%s8 : memref<8xf32>) {window = array<i64: 127, 0>}
+  return
+}

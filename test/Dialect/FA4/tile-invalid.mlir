@@ -222,3 +222,19 @@ func.func @lse_heads(%m: tensor<128xf32>, %lse: memref<?x2x?xf32>, %i: index) {
   fa4.tile.store_lse %m, %m, %lse[%i, %i, %i] heads 4 : tensor<128xf32> -> memref<?x2x?xf32>
   return
 }
+
+// -----
+
+func.func @sink_heads(%s: memref<6xf32>, %o: tensor<128x64xf32>, %m: tensor<128xf32>, %h: index) {
+  // expected-error @+1 {{packs 4 heads per position, which must divide the 6 heads of the tensor}}
+  %o1, %m1, %l1 = fa4.tile.sink %s[%h] to %o, %m, %m heads 4 : memref<6xf32>, tensor<128x64xf32>, tensor<128xf32>
+  return
+}
+
+// -----
+
+func.func @sink_rows(%s: memref<8xf32>, %o: tensor<128x64xf32>, %m: tensor<64xf32>, %h: index) {
+  // expected-error @+1 {{max must be one value per row (tensor<128xf32>), got 'tensor<64xf32>'}}
+  %o1, %m1, %l1 = fa4.tile.sink %s[%h] to %o, %m, %m heads 1 : memref<8xf32>, tensor<128x64xf32>, tensor<64xf32>
+  return
+}

@@ -5,7 +5,7 @@
 // CHECK-LABEL: func.func @tiles
 func.func @tiles(%q: memref<?x?x8x64xf16>, %k: memref<?x?x2x64xf16>,
                  %o: memref<?x?x8x64xf16>, %lse: memref<?x8x?xf32>,
-                 %t: index, %n: index, %b: index, %sq: index, %skv: index) {
+                 %sinks: memref<8xf32>, %t: index, %n: index, %b: index, %sq: index, %skv: index) {
   // CHECK: %[[B:.*]], %[[H:.*]], %[[P:.*]] = fa4.tile.coords %{{.*}} of (%{{.*}}, %{{.*}}) scheduler lpt head_blocks 2 heads 4 positions 64
   %bi, %h, %pos = fa4.tile.coords %t of (%n, %b) scheduler lpt head_blocks 2 heads 4 positions 64
   // CHECK: %[[Q:.*]] = fa4.tile.load %{{.*}}[%[[B]], %[[P]], %[[H]]] heads 4 : memref<?x?x8x64xf16> -> tensor<128x64xf16>
@@ -30,6 +30,8 @@ func.func @tiles(%q: memref<?x?x8x64xf16>, %k: memref<?x?x2x64xf16>,
   %r = fa4.tile.rescale %acc by %c : tensor<128x64xf32>, tensor<128xf32>
   // CHECK: fa4.tile.matmul %{{.*}}, %{{.*}} acc %{{.*}} : tensor<128x128xf16>, tensor<128x64xf16> -> tensor<128x64xf32>
   %o1 = fa4.tile.matmul %p, %kt acc %r : tensor<128x128xf16>, tensor<128x64xf16> -> tensor<128x64xf32>
+  // CHECK: %{{.*}}, %{{.*}}, %{{.*}} = fa4.tile.sink %{{.*}}[%[[H]]] to %{{.*}}, %[[MAX]], %[[SUM]] heads 4 : memref<8xf32>, tensor<128x64xf32>, tensor<128xf32>
+  %o2, %max2, %sum2 = fa4.tile.sink %sinks[%h] to %o1, %max1, %sum1 heads 4 : memref<8xf32>, tensor<128x64xf32>, tensor<128xf32>
   // CHECK: fa4.tile.normalize %{{.*}} by %[[SUM]] : tensor<128x64xf32>, tensor<128xf32> -> tensor<128x64xf16>
   %out = fa4.tile.normalize %o1 by %sum1 : tensor<128x64xf32>, tensor<128xf32> -> tensor<128x64xf16>
   // CHECK: fa4.tile.store %{{.*}}, %{{.*}}[%[[B]], %[[P]], %[[H]]] heads 4 : tensor<128x64xf16> -> memref<?x?x8x64xf16>

@@ -167,6 +167,14 @@ LogicalResult AttentionOp::verify() {
       return failure();
   }
 
+  if (TypedValue<MemRefType> sink = getSink()) {
+    // One logit per query head; its size may be left to run time.
+    NamedOperand s{"sink", sink.getType(), {"heads_q", "", "", ""}};
+    if (failed(verifyOperandShape(*this, s, {})) ||
+        failed(verifySameDim(*this, "heads_q", q, 2, s, 0)))
+      return failure();
+  }
+
   if (std::optional<ArrayRef<int64_t>> window = getWindow()) {
     int64_t left = (*window)[0], right = (*window)[1];
     for (auto [side, bound] : {std::pair<StringRef, int64_t>{"left", left},
@@ -208,11 +216,22 @@ LogicalResult AttentionOp::verify() {
 //===----------------------------------------------------------------------===//
 
 StringRef LaunchOp::getOperandName(unsigned index) {
-  static constexpr StringLiteral kNames[] = {"query", "key", "value", "output",
-                                             "lse"};
-  if (index >= std::size(kNames))
+  static constexpr StringLiteral kActivations[] = {"query", "key", "value",
+                                                   "output"};
+  if (index < std::size(kActivations))
+    return kActivations[index];
+  if (index >= getNumOperands())
     return {};
-  return kNames[index];
+  // The optional operands follow O in the attention op's order, each known
+  // by its rank: LSE [B, Hq, Sq], then the sinks [Hq].
+  switch (cast<MemRefType>(getOperand(index).getType()).getRank()) {
+  case 3:
+    return "lse";
+  case 1:
+    return "sink";
+  default:
+    return {};
+  }
 }
 
 /// Whether a manifest param of `kind` can bind a kernel argument of `type`:
@@ -258,9 +277,22 @@ static LogicalResult verifyParams(LaunchOp launch, TypeRange arguments) {
 }
 
 LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  if (getNumOperands() < 4 || getNumOperands() > 5)
+  // query, key, value, output, then optionally lse and sink in this order.
+  StringRef previous = "output";
+  for (unsigned i = 0, e = getNumOperands(); i < e; ++i) {
+    StringRef name = getOperandName(i);
+    bool inOrder = i < 4 || (name == "lse" && previous == "output") ||
+                   (name == "sink" && previous != "sink");
+    if (!inOrder)
+      return emitOpError()
+             << "takes query, key, value, output and optionally lse [B, Hq, "
+                "Sq] and sink [Hq], in this order; operand #"
+             << i << " is " << getOperand(i).getType();
+    previous = name;
+  }
+  if (getNumOperands() < 4)
     return emitOpError() << "takes query, key, value, output and optionally "
-                            "lse, got "
+                            "lse and sink, got "
                          << getNumOperands() << " operands";
   // Before gpu-module-to-binary the kernel is a gpu.func of a gpu.module;
   // after it, the module is a gpu.binary whose kernels are opaque.

@@ -202,6 +202,17 @@ LogicalResult TileRescaleOp::verify() {
                          tile->getDimSize(0));
 }
 
+LogicalResult TileSinkOp::verify() {
+  FailureOr<RankedTensorType> tile = tile2D(*this, "tile", getTile().getType());
+  if (failed(tile))
+    return failure();
+  int64_t rows = tile->getDimSize(0);
+  if (failed(verifyRowVector(*this, "max", getMax().getType(), rows)))
+    return failure();
+  return verifyRowPacking(*this, getHeads(), rows,
+                          getSinks().getType().getDimSize(0));
+}
+
 LogicalResult TileNormalizeOp::verify() {
   FailureOr<RankedTensorType> tile = tile2D(*this, "tile", getTile().getType());
   if (failed(tile))

@@ -16,8 +16,9 @@ include "mlir/Dialect/NVGPU/IR/NVGPUTypes.td"
 def FA4_ActivationMemRef : MemRefRankOf<[F16, BF16], [4]>;
 // LSE: [batch, heads_q, seq_q] in f32.
 def FA4_LseMemRef : MemRefRankOf<[F32], [3]>;
+def FA4_SinkMemRef : MemRefRankOf<[F32], [1]>;
 
-def FA4_AttentionOp : FA4_Op<"attention"> {
+def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments]> {
   let summary = "scaled dot-product attention on memrefs (forward)";
   let description = [{
     Computes, for every batch `b`, query head `h`, query row `i` and value
@@ -27,8 +28,9 @@ def FA4_AttentionOp : FA4_Op<"attention"> {
     S[j]     = scale * dot(Q[b, i, h, :], K[b, j, h / G, :])      G = Hq / Hkv
     S[j]     = softcap * tanh(S[j] / softcap)                      if softcap
     S[j]     = -inf  where key j is masked for row i
-    O[b,i,h,d] = sum_j softmax(S)[j] * V[b, j, h / G, d]
-    LSE[b,h,i] = log(sum_j exp(S[j]))                              if lse
+    Z          = sum_j exp(S[j])  (+ exp(sink[h])                  if sink)
+    O[b,i,h,d] = sum_j exp(S[j]) / Z * V[b, j, h / G, d]
+    LSE[b,h,i] = log(Z)                                            if lse
     ```
 
     Operand shapes (`?` allowed only where marked):
@@ -40,6 +42,7 @@ def FA4_AttentionOp : FA4_Op<"attention"> {
     | `value`  | `[B?, Skv?, Hkv, Dv]`  | same as query |
     | `output` | `[B?, Sq?, Hq, Dv]`   | same as query |
     | `lse` (optional) | `[B?, Hq, Sq?]` | f32 |
+    | `sink` (optional) | `[Hq?]` | f32 |
 
     `Hq` must be a multiple of `Hkv` (grouped-query attention; `Hkv = 1` is
     multi-query attention). The head dimension of every operand must have
@@ -55,6 +58,10 @@ def FA4_AttentionOp : FA4_Op<"attention"> {
       side unbounded. With `causal`, `right` must be 0.
     - `scale`: the softmax scale, default `1 / sqrt(Dqk)`; positive.
     - `softcap`: caps the scores with `softcap * tanh(S / softcap)`; positive.
+    - `sink` (operand): an attention sink per query head: a logit, in the
+      units of `S` (scaled, not capped), that joins every row's softmax
+      denominator and nothing else; the LSE includes it. A row that sees no
+      key then outputs 0 with `LSE = sink[h]`; `-inf` is no sink.
     - `plan`: the kernel configuration (`#fa4.plan`), set by `fa4-plan`; its
       head dim must match the operands.
 
@@ -67,6 +74,10 @@ def FA4_AttentionOp : FA4_Op<"attention"> {
                       memref<?x?x8x128xbf16>, memref<?x?x8x128xbf16>)
                   outs(%o : memref<?x?x32x128xbf16>)
                   lse(%lse : memref<?x32x?xf32>) {causal}
+    fa4.attention ins(%q, %k, %v : memref<?x?x64x64xbf16>,
+                      memref<?x?x8x64xbf16>, memref<?x?x8x64xbf16>)
+                  outs(%o : memref<?x?x64x64xbf16>)
+                  sink(%sinks : memref<64xf32>) {window = array<i64: 127, 0>}
     ```
 
     Lowering: this op is the input of the kernel pipeline. It does not map to
@@ -81,6 +92,7 @@ def FA4_AttentionOp : FA4_Op<"attention"> {
     Arg<FA4_ActivationMemRef, "values [B, Skv, Hkv, Dv]", [MemRead]>:$value,
     Arg<FA4_ActivationMemRef, "output [B, Sq, Hq, Dv]", [MemWrite]>:$output,
     Arg<Optional<FA4_LseMemRef>, "log-sum-exp [B, Hq, Sq]", [MemWrite]>:$lse,
+    Arg<Optional<FA4_SinkMemRef>, "sink logits [Hq]", [MemRead]>:$sink,
     UnitAttr:$causal,
     OptionalAttr<ConfinedAttr<DenseI64ArrayAttr, [DenseArrayCount<2>]>>:$window,
     OptionalAttr<F32Attr>:$scale,
@@ -93,6 +105,7 @@ def FA4_AttentionOp : FA4_Op<"attention"> {
               type($query) `,` type($key) `,` type($value) `)`
     `outs` `(` $output `:` type($output) `)`
     (`lse` `(` $lse^ `:` type($lse) `)`)?
+    (`sink` `(` $sink^ `:` type($sink) `)`)?
     attr-dict
   }];
 
@@ -333,6 +346,41 @@ def FA4_TileRescaleOp : FA4_Op<"tile.rescale", [Pure,
   let results = (outs FA4_TileF32:$result);
   let assemblyFormat = [{
     $tile `by` $factors attr-dict `:` type($tile) `,` type($factors)
+  }];
+  let hasVerifier = 1;
+}
+
+def FA4_TileSinkOp : FA4_Op<"tile.sink", [
+    AllTypesMatch<["tile", "result"]>,
+    AllTypesMatch<["max", "sum", "newMax", "newSum"]>]> {
+  let summary = "join each row's attention sink to its softmax";
+  let description = [{
+    After the KV loop, adds one more term to each row's softmax: the sink
+    logit of its head, which has no value row. For row `r` (head `head + r
+    mod heads`), with `x = sinks[head + r mod heads] * log2(e)` (the logit in
+    the softmax's log2 units) and `m = max(max[r], x)` (0 where that is
+    -inf): `newMax = max(max[r], x)`, `result[r, :] = tile[r, :] *
+    2^(max[r] - m)`, `newSum = sum[r] * 2^(max[r] - m) + 2^(x - m)`. A row
+    that saw no key gets `newSum = 1` and `newMax = x`: it normalizes to 0
+    and its LSE is the sink.
+
+    ```mlir
+    %o1, %m1, %l1 = fa4.tile.sink %sinks[%h] to %o, %m, %l heads 2
+        : memref<32xf32>, tensor<128x128xf32>, tensor<128xf32>
+    ```
+
+    PTX: after `fa4-specialize`, one `ld.global.f32` of the row's sink and
+    two `ex2.approx.f32` per row in the epilogue (the correction warpgroup
+    on sm_100a, the consumer on sm_90a), folded into the normalization.
+  }];
+  let arguments = (ins Arg<FA4_SinkMemRef, "", [MemRead]>:$sinks,
+                       Index:$head, FA4_TileF32:$tile, FA4_TileF32:$max,
+                       FA4_TileF32:$sum, I64Attr:$heads);
+  let results = (outs FA4_TileF32:$result, FA4_TileF32:$newMax,
+                      FA4_TileF32:$newSum);
+  let assemblyFormat = [{
+    $sinks `[` $head `]` `to` $tile `,` $max `,` $sum `heads` $heads attr-dict
+    `:` type($sinks) `,` type($tile) `,` type($max)
   }];
   let hasVerifier = 1;
 }
@@ -1073,8 +1121,8 @@ def FA4_LaunchOp : FA4_Op<"launch",
     verifyKernelFact(StringRef key, Attribute value,
                      function_ref<InFlightDiagnostic()> emitError);
     /// The name manifests give operand `index` ("query", "key", "value",
-    /// "output", "lse"), or "" past them.
-    static StringRef getOperandName(unsigned index);
+    /// "output", then "lse" and "sink" where present), or "" past them.
+    StringRef getOperandName(unsigned index);
     /// Checks the structure of a launch manifest of kernel `kernelName`:
     /// each entry present has its kind, its nested fields and their ranges;
     /// with `complete`, every entry fa4-emit-kernels reads is present.
