@@ -2,8 +2,8 @@
 """Times the score stages of fa4's kernels against the anchors that can run
 the same case, in one run: a causal sliding window against fa4's dense
 causal kernel (TFLOP/s counting only the unmasked work), softcap against
-fa4 without it, and GQA 7 (28/4 heads) against GQA 8 (32/4), both against
-cuDNN through SDPA (enable_gqa).
+fa4 without it, attention sinks against fa4 without them, and GQA 7 (28/4
+heads) against GQA 8 (32/4), both against cuDNN through SDPA (enable_gqa).
 
 bf16, head dim 128, [B, S, H, D] inputs; medians of --iters calls after
 --warmup, timed with CUDA events. Needs the kernels of
@@ -98,6 +98,19 @@ def main(argv=None):
             plain = tflops(pairs, batch, 16, time(ours(q, k, v, causal=causal)))
             print(f"| {'yes' if causal else 'no'} | {seq} | {capped:.0f} | {plain:.0f} | "
                   f"{1 - capped / plain:.1%} |", flush=True)
+
+    print("\n## Attention sinks (causal, H=16, B x S = 16384 tokens)\n")
+    print("| S | sinks TFLOP/s | without TFLOP/s | cost |")
+    print("|---|---|---|---|")
+    for seq in (1024, 4096):
+        batch = 16384 // seq
+        q, k, v = inputs(batch, seq, 16, 16)
+        sink = torch.randn(16, device=device)
+        pairs = unmasked_pairs(seq, -1, 0)
+        with_sinks = tflops(pairs, batch, 16, time(ours(q, k, v, causal=True, sink=sink)))
+        plain = tflops(pairs, batch, 16, time(ours(q, k, v, causal=True)))
+        print(f"| {seq} | {with_sinks:.0f} | {plain:.0f} | {1 - with_sinks / plain:.1%} |",
+              flush=True)
 
     print("\n## GQA ratio 7 (28/4 heads) against 8 (32/4), causal, B x S = 16384\n")
     print("| S | GQA 7 TFLOP/s | GQA 8 TFLOP/s | 7 / 8 | cuDNN GQA 7 | cuDNN GQA 8 | "
