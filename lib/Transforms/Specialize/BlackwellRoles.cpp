@@ -124,14 +124,15 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
   Value sRegion = sTmem[stage], pRegion = pTmem[stage];
   Value statsBuffer = statistics();
   Value row = rem(gpu::ThreadIdOp::create(b, gpu::Dimension::x), kRows);
-  Value scale = vector::BroadcastOp::create(b, chunkType, kernel.scaleLog2);
+  ScoreStage &scoreStage = kernel.getScoreStage();
+  // Maxima on the stage's transformed scores, the factor to log2 units
+  // fused into the exponent's FMA.
+  Value outer = scoreStage.outerScale();
+  Value scale = vector::BroadcastOp::create(b, chunkType, outer);
   Value threshold = f32(static_cast<float>(shape.rescaleThreshold));
   Value negInf = f32(-std::numeric_limits<float>::infinity());
   Value zero = f32(0.0f), one = f32(1.0f);
   Value stageIndex = idx(stage);
-  ScoreStage &scoreStage = kernel.getScoreStage();
-  // Maxima on raw scores, the scale fused into the exponent's FMA.
-  bool fusedScale = scoreStage.linearScale();
   auto contract =
       arith::FastMathFlagsAttr::get(ctx, arith::FastMathFlags::contract);
 
@@ -171,8 +172,7 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
       }
       Value tileMax = negInf;
       for (int64_t c = 0; c < chunks; ++c) {
-        if (!fusedScale)
-          scores[c] = scoreStage.scale(scores[c], scale);
+        scores[c] = scoreStage.transform(scores[c]);
         if (masked) {
           SmallVector<int32_t> columns;
           for (int64_t i = 0; i < kChunk; ++i)
@@ -185,8 +185,7 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
         tileMax = vector::ReductionOp::create(
             b, vector::CombiningKind::MAXIMUMF, scores[c], tileMax);
       }
-      if (fusedScale)
-        tileMax = arith::MulFOp::create(b, tileMax, kernel.scaleLog2);
+      tileMax = arith::MulFOp::create(b, tileMax, outer);
 
       // Conditional rescale: the exponent reference moves only when the row
       // max grew by more than the threshold (always from -inf).
@@ -218,12 +217,9 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
       // its registers are live anyway.
       Value blockSum;
       for (int64_t c = 0; c < chunks; ++c) {
-        Value exponent =
-            fusedScale
-                ? arith::SubFOp::create(
-                      b, arith::MulFOp::create(b, scores[c], scale, contract),
-                      refChunk, contract)
-                : arith::SubFOp::create(b, scores[c], refChunk);
+        Value exponent = arith::SubFOp::create(
+            b, arith::MulFOp::create(b, scores[c], scale, contract), refChunk,
+            contract);
         Value p = Exp2Op::create(b, exponent, shape.emulatedExp2);
         Value chunkSum = treeSum(p);
         blockSum =

@@ -161,7 +161,12 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
   Value staging =
       smemView(kernel.sharedBuffer("o_staging"),
                idx(stage * shape.qTileBytes()), tileType(shape.qRows()));
-  Value scale = vector::BroadcastOp::create(b, sType, kernel.scaleLog2);
+  // Maxima on the score stage's transformed scores; the factor to log2
+  // units fused into the exponent's FMA.
+  Value outer = kernel.getScoreStage().outerScale();
+  Value scale = vector::BroadcastOp::create(b, sType, outer);
+  auto contract =
+      arith::FastMathFlagsAttr::get(ctx, arith::FastMathFlags::contract);
   Value threshold = f32(static_cast<float>(shape.rescaleThreshold));
   Value negInf = f32(-std::numeric_limits<float>::infinity());
   Value zero = f32(0.0f), one = f32(1.0f);
@@ -231,9 +236,9 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
     };
     auto softmax = [&](Value n, Value scores, ArrayRef<Value> rowMax,
                        ArrayRef<Value> rowSum) {
-      // Scores in log2 units; only a block the stage masks for some row of
-      // the Q tile compares keys per row.
-      Value scaled = scoreStage.scale(scores, scale);
+      // The stage's transformed scores; only a block the stage masks for
+      // some row of the Q tile compares keys per row.
+      Value transformed = scoreStage.transform(scores);
       Value block = add(tile.firstBlock, n);
       // The row bounds are recomputed per block from the tile's position:
       // a few integer ops, rather than values live through the KV loop next
@@ -260,18 +265,19 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
           visible.low =
               perRow(sSecondRow, sColumnsType, each[0].low, each[1].low);
         scf::YieldOp::create(
-            b, ValueRange{scoreStage.maskScores(scaled, sColumns, visible,
+            b, ValueRange{scoreStage.maskScores(transformed, sColumns, visible,
                                                 negInfS)});
         b.setInsertionPointToStart(maskIf.elseBlock());
-        scf::YieldOp::create(b, ValueRange{scaled});
+        scf::YieldOp::create(b, ValueRange{transformed});
       }
-      scaled = maskIf.getResult(0);
+      transformed = maskIf.getResult(0);
 
       // Per row, the same conditional rescale as sm_100a's softmax.
       Softmax result;
       Value safeRef[2];
       for (int64_t r = 0; r < 2; ++r) {
-        Value tileMax = rowReduce(scaled, r, vector::CombiningKind::MAXIMUMF);
+        Value tileMax = arith::MulFOp::create(
+            b, rowReduce(transformed, r, vector::CombiningKind::MAXIMUMF), outer);
         Value newMax = arith::MaximumFOp::create(b, rowMax[r], tileMax);
         Value growth = arith::SubFOp::create(b, newMax, rowMax[r]);
         Value rescale = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT,
@@ -287,7 +293,8 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
       Value p = Exp2Op::create(
           b,
           arith::SubFOp::create(
-              b, scaled, perRow(sSecondRow, sType, safeRef[0], safeRef[1])),
+              b, arith::MulFOp::create(b, transformed, scale, contract),
+              perRow(sSecondRow, sType, safeRef[0], safeRef[1]), contract),
           shape.emulatedExp2);
       // Row sums stay per thread until the end: a quad's threads rescale by
       // the same factor.

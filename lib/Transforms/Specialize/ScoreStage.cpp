@@ -13,9 +13,7 @@ using namespace mlir::fa4::specialize;
 
 ScoreStage::~ScoreStage() = default;
 
-Value ScoreStage::scale(Value scores, Value scale) {
-  return arith::MulFOp::create(b, scores, scale);
-}
+Value ScoreStage::outerScale() { return kernel.scaleLog2; }
 
 namespace {
 /// Query row i sees keys [lower(i), limit(i)) of [0, Skv): the window
@@ -143,29 +141,27 @@ protected:
 };
 
 /// Softcapping, `c tanh(s / c)` on the raw scores (c the cap over the
-/// scale), in the log2 units of the softmax: (scale c) tanh(s / c).
+/// scale), in the log2 units of the softmax: (scale c) tanh(s / c). The
+/// roles take maxima on tanh(s / c) and fold scale c into the exponent's
+/// FMA: one multiply and the tanh per score beyond the plain stage.
 class SoftcapStage final : public KeyWindowStage {
 public:
   SoftcapStage(KernelBuilder &kernel) : KeyWindowStage(kernel) {}
 
-  Value scale(Value scores, Value scale) override {
+  Value transform(Value scores) override {
     auto type = cast<VectorType>(scores.getType());
-    Value cap = kernel.softcap;
     Value inverse = vector::BroadcastOp::create(
-        b, type, arith::DivFOp::create(b, f32(1.0f), cap));
-    Value outer = arith::MulFOp::create(
-        b, scale, vector::BroadcastOp::create(b, type, cap));
+        b, type, arith::DivFOp::create(b, f32(1.0f), kernel.softcap));
     // The hardware approximation (tanh.approx.f32, a MUFU op): the LLVM
     // intrinsic with afn lowers to it. math.tanh would become a libdevice
     // call in GPU-to-NVVM.
-    Value tanh = LLVM::TanhOp::create(
+    return LLVM::TanhOp::create(
         b, type, arith::MulFOp::create(b, scores, inverse),
         LLVM::FastmathFlagsAttr::get(ctx, LLVM::FastmathFlags::afn));
-    return arith::MulFOp::create(b, outer, tanh);
   }
-  // Not a product with the scale: the Blackwell softmax then scales before
-  // its maxima instead of fusing the scale into the exponent's FMA.
-  bool linearScale() const override { return false; }
+  Value outerScale() override {
+    return arith::MulFOp::create(b, kernel.scaleLog2, kernel.softcap);
+  }
 };
 } // namespace
 

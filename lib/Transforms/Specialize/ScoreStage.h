@@ -47,15 +47,16 @@ public:
   virtual KvBlocks tileBlocks(Value position) = 0;
   /// The keys query `position` sees.
   virtual RowKeys rowKeys(Value position) = 0;
-  /// The scores in log2 units, from the raw QK^T `scores` and the
-  /// scale-times-log2(e) `scale` splat to their shape.
-  virtual Value scale(Value scores, Value scale);
-  /// Whether `scale` is the product with the (positive) `scale` and nothing
-  /// else: then the max of the raw scores, scaled, is the max of the scaled
-  /// ones (rounding is monotonic), and a role may take its maxima on raw
-  /// scores and fuse the product into the exponent's FMA. A stage that
-  /// transforms scores otherwise (softcap) returns false.
-  virtual bool linearScale() const { return true; }
+  /// The scores in log2 units are `outerScale() * transform(scores)` of
+  /// the raw QK^T `scores`, with `transform` nondecreasing and the factor
+  /// positive: rounding keeps the product monotonic, so the roles take
+  /// their maxima on transformed scores, scale the maxima, and fuse the
+  /// factor into the exponent's FMA (`t outer - ref`). Without a stage of
+  /// its own, `transform` is the identity.
+  virtual Value transform(Value scores) { return scores; }
+  /// The factor (f32): the softmax scale times log2(e), times what the
+  /// stage folds into it (softcap: the cap).
+  virtual Value outerScale();
   /// Which of the keys from `firstKey` on `row` sees.
   virtual VisibleKeys visibleKeys(const RowKeys &row, Value firstKey) = 0;
   /// `scores` with the elements the row does not see set to `masked` (a
