@@ -70,6 +70,8 @@ TENSOR_MAP_ALIGNMENT = 64
 
 # Manifest spellings to enumerators.
 ELEMENT_BYTES = {"bf16": 2, "f16": 2, "f32": 4}
+#: The largest finite float32.
+F32_MAX = 3.4028234663852886e38
 TENSOR_MAP_DATA_TYPES = {"bf16": CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
                          "f16": CU_TENSOR_MAP_DATA_TYPE_FLOAT16}
 SWIZZLES = {"none": CU_TENSOR_MAP_SWIZZLE_NONE, "32B": CU_TENSOR_MAP_SWIZZLE_32B,
@@ -718,6 +720,7 @@ class Kernel:
 
         # Each param resolved once: (name, kind, how to get its value).
         self.params = []
+        self._float_sources = {}  # f32 param name -> manifest source
         for param in m["params"]:
             name, kind, source = param.get("name"), param.get("kind"), param.get("source", "")
             if kind == "tensor_map" and (match := _TENSOR_MAP_SOURCE.fullmatch(source)):
@@ -735,6 +738,7 @@ class Kernel:
                     raise ManifestError(f"param '{name}': manifest key '{source}' is not "
                                         "a number")
                 ref = float(m[source])
+                self._float_sources[name] = source
             elif kind == "pointer" and (match := _DATA_SOURCE.fullmatch(source)):
                 ref = match.group(1)
                 if ref not in self.operands:
@@ -804,15 +808,15 @@ class Kernel:
 
     def mismatches(self, dtype=None, heads_q=None, heads_kv=None, head_dim=None,
                    causal=None, scale=None, lse=None, arch=None, window=None,
-                   softcap=None, sink=None, rel_tol=1e-5):
+                   softcap=None, sink=None):
         """Why this kernel does not compute the problem: a list of reasons,
         empty when it does. Arguments left None are not compared; -1 in the
-        manifest accepts any size; scale and softcap are compared with a
-        relative tolerance `rel_tol` (softcap 0 is none); window is (left,
-        right) with -1 unbounded, compared with causal folded in (see
-        `effective_window`); sink whether it takes attention sinks; arch is
-        the device's ('sm_100a' for 10.0), which the kernel's arch must run
-        on (`runs_on`)."""
+        manifest accepts any size; any scale matches and softcap only
+        whether there is one (0 is none): the kernel takes their values as
+        arguments (`scalars`); window is (left, right) with -1 unbounded,
+        compared with causal folded in (see `effective_window`); sink
+        whether it takes attention sinks; arch is the device's ('sm_100a'
+        for 10.0), which the kernel's arch must run on (`runs_on`)."""
         reasons = []
 
         def compare(what, have, want):
@@ -824,9 +828,6 @@ class Kernel:
         compare("heads_kv", self.heads_kv, heads_kv)
         compare("head_dim", self.head_dim, head_dim)
         compare("causal", self.causal, None if causal is None else bool(causal))
-        if scale is not None and (self.scale is None
-                                  or not math.isclose(self.scale, scale, rel_tol=rel_tol)):
-            reasons.append(f"scale is {self.scale}, not {scale}")
         compare("lse", self.lse, None if lse is None else bool(lse))
         compare("sink", self.sink, None if sink is None else bool(sink))
         if window is not None:
@@ -835,11 +836,8 @@ class Kernel:
             # A causal mismatch is reported above; its right bound with it.
             if self.window != wanted and (causal_matches or self.window[0] != wanted[0]):
                 reasons.append(f"window is {self.window}, not {wanted}")
-        if softcap is not None:
-            have, want = self.softcap or 0.0, float(softcap)
-            if (have == 0.0) != (want == 0.0) or (
-                    want and not math.isclose(have, want, rel_tol=rel_tol)):
-                reasons.append(f"softcap is {self.softcap}, not {softcap or None}")
+        if softcap is not None and bool(self.softcap) != bool(softcap):
+            reasons.append("it has a softcap" if self.softcap else "it has no softcap")
         if arch is not None and arch != self.arch:
             capability = _capability_of_arch(arch)
             if capability is None or not self.runs_on(capability):
@@ -931,16 +929,44 @@ class Kernel:
                                  f"{ELEMENT_BYTES[sink.element]}-byte aligned")
         return given
 
-    def arguments(self, operands):
-        """The kernel parameters, in order, for `operands` (checked first)."""
+    def scalars(self, scale=None, softcap=None):
+        """The f32 parameters the call chooses, by manifest source: the
+        softmax scale times log2(e) (`scale_log2`) and, with a softcap, the
+        softcap over the scale (`score_cap`), from `scale` and `softcap`
+        (None: the values the kernel was compiled with). Raises ValueError
+        for a scale or softcap that is not positive and finite, or whose
+        kernel argument overflows an f32."""
+        scale = self.scale if scale is None else float(scale)
+        if scale is None or not (math.isfinite(scale) and scale > 0):
+            raise ValueError(f"scale must be positive and finite, got {scale}")
+        values = {"scale_log2": scale * math.log2(math.e)}
+        if self.softcap:
+            softcap = self.softcap if softcap is None else float(softcap)
+            if not (math.isfinite(softcap) and softcap > 0):
+                raise ValueError(f"kernel {self.name} takes a positive, finite softcap, "
+                                 f"got {softcap}")
+            values["score_cap"] = softcap / scale
+        elif softcap:
+            raise ValueError(f"kernel {self.name} has no softcap")
+        for source, value in values.items():
+            if not value <= F32_MAX:
+                raise ValueError(f"{source} = {value:g} (scale {scale}"
+                                 f"{f', softcap {softcap}' if self.softcap else ''}) "
+                                 "overflows the kernel's f32 argument")
+        return values
+
+    def arguments(self, operands, scale=None, softcap=None):
+        """The kernel parameters, in order, for `operands` (checked first),
+        `scale` and `softcap` (see `scalars`)."""
         given = self.check_operands(operands)
-        return self._arguments(given, self._tensor_maps(given))
+        return self._arguments(given, self._tensor_maps(given),
+                               self.scalars(scale, softcap))
 
     def _tensor_maps(self, given):
         return [tensor_map_args(entry, given[entry["operand"]], entry["operand"])
                 for entry in self.tensor_maps]
 
-    def _arguments(self, given, maps):
+    def _arguments(self, given, maps, scalars):
         args = []
         for name, kind, ref in self.params:
             if kind == "tensor_map":
@@ -950,7 +976,8 @@ class Kernel:
                 if value >= 2 ** 31:
                     raise ValueError(f"param '{name}' = {value} does not fit an i32")
             elif kind == "f32":
-                value = ref
+                # A float the call chooses, else the manifest's.
+                value = scalars.get(self._float_sources[name], ref)
             else:
                 value = given[ref].ptr
             args.append(Argument(name, kind, value))
@@ -1014,12 +1041,14 @@ class Kernel:
     #: Launches remembered per kernel (see `launch`).
     LAUNCH_CACHE_SIZE = 64
 
-    def launch(self, operands, stream=0, device=None):
+    def launch(self, operands, stream=0, device=None, scale=None, softcap=None):
         """Launches the kernel on `stream` (an int CUstream, 0 for the legacy
         default stream) in the current context (or `device`'s primary one).
 
         `operands`: name -> (device address, shape, element[, strides]) for
-        every operand of the manifest. Asynchronous: returns once enqueued.
+        every operand of the manifest; `scale` and `softcap` the values of
+        this call (None: the kernel's own; see `scalars`). Asynchronous:
+        returns once enqueued.
 
         The tensor maps live in a stream-ordered allocation on `stream`. A
         launch is remembered with its maps for the same context, stream and
@@ -1030,10 +1059,11 @@ class Kernel:
         (so a stream must outlive the launches remembered on it, or be
         destroyed only after `close()`)."""
         operands = self.check_operands(operands)
+        scalars = self.scalars(scale, softcap)
         stream = _stream_handle(stream)
         drv = driver()
         context, dev = drv.context(device)
-        key = (context, stream, tuple(
+        key = (context, stream, tuple(sorted(scalars.items())), tuple(
             (name, op.ptr, tuple(op.shape), op.element,
              None if op.strides is None else tuple(op.strides))
             for name, op in sorted(operands.items())))
@@ -1045,7 +1075,7 @@ class Kernel:
             grid = self.grid(query[0], query[1], info.sm_count)
             if grid[0] == 0:
                 return grid
-            prepared = self._prepare(drv, context, operands, stream, grid)
+            prepared = self._prepare(drv, context, operands, scalars, stream, grid)
             self._launches[key] = prepared
             while len(self._launches) > self.LAUNCH_CACHE_SIZE:
                 self._forget(drv, self._launches.popitem(last=False)[1])
@@ -1062,11 +1092,11 @@ class Kernel:
             raise
         return prepared.grid
 
-    def _prepare(self, drv, context, operands, stream, grid):
+    def _prepare(self, drv, context, operands, scalars, stream, grid):
         """The function, parameter values and tensor maps of a launch; the
         maps are copied to a stream-ordered allocation on `stream`."""
         maps = self._tensor_maps(operands)
-        args = self._arguments(operands, maps)
+        args = self._arguments(operands, maps, scalars)
         function = self._function(drv, context)
         descriptors = b"".join(drv.encode_tensor_map(m) for m in maps)
         block = 0
@@ -1140,6 +1170,8 @@ class KernelDirectory:
         LookupError saying why each kernel was rejected."""
         if scale is None:
             scale = 1.0 / math.sqrt(head_dim)
+        # Every kernel takes any scale and softcap value (`scalars`); they
+        # are part of the problem for the message.
         problem = dict(dtype=dtype, heads_q=heads_q, heads_kv=heads_kv,
                        head_dim=head_dim, causal=bool(causal), scale=scale,
                        lse=bool(lse), arch=arch,

@@ -137,7 +137,8 @@ def attention(q, k, v, causal=False, scale=None, return_lse=False, kernel_dir=No
     if key not in _chosen:
         _chosen[key] = directory.find(*problem)
     kernel = _chosen[key]
-    return _run(kernel, q, k, v, return_lse, sink=sink)
+    return _run(kernel, q, k, v, return_lse, sink=sink, scale=scale,
+                softcap=softcap or None)
 
 
 def _check_sink(sink, q):
@@ -156,9 +157,11 @@ def _check_sink(sink, q):
     return sink.to(torch.float32).contiguous()
 
 
-def _run(kernel, q, k, v, return_lse, fill=None, sink=None):
+def _run(kernel, q, k, v, return_lse, fill=None, sink=None, scale=None,
+         softcap=None):
     """Allocates O (and LSE), filled with `fill` when given (checks poison
-    them), and launches `kernel` on checked q, k, v (and sink)."""
+    them), and launches `kernel` on checked q, k, v (and sink) with `scale`
+    and `softcap` (None: the kernel's own)."""
     batch, seq_q, heads_q, _ = q.shape
     element, device = _ELEMENTS[q.dtype], q.device
 
@@ -180,7 +183,8 @@ def _run(kernel, q, k, v, return_lse, fill=None, sink=None):
             operands["sink"] = _operand(sink, "f32")
         with torch.cuda.device(device):
             stream = torch.cuda.current_stream(device).cuda_stream
-            kernel.launch(operands, stream=stream, device=device.index)
+            kernel.launch(operands, stream=stream, device=device.index, scale=scale,
+                          softcap=softcap)
     return (output, lse) if return_lse else output
 
 

@@ -10,7 +10,9 @@ LSE poisoned with NaN before the launch, then
   - ||O - ref||_F / ||ref||_F within 4 unit roundoffs of the dtype
     (1.56e-2 bf16, 1.95e-3 f16; the bound fa4-sim uses),
   - |LSE - ref| <= 1e-3 where the reference is finite, -inf where it is.
-Prints one line per run and a summary; exits 1 on any failure.
+Each kernel also runs once at another scale (1.7 times its own) and, with a
+softcap, another softcap (0.6 times): both are kernel arguments. Prints one
+line per run and a summary; exits 1 on any failure.
 
 usage: PYTHONPATH=python attention-check.py DIR [--small] [--kernel SUBSTRING]
   --small  two shapes per kernel (for compute-sanitizer runs)
@@ -29,7 +31,7 @@ SMALL_SHAPES = [(1, 200, 300), (2, 130, 70)]
 UNIT_ROUNDOFF = {torch.bfloat16: 2.0 ** -8, torch.float16: 2.0 ** -11}
 
 
-def check(kernel, dtype, batch, seq_q, seq_kv, generator):
+def check(kernel, dtype, batch, seq_q, seq_kv, generator, factor=1.0):
     device = torch.device("cuda")
     shape_q = (batch, seq_q, kernel.heads_q, kernel.head_dim)
     shape_kv = (batch, seq_kv, kernel.heads_kv, kernel.head_dim)
@@ -37,12 +39,15 @@ def check(kernel, dtype, batch, seq_q, seq_kv, generator):
                for s in (shape_q, shape_kv, shape_kv))
     sink = (fa4_torch._test_sinks(kernel.heads_q, seq_kv, device, generator)
             if kernel.sink else None)
-    result = fa4_torch._run(kernel, q, k, v, kernel.lse, fill=float("nan"), sink=sink)
+    scale = kernel.scale * factor
+    softcap = kernel.softcap * (0.6 if factor != 1.0 else 1.0) if kernel.softcap else 0.0
+    result = fa4_torch._run(kernel, q, k, v, kernel.lse, fill=float("nan"), sink=sink,
+                            scale=scale, softcap=softcap or None)
     output, lse = result if kernel.lse else (result, None)
     torch.cuda.synchronize()
-    want_o, want_lse = fa4_torch.reference(q, k, v, kernel.causal, kernel.scale,
+    want_o, want_lse = fa4_torch.reference(q, k, v, kernel.causal, scale,
                                            dtype=torch.float64, window=kernel.window,
-                                           softcap=kernel.softcap or 0.0, sink=sink)
+                                           softcap=softcap, sink=sink)
     bound = 4 * UNIT_ROUNDOFF[dtype]
     problems = []
     written = bool(torch.isfinite(output).all())
@@ -53,7 +58,9 @@ def check(kernel, dtype, batch, seq_q, seq_kv, generator):
     relative = difference.norm().item() / norm if norm else difference.norm().item()
     if not relative <= bound:
         problems.append(f"relative error {relative:.3g} > {bound:.3g}")
-    line = (f"{kernel.name} B={batch} Sq={seq_q} Skv={seq_kv}: ||O-ref||/||ref|| "
+    line = (f"{kernel.name} B={batch} Sq={seq_q} Skv={seq_kv}"
+            f"{f' scale {scale:.4g}' if factor != 1.0 else ''}"
+            f"{f' softcap {softcap:.4g}' if factor != 1.0 and softcap else ''}: ||O-ref||/||ref|| "
             f"{relative:.3g}, max |O-ref| {difference.abs().max().item():.3g}")
     if lse is not None:
         finite = torch.isfinite(want_lse)
@@ -89,9 +96,11 @@ def main(argv=None):
             continue
         if not kernel.runs_on(capability):
             continue
-        for batch, seq_q, seq_kv in SMALL_SHAPES if args.small else SHAPES:
+        runs_of_kernel = [(shape, 1.0) for shape in (SMALL_SHAPES if args.small else SHAPES)]
+        runs_of_kernel.append(((1, 300, 500), 1.7))
+        for (batch, seq_q, seq_kv), factor in runs_of_kernel:
             problems, line = check(kernel, dtypes[kernel.element], batch, seq_q,
-                                   seq_kv, generator)
+                                   seq_kv, generator, factor)
             runs += 1
             failures += bool(problems)
             print(("FAIL " if problems else "PASS ") + line +

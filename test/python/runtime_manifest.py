@@ -160,21 +160,26 @@ try:
 except LookupError as err:
     print(err.args[0])
 # CHECK: no fa4 kernel in {{.*}}fa4-runtime-{{.*}} for dtype=bf16 heads_q=32 heads_kv=8 head_dim=128 causal=True scale=0.08838834764831843 lse=False arch=sm_90a window=(-1, 0) softcap=0.0 sink=False; candidates:
-# CHECK-NEXT:   gqa_causal_lse (gqa_causal_lse.json): heads_q is 4, not 32; heads_kv is 2, not 8; head_dim is 64, not 128; scale is 0.125, not 0.08838834764831843; lse is True, not False; arch is sm_100a, not sm_90a
-# CHECK-NEXT:   mha_f16 (mha_f16.json): dtype is f16, not bf16; heads_q is 2, not 32; heads_kv is 2, not 8; head_dim is 64, not 128; causal is False, not True; scale is 0.125, not 0.08838834764831843; arch is sm_100a, not sm_90a
+# CHECK-NEXT:   gqa_causal_lse (gqa_causal_lse.json): heads_q is 4, not 32; heads_kv is 2, not 8; head_dim is 64, not 128; lse is True, not False; arch is sm_100a, not sm_90a
+# CHECK-NEXT:   mha_f16 (mha_f16.json): dtype is f16, not bf16; heads_q is 2, not 32; heads_kv is 2, not 8; head_dim is 64, not 128; causal is False, not True; arch is sm_100a, not sm_90a
+# Any scale: the kernel takes it as an argument.
+print("any scale:", directory.find("f16", 2, 2, 64, scale=0.1).name)
 try:
-    directory.find("f16", 2, 2, 64, scale=0.1)
+    directory.find("f16", 2, 2, 64, lse=True, scale=0.1)
 except LookupError as err:
     print(err.args[0])
-# CHECK: no fa4 kernel in {{.*}} for dtype=f16 heads_q=2 heads_kv=2 head_dim=64 causal=False scale=0.1 lse=False arch=None window=(-1, -1) softcap=0.0 sink=False; candidates:
-# CHECK-NEXT:   gqa_causal_lse (gqa_causal_lse.json): dtype is bf16, not f16; heads_q is 4, not 2; causal is True, not False; scale is 0.125, not 0.1; lse is True, not False
-# CHECK-NEXT:   mha_f16 (mha_f16.json): scale is 0.125, not 0.1
+# CHECK: any scale: mha_f16
+# CHECK-NEXT: no fa4 kernel in {{.*}} for dtype=f16 heads_q=2 heads_kv=2 head_dim=64 causal=False scale=0.1 lse=True arch=None window=(-1, -1) softcap=0.0 sink=False; candidates:
+# CHECK-NEXT:   gqa_causal_lse (gqa_causal_lse.json): dtype is bf16, not f16; heads_q is 4, not 2; causal is True, not False
+# CHECK-NEXT:   mha_f16 (mha_f16.json): lse is False, not True
 # CHECK-NEXT:   broken.json: not a usable manifest: not JSON
 # CHECK-NEXT:   other.json: not a usable manifest: not a launch manifest: missing kernel
-# Windows and softcap: a kernel computes only the masking it was built with;
-# causal folds into the window, bounds past 2^31 - 257 are unbounded.
+# Windows and softcap: a kernel computes only the masking it was built with
+# (a softcap or none; its value is an argument); causal folds into the
+# window, bounds past 2^31 - 257 are unbounded.
 windowed = manifest("w", causal=True)
-windowed.update(window=[255, 0], softcap=30.0, score_cap=339.41)
+windowed.update(window=[255, 0], softcap=30.0, score_cap=240.0)
+windowed["params"].append({"kind": "f32", "name": "score_cap", "source": "score_cap"})
 windowed = runtime.Kernel(windowed)
 print(windowed)
 print("window", windowed.matches(causal=True, window=(255, 0), softcap=30.0),
@@ -182,7 +187,8 @@ print("window", windowed.matches(causal=True, window=(255, 0), softcap=30.0),
       windowed.matches(causal=True, softcap=30.0),
       windowed.matches(causal=True, window=(-1, -1), softcap=30.0),
       windowed.matches(causal=True, window=(255, 0), softcap=0.0))
-print(windowed.mismatches(causal=True, window=(128, 0), softcap=20.0))
+print(windowed.mismatches(causal=True, window=(128, 0), softcap=20.0),
+      windowed.mismatches(softcap=0.0), gqa.mismatches(softcap=20.0))
 print("effective", runtime.effective_window((1 << 40, 3)), runtime.effective_window((-5, 7)),
       runtime.effective_window((100, -1), causal=True))
 for bad in [(1, 2, 3), "ab", (4, 5)]:
@@ -192,7 +198,7 @@ for bad in [(1, 2, 3), "ab", (4, 5)]:
         print("bad window:", err)
 # CHECK: <fa4 kernel w sm_100a bf16 heads 4/2 head_dim 64 causal True window (255, 0) softcap 30.0 scale 0.125 lse True>
 # CHECK-NEXT: window True True True False False
-# CHECK-NEXT: ['window is (255, 0), not (128, 0)', 'softcap is 30.0, not 20.0']
+# CHECK-NEXT: ['window is (255, 0), not (128, 0)'] ['it has a softcap'] ['it has no softcap']
 # CHECK-NEXT: effective (-1, 3) (-1, 7) (100, 0)
 # CHECK-NEXT: bad window: window must be (left, right) integers, got (1, 2, 3)
 # CHECK-NEXT: bad window: window must be (left, right) integers, got 'ab'
@@ -610,3 +616,36 @@ try:
 except runtime.ManifestError as err:
     print("bad sink manifest:", err)
 # CHECK: bad sink manifest: operand 'sink' has rank 2
+
+# --- scale and softcap are arguments --------------------------------------
+# scale_log2 = scale log2(e) and score_cap = softcap / scale from the call;
+# None keeps the compiled values.
+def floats(kernel, **call):
+    return [(a.name, round(a.value, 6)) for a in kernel.arguments(operands(), **call)
+            if a.kind == "f32"]
+
+
+print("default", floats(gqa), "scale 0.5", floats(gqa, scale=0.5))
+print("softcap", floats(windowed), floats(windowed, scale=0.25, softcap=50.0))
+for label, call in [("zero scale", dict(scale=0.0)), ("nan scale", dict(scale=float("nan"))),
+                    ("no softcap", dict(softcap=5.0)), ("huge", dict(scale=1e38 * 3))]:
+    try:
+        gqa.arguments(operands(), **call)
+        print(f"{label}: accepted")
+    except ValueError as err:
+        print(f"{label}: {err}")
+for label, call in [("negative softcap", dict(softcap=-1.0)),
+                    ("softcap overflow", dict(scale=1e-30, softcap=1e10))]:
+    try:
+        windowed.arguments(operands(), **call)
+        print(f"{label}: accepted")
+    except ValueError as err:
+        print(f"{label}: {err}")
+# CHECK: default [('scale_log2', 0.180337)] scale 0.5 [('scale_log2', 0.721348)]
+# CHECK-NEXT: softcap [('scale_log2', 0.180337), ('score_cap', 240.0)] [('scale_log2', 0.360674), ('score_cap', 200.0)]
+# CHECK-NEXT: zero scale: scale must be positive and finite, got 0.0
+# CHECK-NEXT: nan scale: scale must be positive and finite, got nan
+# CHECK-NEXT: no softcap: kernel gqa_causal_lse has no softcap
+# CHECK-NEXT: huge: scale_log2 = 4.32809e+38 (scale 3e+38) overflows the kernel's f32 argument
+# CHECK-NEXT: negative softcap: kernel w takes a positive, finite softcap, got -1.0
+# CHECK-NEXT: softcap overflow: score_cap = 1e+40 (scale 1e-30, softcap 10000000000.0) overflows the kernel's f32 argument

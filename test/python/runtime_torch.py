@@ -240,6 +240,12 @@ print(fake.launches[-1])
 # CHECK: f16 out (1, 1000, 2, 64) torch.float16
 # CHECK-NEXT: mha_f16 grid 8 stream 0x5000 params [{{.*}}, 1, 1000, 10, 0.1803368777036667]
 
+# Another scale: the same kernel, its scale_log2 argument from the call.
+fake.kinds = [kind for _, kind, _ in kernel.params]
+attention(q, k, v, causal=True, return_lse=True, scale=0.2, kernel_dir=str(TMP))
+print("scale 0.2:", fake.launches[-1].split(", ")[-2])
+# CHECK: scale 0.2: 0.288539
+
 # Nothing to compute: the (empty) outputs, no launch.
 count = len(fake.launches)
 out, lse = attention(tensor((2, 0, 4, 64)), k, v, causal=True, return_lse=True,
@@ -358,7 +364,7 @@ for label, call in cases:
 # CHECK-NEXT: heads: ValueError: query heads (3) must be a multiple of key/value heads (2)
 # CHECK-NEXT: scale: ValueError: scale must be positive and finite, got -1.0
 # CHECK-NEXT: no kernel: LookupError: no fa4 kernel in {{.*}}fa4-torch-{{.*}} for dtype=bf16 heads_q=4 heads_kv=2 head_dim=64 causal=True scale=0.2 lse=False arch=sm_100a window=(-1, 0) softcap=0.0 sink=False; candidates:
-# CHECK-NEXT:   gqa_causal_lse (gqa_causal_lse.json): scale is 0.125, not 0.2; lse is True, not False
+# CHECK-NEXT:   gqa_causal_lse (gqa_causal_lse.json): lse is True, not False
 
 # The device's arch chooses too.
 torch.cuda.capability = (9, 0)
