@@ -31,6 +31,9 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from fa4.jit import kernel_name, module_text  # noqa: E402
+
 
 def configurations(name, arch):
     """(element, head dim, Hq, Hkv, causal, lse, window or None, softcap or
@@ -66,40 +69,6 @@ def configurations(name, arch):
     else:
         raise ValueError(f"unknown set {name!r} (expected check, bench, masks or "
                          "masks-bench)")
-
-
-def module_text(name, element, head_dim, heads_q, heads_kv, causal, lse,
-                window=None, softcap=None, sink=False):
-    def tensor(heads):
-        return f"memref<?x?x{heads}x{head_dim}x{element}>"
-    q, kv = tensor(heads_q), tensor(heads_kv)
-    arguments = f"%q: {q}, %k: {kv}, %v: {kv}, %o: {q}"
-    lse_clause = ""
-    if lse:
-        arguments += f", %lse: memref<?x{heads_q}x?xf32>"
-        lse_clause = f" lse(%lse : memref<?x{heads_q}x?xf32>)"
-    if sink:
-        arguments += f", %sink: memref<{heads_q}xf32>"
-        lse_clause += f" sink(%sink : memref<{heads_q}xf32>)"
-    attributes = ["causal"] if causal else []
-    if window:
-        attributes.append(f"window = array<i64: {window[0]}, {window[1]}>")
-    if softcap:
-        attributes.append(f"softcap = {float(softcap)} : f32")
-    attributes = f" {{{', '.join(attributes)}}}" if attributes else ""
-    return (f"func.func @{name}({arguments}) {{\n"
-            f"  fa4.attention ins(%q, %k, %v : {q}, {kv}, {kv}) outs(%o : {q})"
-            f"{lse_clause}{attributes}\n"
-            f"  return\n}}\n")
-
-
-def kernel_name(element, head_dim, heads_q, heads_kv, causal, lse, window=None,
-                softcap=None, sink=False):
-    return (f"{element}_d{head_dim}_h{heads_q}x{heads_kv}"
-            f"{'_causal' if causal else ''}"
-            f"{f'_window{window[0]}x{window[1]}' if window else ''}"
-            f"{f'_softcap{softcap:g}' if softcap else ''}{'_sink' if sink else ''}"
-            f"{'_lse' if lse else ''}")
 
 
 def compile_one(fa4_opt, arch, out, config):

@@ -5,8 +5,10 @@
     out, lse = fa4.torch.attention(q, k, v, return_lse=True)   # lse [B, Hq, Sq] f32
 
 The kernels come from a directory of compiled kernels (`kernel_dir`, else
-the `FA4_KERNEL_DIR` environment variable); `fa4.runtime` chooses one and
-launches it on the current stream. `python -m fa4.torch --check DIR` runs
+the `FA4_KERNEL_DIR` environment variable), where `fa4.runtime` chooses one;
+a problem no directory holds is compiled on demand (`fa4.jit`: in-process,
+cached across processes; `FA4_JIT=0` turns that off). The kernel is
+launched on the current stream. `python -m fa4.torch --check DIR` runs
 every kernel of DIR for this GPU against a float32 PyTorch reference.
 """
 
@@ -17,11 +19,12 @@ import torch
 
 from fa4 import runtime
 
-__all__ = ["attention", "arch_of", "kernel_directory", "reference"]
+__all__ = ["attention", "arch_of", "jit_cache", "kernel_directory", "reference"]
 
 _ELEMENTS = {torch.bfloat16: "bf16", torch.float16: "f16"}
 _directories = {}   # resolved path -> KernelDirectory
 _chosen = {}        # (directory, problem) -> Kernel
+_jit = []           # the process's fa4.jit.KernelCache, once made
 
 
 def kernel_directory(path=None):
@@ -105,10 +108,16 @@ def attention(q, k, v, causal=False, scale=None, return_lse=False, kernel_dir=No
     includes the sink. Rows that see no key give O = 0 and LSE = -inf (the
     sink with sinks).
 
+    The kernel comes from `kernel_dir` (else `FA4_KERNEL_DIR`) when one
+    there computes the problem, else it is compiled on demand and cached
+    (`fa4.jit`; the first call of a problem pays the compile, about a
+    second; `FA4_JIT=0` turns it off).
+
     Raises TypeError/ValueError for unusable inputs, RuntimeError for inputs
-    that require grad in grad mode (there is no backward yet), LookupError when no
-    kernel of the directory computes the problem, fa4.runtime.CudaError when
-    the driver fails."""
+    that require grad in grad mode (there is no backward yet) or when the
+    compiler library is missing, LookupError when no kernel computes the
+    problem and none could be compiled, fa4.MLIRError when the compiler
+    refuses the problem, fa4.runtime.CudaError when the driver fails."""
     _check(q, k, v)
     sink = _check_sink(sink, q)
     if torch.is_grad_enabled() and any(t is not None and t.requires_grad
@@ -130,15 +139,50 @@ def attention(q, k, v, causal=False, scale=None, return_lse=False, kernel_dir=No
     element = _ELEMENTS[q.dtype]
     device = q.device
 
-    directory = kernel_directory(kernel_dir)
+    path = kernel_dir if kernel_dir is not None else os.environ.get("FA4_KERNEL_DIR")
     problem = (element, heads_q, heads_kv, head_dim, bool(causal), scale,
                bool(return_lse), arch_of(device), window, softcap, sink is not None)
-    key = (directory.path, problem)
+    key = (path, problem)
     if key not in _chosen:
-        _chosen[key] = directory.find(*problem)
+        _chosen[key] = _choose(path, problem)
     kernel = _chosen[key]
     return _run(kernel, q, k, v, return_lse, sink=sink, scale=scale,
                 softcap=softcap or None)
+
+
+def jit_cache():
+    """The KernelCache of this process (`fa4.jit`, in its default directory)."""
+    if not _jit:
+        from fa4 import jit
+        _jit.append(jit.KernelCache())
+    return _jit[0]
+
+
+def _choose(path, problem):
+    """The kernel of `problem` from the directory at `path`, else compiled on
+    demand unless `FA4_JIT=0`."""
+    missing = None
+    if path:
+        try:
+            return kernel_directory(path).find(*problem)
+        except LookupError as err:
+            missing = err
+    if os.environ.get("FA4_JIT", "1") == "0":
+        if missing:
+            raise missing
+        raise ValueError("no kernel directory: pass kernel_dir= or set FA4_KERNEL_DIR to a "
+                         "directory of compiled fa4 kernels (compiling on demand is off: "
+                         "FA4_JIT=0)")
+    element, heads_q, heads_kv, head_dim, causal, _, lse, arch, window, softcap, sink = problem
+    try:
+        return jit_cache().kernel(element, heads_q, heads_kv, head_dim, causal=causal,
+                                  lse=lse, arch=arch, window=window, softcap=bool(softcap),
+                                  sink=sink)
+    except RuntimeError as err:
+        if missing:
+            raise LookupError(f"{missing.args[0]}\nand compiling it on demand failed: "
+                              f"{err}") from err
+        raise
 
 
 def _check_sink(sink, q):

@@ -1,4 +1,5 @@
 # RUN: %python %s | FileCheck %s
+# REQUIRES: capi
 """fa4.torch.attention without PyTorch or a GPU: a stand-in `torch` module
 (the few calls fa4.torch makes) and a fake libcuda. Checks the input
 validation, the kernel choice, what is launched with which pointers, and the
@@ -95,6 +96,9 @@ grad_mode = [True]
 torch.is_grad_enabled = lambda: grad_mode[0]
 sys.modules["torch"] = torch
 sys.modules["torch.cuda"] = torch.cuda
+# Kernels come from the test's directory; compiling on demand is tested at
+# the end.
+os.environ["FA4_JIT"] = "0"
 
 import fa4  # noqa: E402
 from fa4 import runtime  # noqa: E402
@@ -378,5 +382,26 @@ try:
     attention(q, k, v)
 except ValueError as err:
     print(err)
-# CHECK: no kernel directory: pass kernel_dir= or set FA4_KERNEL_DIR to a directory of compiled fa4 kernels
+# CHECK: no kernel directory: pass kernel_dir= or set FA4_KERNEL_DIR to a directory of compiled fa4 kernels (compiling on demand is off: FA4_JIT=0)
+
+# Compiling on demand (the real compiler through libFA4CAPI.so): a problem
+# no directory holds is compiled once into the cache, launched, found in
+# memory on the next call and on disk by a new cache.
+os.environ["FA4_JIT"] = "1"
+torch.cuda.capability = (10, 0)
+os.environ["FA4_CACHE_DIR"] = str(TMP / "cache")
+q6, k2 = tensor((1, 200, 6, 64)), tensor((1, 300, 2, 64))
+cache = fa4.torch.jit_cache()
+fake.kinds = ["tensor_map"] * 4 + ["i32"] * 3 + ["f32"]
+out = attention(q6, k2, k2, causal=True, scale=0.3, kernel_dir=str(TMP))
+print("jit:", out.shape, "compiled", cache.compiled, "params", fake.launches[-1].split("params ")[1])
+attention(q6, k2, k2, causal=True, kernel_dir=str(TMP))
+entries = [p.name for p in (TMP / "cache").iterdir()]
+from fa4 import jit  # noqa: E402
+again = jit.KernelCache()
+kernel6 = again.kernel("bf16", 6, 2, 64, causal=True, arch="sm_100a")
+print("again: compiled", cache.compiled, again.compiled, "entries", len(entries),
+      "kernel", kernel6.name, kernel6.arch, kernel6.heads_q, kernel6.causal)
+# CHECK: jit: (1, 200, 6, 64) compiled 1 params [{{.*}}, 1, 200, 300, 0.432808
+# CHECK-NEXT: again: compiled 1 0 entries 1 kernel bf16_d64_h6x2_causal_attention sm_100a 6 True
 runtime.set_driver(None)

@@ -1,0 +1,180 @@
+"""Compile on demand: the kernel of a problem that no kernel directory holds,
+compiled in-process through libFA4CAPI.so (no fa4-opt, no subprocess) and
+kept in a cache directory that later calls and processes load from.
+
+    from fa4 import jit
+    kernel = jit.KernelCache().kernel("bf16", 28, 4, 128, causal=True, arch="sm_90a")
+
+The cache is `FA4_CACHE_DIR`, else `$XDG_CACHE_HOME/fa4`, else `~/.cache/fa4`.
+An entry is a directory named by a hash of the problem and the compiler's
+identity (a hash of the C API library's bytes), holding the kernel's
+`.ptx`, `.cubin` (when ptxas was found) and `.json` manifest. Entries are
+written into a private temporary directory and renamed into place, so
+processes that compile the same problem at once each get a complete entry
+and one of them keeps it.
+
+The problem is what shapes the code: dtype, head counts and head dim,
+causal, LSE, window, whether there is a softcap, sinks, arch. The scale and
+the softcap's value are launch arguments (`runtime.Kernel.scalars`).
+"""
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from fa4 import capi, runtime
+
+__all__ = ["KernelCache", "cache_directory", "compiler_identity", "kernel_name",
+           "module_text"]
+
+
+def _window_attribute(window, causal):
+    """The window the op needs written out, or None: nothing beyond causal."""
+    if not window or tuple(window) == (-1, -1) or (causal and tuple(window) == (-1, 0)):
+        return None
+    return tuple(window)
+
+
+def module_text(name, element, head_dim, heads_q, heads_kv, causal, lse, window=None,
+                softcap=None, sink=False):
+    """The fa4.attention module of one configuration: dynamic batch and
+    sequence lengths, the function named `name`."""
+    def tensor(heads):
+        return f"memref<?x?x{heads}x{head_dim}x{element}>"
+    q, kv = tensor(heads_q), tensor(heads_kv)
+    arguments = f"%q: {q}, %k: {kv}, %v: {kv}, %o: {q}"
+    clauses = ""
+    if lse:
+        arguments += f", %lse: memref<?x{heads_q}x?xf32>"
+        clauses = f" lse(%lse : memref<?x{heads_q}x?xf32>)"
+    if sink:
+        arguments += f", %sink: memref<{heads_q}xf32>"
+        clauses += f" sink(%sink : memref<{heads_q}xf32>)"
+    attributes = ["causal"] if causal else []
+    window = _window_attribute(window, causal)
+    if window:
+        attributes.append(f"window = array<i64: {window[0]}, {window[1]}>")
+    if softcap:
+        attributes.append(f"softcap = {float(softcap)} : f32")
+    attributes = f" {{{', '.join(attributes)}}}" if attributes else ""
+    return (f"func.func @{name}({arguments}) {{\n"
+            f"  fa4.attention ins(%q, %k, %v : {q}, {kv}, {kv}) outs(%o : {q})"
+            f"{clauses}{attributes}\n"
+            f"  return\n}}\n")
+
+
+def kernel_name(element, head_dim, heads_q, heads_kv, causal, lse, window=None,
+                softcap=None, sink=False):
+    """A name that says the configuration, e.g. bf16_d128_h16x16_causal_lse."""
+    window = _window_attribute(window, causal)
+    left, right = (("m1" if b < 0 else str(b)) for b in window) if window else ("", "")
+    return (f"{element}_d{head_dim}_h{heads_q}x{heads_kv}"
+            f"{'_causal' if causal else ''}"
+            f"{f'_window{left}x{right}' if window else ''}"
+            f"{f'_softcap{softcap:g}' if softcap else ''}{'_sink' if sink else ''}"
+            f"{'_lse' if lse else ''}")
+
+
+def cache_directory():
+    """`FA4_CACHE_DIR`, else `$XDG_CACHE_HOME/fa4`, else `~/.cache/fa4`."""
+    if os.environ.get("FA4_CACHE_DIR"):
+        return Path(os.environ["FA4_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "fa4"
+
+
+_identities = {}  # library path -> (size, mtime, digest)
+
+
+def compiler_identity(library=None):
+    """A hash of the C API library's bytes: kernels compiled by another
+    build of the compiler never match."""
+    path = Path(library) if library else capi._default_library_path()
+    try:
+        stat = path.stat()
+    except OSError as err:
+        raise RuntimeError(f"fa4 cannot compile kernels on demand: no C API library at "
+                           f"{path} (set FA4_CAPI_LIB): {err.strerror}") from None
+    known = _identities.get(str(path))
+    if known is None or known[:2] != (stat.st_size, stat.st_mtime_ns):
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        known = _identities[str(path)] = (stat.st_size, stat.st_mtime_ns, digest)
+    return known[2]
+
+
+class KernelCache:
+    """Kernels compiled on demand, by problem, in `path` (default
+    `cache_directory()`), with the C API library `library` (default: the
+    one `fa4.capi` finds)."""
+
+    def __init__(self, path=None, library=None):
+        self.path = Path(path) if path is not None else cache_directory()
+        self.library = library
+        self.compiled = 0               # kernels this object compiled
+        self.last_compile_seconds = None
+        self._kernels = {}              # key -> Kernel
+        self._lock = threading.Lock()
+
+    def key(self, problem):
+        """The entry name of a problem (a dict of `kernel`'s arguments)."""
+        text = json.dumps(dict(problem, compiler=compiler_identity(self.library)),
+                          sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+    def kernel(self, dtype, heads_q, heads_kv, head_dim, causal=False, lse=False,
+               arch="sm_100a", window=(-1, -1), softcap=False, sink=False):
+        """The kernel of the problem from the cache, compiled first if no
+        entry has it. `softcap` says whether there is one (its value is an
+        argument). Raises RuntimeError when the compiler is missing and
+        fa4.MLIRError when it refuses the problem."""
+        window = runtime.effective_window(window, causal)
+        problem = dict(dtype=str(dtype), heads_q=int(heads_q), heads_kv=int(heads_kv),
+                       head_dim=int(head_dim), causal=bool(causal), lse=bool(lse),
+                       arch=str(arch), window=list(window), softcap=bool(softcap),
+                       sink=bool(sink))
+        key = self.key(problem)
+        with self._lock:
+            if key not in self._kernels:
+                self._kernels[key] = self._load_or_compile(key, problem)
+            return self._kernels[key]
+
+    def _load_or_compile(self, key, problem):
+        entry = self.path / key
+        name = kernel_name(problem["dtype"], problem["head_dim"], problem["heads_q"],
+                           problem["heads_kv"], problem["causal"], problem["lse"],
+                           problem["window"], 1.0 if problem["softcap"] else None,
+                           problem["sink"])
+        manifest = entry / f"{name}_attention.json"
+        if not manifest.exists():
+            self._compile(entry, name, problem)
+        return runtime.Kernel.load(manifest)
+
+    def _compile(self, entry, name, problem):
+        source = module_text(name, problem["dtype"], problem["head_dim"],
+                             problem["heads_q"], problem["heads_kv"], problem["causal"],
+                             problem["lse"], problem["window"],
+                             1.0 if problem["softcap"] else None, problem["sink"])
+        start = time.perf_counter()
+        with capi.Context(self.library) as context:
+            compilation = context.compile(source, f"arch={problem['arch']}")
+        self.path.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{entry.name}-", dir=self.path))
+        try:
+            compilation.write(staging)
+            (staging / "problem.json").write_text(json.dumps(problem, indent=2) + "\n")
+            try:
+                os.rename(staging, entry)
+            except OSError:
+                # Another process renamed its entry first: keep that one.
+                if not entry.is_dir():
+                    raise
+        finally:
+            if staging.exists():
+                shutil.rmtree(staging, ignore_errors=True)
+        self.compiled += 1
+        self.last_compile_seconds = time.perf_counter() - start

@@ -1,0 +1,69 @@
+# RUN: rm -rf %t && mkdir -p %t
+# RUN: %python %s %t | FileCheck %s
+# REQUIRES: capi
+"""fa4.jit: kernels compiled on demand through libFA4CAPI.so into a cache
+directory: keys, reuse across caches, processes compiling the same problem
+at once, and the errors of a refused problem or a missing compiler."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from fa4 import MLIRError, capi, jit
+
+root = Path(sys.argv[1])
+cache = jit.KernelCache(root / "cache")
+problem = dict(dtype="f16", heads_q=4, heads_kv=2, head_dim=64, causal=False, lse=True,
+               arch="sm_90a", window=[100, 7], softcap=True, sink=True)
+print("key stable:", cache.key(problem) == jit.KernelCache(root / "other").key(problem),
+      "heads matter:", cache.key(problem) != cache.key(dict(problem, heads_q=8)))
+# Another build of the compiler (other bytes) keys other entries.
+copy = root / "libFA4CAPI-copy.so"
+copy.write_bytes(capi._default_library_path().read_bytes() + b"\0")
+print("compiler matters:", cache.key(problem) != jit.KernelCache(library=copy).key(problem))
+# CHECK: key stable: True heads matter: True
+# CHECK-NEXT: compiler matters: True
+
+kernel = cache.kernel("f16", 4, 2, 64, lse=True, arch="sm_90a", window=(100, 7), softcap=True,
+                      sink=True)
+entry = root / "cache" / cache.key(problem)
+print(kernel.name, kernel.arch, kernel.window, bool(kernel.softcap), kernel.sink, kernel.lse,
+      "compiled", cache.compiled, "in", "seconds" if cache.last_compile_seconds > 0 else "?")
+print("entry:", sorted(p.suffix for p in entry.iterdir()))
+# CHECK-NEXT: f16_d64_h4x2_window100x7_softcap1_sink_lse_attention sm_90a (100, 7) True True True compiled 1 in seconds
+# CHECK-NEXT: entry: ['.cubin', '.json', '.json', '.ptx']
+
+# The same object answers from memory, another from the directory.
+again = jit.KernelCache(root / "cache")
+print("reuse:", cache.kernel("f16", 4, 2, 64, lse=True, arch="sm_90a", window=(100, 7),
+                             softcap=True, sink=True) is kernel,
+      again.kernel("f16", 4, 2, 64, lse=True, arch="sm_90a", window=(100, 7), softcap=True,
+                   sink=True).name == kernel.name, "compiled", cache.compiled, again.compiled)
+# CHECK-NEXT: reuse: True True compiled 1 0
+
+# Processes that compile one problem at once: each gets the kernel, one
+# entry stays, no staging directory is left.
+script = ("import sys; from fa4 import jit; "
+          "k = jit.KernelCache(sys.argv[1]).kernel('bf16', 2, 1, 64, causal=True, "
+          "arch='sm_100a'); print(k.name)")
+shared = root / "shared"
+procs = [subprocess.Popen([sys.executable, "-c", script, str(shared)], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True) for _ in range(3)]
+results = [p.communicate() for p in procs]
+print("concurrent:", [out.strip() for out, _ in results], [p.returncode for p in procs],
+      "entries", len(list(shared.iterdir())))
+# CHECK-NEXT: concurrent: ['bf16_d64_h2x1_causal_attention', 'bf16_d64_h2x1_causal_attention', 'bf16_d64_h2x1_causal_attention'] [0, 0, 0] entries 1
+
+# A problem the compiler refuses, and no compiler.
+try:
+    cache.kernel("bf16", 4, 4, 96, arch="sm_100a")
+except MLIRError as err:
+    print("refused:", err.diagnostics[0].split(": error: ")[-1])
+try:
+    jit.KernelCache(root / "none", library=root / "missing.so").kernel("bf16", 4, 4, 64)
+except RuntimeError as err:
+    print("no compiler:", str(err).replace(str(root), "ROOT"))
+# CHECK-NEXT: refused: {{.*}}head dim 96
+# CHECK-NEXT: no compiler: fa4 cannot compile kernels on demand: no C API library at ROOT/missing.so (set FA4_CAPI_LIB): No such file or directory
