@@ -156,6 +156,25 @@ Step Cta::gpuOp(Actor &actor, Operation *op) {
 //===----------------------------------------------------------------------===//
 
 Step Cta::llvmOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
+  // The f32 element of a kernel argument's tensor that `pointer` addresses,
+  // or null after reporting why there is none.
+  auto globalElement = [&](Operation *op, const Val &pointer,
+                           StringRef verb, StringRef to) -> float * {
+    if (pointer.kind != Val::Kind::pointer) {
+      fail(op, verb + " through a pointer that is not a kernel argument");
+      return nullptr;
+    }
+    GlobalTensor &tensor = (*launch.tensors)[pointer.base];
+    int64_t index = pointer.offset / 4;
+    if (pointer.offset % 4 != 0 || index < 0 ||
+        index >= static_cast<int64_t>(tensor.data.size())) {
+      fail(op, llvm::formatv("{0}{1} byte {2} of '{3}', outside its {4} bytes",
+                             verb, to, pointer.offset, tensor.name,
+                             tensor.data.size() * 4));
+      return nullptr;
+    }
+    return &tensor.data[index];
+  };
   return llvm::TypeSwitch<Operation *, Step>(op)
       .Case([&](LLVM::GEPOp gep) {
         if (in.size() != 2 || gep.getIndices().size() != 1 ||
@@ -169,39 +188,21 @@ Step Cta::llvmOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
         return Step::next;
       })
       .Case([&](LLVM::LoadOp load) {
-        const Val &pointer = *in[0];
-        if (pointer.kind != Val::Kind::pointer)
-          return fail(op,
-                      "loads through a pointer that is not a kernel argument");
         if (!load.getType().isF32())
           return fail(op, "only f32 loads from global memory are supported");
-        const GlobalTensor &tensor = (*launch.tensors)[pointer.base];
-        int64_t index = pointer.offset / 4;
-        if (pointer.offset % 4 != 0 || index < 0 ||
-            index >= static_cast<int64_t>(tensor.data.size()))
-          return fail(op, llvm::formatv("loads byte {0} of '{1}', outside "
-                                        "its {2} bytes",
-                                        pointer.offset, tensor.name,
-                                        tensor.data.size() * 4));
+        float *element = globalElement(op, *in[0], "loads", "");
+        if (!element)
+          return Step::error;
         Val out;
-        out.floats = {tensor.data[index]};
+        out.floats = {*element};
         define(actor, load.getResult()) = std::move(out);
         return Step::next;
       })
-      .Case([&](LLVM::StoreOp store) {
-        const Val &pointer = *in[1];
-        if (pointer.kind != Val::Kind::pointer)
-          return fail(op,
-                      "stores through a pointer that is not a kernel argument");
-        GlobalTensor &tensor = (*launch.tensors)[pointer.base];
-        int64_t index = pointer.offset / 4;
-        if (pointer.offset % 4 != 0 || index < 0 ||
-            index >= static_cast<int64_t>(tensor.data.size()))
-          return fail(op, llvm::formatv("stores to byte {0} of '{1}', outside "
-                                        "its {2} bytes",
-                                        pointer.offset, tensor.name,
-                                        tensor.data.size() * 4));
-        tensor.data[index] = in[0]->floats[0];
+      .Case([&](LLVM::StoreOp) {
+        float *element = globalElement(op, *in[1], "stores", " to");
+        if (!element)
+          return Step::error;
+        *element = in[0]->floats[0];
         return Step::next;
       })
       .Case([&](LLVM::TanhOp tanh) {
