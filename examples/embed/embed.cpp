@@ -42,6 +42,7 @@ static OwningOpRef<ModuleOp> buildAttention(MLIRContext &context) {
                                  body->getArgument(1), body->getArgument(2),
                                  body->getArgument(3),
                                  /*lse=*/Value(), /*sink=*/Value(),
+                                 /*captures=*/ValueRange(),
                                  /*causal=*/true,
                                  /*window=*/nullptr, /*scale=*/nullptr,
                                  /*softcap=*/nullptr, /*plan=*/nullptr);

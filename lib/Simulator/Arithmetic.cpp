@@ -10,6 +10,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -234,6 +236,33 @@ bool evaluateArith(Operation *op, ArrayRef<const Val *> in, Val &out,
       .Case([&](arith::RemSIOp) {
         return division([](int64_t a, int64_t b) { return a % b; });
       })
+      .Case([&](arith::FloorDivSIOp) {
+        return division([](int64_t a, int64_t b) {
+          int64_t q = a / b;
+          return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+        });
+      })
+      .Case([&](arith::CeilDivSIOp) {
+        return division([](int64_t a, int64_t b) {
+          int64_t q = a / b;
+          return (a % b != 0 && ((a < 0) == (b < 0))) ? q + 1 : q;
+        });
+      })
+      .Case([&](arith::ShRSIOp) {
+        return intBinary([&](int64_t a, int64_t b) {
+          return b >= static_cast<int64_t>(outWidth) ? (a < 0 ? -1 : 0)
+                                                     : a >> b;
+        });
+      })
+      .Case([&](arith::RemFOp) {
+        return floatBinary([](float a, float b) { return std::fmod(a, b); });
+      })
+      .Case([&](arith::FPToUIOp) {
+        for (float a : in[0]->floats)
+          out.ints.push_back(
+              signExtend(static_cast<uint64_t>(a), outWidth));
+        return true;
+      })
       .Case([&](arith::MinSIOp) {
         return intBinary([](int64_t a, int64_t b) { return std::min(a, b); });
       })
@@ -356,6 +385,68 @@ bool evaluateArith(Operation *op, ArrayRef<const Val *> in, Val &out,
       });
 }
 
+/// The math ops score and mask regions use, element by element in f32 (or
+/// rounded to the result type): the exact functions, where the GPU's
+/// libdevice and approximate forms differ by a few ulp.
+bool evaluateMath(Operation *op, ArrayRef<const Val *> in, Val &out,
+                  std::string &error) {
+  Type resultType = op->getResult(0).getType();
+  auto unary = [&](auto f) {
+    for (float x : in[0]->floats)
+      out.floats.push_back(roundTo(resultType, f(x)));
+    return true;
+  };
+  auto binary = [&](auto f) {
+    for (size_t i = 0; i < in[0]->floats.size(); ++i)
+      out.floats.push_back(
+          roundTo(resultType, f(in[0]->floats[i], in[1]->floats[i])));
+    return true;
+  };
+  return llvm::TypeSwitch<Operation *, bool>(op)
+      .Case([&](math::AbsFOp) { return unary([](float x) { return std::fabs(x); }); })
+      .Case([&](math::CeilOp) { return unary([](float x) { return std::ceil(x); }); })
+      .Case([&](math::FloorOp) { return unary([](float x) { return std::floor(x); }); })
+      .Case([&](math::RoundOp) { return unary([](float x) { return std::round(x); }); })
+      .Case([&](math::TruncOp) { return unary([](float x) { return std::trunc(x); }); })
+      .Case([&](math::ExpOp) { return unary([](float x) { return std::exp(x); }); })
+      .Case([&](math::Exp2Op) { return unary([](float x) { return std::exp2(x); }); })
+      .Case([&](math::ExpM1Op) { return unary([](float x) { return std::expm1(x); }); })
+      .Case([&](math::LogOp) { return unary([](float x) { return std::log(x); }); })
+      .Case([&](math::Log2Op) { return unary([](float x) { return std::log2(x); }); })
+      .Case([&](math::Log10Op) { return unary([](float x) { return std::log10(x); }); })
+      .Case([&](math::Log1pOp) { return unary([](float x) { return std::log1p(x); }); })
+      .Case([&](math::SqrtOp) { return unary([](float x) { return std::sqrt(x); }); })
+      .Case([&](math::RsqrtOp) {
+        return unary([](float x) { return 1.0f / std::sqrt(x); });
+      })
+      .Case([&](math::TanhOp) { return unary([](float x) { return std::tanh(x); }); })
+      .Case([&](math::SinOp) { return unary([](float x) { return std::sin(x); }); })
+      .Case([&](math::CosOp) { return unary([](float x) { return std::cos(x); }); })
+      .Case([&](math::ErfOp) { return unary([](float x) { return std::erf(x); }); })
+      .Case([&](math::CopySignOp) {
+        return binary([](float x, float y) { return std::copysign(x, y); });
+      })
+      .Case([&](math::PowFOp) {
+        return binary([](float x, float y) { return std::pow(x, y); });
+      })
+      .Case([&](math::FmaOp) {
+        for (size_t i = 0; i < in[0]->floats.size(); ++i)
+          out.floats.push_back(roundTo(
+              resultType, std::fma(in[0]->floats[i], in[1]->floats[i],
+                                   in[2]->floats[i])));
+        return true;
+      })
+      .Case([&](math::AbsIOp) {
+        for (int64_t x : in[0]->ints)
+          out.ints.push_back(x < 0 ? -x : x);
+        return true;
+      })
+      .Default([&](Operation *) {
+        error = "the simulator cannot execute this op";
+        return false;
+      });
+}
+
 bool evaluateVector(Operation *op, ArrayRef<const Val *> in, Val &out,
                     std::string &error) {
   auto unsupported = [&](const Twine &message) {
@@ -440,6 +531,13 @@ bool evaluateVector(Operation *op, ArrayRef<const Val *> in, Val &out,
           out.ints = {in[0]->ints[i]};
         return true;
       })
+      .Case([&](vector::FromElementsOp) {
+        for (const Val *element : in) {
+          out.floats.append(element->floats.begin(), element->floats.end());
+          out.ints.append(element->ints.begin(), element->ints.end());
+        }
+        return true;
+      })
       .Case([&](vector::InsertOp insert) {
         if (!insert.getDynamicPosition().empty() ||
             insert.getStaticPosition().size() != 1)
@@ -466,6 +564,8 @@ bool mlir::fa4::sim::evaluate(Operation *op, ArrayRef<const Val *> in, Val &out,
     return evaluateArith(op, in, out, error);
   if (isa<vector::VectorDialect>(op->getDialect()))
     return evaluateVector(op, in, out, error);
+  if (isa<math::MathDialect>(op->getDialect()))
+    return evaluateMath(op, in, out, error);
   error = "the simulator cannot execute this op";
   return false;
 }

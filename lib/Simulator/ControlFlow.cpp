@@ -156,21 +156,31 @@ Step Cta::gpuOp(Actor &actor, Operation *op) {
 //===----------------------------------------------------------------------===//
 
 Step Cta::llvmOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
-  // The f32 element of a kernel argument's tensor that `pointer` addresses,
-  // or null after reporting why there is none.
-  auto globalElement = [&](Operation *op, const Val &pointer,
+  // The element of a kernel argument's tensor that `pointer` addresses as
+  // `type` (the tensor's element type), or null after reporting why there
+  // is none.
+  auto globalElement = [&](Operation *op, const Val &pointer, Type type,
                            StringRef verb, StringRef to) -> float * {
     if (pointer.kind != Val::Kind::pointer) {
       fail(op, verb + " through a pointer that is not a kernel argument");
       return nullptr;
     }
     GlobalTensor &tensor = (*launch.tensors)[pointer.base];
-    int64_t index = pointer.offset / 4;
-    if (pointer.offset % 4 != 0 || index < 0 ||
+    if (type != tensor.element) {
+      std::string types;
+      llvm::raw_string_ostream os(types);
+      os << type << " of '" << tensor.name << "', a tensor of "
+         << tensor.element;
+      fail(op, verb + " " + types);
+      return nullptr;
+    }
+    int64_t bytes = std::max<int64_t>(1, type.getIntOrFloatBitWidth() / 8);
+    int64_t index = pointer.offset / bytes;
+    if (pointer.offset % bytes != 0 || index < 0 ||
         index >= static_cast<int64_t>(tensor.data.size())) {
       fail(op, llvm::formatv("{0}{1} byte {2} of '{3}', outside its {4} bytes",
                              verb, to, pointer.offset, tensor.name,
-                             tensor.data.size() * 4));
+                             tensor.data.size() * bytes));
       return nullptr;
     }
     return &tensor.data[index];
@@ -188,18 +198,29 @@ Step Cta::llvmOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
         return Step::next;
       })
       .Case([&](LLVM::LoadOp load) {
-        if (!load.getType().isF32())
-          return fail(op, "only f32 loads from global memory are supported");
-        float *element = globalElement(op, *in[0], "loads", "");
+        // Tensors hold their values as floats; integer ones exactly (the
+        // simulator draws them below 2^24).
+        Type type = load.getType();
+        if (!type.isIntOrFloat())
+          return fail(op, "only scalar loads from global memory are "
+                          "supported");
+        float *element = globalElement(op, *in[0], type, "loads", "");
         if (!element)
           return Step::error;
         Val out;
-        out.floats = {*element};
+        if (isa<FloatType>(type))
+          out.floats = {*element};
+        else
+          out.ints = {static_cast<int64_t>(*element)};
         define(actor, load.getResult()) = std::move(out);
         return Step::next;
       })
-      .Case([&](LLVM::StoreOp) {
-        float *element = globalElement(op, *in[1], "stores", " to");
+      .Case([&](LLVM::StoreOp store) {
+        if (!store.getValue().getType().isF32())
+          return fail(op, "only f32 stores to global memory are supported");
+        float *element =
+            globalElement(op, *in[1], store.getValue().getType(), "stores",
+                          " to");
         if (!element)
           return Step::error;
         *element = in[0]->floats[0];

@@ -24,6 +24,15 @@ Step Cta::nvvmOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
         return wgmmaCommit(actor, op);
       })
       .Case([&](NVVM::VoteSyncOp vote) { return warpAny(actor, vote, in); })
+      .Case([&](NVVM::InlinePtxOp ptx) {
+        // The score stage's opaque copies of coordinates.
+        if (ptx.getPtxCode() != "mov.b32 $0, $1;" || in.size() != 1 ||
+            ptx->getNumResults() != 1 || ptx.getPredicate())
+          return fail(op, "the simulator executes only inline PTX "
+                          "'mov.b32 $0, $1;'");
+        define(actor, ptx->getResult(0)) = *in[0];
+        return Step::next;
+      })
       .Case([&](NVVM::ElectSyncOp elect) {
         if (elect.getMembermask())
           return fail(op, "only elect.sync over the whole warp is simulated");

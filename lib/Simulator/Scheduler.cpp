@@ -495,7 +495,7 @@ Step Cta::execute(Actor &actor, Operation *op) {
       return Step::error;
     in.push_back(v);
   }
-  if (dialect == "arith")
+  if (dialect == "arith" || dialect == "math")
     return pure(actor, op, in);
   if (dialect == "vector")
     return vectorOp(actor, op, in);

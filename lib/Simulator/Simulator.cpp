@@ -11,6 +11,7 @@
 
 #include "fa4/Simulator/Simulator.h"
 #include "Interpreter.h"
+#include "Modifiers.h"
 #include "Trace.h"
 
 #include "fa4/Dialect/FA4/IR/FA4Ops.h"
@@ -46,6 +47,10 @@ struct Shape {
   std::optional<double> softcap; // in the op's units
   bool lse = false, sink = false;
   std::string dtype;
+  /// The captured operands' shapes (dynamic sizes resolved) and the
+  /// regions that read them; null regions where the launch has none.
+  SmallVector<SmallVector<int64_t, 4>> captureShapes;
+  Region *score = nullptr, *mask = nullptr;
 };
 
 DictionaryAttr manifestOf(LaunchOp launch) {
@@ -55,7 +60,7 @@ DictionaryAttr manifestOf(LaunchOp launch) {
 /// Resolves the problem against the launch's operand types and manifest.
 FailureOr<Shape> resolveShape(LaunchOp launch, const Problem &problem,
                               raw_ostream &os) {
-  auto operands = launch.getOperands();
+  auto operands = launch.getTensors();
   bool named = operands.size() >= 4;
   for (unsigned i = 0; i < operands.size(); ++i)
     named &= !launch.getOperandName(i).empty();
@@ -152,6 +157,43 @@ FailureOr<Shape> resolveShape(LaunchOp launch, const Problem &problem,
     }
     shape.softcap = softcap.getValueAsDouble();
   }
+  if (!launch.getScoreMod().empty())
+    shape.score = &launch.getScoreMod();
+  if (!launch.getMaskMod().empty())
+    shape.mask = &launch.getMaskMod();
+  size_t nextSize = 0;
+  for (auto [index, capture] : llvm::enumerate(launch.getCaptures())) {
+    auto type = cast<MemRefType>(capture.getType());
+    SmallVector<int64_t, 4> sizes;
+    for (int64_t dim = 0; dim < type.getRank(); ++dim) {
+      if (!type.isDynamicDim(dim)) {
+        sizes.push_back(type.getDimSize(dim));
+        continue;
+      }
+      if (nextSize >= problem.captureSizes.size()) {
+        os << "error: dimension " << dim << " of capture" << index
+           << " is dynamic: give its size in --capture-sizes\n";
+        return failure();
+      }
+      int64_t size = problem.captureSizes[nextSize++];
+      if (size < 1) {
+        os << "error: --capture-sizes must be at least 1, got " << size
+           << "\n";
+        return failure();
+      }
+      sizes.push_back(size);
+    }
+    shape.captureShapes.push_back(std::move(sizes));
+  }
+  if (nextSize != problem.captureSizes.size()) {
+    os << "error: --capture-sizes gives " << problem.captureSizes.size()
+       << " sizes, the captures have " << nextSize << " dynamic dimensions\n";
+    return failure();
+  }
+  if (problem.captureIntBound < 1) {
+    os << "error: --capture-int-bound must be at least 1\n";
+    return failure();
+  }
   if (!ok)
     return failure();
   return shape;
@@ -166,11 +208,11 @@ bool risingKeys(uint64_t seed) { return seed % 2 == 1; }
 /// Operand tensors of the problem: q, k, v and the sinks random; o and lse
 /// poisoned.
 std::vector<GlobalTensor> makeTensors(LaunchOp launch, const Shape &s,
-                                      uint64_t seed) {
+                                      uint64_t seed, int64_t intBound) {
   std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + 12345);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   Type element =
-      cast<MemRefType>(launch.getOperands()[0].getType()).getElementType();
+      cast<MemRefType>(launch.getTensors()[0].getType()).getElementType();
   Half half = element.isBF16() ? Half::bf16 : Half::f16;
   std::vector<GlobalTensor> tensors;
   auto add = [&](StringRef name, Type type, SmallVector<int64_t, 4> shape,
@@ -212,6 +254,22 @@ std::vector<GlobalTensor> makeTensors(LaunchOp launch, const Shape &s,
       sinks[h] = h % 4 == 3 ? -std::numeric_limits<float>::infinity()
                             : std::log(static_cast<float>(s.seqKv)) +
                                   2.0f * normal(rng);
+  }
+  // What the regions read: N(0, 1) in the element type, or integers in
+  // [0, intBound).
+  std::uniform_int_distribution<int64_t> integer(0, intBound - 1);
+  for (auto [index, capture] : llvm::enumerate(launch.getCaptures())) {
+    Type type = cast<MemRefType>(capture.getType()).getElementType();
+    add("capture" + std::to_string(index), type, s.captureShapes[index],
+        false);
+    for (float &x : tensors.back().data) {
+      if (!isa<FloatType>(type))
+        x = static_cast<float>(integer(rng));
+      else if (type.isF32())
+        x = normal(rng);
+      else
+        x = roundToHalf(type.isBF16() ? Half::bf16 : Half::f16, normal(rng));
+    }
   }
   return tensors;
 }
@@ -341,6 +399,7 @@ FailureOr<Launch> buildLaunch(LaunchOp launch, gpu::GPUFuncOp kernel,
 /// O and LSE of the problem in float64 from the (rounded) inputs.
 struct Reference {
   std::vector<double> output, lse;
+  std::string error; // why the regions could not be evaluated
 };
 
 Reference reference(const std::vector<GlobalTensor> &t, const Shape &s,
@@ -351,6 +410,9 @@ Reference reference(const std::vector<GlobalTensor> &t, const Shape &s,
                  -std::numeric_limits<double>::infinity());
   int64_t group = s.headsQ / s.headsKv;
   const GlobalTensor *sinks = tensorNamed(t, "sink");
+  SmallVector<const GlobalTensor *> captures;
+  for (size_t c = 0; c < s.captureShapes.size(); ++c)
+    captures.push_back(tensorNamed(t, "capture" + std::to_string(c)));
   std::vector<double> scores(s.seqKv);
   for (int64_t b = 0; b < s.batch; ++b)
     for (int64_t h = 0; h < s.headsQ; ++h)
@@ -388,9 +450,28 @@ Reference reference(const std::vector<GlobalTensor> &t, const Shape &s,
           scores[j] = dot * scale;
           if (s.softcap)
             scores[j] = *s.softcap * std::tanh(scores[j] / *s.softcap);
+          // The regions compute in f32, as the kernel's inlined copies do;
+          // both see the capped score.
+          auto capped = static_cast<float>(scores[j]);
+          ElementCoords at{b, h, i, j};
+          for (Region *region : {s.score, s.mask}) {
+            if (!region)
+              continue;
+            std::optional<Val> value =
+                evaluateModifier(*region, capped, at, captures, ref.error);
+            if (!value)
+              return ref;
+            if (region == s.score)
+              scores[j] = value->floats[0];
+            else if (value->ints[0] == 0)
+              scores[j] = -std::numeric_limits<double>::infinity();
+          }
           max = std::max(max, scores[j]);
         }
         max = std::max(max, sink);
+        // Every key masked and no sink: O = 0, LSE = -inf.
+        if (max == -std::numeric_limits<double>::infinity())
+          continue;
         double sum = std::exp(sink - max);
         for (int64_t j = first; j < keys; ++j)
           sum += (scores[j] = std::exp(scores[j] - max));
@@ -503,7 +584,8 @@ LogicalResult mlir::fa4::sim::simulate(ModuleOp module, const Problem &problem,
     double bound = outputErrorBound(shape->dtype);
     for (unsigned n = 0; n < options.seeds; ++n) {
       uint64_t seed = options.seed + n;
-      std::vector<GlobalTensor> tensors = makeTensors(launch, *shape, seed);
+      std::vector<GlobalTensor> tensors =
+          makeTensors(launch, *shape, seed, problem.captureIntBound);
       FailureOr<Launch> run =
           buildLaunch(launch, kernel, *shape, tensors, options.ctas, os);
       if (failed(run))
@@ -527,6 +609,10 @@ LogicalResult mlir::fa4::sim::simulate(ModuleOp module, const Problem &problem,
       bool numbersOk = errors.empty();
       if (errors.empty()) {
         Reference ref = reference(tensors, *shape, scale.getValueAsDouble());
+        if (!ref.error.empty()) {
+          os << "error: " << ref.error << "\n";
+          return failure();
+        }
         const std::vector<float> &o = tensors[3].data;
         double diff = 0, norm = 0;
         int64_t unwritten = -1;

@@ -83,7 +83,7 @@ inline float ftz(float x) {
   return std::fpclassify(x) == FP_SUBNORMAL ? 0.0f * x : x;
 }
 
-/// Evaluates `op`, an arith op or a vector op without memory effects, on
+/// Evaluates `op`, an arith, math or vector op without memory effects, on
 /// its operand values `in` into `out`. Returns false with `error` set when
 /// the simulator has no semantics for it.
 bool evaluate(Operation *op, ArrayRef<const Val *> in, Val &out,

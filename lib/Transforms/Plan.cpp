@@ -103,11 +103,19 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // 128-register O fragment, and a ring of 3 K/V tiles fits beside Q and
   // the O staging.
   bool wide = hopper && headDim == 256;
-  int64_t blockN = positiveOr(options.blockN, wide ? 64 : 128);
+  // Score and mask regions add per-element code to the sm_90a consumer,
+  // whose 128-key S fragment, the next block's and O already fill its
+  // registers (96 bytes of spills for ALiBi at head dim 128): 64-key
+  // blocks there.
+  bool modified = !op.getScoreMod().empty() || !op.getMaskMod().empty();
+  int64_t blockN =
+      positiveOr(options.blockN, wide || (hopper && modified) ? 64 : 128);
   // FA4 splits P so the first PV MMA starts before softmax finishes the row:
   // 3/4 of the columns when there is no mask to apply, half with one. On
   // sm_90a P stays in registers and feeds one PV wgmma.
-  int64_t defaultPvSplit = hopper ? 0 : causal ? blockN / 2 : blockN * 3 / 4;
+  int64_t defaultPvSplit = hopper                ? 0
+                           : causal || modified ? blockN / 2
+                                                : blockN * 3 / 4;
   // Causal tiles visit more blocks the later their rows: the longest go
   // first (or in balanced pairs). A window's left bound caps every tile at
   // its width, so only the first tiles are shorter and pairs no longer
@@ -195,6 +203,17 @@ LogicalResult mlir::fa4::checkKernelLimits(AttentionOp op, PlanAttr plan) {
     return op.emitOpError()
            << "the kernel reads the sinks from a contiguous [Hq] tensor, got "
            << sink.getType();
+
+  // The kernel takes each dynamic size of a capture as an i32.
+  for (auto [index, capture] : llvm::enumerate(op.getCaptures())) {
+    auto type = cast<MemRefType>(capture.getType());
+    for (unsigned i = 0, e = type.getRank(); i < e; ++i)
+      if (!type.isDynamicDim(i) && type.getDimSize(i) > kMax32)
+        return op.emitOpError()
+               << "capture #" << index << " dimension " << i << " is "
+               << type.getDimSize(i) << ", more than the kernel's 32-bit "
+               << "sizes hold (" << kMax32 << ")";
+  }
 
   for (const Operand &operand : operands) {
     for (unsigned i = 0, e = operand.type.getRank(); i < e; ++i) {

@@ -13,6 +13,7 @@
 #include "fa4/Transforms/Planning.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -93,6 +94,7 @@ void TiledProgramBuilder::build(gpu::GPUFuncOp kernel) {
   unsigned next = 4;
   Value lse = op.getLse() ? entry.getArgument(next++) : Value();
   Value sinks = op.getSink() ? entry.getArgument(next++) : Value();
+  ValueRange captures = entry.getArguments().drop_front(next);
 
   Type element = op.getQuery().getType().getElementType();
   Type f32 = b.getF32Type();
@@ -153,12 +155,26 @@ void TiledProgramBuilder::build(gpu::GPUFuncOp kernel) {
           b, scores,
           b.getF64FloatAttr(softcap->convertToDouble() /
                             op.getEffectiveScale()));
+    // The regions see scaled scores: after them the softmax scales by
+    // log2(e) only.
+    double scaleLog2 = op.getEffectiveScale() * M_LOG2E;
+    if (!op.getScoreMod().empty() || !op.getMaskMod().empty()) {
+      auto modify = TileModifyOp::create(
+          b, scores.getType(), scores, batchIndex, head, position, firstKey,
+          b.getI64IntegerAttr(pack), b.getF64FloatAttr(op.getEffectiveScale()),
+          captures);
+      IRMapping none;
+      op.getScoreMod().cloneInto(&modify.getScoreMod(), none);
+      op.getMaskMod().cloneInto(&modify.getMaskMod(), none);
+      scores = modify.getResult();
+      scaleLog2 = M_LOG2E;
+    }
     Value masked = TileMaskOp::create(b, scores, position, firstKey, seqQ,
                                       seqKv, pack, op.getCausal(),
                                       maskWindow());
     auto softmax = TileSoftmaxOp::create(
         b, tile(rows, blockN, element), rowType, rowType, rowType, masked,
-        rowMax, rowSum, b.getF64FloatAttr(op.getEffectiveScale() * M_LOG2E),
+        rowMax, rowSum, b.getF64FloatAttr(scaleLog2),
         b.getI64IntegerAttr(plan.getRescaleThreshold()),
         b.getI64IntegerAttr(plan.getEmulatedExp2()));
     Value rescaled =
@@ -236,11 +252,17 @@ struct FA4TilePass : public fa4::impl::FA4TileBase<FA4TilePass> {
       kernel->setAttr("fa4.plan", plan);
       TiledProgramBuilder(b, op, plan).build(kernel);
 
+      // The launch keeps the regions: the kernel's semantics for fa4-sim's
+      // reference.
       OpBuilder replacement(op);
-      LaunchOp::create(replacement, op.getLoc(),
-                       SymbolRefAttr::get(ctx, kernels.getName(),
-                                          {FlatSymbolRefAttr::get(kernel)}),
-                       op->getOperands(), DictionaryAttr());
+      auto launch = LaunchOp::create(
+          replacement, op.getLoc(),
+          SymbolRefAttr::get(ctx, kernels.getName(),
+                             {FlatSymbolRefAttr::get(kernel)}),
+          op->getOperands().drop_back(op.getCaptures().size()),
+          op.getCaptures(), DictionaryAttr());
+      launch.getScoreMod().takeBody(op.getScoreMod());
+      launch.getMaskMod().takeBody(op.getMaskMod());
       op.erase();
     }
   }

@@ -2,8 +2,10 @@
 
 The compiler is reached through the C API library (libFA4CAPI.so) with ctypes;
 see `fa4.capi`. Compiled kernels are launched with `fa4.runtime` (ctypes over
-libcuda) and, for PyTorch tensors, `fa4.torch.attention`. Those names are
-imported on first use, so `import fa4` needs neither CUDA nor PyTorch.
+libcuda) and, for PyTorch tensors, `fa4.torch.attention` and flash-attn 2's
+entry points `fa4.flash_attn_func` and `fa4.flash_attn_varlen_func`
+(`fa4.flash_attn`). Those names are imported on first use, so `import fa4`
+needs neither CUDA nor PyTorch.
 """
 
 import importlib
@@ -19,8 +21,12 @@ _LAZY = {
     "CudaError": ("fa4.runtime", "CudaError"),
     "Kernel": ("fa4.runtime", "Kernel"),
     "KernelDirectory": ("fa4.runtime", "KernelDirectory"),
-    "torch": ("fa4.torch", None),            # imports PyTorch
-    "attention": ("fa4.torch", "attention"),  # imports PyTorch
+    # These import PyTorch.
+    "torch": ("fa4.torch", None),
+    "attention": ("fa4.torch", "attention"),
+    "flash_attn": ("fa4.flash_attn", None),
+    "flash_attn_func": ("fa4.flash_attn", "flash_attn_func"),
+    "flash_attn_varlen_func": ("fa4.flash_attn", "flash_attn_varlen_func"),
 }
 
 

@@ -47,7 +47,12 @@ _KernelCallback = ctypes.CFUNCTYPE(None, ctypes.POINTER(_CompiledKernel), ctypes
 
 
 def _bytes(ref):
-    return ctypes.string_at(ref.data, ref.length) if ref.length else b""
+    # Reading the c_char_p field would copy only up to the first NUL (a
+    # cubin has many): take its raw address instead.
+    if not ref.length:
+        return b""
+    address = ctypes.c_void_p.from_buffer(ref, _StringRef.data.offset).value
+    return ctypes.string_at(address, ref.length)
 
 
 @dataclass

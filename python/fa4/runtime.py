@@ -70,6 +70,9 @@ TENSOR_MAP_ALIGNMENT = 64
 
 # Manifest spellings to enumerators.
 ELEMENT_BYTES = {"bf16": 2, "f16": 2, "f32": 4}
+#: What the tensors score and mask regions read ("captureN") may hold.
+CAPTURE_ELEMENT_BYTES = {**ELEMENT_BYTES, "i8": 1, "i16": 2, "i32": 4, "i64": 8}
+_CAPTURE_NAME = re.compile(r"capture(\d+)")
 #: The largest finite float32.
 F32_MAX = 3.4028234663852886e38
 TENSOR_MAP_DATA_TYPES = {"bf16": CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
@@ -689,11 +692,14 @@ class Kernel:
         self.operands = {}
         for entry in m["operands"]:
             name = entry["name"]
-            if entry.get("element") not in ELEMENT_BYTES:
+            # The captures of score and mask regions: any rank, integers too.
+            capture = _CAPTURE_NAME.fullmatch(name) is not None
+            elements = CAPTURE_ELEMENT_BYTES if capture else ELEMENT_BYTES
+            if entry.get("element") not in elements:
                 raise ManifestError(f"operand '{name}': element {entry.get('element')!r} "
-                                    f"is not one of {sorted(ELEMENT_BYTES)}")
+                                    f"is not one of {sorted(elements)}")
             shape = _ints(entry["shape"], f"operands.{name}.shape")
-            if len(shape) not in _DIMENSION_NAMES:
+            if not capture and len(shape) not in _DIMENSION_NAMES:
                 raise ManifestError(f"operand '{name}' has rank {len(shape)}")
             self.operands[name] = (entry["element"], shape)
         for name, rank in (("query", 4), ("key", 4), ("value", 4), ("output", 4)):
@@ -791,6 +797,19 @@ class Kernel:
         return "lse" in self.operands
 
     @property
+    def captures(self):
+        """The names of the tensors the kernel's score and mask regions
+        read ('capture0', ...), in order; empty without regions."""
+        return sorted((n for n in self.operands if _CAPTURE_NAME.fullmatch(n)),
+                      key=lambda n: int(n[len("capture"):]))
+
+    @property
+    def regions(self):
+        """Which of the attention's regions ('score', 'mask') the kernel
+        inlines; a kernel with regions computes only its own problem."""
+        return tuple(self.manifest.get("regions", ()))
+
+    @property
     def sink(self):
         """Whether the kernel takes attention sinks (a logit per query head
         joining each row's softmax denominator)."""
@@ -838,6 +857,9 @@ class Kernel:
                 reasons.append(f"window is {self.window}, not {wanted}")
         if softcap is not None and bool(self.softcap) != bool(softcap):
             reasons.append("it has a softcap" if self.softcap else "it has no softcap")
+        # A problem given by these arguments has no score or mask regions.
+        if self.regions:
+            reasons.append(f"it inlines {' and '.join(self.regions)} regions")
         if arch is not None and arch != self.arch:
             capability = _capability_of_arch(arch)
             if capability is None or not self.runs_on(capability):
@@ -871,7 +893,9 @@ class Kernel:
         for name in self.operands:
             if name not in given:
                 extra = {"lse": " (it was compiled with LSE)",
-                         "sink": " (it was compiled with attention sinks)"}.get(name, "")
+                         "sink": " (it was compiled with attention sinks)"}.get(
+                             name, " (a tensor its score or mask regions read)"
+                             if _CAPTURE_NAME.fullmatch(name) else "")
                 raise ValueError(f"kernel {self.name} needs operand '{name}'{extra}")
         for name in given:
             if name not in self.operands:
@@ -887,10 +911,21 @@ class Kernel:
                                  f"kernel {self.name} takes rank {len(shape)}")
             for i, (have, want) in enumerate(zip(op.shape, shape)):
                 if have < 0 or (want != -1 and have != want):
+                    what = (_DIMENSION_NAMES[len(shape)][i]
+                            if len(shape) in _DIMENSION_NAMES else f"of {len(shape)}")
                     raise ValueError(
-                        f"{name}: dimension {i} ({_DIMENSION_NAMES[len(shape)][i]}) is "
+                        f"{name}: dimension {i} ({what}) is "
                         f"{have}, kernel {self.name} takes "
                         f"{'any size' if want == -1 else want}")
+            if _CAPTURE_NAME.fullmatch(name):
+                # Read through a plain pointer at row-major offsets.
+                if op.strides is not None and tuple(op.strides) != _contiguous_strides(
+                        op.shape):
+                    raise ValueError(f"{name}: must be contiguous, got strides "
+                                     f"{list(op.strides)}")
+                if op.ptr % CAPTURE_ELEMENT_BYTES[element]:
+                    raise ValueError(f"{name}: address {op.ptr:#x} is not "
+                                     f"{CAPTURE_ELEMENT_BYTES[element]}-byte aligned")
             if not isinstance(op.ptr, int) or op.ptr < 0:
                 raise ValueError(f"{name}: the device address must be an int, got {op.ptr!r}")
         q, k, v, o = (tuple(given[n].shape) for n in ("query", "key", "value", "output"))

@@ -8,12 +8,15 @@ The kernels come from a directory of compiled kernels (`kernel_dir`, else
 the `FA4_KERNEL_DIR` environment variable), where `fa4.runtime` chooses one;
 a problem no directory holds is compiled on demand (`fa4.jit`: in-process,
 cached across processes; `FA4_JIT=0` turns that off). The kernel is
-launched on the current stream. `python -m fa4.torch --check DIR` runs
+launched on the current stream. With torch.library (PyTorch 2.4 and later)
+`attention` runs as the custom op `fa4::attention`, which torch.compile
+keeps as one node of its graph. `python -m fa4.torch --check DIR` runs
 every kernel of DIR for this GPU against a float32 PyTorch reference.
 """
 
 import math
 import os
+from typing import Optional, Tuple
 
 import torch
 
@@ -23,7 +26,7 @@ __all__ = ["attention", "arch_of", "jit_cache", "kernel_directory", "reference"]
 
 _ELEMENTS = {torch.bfloat16: "bf16", torch.float16: "f16"}
 _directories = {}   # resolved path -> KernelDirectory
-_chosen = {}        # (directory, problem) -> Kernel
+_chosen = {}        # (directory, device index, problem) -> Kernel
 _jit = []           # the process's fa4.jit.KernelCache, once made
 
 
@@ -61,31 +64,40 @@ def _check(q, k, v):
     if not q.device == k.device == v.device:
         raise ValueError(f"q, k and v must be on one device, got {q.device}, {k.device}, "
                          f"{v.device}")
-    for name, t, layout in (("q", q, "[B, Sq, Hq, D]"), ("k", k, "[B, Skv, Hkv, D]"),
-                            ("v", v, "[B, Skv, Hkv, D]")):
-        if t.dim() != 4:
-            raise ValueError(f"{name} must be 4-D {layout}, got shape {list(t.shape)}")
+    # Each shape read once: every read builds a torch.Size (host time per call).
+    shape_q, shape_k, shape_v = q.shape, k.shape, v.shape
+    for name, t, shape, layout in (("q", q, shape_q, "[B, Sq, Hq, D]"),
+                                   ("k", k, shape_k, "[B, Skv, Hkv, D]"),
+                                   ("v", v, shape_v, "[B, Skv, Hkv, D]")):
+        if len(shape) != 4:
+            raise ValueError(f"{name} must be 4-D {layout}, got shape {list(shape)}")
         # Any other stride TMA can describe is taken as it is (a [B, S, H, D]
         # view of a [B, H, S, D] tensor, say); the runtime checks them.
-        if t.stride()[3] != 1 and t.shape[3] > 1:
+        if t.stride()[3] != 1 and shape[3] > 1:
             raise ValueError(f"{name} must have a unit-stride head dim (strides "
-                             f"{list(t.stride())} for shape {list(t.shape)}): TMA reads "
+                             f"{list(t.stride())} for shape {list(shape)}): TMA reads "
                              "rows of contiguous elements; call .contiguous()")
-    if not q.shape[0] == k.shape[0] == v.shape[0]:
-        raise ValueError(f"batch sizes differ: q {q.shape[0]}, k {k.shape[0]}, "
-                         f"v {v.shape[0]}")
-    if not q.shape[3] == k.shape[3] == v.shape[3]:
-        raise ValueError(f"head dims differ: q {q.shape[3]}, k {k.shape[3]}, "
-                         f"v {v.shape[3]}")
-    if k.shape != v.shape:
-        raise ValueError(f"k and v shapes differ: {list(k.shape)} and {list(v.shape)}")
-    if k.shape[2] == 0 or q.shape[2] % k.shape[2]:
-        raise ValueError(f"query heads ({q.shape[2]}) must be a multiple of key/value "
-                         f"heads ({k.shape[2]})")
+    if not shape_q[0] == shape_k[0] == shape_v[0]:
+        raise ValueError(f"batch sizes differ: q {shape_q[0]}, k {shape_k[0]}, "
+                         f"v {shape_v[0]}")
+    if not shape_q[3] == shape_k[3] == shape_v[3]:
+        raise ValueError(f"head dims differ: q {shape_q[3]}, k {shape_k[3]}, "
+                         f"v {shape_v[3]}")
+    # Element by element: torch.compile compares symbolic sizes one by one.
+    if shape_k[1] != shape_v[1] or shape_k[2] != shape_v[2]:
+        raise ValueError(f"k and v shapes differ: {list(shape_k)} and {list(shape_v)}")
+    if shape_k[2] == 0 or shape_q[2] % shape_k[2]:
+        raise ValueError(f"query heads ({shape_q[2]}) must be a multiple of key/value "
+                         f"heads ({shape_k[2]})")
 
 
 def _operand(t, element):
     return runtime.Operand(t.data_ptr(), tuple(t.shape), element, tuple(t.stride()))
+
+
+_NO_BACKWARD = ("fa4.torch.attention has no backward yet: q, k, v or sink requires grad, "
+                "and its gradient would silently stop here; call it under torch.no_grad() "
+                "or on detached tensors")
 
 
 def attention(q, k, v, causal=False, scale=None, return_lse=False, kernel_dir=None,
@@ -111,43 +123,98 @@ def attention(q, k, v, causal=False, scale=None, return_lse=False, kernel_dir=No
     The kernel comes from `kernel_dir` (else `FA4_KERNEL_DIR`) when one
     there computes the problem, else it is compiled on demand and cached
     (`fa4.jit`; the first call of a problem pays the compile, about a
-    second; `FA4_JIT=0` turns it off).
+    second; `FA4_JIT=0` turns it off). The work runs as the custom op
+    `fa4::attention` when torch.library has custom ops (torch.compile
+    traces this function and keeps the op as one graph node).
 
     Raises TypeError/ValueError for unusable inputs, RuntimeError for inputs
-    that require grad in grad mode (there is no backward yet) or when the
-    compiler library is missing, LookupError when no kernel computes the
-    problem and none could be compiled, fa4.MLIRError when the compiler
-    refuses the problem, fa4.runtime.CudaError when the driver fails."""
+    that require grad in grad mode (there is no backward yet; under
+    torch.compile the op's autograd kernel raises it, wrapped in
+    torch.compile's error) or when the compiler library is missing,
+    LookupError when no kernel computes the problem and none could be
+    compiled, fa4.MLIRError when the compiler refuses the problem,
+    fa4.runtime.CudaError when the driver fails."""
     _check(q, k, v)
     sink = _check_sink(sink, q)
-    if torch.is_grad_enabled() and any(t is not None and t.requires_grad
-                                       for t in (q, k, v, sink)):
-        raise RuntimeError("fa4.torch.attention has no backward yet: q, k, v or sink "
-                           "requires grad, and its gradient would silently stop here; "
-                           "call it under torch.no_grad() or on detached tensors")
-    batch, seq_q, heads_q, head_dim = q.shape
-    seq_kv, heads_kv = k.shape[1], k.shape[2]
-    if scale is None:
-        scale = 1.0 / math.sqrt(head_dim)
-    scale = float(scale)
-    if not (math.isfinite(scale) and scale > 0):
-        raise ValueError(f"scale must be positive and finite, got {scale}")
-    window = runtime.effective_window(window, causal)
+    # While torch.compile traces, a raise here would only say "Observed
+    # exception"; the op's autograd kernel refuses instead, with this text.
+    if (not (_HAS_OP and torch.compiler.is_compiling()) and torch.is_grad_enabled()
+            and any(t is not None and t.requires_grad for t in (q, k, v, sink))):
+        raise RuntimeError(_NO_BACKWARD)
+    if scale is not None:
+        scale = float(scale)
+        if not (math.isfinite(scale) and scale > 0):
+            raise ValueError(f"scale must be positive and finite, got {scale}")
+    left, right = runtime.effective_window(window, causal)
     softcap = float(softcap or 0.0)
     if not (math.isfinite(softcap) and softcap >= 0):
         raise ValueError(f"softcap must be 0 (none) or positive and finite, got {softcap}")
-    element = _ELEMENTS[q.dtype]
-    device = q.device
+    kernel_dir = None if kernel_dir is None else str(kernel_dir)
+    output, lse = _entry(q, k, v, sink, bool(causal), scale, left, right, softcap,
+                         bool(return_lse), kernel_dir)
+    return (output, lse) if return_lse else output
 
+
+def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+               sink: Optional[torch.Tensor], causal: bool, scale: Optional[float],
+               window_left: int, window_right: int, softcap: float, return_lse: bool,
+               kernel_dir: Optional[str]) -> Tuple[torch.Tensor, torch.Tensor]:
+    """The kernel of `fa4::attention`: the arguments as `attention` checked
+    and normalized them (sink float32 [Hq], scale None for 1/sqrt(D), the
+    window as `runtime.effective_window` gives it). Returns O and the LSE,
+    an empty float32 tensor without `return_lse` (an op returns a fixed
+    number of tensors)."""
+    heads_q, head_dim = q.shape[2], q.shape[3]
+    heads_kv = k.shape[2]
+    if scale is None:
+        scale = 1.0 / math.sqrt(head_dim)
     path = kernel_dir if kernel_dir is not None else os.environ.get("FA4_KERNEL_DIR")
-    problem = (element, heads_q, heads_kv, head_dim, bool(causal), scale,
-               bool(return_lse), arch_of(device), window, softcap, sink is not None)
-    key = (path, problem)
-    if key not in _chosen:
-        _chosen[key] = _choose(path, problem)
-    kernel = _chosen[key]
-    return _run(kernel, q, k, v, return_lse, sink=sink, scale=scale,
-                softcap=softcap or None)
+    device = q.device
+    # Everything the choice depends on, the device standing for its arch.
+    key = (path, device.index, q.dtype, heads_q, heads_kv, head_dim, causal, scale,
+           return_lse, window_left, window_right, softcap, sink is not None)
+    kernel = _chosen.get(key)
+    if kernel is None:
+        problem = (_ELEMENTS[q.dtype], heads_q, heads_kv, head_dim, causal, scale,
+                   return_lse, arch_of(device), (window_left, window_right), softcap,
+                   sink is not None)
+        kernel = _chosen[key] = _choose(path, problem)
+    result = _run(kernel, q, k, v, return_lse, sink=sink, scale=scale,
+                  softcap=softcap or None)
+    if return_lse:
+        return result
+    return result, torch.empty((0,), dtype=torch.float32, device=device)
+
+
+def _attention_fake(q, k, v, sink, causal, scale, window_left, window_right, softcap,
+                    return_lse, kernel_dir):
+    """What `fa4::attention` returns, for tracing: O like q with v's head
+    dim, the LSE float32 [B, Hq, Sq] (or empty), both contiguous."""
+    batch, seq_q, heads_q, _ = q.shape
+    output = q.new_empty((batch, seq_q, heads_q, v.shape[3]))
+    lse = q.new_empty((batch, heads_q, seq_q) if return_lse else (0,), dtype=torch.float32)
+    return output, lse
+
+
+def _no_backward(*args, **kwargs):
+    """`fa4::attention`'s autograd: its setup_context (called in the forward
+    whenever an input requires grad in grad mode, eagerly and while
+    torch.compile traces) refuses, so that gradients never stop silently."""
+    raise RuntimeError(_NO_BACKWARD)
+
+
+def _register_op():
+    """`fa4::attention`, or None where torch.library has no custom ops
+    (PyTorch before 2.4, the tests' stand-in torch)."""
+    library = getattr(torch, "library", None)
+    if not hasattr(library, "custom_op"):
+        return None
+    op = library.custom_op("fa4::attention", mutates_args=(), device_types="cuda")(_attention)
+    op.register_fake(_attention_fake)
+    # The same function as backward: it is never reached, setup_context
+    # raises first.
+    op.register_autograd(_no_backward, setup_context=_no_backward)
+    return op
 
 
 def jit_cache():
@@ -193,7 +260,7 @@ def _check_sink(sink, q):
     if not isinstance(sink, torch.Tensor) or not sink.is_floating_point():
         raise TypeError(f"sink must be a floating-point tensor, got {type(sink).__name__}"
                         f"{f' of {sink.dtype}' if isinstance(sink, torch.Tensor) else ''}")
-    if tuple(sink.shape) != (q.shape[2],):
+    if sink.dim() != 1 or sink.shape[0] != q.shape[2]:
         raise ValueError(f"sink must have shape [heads_q] = [{q.shape[2]}], got "
                          f"{list(sink.shape)}")
     if sink.device != q.device:
@@ -226,10 +293,18 @@ def _run(kernel, q, k, v, return_lse, fill=None, sink=None, scale=None,
         if sink is not None:
             operands["sink"] = _operand(sink, "f32")
         with torch.cuda.device(device):
+            # Eager code, also under torch.compile (the op's kernel runs
+            # outside the trace), so this is a torch.cuda.Stream.
             stream = torch.cuda.current_stream(device).cuda_stream
             kernel.launch(operands, stream=stream, device=device.index, scale=scale,
                           softcap=softcap)
     return (output, lse) if return_lse else output
+
+
+_op = _register_op()
+# Decided once: torch.compile traces `attention` and guards on these.
+_HAS_OP = _op is not None
+_entry = _op if _HAS_OP else _attention
 
 
 def reference(q, k, v, causal=False, scale=None, dtype=torch.float32,

@@ -6,96 +6,17 @@ validation, the kernel choice, what is launched with which pointers, and the
 returned tensors."""
 
 import atexit
-import contextlib
-import ctypes
-import json
 import os
 import shutil
 import sys
 import tempfile
-import types
 from pathlib import Path
 
-# --- a stand-in torch -------------------------------------------------------
-torch = types.ModuleType("torch")
-torch.cuda = types.ModuleType("torch.cuda")
+sys.path.insert(0, str(Path(__file__).parent / "Inputs"))
+import torch_standin  # noqa: E402
+from torch_standin import Device, FakeCuda, Tensor, grad_mode, tensor  # noqa: E402
 
-
-class _DType:
-    def __init__(self, name):
-        self.name = name
-
-    def __repr__(self):
-        return f"torch.{self.name}"
-
-
-torch.bfloat16, torch.float16, torch.float32 = (_DType(n) for n in ("bfloat16", "float16",
-                                                                       "float32"))
-
-
-class _Device:
-    def __init__(self, kind, index=None):
-        self.type, self.index = kind, index
-
-    def __eq__(self, other):
-        return (self.type, self.index) == (other.type, other.index)
-
-    def __str__(self):
-        return self.type if self.index is None else f"{self.type}:{self.index}"
-
-
-_next_address = [0x7f0000000000]
-
-
-class Tensor:
-    def __init__(self, shape, dtype, device, strides=None, ptr=None, requires_grad=False):
-        self.shape, self.dtype, self.device = tuple(shape), dtype, device
-        self.requires_grad = requires_grad
-        contiguous, step = [], 1
-        for size in reversed(self.shape):
-            contiguous.insert(0, step)
-            step *= size
-        self._contiguous = tuple(contiguous)
-        self._strides = tuple(strides) if strides else self._contiguous
-        if ptr is None:
-            ptr = _next_address[0]
-            _next_address[0] += 1 << 24
-        self._ptr = ptr
-
-    is_cuda = property(lambda self: self.device.type == "cuda")
-
-    def dim(self):
-        return len(self.shape)
-
-    def stride(self):
-        return self._strides
-
-    def is_contiguous(self):
-        return self._strides == self._contiguous
-
-    def data_ptr(self):
-        return self._ptr
-
-    def is_floating_point(self):
-        return self.dtype.name.startswith(("float", "bfloat"))
-
-    def to(self, dtype):
-        return self if dtype is self.dtype else Tensor(self.shape, dtype, self.device)
-
-    def contiguous(self):
-        return self if self.is_contiguous() else Tensor(self.shape, self.dtype, self.device)
-
-
-torch.Tensor = Tensor
-torch.empty = lambda shape, dtype, device: Tensor(shape, dtype, device)
-torch.cuda.capability = (10, 0)
-torch.cuda.get_device_capability = lambda device=None: torch.cuda.capability
-torch.cuda.current_stream = lambda device=None: types.SimpleNamespace(cuda_stream=0x5000)
-torch.cuda.device = lambda device: contextlib.nullcontext()
-grad_mode = [True]
-torch.is_grad_enabled = lambda: grad_mode[0]
-sys.modules["torch"] = torch
-sys.modules["torch.cuda"] = torch.cuda
+torch = torch_standin.install()
 # Kernels come from the test's directory; compiling on demand is tested at
 # the end.
 os.environ["FA4_JIT"] = "0"
@@ -107,107 +28,12 @@ print("fa4.attention is fa4.torch.attention:", fa4.attention is fa4.torch.attent
 # CHECK: fa4.attention is fa4.torch.attention: True
 attention = fa4.attention
 
-
-# --- a fake libcuda: remembers the maps copied and the launch ----------------
-class FakeCuda:
-    def __init__(self):
-        self.launches, self.maps, self.function = [], {}, None
-        self.strides = {}  # global address -> byte strides of its tensor map
-        self.kinds = []
-
-    def __getattr__(self, name):
-        def call(*args):
-            return 0
-        return call
-
-    def cuGetErrorName(self, code, out):
-        out._obj.value = b"CUDA_ERROR_INVALID_VALUE"
-        return 0
-
-    cuGetErrorString = cuGetErrorName
-
-    def cuCtxGetCurrent(self, out):
-        out._obj.value = 0xCAFE
-        return 0
-
-    def cuCtxGetDevice(self, out):
-        out._obj.value = 0
-        return 0
-
-    def cuDeviceGet(self, out, ordinal):
-        out._obj.value = ordinal.value
-        return 0
-
-    def cuDeviceGetAttribute(self, out, attribute, device):
-        out._obj.value = {75: 10, 76: 0, 16: 148, 97: 232448}[attribute.value]
-        return 0
-
-    def cuModuleGetFunction(self, out, module, name):
-        out._obj.value = 0x2000
-        self.function = name.decode()
-        return 0
-
-    def cuTensorMapEncodeTiled(self, out, data_type, rank, address, dims, strides, *rest):
-        ctypes.memmove(out.value, address.value.to_bytes(8, "little") + bytes(120), 128)
-        self.strides[address.value] = list(strides)
-        return 0
-
-    def cuMemAllocAsync(self, out, size, stream):
-        out._obj.value = 0x7e0000000000
-        return 0
-
-    def cuMemcpyHtoDAsync_v2(self, destination, source, size, stream):
-        data = ctypes.string_at(source.value, size.value)
-        for i in range(0, len(data), 128):
-            self.maps[destination.value + i] = int.from_bytes(data[i:i + 8], "little")
-        return 0
-
-    def cuLaunchKernelEx(self, config, function, params, extra):
-        c = config._obj
-        values = []
-        for i, kind in enumerate(self.kinds):
-            ctype = {"i32": ctypes.c_int32, "f32": ctypes.c_float}.get(kind, ctypes.c_uint64)
-            v = ctype.from_address(params[i]).value
-            if kind == "tensor_map":
-                v = f"map of {self.maps[v]:#x}"
-            elif kind == "pointer":
-                v = f"{v:#x}"
-            values.append(v)
-        self.launches.append(f"{self.function} grid {c.gridDimX} stream {c.hStream:#x} "
-                             f"params {values}")
-        return 0
-
-
 TMP = Path(tempfile.mkdtemp(prefix="fa4-torch-"))
 atexit.register(shutil.rmtree, TMP, True)
 
 
-def write_kernel(name, element, heads_q, heads_kv, causal, lse, sink=False):
-    operands = [{"name": n, "element": element, "shape": [-1, -1, h, 64]}
-                for n, h in (("query", heads_q), ("key", heads_kv), ("value", heads_kv),
-                             ("output", heads_q))]
-    params = [{"kind": "tensor_map", "name": f"m{i}", "source": f"tensor_maps[{i}]"}
-              for i in range(4)]
-    params += [{"kind": "i32", "name": "batch", "source": "query.shape[0]"},
-               {"kind": "i32", "name": "seq_q", "source": "query.shape[1]"},
-               {"kind": "i32", "name": "seq_kv", "source": "key.shape[1]"},
-               {"kind": "f32", "name": "scale_log2", "source": "scale_log2"}]
-    if lse:
-        operands.append({"name": "lse", "element": "f32", "shape": [-1, heads_q, -1]})
-        params.append({"kind": "pointer", "name": "lse", "source": "lse.data"})
-    if sink:
-        operands.append({"name": "sink", "element": "f32", "shape": [heads_q]})
-        params.append({"kind": "pointer", "name": "sink", "source": "sink.data"})
-    (TMP / f"{name}.json").write_text(json.dumps({
-        "kernel": name, "arch": "sm_100a", "block": [512, 1, 1], "cluster": [1, 1, 1],
-        "dynamic_smem_bytes": 197632, "files": {"cubin": f"{name}.cubin"},
-        "grid": {"rule": "persistent", "head_blocks": heads_q, "query_rows_per_cta": 256},
-        "causal": causal, "scale": 0.125, "scale_log2": 0.18033688011112042,
-        "operands": operands, "params": params,
-        "tensor_maps": [{"operand": n, "operand_index": i, "element": element,
-                         "box": [64, 1, 128, 1], "swizzle": "128B", "oob_fill": "zero"}
-                        for i, n in enumerate(("query", "key", "value", "output"))]}))
-    (TMP / f"{name}.cubin").write_bytes(b"\x7fELF")
+def write_kernel(*args, **kwargs):
+    torch_standin.write_kernel(TMP, *args, **kwargs)
 
 
 write_kernel("gqa_causal_lse", "bf16", 4, 2, True, True)
@@ -216,12 +42,6 @@ write_kernel("gqa_sink", "bf16", 4, 2, False, False, sink=True)
 
 fake = FakeCuda()
 runtime.set_driver(fake)
-cuda0 = _Device("cuda", 0)
-
-
-def tensor(shape, dtype=torch.bfloat16, device=cuda0, **kwargs):
-    return Tensor(shape, dtype, device, **kwargs)
-
 
 q, k, v = tensor((2, 300, 4, 64)), tensor((2, 500, 2, 64)), tensor((2, 500, 2, 64))
 kernel = runtime.KernelDirectory(TMP).find("bf16", 4, 2, 64, causal=True, lse=True)
@@ -308,7 +128,7 @@ for label, call in [
                                          kernel_dir=str(TMP))),
         ("sink type", lambda: attention(q, k, v, sink=[0.0] * 4, kernel_dir=str(TMP))),
         ("sink device", lambda: attention(q, k, v, kernel_dir=str(TMP),
-                                          sink=tensor((4,), torch.float32, device=_Device("cuda", 1)))),
+                                          sink=tensor((4,), torch.float32, device=Device("cuda", 1)))),
         ("sink grad", lambda: attention(q, k, v, kernel_dir=str(TMP),
                                         sink=tensor((4,), torch.float32, requires_grad=True))),
         ("sink kernel", lambda: attention(q, k, v, causal=True, return_lse=True, sink=sinks,
@@ -327,13 +147,13 @@ for label, call in [
 # CHECK-NEXT: sink kernel: LookupError: no fa4 kernel in {{.*}} for dtype=bf16 heads_q=4 heads_kv=2 head_dim=64 causal=True scale=0.125 lse=True arch=sm_100a window=(-1, 0) softcap=0.0 sink=True; candidates:
 
 os.environ["FA4_KERNEL_DIR"] = str(TMP)
-cpu = _Device("cpu")
+cpu = Device("cpu")
 cases = [
     ("not a tensor", lambda: attention([1.0], k, v)),
     ("float32", lambda: attention(tensor((2, 300, 4, 64), torch.float32), k, v)),
     ("mixed", lambda: attention(q, tensor((2, 500, 2, 64), torch.float16), v)),
     ("cpu", lambda: attention(q, tensor((2, 500, 2, 64), device=cpu), v)),
-    ("devices", lambda: attention(q, k, tensor((2, 500, 2, 64), device=_Device("cuda", 1)))),
+    ("devices", lambda: attention(q, k, tensor((2, 500, 2, 64), device=Device("cuda", 1)))),
     ("3-D", lambda: attention(tensor((300, 4, 64)), k, v)),
     ("head dim stride", lambda: attention(tensor((2, 300, 4, 64), strides=(153600, 512, 128, 2)),
                                           k, v)),
@@ -370,8 +190,10 @@ for label, call in cases:
 # CHECK-NEXT: no kernel: LookupError: no fa4 kernel in {{.*}}fa4-torch-{{.*}} for dtype=bf16 heads_q=4 heads_kv=2 head_dim=64 causal=True scale=0.2 lse=False arch=sm_100a window=(-1, 0) softcap=0.0 sink=False; candidates:
 # CHECK-NEXT:   gqa_causal_lse (gqa_causal_lse.json): lse is True, not False
 
-# The device's arch chooses too.
+# The device's arch chooses too. (The choice is remembered per device, whose
+# arch cannot change; the stand-in's can, so forget the choices.)
 torch.cuda.capability = (9, 0)
+fa4.torch._chosen.clear()
 try:
     attention(q, k, v, causal=True, return_lse=True)
 except LookupError as err:

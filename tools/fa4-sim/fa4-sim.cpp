@@ -46,6 +46,16 @@ static cl::opt<bool> causal("causal", cl::desc("The kernel is causal"),
                             cl::cat(simCategory));
 static cl::opt<std::string> dtype("dtype", cl::desc("bf16 or f16"),
                                   cl::cat(simCategory));
+static cl::list<int64_t> captureSizes(
+    "capture-sizes",
+    cl::desc("The dynamic sizes of the captured operands the score and mask "
+             "regions read, in operand then dimension order"),
+    cl::CommaSeparated, cl::cat(simCategory));
+static cl::opt<int64_t> captureIntBound(
+    "capture-int-bound",
+    cl::desc("Integer captures are drawn from [0, N) (float ones from "
+             "N(0, 1))"),
+    cl::init(4), cl::cat(simCategory));
 static cl::opt<uint64_t> seed("seed", cl::desc("First seed"), cl::init(1),
                               cl::cat(simCategory));
 static cl::opt<unsigned> seeds("seeds", cl::desc("Number of seeds"),
@@ -105,6 +115,8 @@ int main(int argc, char **argv) {
   problem.headDim = given(headDim);
   problem.causal = given(causal);
   problem.dtype = given(dtype);
+  problem.captureSizes.assign(captureSizes.begin(), captureSizes.end());
+  problem.captureIntBound = captureIntBound;
 
   mlir::fa4::sim::Options options;
   options.seed = seed;

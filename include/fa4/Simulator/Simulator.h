@@ -16,6 +16,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mlir::fa4::sim {
 
@@ -26,6 +27,12 @@ struct Problem {
   std::optional<int64_t> batch, seqQ, seqKv, headsQ, headsKv, headDim;
   std::optional<bool> causal;
   std::optional<std::string> dtype;
+  /// The dynamic sizes of the captured operands (those score and mask
+  /// regions read), in operand then dimension order.
+  std::vector<int64_t> captureSizes;
+  /// Integer captures are drawn uniformly from [0, captureIntBound); float
+  /// captures from N(0, 1).
+  int64_t captureIntBound = 4;
 };
 
 struct Options {

@@ -133,6 +133,9 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
   Value negInf = f32(-std::numeric_limits<float>::infinity());
   Value zero = f32(0.0f), one = f32(1.0f);
   Value stageIndex = idx(stage);
+  SmallVector<int32_t> chunkColumns;
+  for (int64_t i = 0; i < kChunk; ++i)
+    chunkColumns.push_back(static_cast<int32_t>(i));
   auto contract =
       arith::FastMathFlagsAttr::get(ctx, arith::FastMathFlags::contract);
 
@@ -172,7 +175,18 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
       }
       Value tileMax = negInf;
       for (int64_t c = 0; c < chunks; ++c) {
-        scores[c] = scoreStage.transform(scores[c]);
+        // The thread's row is one position and head; chunk c holds keys
+        // firstKey + c kChunk + [0, kChunk).
+        scores[c] = scoreStage.transform(scores[c], [&] {
+          return FragmentCoords{
+              tile.batch,
+              {add(first, div(row, shape.pack))},
+              {add(mul(tile.headBlock, shape.pack), rem(row, shape.pack))},
+              {},
+              add(mul(add(tile.firstBlock, n), blockN), c * kChunk),
+              chunkColumns,
+              !masked};
+        });
         if (masked) {
           SmallVector<int32_t> columns;
           for (int64_t i = 0; i < kChunk; ++i)

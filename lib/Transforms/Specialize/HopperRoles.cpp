@@ -127,6 +127,12 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
     return arith::ConstantOp::create(b, DenseElementsAttr::get(type, values));
   };
   Value sSecondRow = i1Constant(FragmentLayout::secondRow(sCount));
+  // Element i of S: row rowOf[i] of the thread's two, column
+  // sColumnsList[i] from its first.
+  SmallVector<int64_t> rowOf;
+  for (bool second : FragmentLayout::secondRow(sCount))
+    rowOf.push_back(second ? 1 : 0);
+  SmallVector<int32_t> sColumnsList = FragmentLayout::columns(sCount);
   Value oSecondRow = i1Constant(FragmentLayout::secondRow(oCount));
   auto sColumnsType = VectorType::get({sCount}, i32Type);
   Value sColumns = arith::ConstantOp::create(
@@ -238,8 +244,18 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
                        ArrayRef<Value> rowSum) {
       // The stage's transformed scores; only a block the stage masks for
       // some row of the Q tile compares keys per row.
-      Value transformed = scoreStage.transform(scores);
       Value block = add(tile.firstBlock, n);
+      Value transformed = scoreStage.transform(scores, [&] {
+        FragmentCoords at{tile.batch, {}, {}, rowOf, add(mul(block, blockN),
+                                                         quadColumn),
+                          sColumnsList, /*keysInRange=*/false};
+        for (Value r : rows) {
+          at.positions.push_back(add(first, div(r, shape.pack)));
+          at.heads.push_back(
+              add(mul(tile.headBlock, shape.pack), rem(r, shape.pack)));
+        }
+        return at;
+      });
       // The row bounds are recomputed per block from the tile's position:
       // a few integer ops, rather than values live through the KV loop next
       // to the 232-register budget.

@@ -134,6 +134,11 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
   // The sink logits [Hq] in f32, likewise.
   if (shape.sink)
     arguments.push_back(LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1));
+  // Each capture: a pointer to global memory, then its dynamic sizes.
+  for (MemRefType capture : shape.captures) {
+    arguments.push_back(LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1));
+    arguments.append(capture.getNumDynamicDims(), index);
+  }
   // Shared-memory buffers, in bytes, placed later by fa4-allocate-smem.
   SmallVector<SharedBuffer> smemBuffers = roleSet->sharedBuffers();
   SmallVector<Type> smemTypes;
@@ -169,6 +174,14 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
     lseOut = entry.getArgument(next++);
   if (shape.sink)
     sinks = entry.getArgument(next++);
+  for (MemRefType type : shape.captures) {
+    Capture capture{type, entry.getArgument(next++), {}};
+    for (int64_t size : type.getShape())
+      capture.sizes.push_back(ShapedType::isDynamic(size)
+                                  ? Value(entry.getArgument(next++))
+                                  : idx(size));
+    captures.push_back(std::move(capture));
+  }
 
   int64_t positionsPerCta = shape.positionsPerWorkTile();
   tilesPerHead = div(add(seqQ, positionsPerCta - 1), positionsPerCta);
@@ -183,6 +196,25 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
   b.setInsertionPointAfter(specialize);
   gpu::ReturnOp::create(b);
   return kernel;
+}
+
+Value KernelBuilder::loadCapture(unsigned index, ValueRange indices) {
+  const Capture &capture = captures[index];
+  Type i64 = b.getI64Type();
+  auto wide = [&](Value v) {
+    return arith::IndexCastOp::create(b, i64, v).getResult();
+  };
+  // Row-major: ((i0 * n1 + i1) * n2 + i2) ...
+  Value offset = arith::ConstantOp::create(b, b.getI64IntegerAttr(0));
+  for (auto [i, position] : llvm::enumerate(indices)) {
+    if (i > 0)
+      offset = arith::MulIOp::create(b, offset, wide(capture.sizes[i]));
+    offset = arith::AddIOp::create(b, offset, wide(position));
+  }
+  Type element = capture.type.getElementType();
+  Value address = LLVM::GEPOp::create(b, capture.data.getType(), element,
+                                      capture.data, ValueRange{offset});
+  return LLVM::LoadOp::create(b, element, address);
 }
 
 Value KernelBuilder::sinkLogit(const Tile &tile, Value row) {

@@ -177,6 +177,14 @@ public:
   void storeLse(const Tile &tile, int64_t stage, Value row, Value rowSum,
                 Value rowMax);
 
+  /// Element `indices` of capture `capture` (a global load at its
+  /// row-major offset, computed in 64 bits).
+  Value loadCapture(unsigned capture, ValueRange indices);
+  /// The size of dimension `dim` of capture `capture` (index).
+  Value captureSize(unsigned capture, unsigned dim) const {
+    return captures[capture].sizes[dim];
+  }
+
   // The kernel's arguments.
   Value qDesc, kDesc, vDesc, oDesc, batch, seqQ, seqKv, scaleLog2;
   Value softcap; // the cap in raw-score units, with a softcap
@@ -186,6 +194,14 @@ public:
   Value tiles, tilesPerHead, kvBlocks;
 
 private:
+  /// A tensor the score and mask regions read: a global pointer, and its
+  /// sizes (constants, or kernel arguments where dynamic).
+  struct Capture {
+    MemRefType type;
+    Value data;
+    SmallVector<Value> sizes;
+  };
+  SmallVector<Capture> captures;
   std::unique_ptr<ScoreStage> scoreStage;
   std::unique_ptr<WorkSchedule> schedule;
   std::unique_ptr<RoleSet> roleSet;

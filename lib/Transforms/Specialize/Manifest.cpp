@@ -58,6 +58,14 @@ DictionaryAttr specialize::buildManifest(const KernelShape &shape,
     params.push_back(param("lse", "pointer", "lse.data"));
   if (shape.sink)
     params.push_back(param("sink", "pointer", "sink.data"));
+  for (auto [index, capture] : llvm::enumerate(shape.captures)) {
+    std::string name = "capture" + std::to_string(index);
+    params.push_back(param(name, "pointer", name + ".data"));
+    for (int64_t dim = 0; dim < capture.getRank(); ++dim)
+      if (capture.isDynamicDim(dim))
+        params.push_back(param(name + "_size" + std::to_string(dim), "i32",
+                               name + ".shape[" + std::to_string(dim) + "]"));
+  }
 
   SmallVector<NamedAttribute> masking;
   auto [left, right] = shape.window;
@@ -94,13 +102,23 @@ DictionaryAttr specialize::buildManifest(const KernelShape &shape,
       named("plan", plan),
   };
   entries.append(masking.begin(), masking.end());
+  // Which regions the kernel inlines: a runtime must not take it for a
+  // problem without them.
+  if (TileModifyOp modifier = shape.modifier) {
+    SmallVector<Attribute> regions;
+    if (!modifier.getScoreMod().empty())
+      regions.push_back(b.getStringAttr("score"));
+    if (!modifier.getMaskMod().empty())
+      regions.push_back(b.getStringAttr("mask"));
+    entries.push_back(named("regions", b.getArrayAttr(regions)));
+  }
   return dict(entries);
 }
 
 ArrayAttr specialize::operandsEntry(LaunchOp launch) {
   Builder b(launch.getContext());
   SmallVector<Attribute> operands;
-  for (auto [index, operand] : llvm::enumerate(launch.getOperands())) {
+  for (auto [index, operand] : llvm::enumerate(launch->getOperands())) {
     auto type = cast<MemRefType>(operand.getType());
     SmallVector<int64_t> shape;
     for (int64_t size : type.getShape())

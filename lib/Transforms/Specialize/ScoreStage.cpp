@@ -148,7 +148,7 @@ class SoftcapStage final : public KeyWindowStage {
 public:
   SoftcapStage(KernelBuilder &kernel) : KeyWindowStage(kernel) {}
 
-  Value transform(Value scores) override {
+  Value transform(Value scores, FragmentCoordsFn) override {
     auto type = cast<VectorType>(scores.getType());
     Value inverse = vector::BroadcastOp::create(
         b, type, arith::DivFOp::create(b, f32(1.0f), kernel.softcap));
@@ -167,7 +167,12 @@ public:
 
 std::unique_ptr<ScoreStage>
 specialize::createScoreStage(KernelBuilder &kernel) {
+  std::unique_ptr<ScoreStage> stage;
   if (kernel.getShape().softcap)
-    return std::make_unique<SoftcapStage>(kernel);
-  return std::make_unique<KeyWindowStage>(kernel);
+    stage = std::make_unique<SoftcapStage>(kernel);
+  else
+    stage = std::make_unique<KeyWindowStage>(kernel);
+  if (kernel.getShape().modifier)
+    return createModifierStage(kernel, std::move(stage));
+  return stage;
 }

@@ -36,6 +36,22 @@ struct KvBlocks {
   Value first, count;
 };
 
+/// Where the elements of one thread's score fragment sit, for stages that
+/// compute with coordinates (the score and mask regions): element e is in
+/// row rowOf[e] of the thread's rows (row 0 for all when rowOf is empty)
+/// and holds key firstKey + columns[e]. Roles build it only when a stage
+/// asks (the callback of `transform`).
+struct FragmentCoords {
+  Value batch;
+  SmallVector<Value, 2> positions, heads; // per row of the thread (index)
+  ArrayRef<int64_t> rowOf;
+  Value firstKey;
+  ArrayRef<int32_t> columns;
+  /// Whether every key of the fragment is below Skv (no key tail).
+  bool keysInRange;
+};
+using FragmentCoordsFn = function_ref<FragmentCoords()>;
+
 class ScoreStage : protected KernelOps {
 public:
   explicit ScoreStage(KernelBuilder &kernel)
@@ -52,8 +68,11 @@ public:
   /// positive: rounding keeps the product monotonic, so the roles take
   /// their maxima on transformed scores, scale the maxima, and fuse the
   /// factor into the exponent's FMA (`t outer - ref`). Without a stage of
-  /// its own, `transform` is the identity.
-  virtual Value transform(Value scores) { return scores; }
+  /// its own, `transform` is the identity; `coords` says where the
+  /// elements are, for stages that need it.
+  virtual Value transform(Value scores, FragmentCoordsFn coords) {
+    return scores;
+  }
   /// The factor (f32): the softmax scale times log2(e), times what the
   /// stage folds into it (softcap: the cap).
   virtual Value outerScale();
@@ -86,8 +105,14 @@ protected:
 
 /// The stage of the FA4 forward kernel: keys past Skv (the key tail) and
 /// outside the row's window (causal: past its bottom-right diagonal) are
-/// masked; with a softcap, scores are capped before.
+/// masked; with a softcap, scores are capped before; with score or mask
+/// regions, they are applied to the capped scores (createModifierStage).
 std::unique_ptr<ScoreStage> createScoreStage(KernelBuilder &kernel);
+
+/// `base` followed by the tiled program's score and mask regions, inlined
+/// per element (ScoreRegions.cpp).
+std::unique_ptr<ScoreStage>
+createModifierStage(KernelBuilder &kernel, std::unique_ptr<ScoreStage> base);
 
 } // namespace mlir::fa4::specialize
 

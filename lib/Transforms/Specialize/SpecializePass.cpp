@@ -58,18 +58,18 @@ struct FA4SpecializePass
       if (failed(shape))
         return signalPassFailure();
 
-      // The role-level kernel takes the tiled one's place and name.
+      // The role-level kernel takes the tiled one's place and name; the
+      // tiled one goes once the kernel and its manifest are built (the
+      // shape refers to its fa4.tile.modify).
       auto gpuModule = kernel->getParentOfType<gpu::GPUModuleOp>();
-      std::string name = kernel.getName().str();
-      Location loc = kernel.getLoc();
-      kernel.erase();
-      ImplicitLocOpBuilder builder(loc, ctx);
+      ImplicitLocOpBuilder builder(kernel.getLoc(), ctx);
       gpu::GPUFuncOp roles =
-          KernelBuilder(builder, *shape).build(gpuModule, name);
+          KernelBuilder(builder, *shape).build(gpuModule, kernel.getName());
 
       // What follows from the shape and plan; later passes record the
       // rest on the kernel.
       NamedAttrList manifest(buildManifest(*shape, roles));
+      kernel.erase();
       auto kernelRef = SymbolRefAttr::get(gpuModule.getNameAttr(),
                                           {FlatSymbolRefAttr::get(roles)});
       module->walk([&](LaunchOp launch) {

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Matchers.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -62,6 +63,7 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
   auto stores = opsOf<TileStoreOp>(all);
   auto lses = opsOf<TileStoreLseOp>(all);
   auto sinks = opsOf<TileSinkOp>(all);
+  auto modifies = opsOf<TileModifyOp>(all);
   auto count = [&](size_t got, size_t want, StringRef name) {
     return got == want ? success()
                        : LogicalResult(fail(kernel, Twine(got) + " '" + name +
@@ -79,9 +81,18 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
       (lses.size() > 1 && failed(count(lses.size(), 1, "fa4.tile.store_lse"))) ||
       (softcaps.size() > 1 &&
        failed(count(softcaps.size(), 1, "fa4.tile.softcap"))) ||
-      (sinks.size() > 1 && failed(count(sinks.size(), 1, "fa4.tile.sink"))))
+      (sinks.size() > 1 && failed(count(sinks.size(), 1, "fa4.tile.sink"))) ||
+      (modifies.size() > 1 &&
+       failed(count(modifies.size(), 1, "fa4.tile.modify"))))
     return failure();
-  if (all.size() != 11 + lses.size() + softcaps.size() + sinks.size())
+  // The ops of the regions of fa4.tile.modify are its own (fa4.yield).
+  size_t yields = 0;
+  for (TileModifyOp modify : modifies)
+    yields += modify.getScoreMod().empty() ? 0 : 1;
+  for (TileModifyOp modify : modifies)
+    yields += modify.getMaskMod().empty() ? 0 : 1;
+  if (all.size() != 11 + lses.size() + softcaps.size() + sinks.size() +
+                        modifies.size() + yields)
     return fail(kernel, "it holds fa4 ops other than the tile ops");
 
   TiledProgram p;
@@ -94,6 +105,7 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
   p.lse = lses.empty() ? TileStoreLseOp() : lses[0];
   p.softcap = softcaps.empty() ? TileSoftcapOp() : softcaps[0];
   p.sink = sinks.empty() ? TileSinkOp() : sinks[0];
+  p.modify = modifies.empty() ? TileModifyOp() : modifies[0];
   p.scores = matmuls[0].getTransposeB() ? matmuls[0] : matmuls[1];
   p.product = matmuls[0].getTransposeB() ? matmuls[1] : matmuls[0];
   if (!p.scores.getTransposeB() || p.product.getTransposeB() ||
@@ -122,9 +134,19 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
     return fail(p.store, "O must be the kernel's fourth argument");
   if (p.lse && !isArgument(p.lse.getDest(), 4))
     return fail(p.lse, "LSE must be the kernel's fifth argument");
-  if (p.sink && !isArgument(p.sink.getSinks(), p.lse ? 5 : 4))
+  unsigned firstCapture = 4 + (p.lse ? 1 : 0) + (p.sink ? 1 : 0);
+  if (p.sink && !isArgument(p.sink.getSinks(), firstCapture - 1))
     return fail(p.sink, "the sinks must be the kernel's argument after O "
                         "and LSE");
+  if (p.modify)
+    for (auto [index, capture] : llvm::enumerate(p.modify.getCaptures()))
+      if (!isArgument(capture, firstCapture + index))
+        return fail(p.modify, "the captures must be the kernel's last "
+                              "arguments, in order");
+  if (kernel.getNumArguments() !=
+      firstCapture + (p.modify ? p.modify.getCaptures().size() : 0))
+    return fail(kernel, "its arguments must be Q, K, V, O, then LSE, the "
+                        "sinks and the captures where used");
 
   p.kvLoop = dyn_cast<scf::ForOp>(p.softmax->getParentOp());
   if (!p.kvLoop || p.kvLoop.getNumRegionIterArgs() != 3)
@@ -137,11 +159,13 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
       p.query->getParentOp() == p.kvLoop)
     return fail(p.kvLoop, "K and V are loaded in the KV loop, Q before it");
   Value capped = p.softcap ? p.softcap.getResult() : p.scores.getResult();
+  Value modified = p.modify ? p.modify.getResult() : capped;
   if ((p.softcap && p.softcap.getScores() != p.scores.getResult()) ||
-      p.mask.getScores() != capped ||
+      (p.modify && p.modify.getScores() != capped) ||
+      p.mask.getScores() != modified ||
       p.softmax.getScores() != p.mask.getResult())
-    return fail(p.softmax, "the scores must be capped (optionally), masked, "
-                           "then exponentiated");
+    return fail(p.softmax, "the scores must be capped and modified "
+                           "(optionally), masked, then exponentiated");
   if (p.softmax.getMax() != iter(1) || p.softmax.getSum() != iter(2) ||
       p.rescale.getTile() != iter(0) ||
       p.rescale.getFactors() != p.softmax.getCorrection() ||
@@ -243,6 +267,8 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
                         p.scores.getOperation(), p.mask.getOperation(),
                         p.softcap ? p.softcap.getOperation()
                                   : p.mask.getOperation(),
+                        p.modify ? p.modify.getOperation()
+                                 : p.mask.getOperation(),
                         p.rescale.getOperation(), p.product.getOperation()})
     if (op->getBlock() != p.kvLoop.getBody())
       return fail(op, "it must run once per KV block, in the KV loop");
@@ -274,6 +300,11 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
       p.value.getPosition() != key || p.value.getHead() != p.key.getHead())
     return fail(p.value, "K and V must be read at the same batch, key and "
                          "head");
+  if (p.modify &&
+      (p.modify.getBatch() != batch || p.modify.getHead() != head ||
+       p.modify.getPosition() != row || p.modify.getKey() != key))
+    return fail(p.modify, "the regions must see Q's batch, heads and rows "
+                          "and the K tile's keys");
   if (p.mask.getPosition() != row || p.mask.getKey() != key ||
       !isDim(p.mask.getSeqQ(), 0, 1) || !isDim(p.mask.getSeqKv(), 1, 1))
     return fail(p.mask, "the mask must cover Q's rows and the K tile's keys "
@@ -380,6 +411,7 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
   auto heads = [](auto op) { return static_cast<int64_t>(op.getHeads()); };
   if (pack != plan.getGqaPack() || heads(p.query) != pack ||
       heads(p.mask) != pack || heads(p.store) != pack ||
+      (p.modify && heads(p.modify) != pack) ||
       (p.lse && heads(p.lse) != pack) || (p.sink && heads(p.sink) != pack) ||
       heads(p.key) != 1 ||
       heads(p.value) != 1)
@@ -416,6 +448,19 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
   shape.sink = static_cast<bool>(p.sink);
   shape.scheduler = p.coords.getScheduler();
   shape.scaleLog2 = p.softmax.getScaleLog2().convertToDouble();
+  if (p.modify) {
+    // The regions take scaled scores; the softmax after them, log2(e).
+    double log2e = shape.scaleLog2;
+    if (std::abs(log2e / M_LOG2E - 1.0) > 1e-12)
+      return p.softmax.emitOpError()
+             << "after fa4.tile.modify must scale by log2(e) (the regions "
+                "yield scaled scores), got "
+             << log2e;
+    shape.scaleLog2 = p.modify.getScale().convertToDouble() * M_LOG2E;
+    shape.modifier = p.modify;
+    for (Value capture : p.modify.getCaptures())
+      shape.captures.push_back(cast<MemRefType>(capture.getType()));
+  }
   shape.rescaleThreshold = p.softmax.getThreshold();
   shape.emulatedExp2 = p.softmax.getEmulated();
   return shape;

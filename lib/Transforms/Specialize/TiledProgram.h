@@ -35,6 +35,7 @@ struct TiledProgram {
   TileStoreOp store;
   TileStoreLseOp lse; // null without LSE
   TileSinkOp sink;    // null without attention sinks
+  TileModifyOp modify; // null without score or mask regions
   scf::ForOp stageLoop, kvLoop;
   int64_t kvHeadDivisor = 0; // query heads per KV head, as the program says
 };
@@ -55,6 +56,11 @@ struct KernelShape {
   /// The softcap in raw-score units (fa4.tile.softcap's cap), if any.
   std::optional<double> softcap;
   int64_t rescaleThreshold, emulatedExp2;
+  /// The tiled program's score and mask regions, inlined by the score
+  /// stage (null without); the tensors they read, kernel arguments after
+  /// LSE and the sinks.
+  TileModifyOp modifier;
+  SmallVector<MemRefType> captures;
 
   bool hopper() const { return plan.getArch() == Arch::sm_90a; }
   int64_t atoms() const { return headDim / kAtom; }

@@ -478,3 +478,135 @@ func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memre
   fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) sink(%s : memref<8xf32, strided<[2]>>)
   return
 }
+
+// -----
+
+// The regions take the score, the four coordinates and one argument per
+// capture.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>, %t: memref<8xf32>) {
+  // expected-error @+1 {{the score region must take (f32 score, index batch, index head, index query, index key) and one argument per capture, (f32, index, index, index, index, memref<8xf32>), got (f32, index, index, index, index)}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) captures(%t : memref<8xf32>) score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    fa4.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A mask yields i1.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>) {
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) mask {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    // expected-error @+1 {{of the mask region must yield 'i1', got 'f32'}}
+    fa4.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Regions are isolated: outer values come in as captures.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>, %x: f32) {
+  // expected-note @+1 {{required by region isolation constraints}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    // expected-error @+1 {{using value defined outside the region}}
+    %t = arith.addf %s, %x : f32
+    fa4.yield %t : f32
+  }
+  return
+}
+
+// -----
+
+// Only arith, math and reads of the captures.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>, %t: memref<8xf32>) {
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) captures(%t : memref<8xf32>) score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %c: memref<8xf32>):
+    // expected-error @+1 {{'memref.store' op is not allowed in a score region: only arith and math ops, and memref.load and memref.dim of the captured operands}}
+    memref.store %s, %c[%h] : memref<8xf32>
+    fa4.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// No nested regions.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>) {
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) mask {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %c = arith.cmpi sle, %j, %i : index
+    // expected-error @+1 {{'scf.if' op is not allowed in a mask region: it has regions (use arith.select)}}
+    %keep = scf.if %c -> i1 {
+      scf.yield %c : i1
+    } else {
+      scf.yield %c : i1
+    }
+    fa4.yield %keep : i1
+  }
+  return
+}
+
+// -----
+
+// Scalars only.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>) {
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    // expected-error @+1 {{'arith.extf' op in a score region must compute integers, index, f16, bf16 or f32 scalars, got 'f64'}}
+    %w = arith.extf %s : f32 to f64
+    %t = arith.truncf %w : f64 to f32
+    fa4.yield %t : f32
+  }
+  return
+}
+
+// -----
+
+// memref.dim of a capture takes a constant dimension.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>, %t: memref<?x?xf32>) {
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) captures(%t : memref<?x?xf32>) score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %c: memref<?x?xf32>):
+    // expected-error @+1 {{'memref.dim' op in a score region must take a constant dimension of a captured operand}}
+    %n = memref.dim %c, %h : memref<?x?xf32>
+    fa4.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Captures are row-major in global memory.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>, %t: memref<8xf32, strided<[2]>>) {
+  // expected-error @+1 {{capture #0 must be a row-major memref in global memory (identity layout, no memory space), got 'memref<8xf32, strided<[2]>>'}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) captures(%t : memref<8xf32, strided<[2]>>) score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %c: memref<8xf32, strided<[2]>>):
+    fa4.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Captures are read by a region.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>, %t: memref<8xf32>) {
+  // expected-error @+1 {{has captured operands but no score or mask region to read them}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) captures(%t : memref<8xf32>)
+  return
+}
+
+// -----
+
+// A region has one block.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>) {
+  // expected-error @+1 {{the score region must have one block}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    cf.br ^bb1
+  ^bb1:
+    fa4.yield %s : f32
+  }
+  return
+}

@@ -98,3 +98,48 @@ func.func @sinks(%q: memref<?x?x8x64xbf16>, %k: memref<?x?x2x64xbf16>,
                 sink(%s8 : memref<8xf32>) {window = array<i64: 127, 0>}
   return
 }
+
+// -----
+
+// Score and mask regions with captured operands (ALiBi slopes, document
+// ids) round-trip, block arguments and all.
+// CHECK-LABEL: func @regions
+// CHECK: fa4.attention
+// CHECK-SAME: captures(%{{.*}}, %{{.*}} : memref<8xf32>, memref<?x?xi32>) {causal} score {
+// CHECK: ^bb0(%{{.*}}: f32, %{{.*}}: index, %[[H:.*]]: index, %{{.*}}: index, %{{.*}}: index, %[[SLOPES:.*]]: memref<8xf32>, %{{.*}}: memref<?x?xi32>):
+// CHECK: memref.load %[[SLOPES]][%[[H]]] : memref<8xf32>
+// CHECK: fa4.yield %{{.*}} : f32
+// CHECK: } mask {
+// CHECK: fa4.yield %{{.*}} : i1
+// CHECK: fa4.attention
+// CHECK-SAME: outs(%{{.*}} : memref<?x?x8x64xbf16>) mask {
+func.func @regions(%q: memref<?x?x8x64xbf16>, %k: memref<?x?x2x64xbf16>,
+                   %v: memref<?x?x2x64xbf16>, %o: memref<?x?x8x64xbf16>,
+                   %slopes: memref<8xf32>, %docs: memref<?x?xi32>) {
+  fa4.attention ins(%q, %k, %v : memref<?x?x8x64xbf16>, memref<?x?x2x64xbf16>,
+                    memref<?x?x2x64xbf16>) outs(%o : memref<?x?x8x64xbf16>)
+                captures(%slopes, %docs : memref<8xf32>, memref<?x?xi32>)
+                {causal} score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index,
+       %sl: memref<8xf32>, %d: memref<?x?xi32>):
+    %slope = memref.load %sl[%h] : memref<8xf32>
+    %t = arith.mulf %s, %slope : f32
+    fa4.yield %t : f32
+  } mask {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index,
+       %sl: memref<8xf32>, %d: memref<?x?xi32>):
+    %n = arith.constant 1 : index
+    %len = memref.dim %d, %n : memref<?x?xi32>
+    %qd = memref.load %d[%b, %i] : memref<?x?xi32>
+    %kd = memref.load %d[%b, %j] : memref<?x?xi32>
+    %same = arith.cmpi eq, %qd, %kd : i32
+    fa4.yield %same : i1
+  }
+  fa4.attention ins(%q, %k, %v : memref<?x?x8x64xbf16>, memref<?x?x2x64xbf16>,
+                    memref<?x?x2x64xbf16>) outs(%o : memref<?x?x8x64xbf16>) mask {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %keep = arith.cmpi sle, %j, %i : index
+    fa4.yield %keep : i1
+  }
+  return
+}

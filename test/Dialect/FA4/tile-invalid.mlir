@@ -238,3 +238,47 @@ func.func @sink_rows(%s: memref<8xf32>, %o: tensor<128x64xf32>, %m: tensor<64xf3
   %o1, %m1, %l1 = fa4.tile.sink %s[%h] to %o, %m, %m heads 1 : memref<8xf32>, tensor<128x64xf32>, tensor<64xf32>
   return
 }
+
+// -----
+
+func.func @modify_no_region(%s: tensor<128x128xf32>, %i: index) {
+  // expected-error @+1 {{needs a score or a mask region}}
+  %m = fa4.tile.modify %s at [%i, %i, %i, %i] heads 1 scale 0.125 : tensor<128x128xf32>
+  return
+}
+
+// -----
+
+func.func @modify_scale(%s: tensor<128x128xf32>, %i: index) {
+  // expected-error @+1 {{scale must be positive and finite in f32, got -1}}
+  %m = fa4.tile.modify %s at [%i, %i, %i, %i] heads 1 scale -1.0 mask {
+  ^bb0(%x: f32, %b: index, %h: index, %q: index, %k: index):
+    %keep = arith.cmpi sle, %k, %q : index
+    fa4.yield %keep : i1
+  } : tensor<128x128xf32>
+  return
+}
+
+// -----
+
+func.func @modify_packing(%s: tensor<128x128xf32>, %i: index) {
+  // expected-error @+1 {{heads}}
+  %m = fa4.tile.modify %s at [%i, %i, %i, %i] heads 3 scale 0.125 mask {
+  ^bb0(%x: f32, %b: index, %h: index, %q: index, %k: index):
+    %keep = arith.cmpi sle, %k, %q : index
+    fa4.yield %keep : i1
+  } : tensor<128x128xf32>
+  return
+}
+
+// -----
+
+func.func @modify_yield(%s: tensor<128x128xf32>, %i: index) {
+  %m = fa4.tile.modify %s at [%i, %i, %i, %i] heads 1 scale 0.125 score {
+  ^bb0(%x: f32, %b: index, %h: index, %q: index, %k: index):
+    %keep = arith.cmpi sle, %k, %q : index
+    // expected-error @+1 {{of the score region must yield 'f32', got 'i1'}}
+    fa4.yield %keep : i1
+  } : tensor<128x128xf32>
+  return
+}

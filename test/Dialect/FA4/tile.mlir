@@ -19,6 +19,21 @@ func.func @tiles(%q: memref<?x?x8x64xf16>, %k: memref<?x?x2x64xf16>,
   %cap = fa4.tile.softcap %s cap 566.0 : tensor<128x128xf32>
   // CHECK: fa4.tile.mask %[[CAP]] rows %[[P]] keys %{{.*}} lengths (%{{.*}}, %{{.*}}) heads 4 causal window [4095, 0] : tensor<128x128xf32>
   %w = fa4.tile.mask %cap rows %pos keys %n lengths (%sq, %skv) heads 4 causal window [4095, 0] : tensor<128x128xf32>
+  // CHECK: fa4.tile.modify %[[S]] at [%[[B]], %[[H]], %[[P]], %{{.*}}] heads 4 scale 1.250000e-01 captures(%{{.*}} : memref<8xf32>) score {
+  // CHECK: fa4.yield %{{.*}} : f32
+  // CHECK: } mask {
+  // CHECK: fa4.yield %{{.*}} : i1
+  // CHECK: } : tensor<128x128xf32>
+  %mod = fa4.tile.modify %s at [%bi, %h, %pos, %n] heads 4 scale 0.125 captures(%sinks : memref<8xf32>) score {
+  ^bb0(%x: f32, %xb: index, %xh: index, %xi: index, %xj: index, %tab: memref<8xf32>):
+    %slope = memref.load %tab[%xh] : memref<8xf32>
+    %y = arith.mulf %x, %slope : f32
+    fa4.yield %y : f32
+  } mask {
+  ^bb0(%x: f32, %xb: index, %xh: index, %xi: index, %xj: index, %tab: memref<8xf32>):
+    %keep = arith.cmpi sle, %xj, %xi : index
+    fa4.yield %keep : i1
+  } : tensor<128x128xf32>
   // CHECK: fa4.tile.mask %[[S]] rows %[[P]] keys %{{.*}} lengths (%{{.*}}, %{{.*}}) heads 4 window [-1, 64] : tensor<128x128xf32>
   %r64 = fa4.tile.mask %s rows %pos keys %n lengths (%sq, %skv) heads 4 window [-1, 64] : tensor<128x128xf32>
   %max = arith.constant dense<0xFF800000> : tensor<128xf32>

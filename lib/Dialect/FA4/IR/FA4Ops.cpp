@@ -1,6 +1,7 @@
 //===- FA4Ops.cpp - fa4 op classes, the attention op and the launch -------===//
 
 #include "fa4/Dialect/FA4/IR/FA4Ops.h"
+#include "fa4/Dialect/FA4/IR/ScoreModifiers.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -196,6 +197,10 @@ LogicalResult AttentionOp::verify() {
       failed(verifyPositiveFinite(*this, "softcap", getSoftcap())))
     return failure();
 
+  if (failed(verifyScoreModifiers(*this, getScoreMod(), getMaskMod(),
+                                  getCaptures().getTypes())))
+    return failure();
+
   if (PlanAttr plan = getPlanAttr()) {
     if (plan.getHeadDim() != getHeadDimQK() ||
         plan.getHeadDim() != getHeadDimV())
@@ -215,16 +220,20 @@ LogicalResult AttentionOp::verify() {
 // LaunchOp
 //===----------------------------------------------------------------------===//
 
-StringRef LaunchOp::getOperandName(unsigned index) {
+std::string LaunchOp::getOperandName(unsigned index) {
   static constexpr StringLiteral kActivations[] = {"query", "key", "value",
                                                    "output"};
-  if (index < std::size(kActivations))
-    return kActivations[index];
-  if (index >= getNumOperands())
+  unsigned operands = getTensors().size();
+  if (index >= operands) {
+    if (index - operands < getCaptures().size())
+      return "capture" + std::to_string(index - operands);
     return {};
+  }
+  if (index < std::size(kActivations))
+    return kActivations[index].str();
   // The optional operands follow O in the attention op's order, each known
   // by its rank: LSE [B, Hq, Sq], then the sinks [Hq].
-  switch (cast<MemRefType>(getOperand(index).getType()).getRank()) {
+  switch (cast<MemRefType>(getTensors()[index].getType()).getRank()) {
   case 3:
     return "lse";
   case 1:
@@ -278,9 +287,9 @@ static LogicalResult verifyParams(LaunchOp launch, TypeRange arguments) {
 
 LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   // query, key, value, output, then optionally lse and sink in this order.
-  StringRef previous = "output";
-  for (unsigned i = 0, e = getNumOperands(); i < e; ++i) {
-    StringRef name = getOperandName(i);
+  std::string previous = "output";
+  for (unsigned i = 0, e = getTensors().size(); i < e; ++i) {
+    std::string name = getOperandName(i);
     bool inOrder = i < 4 || (name == "lse" && previous == "output") ||
                    (name == "sink" && previous != "sink");
     if (!inOrder)
@@ -290,10 +299,10 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
              << i << " is " << getOperand(i).getType();
     previous = name;
   }
-  if (getNumOperands() < 4)
+  if (getTensors().size() < 4)
     return emitOpError() << "takes query, key, value, output and optionally "
                             "lse and sink, got "
-                         << getNumOperands() << " operands";
+                         << getTensors().size() << " operands";
   // Before gpu-module-to-binary the kernel is a gpu.func of a gpu.module;
   // after it, the module is a gpu.binary whose kernels are opaque.
   Operation *container = symbolTable.lookupNearestSymbolFrom(

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fa4/Dialect/FA4/IR/FA4Ops.h"
+#include "fa4/Dialect/FA4/IR/ScoreModifiers.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MathExtras.h"
@@ -388,6 +389,9 @@ LaunchOp::verifyKernelFact(StringRef key, Attribute value,
 }
 
 LogicalResult LaunchOp::verify() {
+  if (failed(verifyScoreModifiers(*this, getScoreMod(), getMaskMod(),
+                                  getCaptures().getTypes())))
+    return failure();
   if (std::optional<DictionaryAttr> manifest = getManifest())
     return verifyManifest(*manifest, getKernel().getLeafReference().getValue(),
                           [&] { return emitOpError(); }, /*complete=*/false);

@@ -1,12 +1,14 @@
 //===- TiledOps.cpp - verifiers of the tiled program ops ------------------===//
 
 #include "fa4/Dialect/FA4/IR/FA4Ops.h"
+#include "fa4/Dialect/FA4/IR/ScoreModifiers.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <cfloat>
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::fa4;
@@ -142,6 +144,24 @@ LogicalResult TileMaskOp::verify() {
                               "got "
                            << (*window)[1];
   }
+  return verifyRowPacking(*this, getHeads(), scores->getDimSize(0),
+                          ShapedType::kDynamic);
+}
+
+LogicalResult TileModifyOp::verify() {
+  FailureOr<RankedTensorType> scores =
+      tile2D(*this, "scores", getScores().getType());
+  if (failed(scores))
+    return failure();
+  double scale = getScale().convertToDouble();
+  if (!(std::isfinite(scale) && scale > 0 && scale <= FLT_MAX))
+    return emitOpError() << "scale must be positive and finite in f32, got "
+                         << scale;
+  if (getScoreMod().empty() && getMaskMod().empty())
+    return emitOpError() << "needs a score or a mask region";
+  if (failed(verifyScoreModifiers(*this, getScoreMod(), getMaskMod(),
+                                  getCaptures().getTypes())))
+    return failure();
   return verifyRowPacking(*this, getHeads(), scores->getDimSize(0),
                           ShapedType::kDynamic);
 }

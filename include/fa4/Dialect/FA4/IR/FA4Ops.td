@@ -17,8 +17,25 @@ def FA4_ActivationMemRef : MemRefRankOf<[F16, BF16], [4]>;
 // LSE: [batch, heads_q, seq_q] in f32.
 def FA4_LseMemRef : MemRefRankOf<[F32], [3]>;
 def FA4_SinkMemRef : MemRefRankOf<[F32], [1]>;
+// What score and mask regions may read: tables in global memory.
+def FA4_CaptureMemRef : MemRefOf<[F16, BF16, F32, I8, I16, I32, I64]>;
 
-def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments]> {
+// The score and mask regions of fa4.attention, fa4.tile.modify and
+// fa4.launch; their contract is in ScoreModifiers.h.
+defvar FA4_ModifierRegionsDoc = [{
+    Score and mask regions (optional, each one block, isolated from above):
+    both take `(%score: f32, %batch: index, %head: index, %query: index,
+    %key: index)` followed by one argument per captured operand, and end in
+    `fa4.yield`: the score region yields the new score (f32), the mask
+    region whether the key is kept (i1). They may hold `arith` and `math`
+    ops and `memref.load` / `memref.dim` of the captured operands, nothing
+    else (no nested regions, no writes). They are evaluated only at valid
+    coordinates (`batch < B`, `head < Hq`, `query < Sq`, `key < Skv`), and
+    must read the captures in bounds there.
+}];
+
+def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
+                                           IsolatedFromAbove]> {
   let summary = "scaled dot-product attention on memrefs (forward)";
   let description = [{
     Computes, for every batch `b`, query head `h`, query row `i` and value
@@ -27,7 +44,10 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments]> {
     ```
     S[j]     = scale * dot(Q[b, i, h, :], K[b, j, h / G, :])      G = Hq / Hkv
     S[j]     = softcap * tanh(S[j] / softcap)                      if softcap
+    S[j]     = score(S[j], b, h, i, j, captures...)              if score
     S[j]     = -inf  where key j is masked for row i
+               (outside the window, or where mask(S[j], b, h, i, j,
+               captures...) is false; the mask sees the S before `score`)
     Z          = sum_j exp(S[j])  (+ exp(sink[h])                  if sink)
     O[b,i,h,d] = sum_j exp(S[j]) / Z * V[b, j, h / G, d]
     LSE[b,h,i] = log(Z)                                            if lse
@@ -43,6 +63,7 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments]> {
     | `output` | `[B?, Sq?, Hq, Dv]`   | same as query |
     | `lse` (optional) | `[B?, Hq, Sq?]` | f32 |
     | `sink` (optional) | `[Hq?]` | f32 |
+    | `captures` (any number) | any, contiguous | f16, bf16, f32, i8-i64 |
 
     `Hq` must be a multiple of `Hkv` (grouped-query attention; `Hkv = 1` is
     multi-query attention). The head dimension of every operand must have
@@ -64,6 +85,12 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments]> {
       key then outputs 0 with `LSE = sink[h]`; `-inf` is no sink.
     - `plan`: the kernel configuration (`#fa4.plan`), set by `fa4-plan`; its
       head dim must match the operands.
+    - `captures` (operands): the tensors the score and mask regions read
+      (ALiBi slopes, a bias table, document ids), in row-major order.
+  }] # FA4_ModifierRegionsDoc # [{
+    Skipping: KV blocks outside the window (and past the causal diagonal)
+    are skipped; a mask region masks per element in every block visited.
+    Rows that the mask leaves no key produce `O = 0` and `LSE = -inf`.
 
     The result is written to `output` (and `lse`); the op has no results.
 
@@ -78,6 +105,21 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments]> {
                       memref<?x?x8x64xbf16>, memref<?x?x8x64xbf16>)
                   outs(%o : memref<?x?x64x64xbf16>)
                   sink(%sinks : memref<64xf32>) {window = array<i64: 127, 0>}
+    // ALiBi: each head's slope times the key's distance from the query.
+    fa4.attention ins(%q, %k, %v : memref<?x?x8x128xbf16>,
+                      memref<?x?x8x128xbf16>, memref<?x?x8x128xbf16>)
+                  outs(%o : memref<?x?x8x128xbf16>)
+                  captures(%slopes : memref<8xf32>) {causal} score {
+    ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index,
+         %slope_table: memref<8xf32>):
+      %slope = memref.load %slope_table[%h] : memref<8xf32>
+      %d = arith.subi %j, %i : index
+      %di = arith.index_cast %d : index to i32
+      %df = arith.sitofp %di : i32 to f32
+      %bias = arith.mulf %slope, %df : f32
+      %t = arith.addf %s, %bias : f32
+      fa4.yield %t : f32
+    }
     ```
 
     Lowering: this op is the input of the kernel pipeline. It does not map to
@@ -93,12 +135,14 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments]> {
     Arg<FA4_ActivationMemRef, "output [B, Sq, Hq, Dv]", [MemWrite]>:$output,
     Arg<Optional<FA4_LseMemRef>, "log-sum-exp [B, Hq, Sq]", [MemWrite]>:$lse,
     Arg<Optional<FA4_SinkMemRef>, "sink logits [Hq]", [MemRead]>:$sink,
+    Arg<Variadic<FA4_CaptureMemRef>, "what the regions read", [MemRead]>:$captures,
     UnitAttr:$causal,
     OptionalAttr<ConfinedAttr<DenseI64ArrayAttr, [DenseArrayCount<2>]>>:$window,
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<F32Attr>:$softcap,
     OptionalAttr<FA4_PlanAttr>:$plan
   );
+  let regions = (region AnyRegion:$scoreMod, AnyRegion:$maskMod);
 
   let assemblyFormat = [{
     `ins` `(` $query `,` $key `,` $value `:`
@@ -106,7 +150,10 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments]> {
     `outs` `(` $output `:` type($output) `)`
     (`lse` `(` $lse^ `:` type($lse) `)`)?
     (`sink` `(` $sink^ `:` type($sink) `)`)?
+    (`captures` `(` $captures^ `:` type($captures) `)`)?
     attr-dict
+    (`score` $scoreMod^)?
+    (`mask` $maskMod^)?
   }];
 
   let extraClassDeclaration = [{
@@ -247,6 +294,67 @@ def FA4_TileSoftcapOp : FA4_Op<"tile.softcap", [Pure,
     $scores `cap` $cap attr-dict `:` type($scores)
   }];
   let hasVerifier = 1;
+}
+
+def FA4_TileModifyOp : FA4_Op<"tile.modify", [IsolatedFromAbove,
+    AllTypesMatch<["scores", "result"]>]> {
+  let summary = "apply the attention's score and mask regions to a tile";
+  let description = [{
+    For row `r` (query position `i = position + r / heads`, head `h = head +
+    r mod heads`) and column `c` (key `j = key + c`), with `s = scale *
+    scores[r, c]` (the attention's units): `result[r, c] = score(s, batch, h,
+    i, j, captures...)`, or `s` without a score region, and `-inf` where the
+    mask region yields false. The result is in the attention's units: the
+    softmax after it scales by log2(e) only. Elements past Sq or Skv are
+    evaluated at clamped coordinates (the kernel never evaluates a region
+    outside the tensors); fa4.tile.mask masks them afterwards.
+  }] # FA4_ModifierRegionsDoc # [{
+    ```mlir
+    %m = fa4.tile.modify %s at [%b, %h, %pos, %key] heads 2 scale 0.125
+        captures(%slopes : memref<8xf32>) score {
+    ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index,
+         %t: memref<8xf32>):
+      %slope = memref.load %t[%h] : memref<8xf32>
+      %y = arith.mulf %x, %slope : f32
+      fa4.yield %y : f32
+    } : tensor<128x128xf32>
+    ```
+
+    PTX: after `fa4-specialize`, the regions inlined once per score element
+    in the softmax warpgroup (sm_100a) or the consumer (sm_90a): their
+    arith/math ops, `ld.global` for the capture loads, a `selp` to -inf for
+    the mask.
+  }];
+  let arguments = (ins FA4_TileF32:$scores, Index:$batch, Index:$head,
+                       Index:$position, Index:$key, I64Attr:$heads,
+                       F64Attr:$scale,
+                       Arg<Variadic<FA4_CaptureMemRef>, "", [MemRead]>:$captures);
+  let results = (outs FA4_TileF32:$result);
+  let regions = (region AnyRegion:$scoreMod, AnyRegion:$maskMod);
+  let assemblyFormat = [{
+    $scores `at` ` ` `[` $batch `,` $head `,` $position `,` $key `]`
+    `heads` $heads `scale` $scale
+    (`captures` `(` $captures^ `:` type($captures) `)`)?
+    (`score` $scoreMod^)? (`mask` $maskMod^)? attr-dict `:` type($scores)
+  }];
+  let hasVerifier = 1;
+}
+
+def FA4_YieldOp : FA4_Op<"yield", [Pure, Terminator,
+    ParentOneOf<["AttentionOp", "TileModifyOp", "LaunchOp"]>]> {
+  let summary = "the result of a score or mask region";
+  let description = [{
+    Ends a score region (an f32: the new score) or a mask region (an i1:
+    whether the key is kept).
+
+    ```mlir
+    fa4.yield %t : f32
+    ```
+
+    PTX: none; the regions are inlined.
+  }];
+  let arguments = (ins AnyTypeOf<[F32, I1]>:$value);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
 }
 
 def FA4_TileMaskOp : FA4_Op<"tile.mask", [Pure, AllTypesMatch<["scores", "result"]>]> {
@@ -1065,7 +1173,8 @@ def FA4_TmaLoadOp : FA4_Op<"tma.load",
 //===----------------------------------------------------------------------===//
 
 def FA4_LaunchOp : FA4_Op<"launch",
-    [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+    [AttrSizedOperandSegments, IsolatedFromAbove,
+     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "run a compiled attention kernel on memrefs";
   let description = [{
     What remains of an `fa4.attention` once `fa4-specialize` has built its
@@ -1076,7 +1185,11 @@ def FA4_LaunchOp : FA4_Op<"launch",
     as JSON by `fa4-emit-kernels`) describes; the Python runtime performs
     exactly that. The kernel must be a `gpu.func` kernel of a `gpu.module`
     (checked against the symbol table), and the operands are the four
-    attention operands and optionally LSE.
+    attention operands and optionally LSE and the sinks; the attention's
+    captured operands follow as `captures` (named `capture0`, `capture1`,
+    ... in the manifest), and its score and mask regions stay on the launch
+    as the kernel's semantics (fa4-sim's reference evaluates them; the
+    kernel has them inlined).
 
     fa4-specialize writes the entries that follow from the attention's
     shape and plan; the facts that later passes decide (`tmem_columns`,
@@ -1106,9 +1219,16 @@ def FA4_LaunchOp : FA4_Op<"launch",
 
     PTX: none (host side).
   }];
-  let arguments = (ins SymbolRefAttr:$kernel, Variadic<AnyMemRef>:$operands,
+  let arguments = (ins SymbolRefAttr:$kernel, Variadic<AnyMemRef>:$tensors,
+                       Variadic<FA4_CaptureMemRef>:$captures,
                        OptionalAttr<DictionaryAttr>:$manifest);
-  let assemblyFormat = "$kernel `(` $operands `)` attr-dict `:` type($operands)";
+  let regions = (region AnyRegion:$scoreMod, AnyRegion:$maskMod);
+  let assemblyFormat = [{
+    $kernel `(` $tensors `)`
+    (`captures` `(` $captures^ `:` type($captures) `)`)?
+    attr-dict `:` type($tensors)
+    (`score` $scoreMod^)? (`mask` $maskMod^)?
+  }];
   let extraClassDeclaration = [{
     /// The kernel facts: the manifest entries that the passes after
     /// fa4-specialize record on the kernel as `fa4.<key>` attributes and
@@ -1121,8 +1241,9 @@ def FA4_LaunchOp : FA4_Op<"launch",
     verifyKernelFact(StringRef key, Attribute value,
                      function_ref<InFlightDiagnostic()> emitError);
     /// The name manifests give operand `index` ("query", "key", "value",
-    /// "output", then "lse" and "sink" where present), or "" past them.
-    StringRef getOperandName(unsigned index);
+    /// "output", then "lse" and "sink" where present, then "capture<n>"), or
+    /// "" past them.
+    std::string getOperandName(unsigned index);
     /// Checks the structure of a launch manifest of kernel `kernelName`:
     /// each entry present has its kind, its nested fields and their ranges;
     /// with `complete`, every entry fa4-emit-kernels reads is present.

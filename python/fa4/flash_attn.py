@@ -1,0 +1,177 @@
+"""FlashAttention 2's Python entry points over fa4 kernels.
+
+    from fa4 import flash_attn_func
+    out = flash_attn_func(q, k, v, causal=True)   # q [B, Sq, Hq, D], k, v [B, Skv, Hkv, D]
+    out, softmax_lse, S_dmask = flash_attn_func(q, k, v, return_attn_probs=True)
+
+The arguments, their order, defaults, layouts and results are flash-attn
+2.x's (`flash_attn.flash_attn_func`), so that code written for it runs by
+changing the import. `flash_attn_func` runs `fa4.torch.attention` (one
+`fa4::attention` op under torch.compile). What fa4's kernels do not have
+raises NotImplementedError naming the argument: dropout (`dropout_p > 0`),
+ALiBi (`alibi_slopes`) and variable-length batches (all of
+`flash_attn_varlen_func`, which checks its arguments first). Differences
+from flash-attn 2:
+
+- `S_dmask` is None. flash-attn returns attention probabilities there only
+  with dropout (without it, older releases return None and those that
+  register torch custom ops an empty tensor); fa4 has no dropout, so there
+  is never a dropout mask to return.
+- A query row that sees no key (possible with a window, or causal with
+  Sq > Skv) has LSE -inf, the log of its empty sum; flash-attn 2 writes
+  +inf (-inf when it splits the keys). Its output row is 0 in both.
+- There is no backward: inputs that require grad in grad mode raise
+  RuntimeError (fa4.torch.attention's), rather than training.
+- `deterministic` is accepted and changes nothing: it concerns flash-attn's
+  backward, and fa4's forward is deterministic.
+- Keyword-only extras: `sink` (a float logit per query head joining each
+  row's softmax denominator, as fa4.torch.attention's) and `kernel_dir`.
+"""
+
+import math
+import numbers
+
+import torch
+
+from fa4 import torch as fa4_torch
+
+__all__ = ["flash_attn_func", "flash_attn_varlen_func"]
+
+
+def _options(dropout_p, softmax_scale, causal, window_size, softcap, alibi_slopes):
+    """Checks the arguments both entry points share; returns fa4's window
+    (flash-attn 2 forces the right bound to 0 when causal)."""
+    try:
+        dropout_p = float(dropout_p)
+    except (TypeError, ValueError):
+        raise ValueError(f"dropout_p must be a probability in [0, 1], got {dropout_p!r}") \
+            from None
+    if not 0.0 <= dropout_p <= 1.0:
+        raise ValueError(f"dropout_p must be a probability in [0, 1], got {dropout_p}")
+    if dropout_p > 0:
+        raise NotImplementedError(f"dropout_p={dropout_p}: fa4's kernels have no dropout; "
+                                  "pass dropout_p=0.0")
+    if alibi_slopes is not None:
+        raise NotImplementedError("alibi_slopes: fa4's kernels have no ALiBi biases; pass "
+                                  "alibi_slopes=None")
+    if softmax_scale is not None and not (isinstance(softmax_scale, numbers.Real)
+                                          and math.isfinite(softmax_scale)
+                                          and softmax_scale > 0):
+        raise ValueError("softmax_scale must be None (1/sqrt(headdim)) or a positive, finite "
+                         f"number, got {softmax_scale!r}")
+    if (not isinstance(window_size, (tuple, list)) or len(window_size) != 2
+            or not all(isinstance(side, numbers.Integral) for side in window_size)):
+        raise ValueError("window_size must be (left, right) integers (-1: unbounded), got "
+                         f"{window_size!r}")
+    if not (isinstance(softcap, numbers.Real) and math.isfinite(softcap) and softcap >= 0):
+        raise ValueError(f"softcap must be 0.0 (none) or a positive, finite number, got "
+                         f"{softcap!r}")
+    return (window_size[0], 0 if causal else window_size[1])
+
+
+def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
+                    window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
+                    deterministic=False, return_attn_probs=False, *, sink=None,
+                    kernel_dir=None):
+    """flash-attn 2's `flash_attn_func` on fa4 kernels.
+
+    q [B, Sq, Hq, D], k and v [B, Skv, Hkv, D] (Hq a multiple of Hkv),
+    bfloat16 or float16 CUDA tensors; a head dim that is not unit-stride is
+    copied first, as flash-attn does. `softmax_scale` defaults to
+    1/sqrt(D); `causal` is aligned to the bottom-right corner; query row i
+    sees keys i + Skv - Sq - window_size[0] to i + Skv - Sq +
+    window_size[1] (-1: unbounded; causal makes the right bound 0);
+    `softcap` > 0 caps the scores to softcap * tanh(s / softcap).
+
+    Returns out [B, Sq, Hq, D], or with `return_attn_probs` (out,
+    softmax_lse, S_dmask): softmax_lse [B, Hq, Sq] float32, the natural log
+    of each row's sum of exp(scale * q k), and S_dmask None (the module
+    docstring says how this differs from flash-attn). Raises
+    NotImplementedError for dropout_p > 0 and alibi_slopes."""
+    window = _options(dropout_p, softmax_scale, causal, window_size, softcap,
+                      alibi_slopes)
+    q, k, v = (t.contiguous() if isinstance(t, torch.Tensor) and t.dim()
+               and t.stride()[-1] != 1 else t for t in (q, k, v))
+    result = fa4_torch.attention(q, k, v, causal=causal, scale=softmax_scale,
+                                 return_lse=return_attn_probs, kernel_dir=kernel_dir,
+                                 window=window, softcap=softcap, sink=sink)
+    if return_attn_probs:
+        out, softmax_lse = result
+        return out, softmax_lse, None
+    return result
+
+
+def _check_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                  block_table):
+    for name, t in (("q", q), ("k", k), ("v", v), ("cu_seqlens_q", cu_seqlens_q),
+                    ("cu_seqlens_k", cu_seqlens_k)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if t.dtype not in fa4_torch._ELEMENTS:
+            raise TypeError(f"{name} has dtype {t.dtype}; fa4 kernels take torch.bfloat16 "
+                            "or torch.float16")
+    if not q.dtype == k.dtype == v.dtype:
+        raise TypeError(f"q, k and v must share a dtype, got {q.dtype}, {k.dtype}, "
+                        f"{v.dtype}")
+    kv_layout = ("[num_blocks, page_block_size, Hkv, D] (paged: block_table is given)"
+                 if block_table is not None else "[total_k, Hkv, D]")
+    for name, t, layout in (("q", q, "[total_q, Hq, D]"), ("k", k, kv_layout),
+                            ("v", v, kv_layout)):
+        if t.dim() != (4 if name != "q" and block_table is not None else 3):
+            raise ValueError(f"{name} must be {layout}, got shape {list(t.shape)}")
+    if not q.shape[-1] == k.shape[-1] == v.shape[-1]:
+        raise ValueError(f"head dims differ: q {q.shape[-1]}, k {k.shape[-1]}, "
+                         f"v {v.shape[-1]}")
+    if k.shape != v.shape:
+        raise ValueError(f"k and v shapes differ: {list(k.shape)} and {list(v.shape)}")
+    heads_q, heads_kv = q.shape[-2], k.shape[-2]
+    if heads_kv == 0 or heads_q % heads_kv:
+        raise ValueError(f"query heads ({heads_q}) must be a multiple of key/value heads "
+                         f"({heads_kv})")
+    for name, t in (("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k)):
+        if t.dtype != torch.int32 or t.dim() != 1 or t.shape[0] < 1:
+            raise ValueError(f"{name} must be a 1-D torch.int32 tensor of batch + 1 offsets, "
+                             f"got {t.dtype} of shape {list(t.shape)}")
+    if cu_seqlens_q.shape[0] != cu_seqlens_k.shape[0]:
+        raise ValueError(f"cu_seqlens_q and cu_seqlens_k must have one entry per sequence "
+                         f"plus one, got {cu_seqlens_q.shape[0]} and {cu_seqlens_k.shape[0]}")
+    for name, value in (("max_seqlen_q", max_seqlen_q), ("max_seqlen_k", max_seqlen_k)):
+        if not isinstance(value, numbers.Integral) or value < 0:
+            raise ValueError(f"{name} must be a non-negative int, got {value!r}")
+    if block_table is not None:
+        if not isinstance(block_table, torch.Tensor):
+            raise TypeError("block_table must be None or a torch.Tensor, got "
+                            f"{type(block_table).__name__}")
+        batch = cu_seqlens_q.shape[0] - 1
+        if (block_table.dtype != torch.int32 or block_table.dim() != 2
+                or block_table.shape[0] != batch):
+            raise ValueError(f"block_table must be a [batch = {batch}, max_blocks] "
+                             f"torch.int32 tensor, got {block_table.dtype} of shape "
+                             f"{list(block_table.shape)}")
+    if not q.is_cuda:
+        raise ValueError(f"q is on {q.device}; fa4 kernels take CUDA tensors")
+    for name, t in (("k", k), ("v", v), ("cu_seqlens_q", cu_seqlens_q),
+                    ("cu_seqlens_k", cu_seqlens_k), ("block_table", block_table)):
+        if t is not None and t.device != q.device:
+            raise ValueError(f"{name} is on {t.device}, q on {q.device}")
+
+
+def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                           dropout_p=0.0, softmax_scale=None, causal=False,
+                           window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
+                           deterministic=False, return_attn_probs=False, block_table=None):
+    """flash-attn 2's `flash_attn_varlen_func` signature: q [total_q, Hq,
+    D], k and v [total_k, Hkv, D] (or pages [num_blocks, page_block_size,
+    Hkv, D] with `block_table` [batch, max_blocks]), sequence b being rows
+    cu_seqlens[b] to cu_seqlens[b + 1] (int32, batch + 1 entries).
+
+    fa4's kernels take equal-length batches only: after checking the
+    arguments (TypeError/ValueError, NotImplementedError for dropout and
+    ALiBi, as flash_attn_func), this raises NotImplementedError."""
+    _check_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                  block_table)
+    _options(dropout_p, softmax_scale, causal, window_size, softcap, alibi_slopes)
+    raise NotImplementedError("variable-length batches (flash_attn_varlen_func) are not "
+                              "implemented in fa4's kernels yet: pad the sequences to "
+                              "[B, S, H, D] and call flash_attn_func")

@@ -1,0 +1,218 @@
+"""fa4.torch without PyTorch or a GPU, for the tests of test/python: a
+stand-in `torch` module (the few calls fa4.torch makes), a fake libcuda
+that logs each launch with its decoded parameters, and kernel manifests
+written without compiling. Not a test itself (lit.local.cfg).
+
+    import torch_standin
+    torch = torch_standin.install()      # before importing fa4.torch
+    fake = torch_standin.FakeCuda(); fa4.runtime.set_driver(fake)
+"""
+
+import contextlib
+import ctypes
+import json
+import sys
+import types
+
+
+class DType:
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"torch.{self.name}"
+
+
+class Device:
+    def __init__(self, kind, index=None):
+        self.type, self.index = kind, index
+
+    def __eq__(self, other):
+        return (self.type, self.index) == (other.type, other.index)
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+
+_next_address = [0x7f0000000000]
+
+
+class Tensor:
+    def __init__(self, shape, dtype, device, strides=None, ptr=None, requires_grad=False):
+        self.shape, self.dtype, self.device = tuple(shape), dtype, device
+        self.requires_grad = requires_grad
+        contiguous, step = [], 1
+        for size in reversed(self.shape):
+            contiguous.insert(0, step)
+            step *= size
+        self._contiguous = tuple(contiguous)
+        self._strides = tuple(strides) if strides else self._contiguous
+        if ptr is None:
+            ptr = _next_address[0]
+            _next_address[0] += 1 << 24
+        self._ptr = ptr
+
+    is_cuda = property(lambda self: self.device.type == "cuda")
+
+    def dim(self):
+        return len(self.shape)
+
+    def stride(self):
+        return self._strides
+
+    def is_contiguous(self):
+        return self._strides == self._contiguous
+
+    def data_ptr(self):
+        return self._ptr
+
+    def is_floating_point(self):
+        return self.dtype.name.startswith(("float", "bfloat"))
+
+    def to(self, dtype):
+        return self if dtype is self.dtype else Tensor(self.shape, dtype, self.device)
+
+    def contiguous(self):
+        return self if self.is_contiguous() else Tensor(self.shape, self.dtype, self.device)
+
+    def new_empty(self, shape, dtype=None):
+        return Tensor(shape, dtype or self.dtype, self.device)
+
+
+torch = types.ModuleType("torch")
+torch.cuda = types.ModuleType("torch.cuda")
+torch.bfloat16, torch.float16, torch.float32, torch.int32 = (
+    DType(n) for n in ("bfloat16", "float16", "float32", "int32"))
+torch.Tensor = Tensor
+torch.empty = lambda shape, dtype, device: Tensor(shape, dtype, device)
+torch.cuda.capability = (10, 0)
+torch.cuda.get_device_capability = lambda device=None: torch.cuda.capability
+torch.cuda.current_stream = lambda device=None: types.SimpleNamespace(cuda_stream=0x5000)
+torch.cuda.device = lambda device: contextlib.nullcontext()
+grad_mode = [True]
+torch.is_grad_enabled = lambda: grad_mode[0]
+cuda0 = Device("cuda", 0)
+
+
+def install():
+    """Makes `import torch` give the stand-in; returns it."""
+    sys.modules["torch"] = torch
+    sys.modules["torch.cuda"] = torch.cuda
+    return torch
+
+
+def tensor(shape, dtype=torch.bfloat16, device=cuda0, **kwargs):
+    return Tensor(shape, dtype, device, **kwargs)
+
+
+class FakeCuda:
+    """A libcuda that remembers the tensor maps copied and each launch:
+    `launches` holds '<kernel> grid <x> stream <s> params [...]' with the
+    parameters decoded by `kinds` (set it to the kernel's param kinds)."""
+
+    def __init__(self):
+        self.launches, self.maps = [], {}
+        self.functions = {}  # CUfunction -> kernel name
+        self.strides = {}  # global address -> byte strides of its tensor map
+        self.kinds = []
+
+    def __getattr__(self, name):
+        def call(*args):
+            return 0
+        return call
+
+    def cuGetErrorName(self, code, out):
+        out._obj.value = b"CUDA_ERROR_INVALID_VALUE"
+        return 0
+
+    cuGetErrorString = cuGetErrorName
+
+    def cuCtxGetCurrent(self, out):
+        out._obj.value = 0xCAFE
+        return 0
+
+    def cuCtxGetDevice(self, out):
+        out._obj.value = 0
+        return 0
+
+    def cuDeviceGet(self, out, ordinal):
+        out._obj.value = ordinal.value
+        return 0
+
+    def cuDeviceGetAttribute(self, out, attribute, device):
+        out._obj.value = {75: 10, 76: 0, 16: 148, 97: 232448}[attribute.value]
+        return 0
+
+    def cuModuleGetFunction(self, out, module, name):
+        out._obj.value = 0x2000 + len(self.functions)
+        self.functions[out._obj.value] = name.decode()
+        return 0
+
+    def cuTensorMapEncodeTiled(self, out, data_type, rank, address, dims, strides, *rest):
+        ctypes.memmove(out.value, address.value.to_bytes(8, "little") + bytes(120), 128)
+        self.strides[address.value] = list(strides)
+        return 0
+
+    def cuMemAllocAsync(self, out, size, stream):
+        out._obj.value = 0x7e0000000000
+        return 0
+
+    def cuMemcpyHtoDAsync_v2(self, destination, source, size, stream):
+        data = ctypes.string_at(source.value, size.value)
+        for i in range(0, len(data), 128):
+            self.maps[destination.value + i] = int.from_bytes(data[i:i + 8], "little")
+        return 0
+
+    def cuLaunchKernelEx(self, config, function, params, extra):
+        c = config._obj
+        values = []
+        for i, kind in enumerate(self.kinds):
+            ctype = {"i32": ctypes.c_int32, "f32": ctypes.c_float}.get(kind, ctypes.c_uint64)
+            v = ctype.from_address(params[i]).value
+            if kind == "tensor_map":
+                v = f"map of {self.maps[v]:#x}"
+            elif kind == "pointer":
+                v = f"{v:#x}"
+            values.append(v)
+        self.launches.append(f"{self.functions[function.value]} grid {c.gridDimX} "
+                             f"stream {c.hStream:#x} params {values}")
+        return 0
+
+
+def write_kernel(directory, name, element, heads_q, heads_kv, causal, lse, sink=False,
+                 head_dim=64, window=None, softcap=None):
+    """Writes the manifest (and a stand-in cubin) of a kernel named `name`
+    as fa4-compile would for that configuration."""
+    operands = [{"name": n, "element": element, "shape": [-1, -1, h, head_dim]}
+                for n, h in (("query", heads_q), ("key", heads_kv), ("value", heads_kv),
+                             ("output", heads_q))]
+    params = [{"kind": "tensor_map", "name": f"m{i}", "source": f"tensor_maps[{i}]"}
+              for i in range(4)]
+    params += [{"kind": "i32", "name": "batch", "source": "query.shape[0]"},
+               {"kind": "i32", "name": "seq_q", "source": "query.shape[1]"},
+               {"kind": "i32", "name": "seq_kv", "source": "key.shape[1]"},
+               {"kind": "f32", "name": "scale_log2", "source": "scale_log2"}]
+    manifest = {
+        "kernel": name, "arch": "sm_100a", "block": [512, 1, 1], "cluster": [1, 1, 1],
+        "dynamic_smem_bytes": 197632, "files": {"cubin": f"{name}.cubin"},
+        "grid": {"rule": "persistent", "head_blocks": heads_q, "query_rows_per_cta": 256},
+        "causal": causal, "scale": 1 / head_dim ** 0.5,
+        "scale_log2": 1.4426950408889634 / head_dim ** 0.5}
+    if window:
+        manifest["window"] = list(window)
+    if softcap:
+        manifest["softcap"] = softcap
+        manifest["score_cap"] = softcap * head_dim ** 0.5
+        params.append({"kind": "f32", "name": "score_cap", "source": "score_cap"})
+    if lse:
+        operands.append({"name": "lse", "element": "f32", "shape": [-1, heads_q, -1]})
+        params.append({"kind": "pointer", "name": "lse", "source": "lse.data"})
+    if sink:
+        operands.append({"name": "sink", "element": "f32", "shape": [heads_q]})
+        params.append({"kind": "pointer", "name": "sink", "source": "sink.data"})
+    manifest.update(operands=operands, params=params, tensor_maps=[
+        {"operand": n, "operand_index": i, "element": element,
+         "box": [64, 1, 128, 1], "swizzle": "128B", "oob_fill": "zero"}
+        for i, n in enumerate(("query", "key", "value", "output"))])
+    (directory / f"{name}.json").write_text(json.dumps(manifest))
+    (directory / f"{name}.cubin").write_bytes(b"\x7fELF")

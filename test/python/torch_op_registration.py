@@ -1,0 +1,147 @@
+# RUN: %python %s | FileCheck %s
+"""fa4.torch's custom op `fa4::attention`, against a stand-in torch whose
+torch.library records what is registered: the op's name and schema (from
+the kernel's annotations, as torch.library.custom_op infers it), its fake
+kernel's shapes, its autograd registration refusing inputs that require
+grad, and that fa4.torch.attention calls the op with normalized arguments.
+(The real torch.library, opcheck and torch.compile: test/gpu/torch_op.py.)"""
+
+import atexit
+import inspect
+import os
+import shutil
+import sys
+import tempfile
+import types
+import typing
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent / "Inputs"))
+import torch_standin  # noqa: E402
+from torch_standin import FakeCuda, grad_mode, tensor  # noqa: E402
+
+torch = torch_standin.install()
+registered = {}
+compiling = [False]
+
+
+class CustomOp:
+    """What torch.library.custom_op returns, recording its registrations."""
+
+    def __init__(self, name, kernel, mutates_args, device_types):
+        self.name, self.kernel = name, kernel
+        self.mutates_args, self.device_types = mutates_args, device_types
+        self.fake = self.backward = self.setup_context = None
+        self.calls = []
+
+    def register_fake(self, fn):
+        self.fake = fn
+        return fn
+
+    def register_autograd(self, backward, *, setup_context=None):
+        self.backward, self.setup_context = backward, setup_context
+
+    def __call__(self, *args):
+        self.calls.append(args)
+        return self.kernel(*args)
+
+
+def custom_op(name, fn=None, *, mutates_args, device_types=None):
+    def wrap(kernel):
+        registered[name] = CustomOp(name, kernel, mutates_args, device_types)
+        return registered[name]
+    return wrap if fn is None else wrap(fn)
+
+
+torch.library = types.SimpleNamespace(custom_op=custom_op)
+torch.compiler = types.SimpleNamespace(is_compiling=lambda: compiling[0])
+os.environ["FA4_JIT"] = "0"
+
+import fa4.torch  # noqa: E402
+from fa4 import runtime  # noqa: E402
+
+op = registered["fa4::attention"]
+print("registered:", list(registered), "mutates", op.mutates_args, "on", op.device_types,
+      "fa4.torch._op is it:", fa4.torch._op is op)
+# CHECK: registered: ['fa4::attention'] mutates () on cuda fa4.torch._op is it: True
+
+# The schema torch.library.custom_op infers from the annotations; an
+# annotation it does not support would be a KeyError here.
+SCHEMA_TYPES = {torch.Tensor: "Tensor", typing.Optional[torch.Tensor]: "Tensor?",
+                bool: "bool", int: "SymInt", float: "float",
+                typing.Optional[float]: "float?", typing.Optional[str]: "str?"}
+signature = inspect.signature(op.kernel)
+arguments = ", ".join(f"{SCHEMA_TYPES[p.annotation]} {name}"
+                      for name, p in signature.parameters.items())
+returns = ", ".join(SCHEMA_TYPES[t] for t in typing.get_args(signature.return_annotation))
+print(f"schema: fa4::attention({arguments}) -> ({returns})")
+# CHECK: schema: fa4::attention(Tensor q, Tensor k, Tensor v, Tensor? sink, bool causal, float? scale, SymInt window_left, SymInt window_right, float softcap, bool return_lse, str? kernel_dir) -> (Tensor, Tensor)
+
+# The fake kernel: O like q with v's head dim, LSE float32 [B, Hq, Sq] or
+# empty.
+q, k, v = tensor((2, 300, 4, 64)), tensor((2, 500, 2, 64)), tensor((2, 500, 2, 64))
+for return_lse in (True, False):
+    o, lse = op.fake(q, k, v, None, True, None, -1, 0, 0.0, return_lse, None)
+    print(f"fake return_lse={return_lse}:", o.shape, o.dtype, lse.shape, lse.dtype)
+# CHECK: fake return_lse=True: (2, 300, 4, 64) torch.bfloat16 (2, 4, 300) torch.float32
+# CHECK-NEXT: fake return_lse=False: (2, 300, 4, 64) torch.bfloat16 (0,) torch.float32
+
+# Autograd: setup_context runs in the forward whenever an input requires
+# grad in grad mode, and refuses.
+for label, fn in (("setup_context", lambda: op.setup_context(ctx=None, inputs=(), output=())),
+                  ("backward", lambda: op.backward(None, None, None))):
+    try:
+        fn()
+        print(f"{label}: returned")
+    except RuntimeError as err:
+        print(f"{label}: RuntimeError: {err}")
+# CHECK-NEXT: setup_context: RuntimeError: fa4.torch.attention has no backward yet: q, k, v or sink requires grad, and its gradient would silently stop here; call it under torch.no_grad() or on detached tensors
+# CHECK-NEXT: backward: RuntimeError: fa4.torch.attention has no backward yet
+
+TMP = Path(tempfile.mkdtemp(prefix="fa4-op-"))
+atexit.register(shutil.rmtree, TMP, True)
+torch_standin.write_kernel(TMP, "gqa_causal_lse", "bf16", 4, 2, True, True)
+torch_standin.write_kernel(TMP, "gqa_causal", "bf16", 4, 2, True, False)
+fake = FakeCuda()
+runtime.set_driver(fake)
+fake.kinds = [kind for _, kind, _ in runtime.KernelDirectory(TMP).find(
+    "bf16", 4, 2, 64, causal=True).params]
+
+
+def scalars(args):
+    return [a for a in args if not isinstance(a, torch.Tensor)]
+
+
+# fa4.torch.attention goes through the op, with the arguments normalized:
+# no scale (the kernel's default), the causal window, a str directory.
+out = fa4.torch.attention(q, k, v, causal=True, kernel_dir=TMP)
+print("through the op:", len(op.calls), scalars(op.calls[-1]), type(out).__name__, out.shape,
+      fake.launches[-1].split(" grid")[0])
+# CHECK-NEXT: through the op: 1 [None, True, None, -1, 0, 0.0, False, '{{.*}}fa4-op-{{.*}}'] Tensor (2, 300, 4, 64) gqa_causal
+out, lse = fa4.torch.attention(q, k, v, causal=True, return_lse=True, scale=0.2,
+                               window=(-7, -1), kernel_dir=TMP)
+print("with lse:", scalars(op.calls[-1]), lse.shape)
+# CHECK-NEXT: with lse: [None, True, 0.2, -1, 0, 0.0, True, '{{.*}}'] (2, 4, 300)
+o, lse = op(q, k, v, None, True, None, -1, 0, 0.0, False, str(TMP))
+print("op without lse:", o.shape, lse.shape, lse.dtype)
+# CHECK-NEXT: op without lse: (2, 300, 4, 64) (0,) torch.float32
+
+# Inputs that require grad: refused before the op eagerly; while
+# torch.compile traces, the op is called and its autograd refuses.
+grad_q = tensor((2, 300, 4, 64), requires_grad=True)
+for now in (False, True):
+    compiling[0] = now
+    calls = len(op.calls)
+    try:
+        fa4.torch.attention(grad_q, k, v, causal=True, kernel_dir=TMP)
+        print(f"compiling={now}: op called {len(op.calls) - calls}")
+    except RuntimeError as err:
+        print(f"compiling={now}: op called {len(op.calls) - calls}, {err}")
+compiling[0], grad_mode[0] = False, False
+calls = len(op.calls)
+fa4.torch.attention(grad_q, k, v, causal=True, kernel_dir=TMP)
+print("no_grad: op called", len(op.calls) - calls)
+# CHECK-NEXT: compiling=False: op called 0, fa4.torch.attention has no backward yet
+# CHECK-NEXT: compiling=True: op called 1
+# CHECK-NEXT: no_grad: op called 1
+runtime.set_driver(None)
