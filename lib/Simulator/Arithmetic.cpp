@@ -407,7 +407,6 @@ bool evaluateMath(Operation *op, ArrayRef<const Val *> in, Val &out,
       .Case([&](math::CeilOp) { return unary([](float x) { return std::ceil(x); }); })
       .Case([&](math::FloorOp) { return unary([](float x) { return std::floor(x); }); })
       .Case([&](math::RoundOp) { return unary([](float x) { return std::round(x); }); })
-      .Case([&](math::TruncOp) { return unary([](float x) { return std::trunc(x); }); })
       .Case([&](math::ExpOp) { return unary([](float x) { return std::exp(x); }); })
       .Case([&](math::Exp2Op) { return unary([](float x) { return std::exp2(x); }); })
       .Case([&](math::ExpM1Op) { return unary([](float x) { return std::expm1(x); }); })

@@ -30,7 +30,9 @@ Step Cta::nvvmOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
             ptx->getNumResults() != 1 || ptx.getPredicate())
           return fail(op, "the simulator executes only inline PTX "
                           "'mov.b32 $0, $1;'");
-        define(actor, ptx->getResult(0)) = *in[0];
+        // Copied before define(), which may move the values `in` points to.
+        Val copy = *in[0];
+        define(actor, ptx->getResult(0)) = std::move(copy);
         return Step::next;
       })
       .Case([&](NVVM::ElectSyncOp elect) {

@@ -524,7 +524,7 @@ func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memre
 func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>, %t: memref<8xf32>) {
   fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) captures(%t : memref<8xf32>) score {
   ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %c: memref<8xf32>):
-    // expected-error @+1 {{'memref.store' op is not allowed in a score region: only arith and math ops, and memref.load and memref.dim of the captured operands}}
+    // expected-error @+1 {{'memref.store' op is not allowed in a score region: only arith ops, the math ops the kernels lower}}
     memref.store %s, %c[%h] : memref<8xf32>
     fa4.yield %s : f32
   }
@@ -607,6 +607,60 @@ func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memre
     cf.br ^bb1
   ^bb1:
     fa4.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A region block ends in fa4.yield (checked before anything reads it).
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>) {
+  // expected-error @+1 {{the score region must end in fa4.yield}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+  }
+  return
+}
+
+// -----
+
+// memref.dim of a capture within its rank.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>, %t: memref<?x?xf32>) {
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) captures(%t : memref<?x?xf32>) score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %c: memref<?x?xf32>):
+    %five = arith.constant 5 : index
+    // expected-error @+1 {{'memref.dim' op in a score region must take a constant dimension of a captured operand, within its rank}}
+    %n = memref.dim %c, %five : memref<?x?xf32>
+    fa4.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>, %t: memref<?x?xf32>) {
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) captures(%t : memref<?x?xf32>) score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %c: memref<?x?xf32>):
+    %minus = arith.constant -1 : index
+    // expected-error @+1 {{'memref.dim' op in a score region must take a constant dimension of a captured operand, within its rank}}
+    %n = memref.dim %c, %minus : memref<?x?xf32>
+    fa4.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Only the math ops the kernels lower.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>) {
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) mask {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %ji = arith.index_cast %j : index to i32
+    // expected-error @+1 {{'math.ctpop' op is not allowed in a mask region: only arith ops, the math ops the kernels lower}}
+    %bits = math.ctpop %ji : i32
+    %one = arith.constant 1 : i32
+    %keep = arith.cmpi eq, %bits, %one : i32
+    fa4.yield %keep : i1
   }
   return
 }

@@ -22,6 +22,15 @@ static bool isModifierScalar(Type type) {
          type.isBF16();
 }
 
+bool fa4::isModifierMathOp(Operation *op) {
+  return isa<math::AbsFOp, math::AbsIOp, math::CeilOp, math::FloorOp,
+             math::RoundOp, math::ExpOp, math::Exp2Op, math::ExpM1Op,
+             math::LogOp, math::Log2Op, math::Log10Op, math::Log1pOp,
+             math::SqrtOp, math::RsqrtOp, math::TanhOp, math::SinOp,
+             math::CosOp, math::ErfOp, math::CopySignOp, math::PowFOp,
+             math::FmaOp>(op);
+}
+
 static LogicalResult verifyRegion(Operation *op, Region &region,
                                   StringRef what, Type yields,
                                   TypeRange captures) {
@@ -30,6 +39,9 @@ static LogicalResult verifyRegion(Operation *op, Region &region,
   if (!region.hasOneBlock())
     return op->emitOpError() << "the " << what << " region must have one block";
   Block &body = region.front();
+  if (body.empty() || !isa<YieldOp>(body.back()))
+    return op->emitOpError() << "the " << what
+                             << " region must end in fa4.yield";
   Builder b(op->getContext());
   SmallVector<Type> expected = {b.getF32Type(), b.getIndexType(),
                                 b.getIndexType(), b.getIndexType(),
@@ -48,10 +60,7 @@ static LogicalResult verifyRegion(Operation *op, Region &region,
               "query, index key) and one argument per capture, "
            << types << ")";
   }
-  auto yield = dyn_cast<YieldOp>(body.getTerminator());
-  if (!yield)
-    return op->emitOpError() << "the " << what
-                             << " region must end in fa4.yield";
+  auto yield = cast<YieldOp>(body.back());
   if (yield.getValue().getType() != yields)
     return yield.emitOpError() << "of the " << what << " region must yield "
                                << yields << ", got "
@@ -71,7 +80,7 @@ static LogicalResult verifyRegion(Operation *op, Region &region,
         return inner.emitOpError()
                << "in a " << what << " region must compute integers, index, "
                << "f16, bf16 or f32 scalars, got " << type;
-    if (isa<arith::ArithDialect, math::MathDialect>(inner.getDialect()))
+    if (isa<arith::ArithDialect>(inner.getDialect()) || isModifierMathOp(&inner))
       continue;
     if (auto load = dyn_cast<memref::LoadOp>(inner)) {
       if (!isCapture(load.getMemRef()))
@@ -80,16 +89,21 @@ static LogicalResult verifyRegion(Operation *op, Region &region,
       continue;
     }
     if (auto dim = dyn_cast<memref::DimOp>(inner)) {
-      if (!isCapture(dim.getSource()) || !dim.getConstantIndex())
+      std::optional<int64_t> index = dim.getConstantIndex();
+      if (!isCapture(dim.getSource()) || !index || *index < 0 ||
+          *index >= cast<MemRefType>(dim.getSource().getType()).getRank())
         return dim.emitOpError() << "in a " << what
                                  << " region must take a constant dimension "
-                                    "of a captured operand";
+                                    "of a captured operand, within its rank";
       continue;
     }
     return inner.emitOpError()
            << "is not allowed in a " << what
-           << " region: only arith and math ops, and memref.load and "
-              "memref.dim of the captured operands";
+           << " region: only arith ops, the math ops the kernels lower "
+              "(absf, absi, ceil, floor, round, exp, exp2, expm1, log, log2, "
+              "log10, log1p, sqrt, rsqrt, tanh, sin, cos, erf, copysign, "
+              "powf, fma), and memref.load and memref.dim of the captured "
+              "operands";
   }
   return success();
 }

@@ -20,19 +20,6 @@ def FA4_SinkMemRef : MemRefRankOf<[F32], [1]>;
 // What score and mask regions may read: tables in global memory.
 def FA4_CaptureMemRef : MemRefOf<[F16, BF16, F32, I8, I16, I32, I64]>;
 
-// The score and mask regions of fa4.attention, fa4.tile.modify and
-// fa4.launch; their contract is in ScoreModifiers.h.
-defvar FA4_ModifierRegionsDoc = [{
-    Score and mask regions (optional, each one block, isolated from above):
-    both take `(%score: f32, %batch: index, %head: index, %query: index,
-    %key: index)` followed by one argument per captured operand, and end in
-    `fa4.yield`: the score region yields the new score (f32), the mask
-    region whether the key is kept (i1). They may hold `arith` and `math`
-    ops and `memref.load` / `memref.dim` of the captured operands, nothing
-    else (no nested regions, no writes). They are evaluated only at valid
-    coordinates (`batch < B`, `head < Hq`, `query < Sq`, `key < Skv`), and
-    must read the captures in bounds there.
-}];
 
 def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
                                            IsolatedFromAbove]> {
@@ -87,7 +74,17 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
       head dim must match the operands.
     - `captures` (operands): the tensors the score and mask regions read
       (ALiBi slopes, a bias table, document ids), in row-major order.
-  }] # FA4_ModifierRegionsDoc # [{
+    Score and mask regions (optional, each one block, isolated from above):
+    both take `(%score: f32, %batch: index, %head: index, %query: index,
+    %key: index)` followed by one argument per captured operand, and end in
+    `fa4.yield`: the score region yields the new score (f32), the mask
+    region whether the key is kept (i1). They may hold `arith` ops, the
+    `math` ops the kernels lower (absf, absi, ceil, floor, round, exp,
+    exp2, expm1, log, log2, log10, log1p, sqrt, rsqrt, tanh, sin, cos, erf,
+    copysign, powf, fma) and `memref.load` / `memref.dim` of the captured
+    operands, nothing else (no nested regions, no writes). They are evaluated only at valid
+    coordinates (`batch < B`, `head < Hq`, `query < Sq`, `key < Skv`), and
+    must read the captures in bounds there.
     Skipping: KV blocks outside the window (and past the causal diagonal)
     are skipped; a mask region masks per element in every block visited.
     Rows that the mask leaves no key produce `O = 0` and `LSE = -inf`.
@@ -308,7 +305,17 @@ def FA4_TileModifyOp : FA4_Op<"tile.modify", [IsolatedFromAbove,
     softmax after it scales by log2(e) only. Elements past Sq or Skv are
     evaluated at clamped coordinates (the kernel never evaluates a region
     outside the tensors); fa4.tile.mask masks them afterwards.
-  }] # FA4_ModifierRegionsDoc # [{
+    Score and mask regions (optional, each one block, isolated from above):
+    both take `(%score: f32, %batch: index, %head: index, %query: index,
+    %key: index)` followed by one argument per captured operand, and end in
+    `fa4.yield`: the score region yields the new score (f32), the mask
+    region whether the key is kept (i1). They may hold `arith` ops, the
+    `math` ops the kernels lower (absf, absi, ceil, floor, round, exp,
+    exp2, expm1, log, log2, log10, log1p, sqrt, rsqrt, tanh, sin, cos, erf,
+    copysign, powf, fma) and `memref.load` / `memref.dim` of the captured
+    operands, nothing else (no nested regions, no writes). They are evaluated only at valid
+    coordinates (`batch < B`, `head < Hq`, `query < Sq`, `key < Skv`), and
+    must read the captures in bounds there.
     ```mlir
     %m = fa4.tile.modify %s at [%b, %h, %pos, %key] heads 2 scale 0.125
         captures(%slopes : memref<8xf32>) score {

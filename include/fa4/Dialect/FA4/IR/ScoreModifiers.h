@@ -30,11 +30,15 @@ enum ModifierArgument : unsigned {
 
 /// Checks the score region `score` and mask region `mask` of `op` (each
 /// empty or one block with the arguments above plus one per `captures`
-/// type, ending in fa4.yield of f32 / i1, holding only arith and math ops on
+/// type, ending in fa4.yield of f32 / i1, holding only arith ops and isModifierMathOp ops on
 /// scalars and memref.load / memref.dim of the captures), and that each
 /// capture is a contiguous memref in global memory.
 LogicalResult verifyScoreModifiers(Operation *op, Region &score, Region &mask,
                                    TypeRange captures);
+
+/// Whether `op` is one of the math ops regions may hold: those the pipeline
+/// lowers to NVVM (directly or through libdevice) and fa4-sim evaluates.
+bool isModifierMathOp(Operation *op);
 
 /// Whether `type` is a capture the kernels can read: row-major
 /// (identity layout) in the default memory space.
