@@ -649,3 +649,47 @@ for label, call in [("negative softcap", dict(softcap=-1.0)),
 # CHECK-NEXT: huge: scale_log2 = 4.32809e+38 (scale 3e+38) overflows the kernel's f32 argument
 # CHECK-NEXT: negative softcap: kernel w takes a positive, finite softcap, got -1.0
 # CHECK-NEXT: softcap overflow: score_cap = 1e+40 (scale 1e-30, softcap 10000000000.0) overflows the kernel's f32 argument
+
+# --- kernels with score and mask regions -----------------------------------
+# Captures are operands capture0, ... of any rank and element, each a
+# pointer then its dynamic sizes; a kernel with regions is never chosen for
+# a problem without them.
+regional = manifest("alibi", causal=True, lse=False)
+regional["operands"] += [{"name": "capture0", "element": "f32", "shape": [4]},
+                         {"name": "capture1", "element": "i32", "shape": [-1, -1]}]
+regional["params"] += [{"kind": "pointer", "name": "capture0", "source": "capture0.data"},
+                       {"kind": "pointer", "name": "capture1", "source": "capture1.data"},
+                       {"kind": "i32", "name": "capture1_size1",
+                        "source": "capture1.shape[1]"}]
+regional["regions"] = ["score", "mask"]
+regional = runtime.Kernel(regional)
+print("captures", regional.captures, "regions", regional.regions)
+print("plain problem:", regional.mismatches(dtype="bf16", heads_q=4, heads_kv=2,
+                                              head_dim=64, causal=True, lse=False))
+given = {name: (0x1000, shape, "bf16")
+         for name, shape in [("query", (2, 300, 4, 64)), ("key", (2, 500, 2, 64)),
+                             ("value", (2, 500, 2, 64)), ("output", (2, 300, 4, 64))]}
+given["capture0"] = (0x2000, (4,), "f32")
+given["capture1"] = (0x3000, (2, 500), "i32")
+args = regional.arguments(given)
+print("args", [(a.name, a.value) for a in args if a.name.startswith("capture")])
+for label, change in [("missing", None), ("strided", (0x3000, (2, 500), "i32", (1000, 2))),
+                      ("misaligned", (0x3002, (2, 500), "i32")),
+                      ("wrong element", (0x3000, (2, 500), "f32"))]:
+    call = dict(given)
+    if change is None:
+        del call["capture1"]
+    else:
+        call["capture1"] = change
+    try:
+        regional.arguments(call)
+        print(f"{label}: accepted")
+    except ValueError as err:
+        print(f"{label}: {err}")
+# CHECK: captures ['capture0', 'capture1'] regions ('score', 'mask')
+# CHECK-NEXT: plain problem: ['it inlines score and mask regions']
+# CHECK-NEXT: args [('capture0', 8192), ('capture1', 12288), ('capture1_size1', 500)]
+# CHECK-NEXT: missing: kernel alibi needs operand 'capture1' (a tensor its score or mask regions read)
+# CHECK-NEXT: strided: capture1: must be contiguous, got strides [1000, 2]
+# CHECK-NEXT: misaligned: capture1: address 0x3002 is not 4-byte aligned
+# CHECK-NEXT: wrong element: capture1: element f32, kernel alibi takes i32
