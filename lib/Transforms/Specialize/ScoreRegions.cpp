@@ -147,11 +147,12 @@ Value ModifierStage::transform(Value scores, FragmentCoordsFn coordsFn) {
   // keys past Skv (whose results are dropped or masked) are clamped to the
   // last one.
   //
-  // The row coordinates are opaque copies made here, in the KV loop: a
-  // region computing key - query (ALiBi) or head * stride + key would
-  // otherwise be reassociated into a loop-invariant part per element
-  // (query or head with the element's constant column) and hoisted out of
-  // the loop: one register per element for the whole loop.
+  // The coordinates (rows, heads, batch, the first key) are opaque copies
+  // made here, in the KV loop: a region computing key - query (ALiBi) or
+  // head * stride + key would otherwise be reassociated into a
+  // loop-invariant part per element (query or head with the element's
+  // constant column) and hoisted out of the loop: one register per element
+  // for the whole loop.
   SmallVector<Value, 2> positions, heads;
   Value lastRow = arith::SubIOp::create(b, kernel.seqQ, idx(1));
   for (Value position : at.positions)
