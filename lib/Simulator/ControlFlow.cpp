@@ -1,8 +1,9 @@
 //===- ControlFlow.cpp - scf, gpu and llvm ops ----------------------------===//
 //
-// Structured control flow on a thread's frame stack (scf.for, scf.if and
-// their yields), the gpu ops (ids, dynamic shared memory, the CTA barrier,
-// shuffles, return), and the few llvm ops of the LSE store.
+// Structured control flow on a thread's frame stack (scf.for, scf.if,
+// scf.while and their terminators), the gpu ops (ids, dynamic shared
+// memory, the CTA barrier, shuffles, return), and the few llvm ops of the
+// LSE store.
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,6 +68,49 @@ Step Cta::scfOp(Actor &actor, Operation *op) {
     actor.stack.push_back({&region.front(), region.front().begin(), op});
     return Step::entered;
   }
+  if (auto whileOp = dyn_cast<scf::WhileOp>(op)) {
+    SmallVector<Val> inits;
+    for (Value init : whileOp.getInits()) {
+      const Val *v = use(actor, op, init);
+      if (!v)
+        return Step::error;
+      inits.push_back(*v);
+    }
+    Block *before = whileOp.getBeforeBody();
+    for (auto [arg, init] : llvm::zip(before->getArguments(), inits))
+      define(actor, arg) = init;
+    actor.stack.push_back({before, before->begin(), op});
+    return Step::entered;
+  }
+  if (auto condition = dyn_cast<scf::ConditionOp>(op)) {
+    // The end of a while loop's before region: into the after region with
+    // the forwarded values, or out of the loop with them as its results.
+    const Val *cond = use(actor, op, condition.getCondition());
+    if (!cond)
+      return Step::error;
+    SmallVector<Val> values;
+    for (Value arg : condition.getArgs()) {
+      const Val *v = use(actor, op, arg);
+      if (!v)
+        return Step::error;
+      values.push_back(*v);
+    }
+    Frame &frame = actor.stack.back();
+    auto whileOp = cast<scf::WhileOp>(frame.owner);
+    if (cond->ints[0] != 0) {
+      Block *after = whileOp.getAfterBody();
+      for (auto [arg, v] : llvm::zip(after->getArguments(), values))
+        define(actor, arg) = v;
+      frame.block = after;
+      frame.it = after->begin();
+      return Step::entered;
+    }
+    for (auto [result, v] : llvm::zip(whileOp.getResults(), values))
+      define(actor, result) = v;
+    actor.stack.pop_back();
+    ++actor.stack.back().it;
+    return Step::entered;
+  }
   if (isa<scf::YieldOp>(op))
     return yield(actor, op);
   return fail(op, "the simulator cannot execute this op");
@@ -82,6 +126,15 @@ Step Cta::yield(Actor &actor, Operation *op) {
   }
   Frame &frame = actor.stack.back();
   Operation *owner = frame.owner;
+  if (auto whileOp = dyn_cast<scf::WhileOp>(owner)) {
+    // The end of the after region: the before region again.
+    Block *before = whileOp.getBeforeBody();
+    for (auto [arg, v] : llvm::zip(before->getArguments(), values))
+      define(actor, arg) = v;
+    frame.block = before;
+    frame.it = before->begin();
+    return Step::entered;
+  }
   if (auto forOp = dyn_cast<scf::ForOp>(owner)) {
     int64_t next = frame.iv + frame.step;
     bool more = forOp.getUnsignedCmp() ? uint64_t(next) < uint64_t(frame.upper)

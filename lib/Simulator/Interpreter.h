@@ -27,11 +27,15 @@ struct GlobalTensor {
   std::vector<float> data;
 };
 
-/// A TMA tensor map over a 4-D global tensor: the box, innermost dimension
-/// first as cuTensorMapEncodeTiled takes it.
+/// A TMA tensor map over a global tensor, each list innermost dimension
+/// first as cuTensorMapEncodeTiled takes it: the box, the map's dimensions
+/// and strides (in elements) and the element its coordinate 0 addresses,
+/// relative to the tensor's first (negative for the packed sequences' maps,
+/// whose base lies before the tensor).
 struct TensorMap {
   unsigned tensor;
-  SmallVector<int64_t, 4> box;
+  SmallVector<int64_t, 4> box, dims, strides;
+  int64_t base = 0;
 };
 
 /// One kernel argument.

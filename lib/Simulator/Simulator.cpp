@@ -39,14 +39,43 @@ double mlir::fa4::sim::outputErrorBound(StringRef dtype) {
 namespace {
 
 struct Shape {
+  /// Packed sequences: batch is their number, seqQ and seqKv the rows of
+  /// the packed tensors (padding included).
   int64_t batch, seqQ, seqKv, headsQ, headsKv, headDim;
   bool causal;
+  /// Packed sequences of variable lengths: each one's first query and key
+  /// rows, its query rows and the keys it attends (seqused_k applied).
+  bool varlen = false, seqused = false;
+  std::vector<int64_t> startQ, lengthQ, startKv, lengthKv;
+  /// The tables the kernel reads (seqused_k empty without it).
+  std::vector<int64_t> cuSeqlensQ, cuSeqlensKv, sequsedKv;
   /// Key window around the bottom-right diagonal, -1 where unbounded
   /// (causal: right 0).
   int64_t windowLeft = -1, windowRight = -1;
   std::optional<double> softcap; // in the op's units
   bool lse = false, sink = false;
   std::string dtype;
+
+  int64_t sequenceQ(int64_t b) const { return varlen ? lengthQ[b] : seqQ; }
+  int64_t sequenceKv(int64_t b) const { return varlen ? lengthKv[b] : seqKv; }
+  /// The row of the [B, S, H, D] or packed [T, H, D] tensors that holds
+  /// query `i` or key `j` of sequence `b`.
+  int64_t queryRow(int64_t b, int64_t i) const {
+    return varlen ? startQ[b] + i : b * seqQ + i;
+  }
+  int64_t keyRow(int64_t b, int64_t j) const {
+    return varlen ? startKv[b] + j : b * seqKv + j;
+  }
+  /// The element of LSE [B, Hq, Sq] or packed [Hq, Tq].
+  int64_t lseIndex(int64_t b, int64_t h, int64_t i) const {
+    return varlen ? h * seqQ + startQ[b] + i : (b * headsQ + h) * seqQ + i;
+  }
+  /// An activation tensor's shape for `heads` heads of `rows` per sequence.
+  SmallVector<int64_t, 4> activation(int64_t rows, int64_t heads) const {
+    if (varlen)
+      return {rows, heads, headDim};
+    return {batch, rows, heads, headDim};
+  }
   /// The captured operands' shapes (dynamic sizes resolved) and the
   /// regions that read them; null regions where the launch has none.
   SmallVector<SmallVector<int64_t, 4>> captureShapes;
@@ -55,6 +84,108 @@ struct Shape {
 
 DictionaryAttr manifestOf(LaunchOp launch) {
   return launch->getAttrOfType<DictionaryAttr>("manifest");
+}
+
+/// Rows after the packed sequences that no sequence owns (where the
+/// tensor's size is dynamic): the kernel must neither read them as a
+/// sequence's nor write them.
+constexpr int64_t kPaddingRows = 3;
+
+/// Packed sequences: the lengths from --seqlens-q/--seqlens-kv (and
+/// --seqused-k), the rows of the packed tensors from their types or the
+/// lengths plus padding.
+LogicalResult resolveSequences(LaunchOp launch, const Problem &problem,
+                               Shape &shape, raw_ostream &os) {
+  auto error = [&]() -> raw_ostream & { return os << "error: "; };
+  if (problem.seqQ || problem.seqKv) {
+    error() << "the kernel takes packed sequences: give their lengths with "
+               "--seqlens-q and --seqlens-kv, not --seq-q and --seq-kv\n";
+    return failure();
+  }
+  if (problem.seqlensQ.empty() && problem.seqlensKv.empty()) {
+    error() << "the kernel takes packed sequences: give their lengths with "
+               "--seqlens-q and --seqlens-kv\n";
+    return failure();
+  }
+  if (problem.seqlensQ.size() != problem.seqlensKv.size()) {
+    error() << "the kernel takes packed sequences: give as many lengths to "
+               "--seqlens-kv as to --seqlens-q (one per sequence)\n";
+    return failure();
+  }
+  int64_t count = problem.seqlensQ.size();
+  if (problem.batch && *problem.batch != count) {
+    error() << "--batch " << *problem.batch << " is not the " << count
+            << " sequences of --seqlens-q\n";
+    return failure();
+  }
+  if (shape.seqused != !problem.sequsedK.empty() ||
+      (shape.seqused &&
+       static_cast<int64_t>(problem.sequsedK.size()) != count)) {
+    error() << (shape.seqused ? "the kernel takes seqused_k: give one count "
+                                "per sequence to --seqused-k\n"
+                              : "the kernel takes no seqused_k: drop "
+                                "--seqused-k\n");
+    return failure();
+  }
+  for (ArrayRef<int64_t> list :
+       {ArrayRef(problem.seqlensQ), ArrayRef(problem.seqlensKv),
+        ArrayRef(problem.sequsedK)})
+    for (int64_t length : list)
+      if (length < 0 || length > (int64_t(1) << 24)) {
+        error() << "sequence lengths must lie in [0, 2^24], got " << length
+                << "\n";
+        return failure();
+      }
+  shape.batch = count;
+  int64_t totalQ = 0, totalKv = 0;
+  shape.cuSeqlensQ = {0};
+  shape.cuSeqlensKv = {0};
+  if (shape.seqused)
+    shape.sequsedKv = problem.sequsedK;
+  for (int64_t b = 0; b < count; ++b) {
+    shape.startQ.push_back(totalQ);
+    shape.lengthQ.push_back(problem.seqlensQ[b]);
+    shape.startKv.push_back(totalKv);
+    // seqused_k counts the keys of the sequence's rows it attends.
+    shape.lengthKv.push_back(
+        shape.seqused ? std::min(problem.sequsedK[b], problem.seqlensKv[b])
+                      : problem.seqlensKv[b]);
+    totalQ += problem.seqlensQ[b];
+    totalKv += problem.seqlensKv[b];
+    shape.cuSeqlensQ.push_back(totalQ);
+    shape.cuSeqlensKv.push_back(totalKv);
+  }
+  // The packed rows: the type's, which must hold the sequences, or theirs
+  // plus padding.
+  auto rows = [&](Value operand, int64_t total, StringRef what) -> int64_t {
+    int64_t fixed = cast<MemRefType>(operand.getType()).getDimSize(0);
+    if (ShapedType::isDynamic(fixed))
+      return total + kPaddingRows;
+    if (fixed < total) {
+      error() << "the kernel's packed " << what << " hold " << fixed
+              << " rows, fewer than the sequences' " << total << "\n";
+      return -1;
+    }
+    return fixed;
+  };
+  auto operands = launch.getTensors();
+  shape.seqQ = rows(operands[0], totalQ, "queries");
+  shape.seqKv = rows(operands[1], totalKv, "keys");
+  if (shape.seqQ < 0 || shape.seqKv < 0)
+    return failure();
+  for (unsigned i = 4; i < operands.size(); ++i) {
+    StringRef name = launch.getOperandName(i);
+    int64_t entries = name == "seqused_k" ? count : count + 1;
+    int64_t fixed = cast<MemRefType>(operands[i].getType()).getDimSize(0);
+    if (name.contains("seq") && !ShapedType::isDynamic(fixed) &&
+        fixed != entries) {
+      error() << "the kernel's " << name << " has " << fixed
+              << " entries, not the " << entries << " of " << count
+              << " sequences\n";
+      return failure();
+    }
+  }
+  return success();
 }
 
 /// Resolves the problem against the launch's operand types and manifest.
@@ -67,7 +198,7 @@ FailureOr<Shape> resolveShape(LaunchOp launch, const Problem &problem,
   if (!named) {
     os << "error: fa4.launch @" << launch.getKernel()
        << " does not have the attention operands (q, k, v, o[, lse][, "
-          "sink])\n";
+          "sink][, cu_seqlens_q, cu_seqlens_k[, seqused_k]])\n";
     return failure();
   }
   auto q = cast<MemRefType>(operands[0].getType());
@@ -101,13 +232,27 @@ FailureOr<Shape> resolveShape(LaunchOp launch, const Problem &problem,
   for (unsigned i = 4; i < operands.size(); ++i) {
     shape.lse |= launch.getOperandName(i) == "lse";
     shape.sink |= launch.getOperandName(i) == "sink";
+    shape.varlen |= launch.getOperandName(i) == "cu_seqlens_q";
+    shape.seqused |= launch.getOperandName(i) == "seqused_k";
   }
-  shape.batch = pick(q, 0, problem.batch, "batch");
-  shape.seqQ = pick(q, 1, problem.seqQ, "seq-q");
-  shape.seqKv = pick(k, 1, problem.seqKv, "seq-kv");
-  shape.headsQ = pick(q, 2, problem.headsQ, "heads-q");
-  shape.headsKv = pick(k, 2, problem.headsKv, "heads-kv");
-  shape.headDim = pick(q, 3, problem.headDim, "head-dim");
+  if (shape.varlen) {
+    if (failed(resolveSequences(launch, problem, shape, os)))
+      return failure();
+  } else {
+    if (!problem.seqlensQ.empty() || !problem.seqlensKv.empty() ||
+        !problem.sequsedK.empty()) {
+      os << "error: --seqlens-q, --seqlens-kv and --seqused-k are for "
+            "kernels of packed sequences (with cu_seqlens tables)\n";
+      return failure();
+    }
+    shape.batch = pick(q, 0, problem.batch, "batch");
+    shape.seqQ = pick(q, 1, problem.seqQ, "seq-q");
+    shape.seqKv = pick(k, 1, problem.seqKv, "seq-kv");
+  }
+  unsigned headsDim = shape.varlen ? 1 : 2;
+  shape.headsQ = pick(q, headsDim, problem.headsQ, "heads-q");
+  shape.headsKv = pick(k, headsDim, problem.headsKv, "heads-kv");
+  shape.headDim = pick(q, headsDim + 1, problem.headDim, "head-dim");
   shape.dtype = q.getElementType().isBF16() ? "bf16" : "f16";
   if (problem.dtype && *problem.dtype != shape.dtype) {
     os << "error: the kernel was compiled for dtype " << shape.dtype << ", not "
@@ -227,8 +372,8 @@ std::vector<GlobalTensor> makeTensors(LaunchOp launch, const Shape &s,
         x = roundToHalf(half, normal(rng));
     tensors.push_back(std::move(t));
   };
-  add("query", element, {s.batch, s.seqQ, s.headsQ, s.headDim}, true);
-  add("key", element, {s.batch, s.seqKv, s.headsKv, s.headDim}, true);
+  add("query", element, s.activation(s.seqQ, s.headsQ), true);
+  add("key", element, s.activation(s.seqKv, s.headsKv), true);
   if (risingKeys(seed)) {
     // Key j scaled by 0.5 + 6 j / Skv: scores from about N(0, 0.25) to
     // N(0, 42), the row maximum growing by ~20 (log2) along the sequence.
@@ -239,11 +384,14 @@ std::vector<GlobalTensor> makeTensors(LaunchOp launch, const Shape &s,
       keys[i] = roundToHalf(half, keys[i] * (0.5f + 6.0f * j / s.seqKv));
     }
   }
-  add("value", element, {s.batch, s.seqKv, s.headsKv, s.headDim}, true);
-  add("output", element, {s.batch, s.seqQ, s.headsQ, s.headDim}, false);
+  add("value", element, s.activation(s.seqKv, s.headsKv), true);
+  add("output", element, s.activation(s.seqQ, s.headsQ), false);
   Type f32 = Float32Type::get(launch.getContext());
   if (s.lse)
-    add("lse", f32, {s.batch, s.headsQ, s.seqQ}, false);
+    add("lse", f32,
+        s.varlen ? SmallVector<int64_t, 4>{s.headsQ, s.seqQ}
+                 : SmallVector<int64_t, 4>{s.batch, s.headsQ, s.seqQ},
+        false);
   if (s.sink) {
     // About a row's log-sum-exp (scores near N(0, 1) over Skv keys), so that
     // the sink's share ranges from negligible to most of the denominator;
@@ -254,6 +402,19 @@ std::vector<GlobalTensor> makeTensors(LaunchOp launch, const Shape &s,
       sinks[h] = h % 4 == 3 ? -std::numeric_limits<float>::infinity()
                             : std::log(static_cast<float>(s.seqKv)) +
                                   2.0f * normal(rng);
+  }
+  // The tables of packed sequences, as the kernel reads them.
+  if (s.varlen) {
+    Type i32 = IntegerType::get(launch.getContext(), 32);
+    for (auto [name, table] :
+         {std::pair{"cu_seqlens_q", &s.cuSeqlensQ},
+          std::pair{"cu_seqlens_k", &s.cuSeqlensKv},
+          std::pair{"seqused_k", &s.sequsedKv}}) {
+      if (table->empty())
+        continue;
+      add(name, i32, {static_cast<int64_t>(table->size())}, false);
+      llvm::copy(*table, tensors.back().data.begin());
+    }
   }
   // What the regions read: N(0, 1) in the element type, or integers in
   // [0, intBound).
@@ -324,13 +485,20 @@ FailureOr<Launch> buildLaunch(LaunchOp launch, gpu::GPUFuncOp kernel,
   }
   result.block = cast<IntegerAttr>(block[0]).getInt();
   result.dynamicSharedBytes = smem.getInt();
+  auto rule = grid.getAs<StringAttr>("rule");
   auto headBlocks = grid.getAs<IntegerAttr>("head_blocks");
   auto rows = grid.getAs<IntegerAttr>("query_rows_per_cta");
-  if (!headBlocks || !rows)
-    return fail("the persistent grid rule needs head_blocks and "
-                "query_rows_per_cta");
-  int64_t tiles = shape.batch * headBlocks.getInt() *
-                  llvm::divideCeil(shape.seqQ, rows.getInt());
+  if (!rule || !headBlocks || !rows)
+    return fail("the grid needs a rule, head_blocks and query_rows_per_cta");
+  if (rule.getValue() != (shape.varlen ? "persistent_varlen" : "persistent"))
+    return fail("the grid rule '" + rule.getValue() + "' is not the one of " +
+                (shape.varlen ? "packed sequences" : "a dense batch"));
+  // What the runtime launches, knowing the packed tensors' rows but not
+  // the tables' contents (on the device): a bound on the tiles.
+  int64_t queryBlocks = llvm::divideCeil(shape.seqQ, rows.getInt());
+  int64_t tiles = headBlocks.getInt() *
+                  (shape.varlen ? queryBlocks + shape.batch
+                                : shape.batch * queryBlocks);
   result.grid = std::max<int64_t>(1, std::min<int64_t>(tiles, ctas));
 
   for (Attribute attr : maps) {
@@ -342,13 +510,34 @@ FailureOr<Launch> buildLaunch(LaunchOp launch, gpu::GPUFuncOp kernel,
       return fail("a tensor map needs operand_index, a 4-D box and swizzle");
     if (swizzle.getValue() != "128B")
       return fail("only 128B-swizzled tensor maps are simulated");
-    TensorMap tensorMap{static_cast<unsigned>(index.getInt()), {}};
+    TensorMap tensorMap{static_cast<unsigned>(index.getInt()), {}, {}, {}};
     for (Attribute b : box)
       tensorMap.box.push_back(cast<IntegerAttr>(b).getInt());
     if (tensorMap.box[0] * 2 != 128)
       return fail("a 128B-swizzled box must have 64 16-bit elements innermost");
     if (tensorMap.tensor >= tensors.size())
       return fail("a tensor map names an operand the launch does not have");
+    // The dimensions and strides the runtime encodes: the tensor's, or for
+    // a packed [T, H, D] tensor (T + 1 ends, T rows, H, D) with both outer
+    // strides one row from T rows before the tensor.
+    ArrayRef<int64_t> dims = tensors[tensorMap.tensor].shape;
+    auto varlen = map.getAs<BoolAttr>("varlen");
+    if ((varlen && varlen.getValue()) != shape.varlen)
+      return fail("a tensor map's varlen flag does not match the operands");
+    if (dims.size() != (shape.varlen ? 3u : 4u))
+      return fail("a tensor map's operand is not an activation tensor");
+    int64_t stride = 1;
+    for (int64_t d : llvm::reverse(dims)) {
+      tensorMap.dims.push_back(d);
+      tensorMap.strides.push_back(stride);
+      stride *= d;
+    }
+    if (shape.varlen) {
+      int64_t rowStride = tensorMap.strides[2];
+      tensorMap.dims.push_back(dims[0] + 1);
+      tensorMap.strides.push_back(rowStride);
+      tensorMap.base = -dims[0] * rowStride;
+    }
     result.maps.push_back(std::move(tensorMap));
   }
 
@@ -399,15 +588,19 @@ FailureOr<Launch> buildLaunch(LaunchOp launch, gpu::GPUFuncOp kernel,
 /// O and LSE of the problem in float64 from the (rounded) inputs.
 struct Reference {
   std::vector<double> output, lse;
+  /// Per query row of O: whether a sequence owns it (padding rows of packed
+  /// sequences do not, and must stay unwritten).
+  std::vector<bool> owned;
   std::string error; // why the regions could not be evaluated
 };
 
 Reference reference(const std::vector<GlobalTensor> &t, const Shape &s,
                     double scale) {
   Reference ref;
-  ref.output.assign(s.batch * s.seqQ * s.headsQ * s.headDim, 0.0);
-  ref.lse.assign(s.batch * s.headsQ * s.seqQ,
-                 -std::numeric_limits<double>::infinity());
+  int64_t rows = s.varlen ? s.seqQ : s.batch * s.seqQ;
+  ref.output.assign(rows * s.headsQ * s.headDim, 0.0);
+  ref.lse.assign(rows * s.headsQ, -std::numeric_limits<double>::infinity());
+  ref.owned.assign(rows, !s.varlen);
   int64_t group = s.headsQ / s.headsKv;
   const GlobalTensor *sinks = tensorNamed(t, "sink");
   SmallVector<const GlobalTensor *> captures;
@@ -416,34 +609,35 @@ Reference reference(const std::vector<GlobalTensor> &t, const Shape &s,
   std::vector<double> scores(s.seqKv);
   for (int64_t b = 0; b < s.batch; ++b)
     for (int64_t h = 0; h < s.headsQ; ++h)
-      for (int64_t i = 0; i < s.seqQ; ++i) {
+      for (int64_t i = 0, seqQ = s.sequenceQ(b), seqKv = s.sequenceKv(b);
+           i < seqQ; ++i) {
+        ref.owned[s.queryRow(b, i)] = true;
         int64_t kvHead = h / group;
         // Row i sees keys [d - left, d + right] of [0, Skv) around its
-        // bottom-right diagonal d = i + Skv - Sq.
-        int64_t diagonal = i + s.seqKv - s.seqQ;
+        // bottom-right diagonal d = i + Skv - Sq (per packed sequence).
+        int64_t diagonal = i + seqKv - seqQ;
         int64_t first =
             s.windowLeft < 0
                 ? 0
-                : std::clamp<int64_t>(diagonal - s.windowLeft, 0, s.seqKv);
+                : std::clamp<int64_t>(diagonal - s.windowLeft, 0, seqKv);
         int64_t keys =
             s.windowRight < 0
-                ? s.seqKv
-                : std::clamp<int64_t>(diagonal + s.windowRight + 1, 0,
-                                      s.seqKv);
+                ? seqKv
+                : std::clamp<int64_t>(diagonal + s.windowRight + 1, 0, seqKv);
         // The sink joins the denominator: a row without keys outputs 0 with
         // the sink as its LSE.
         double sink = sinks ? sinks->data[h]
                             : -std::numeric_limits<double>::infinity();
         if (keys <= first) {
-          ref.lse[(b * s.headsQ + h) * s.seqQ + i] = sink;
+          ref.lse[s.lseIndex(b, h, i)] = sink;
           continue;
         }
         const float *q =
-            &t[0].data[((b * s.seqQ + i) * s.headsQ + h) * s.headDim];
+            &t[0].data[(s.queryRow(b, i) * s.headsQ + h) * s.headDim];
         double max = -std::numeric_limits<double>::infinity();
         for (int64_t j = first; j < keys; ++j) {
           const float *k =
-              &t[1].data[((b * s.seqKv + j) * s.headsKv + kvHead) * s.headDim];
+              &t[1].data[(s.keyRow(b, j) * s.headsKv + kvHead) * s.headDim];
           double dot = 0;
           for (int64_t d = 0; d < s.headDim; ++d)
             dot += static_cast<double>(q[d]) * k[d];
@@ -475,14 +669,14 @@ Reference reference(const std::vector<GlobalTensor> &t, const Shape &s,
         double sum = std::exp(sink - max);
         for (int64_t j = first; j < keys; ++j)
           sum += (scores[j] = std::exp(scores[j] - max));
-        double *o = &ref.output[((b * s.seqQ + i) * s.headsQ + h) * s.headDim];
+        double *o = &ref.output[(s.queryRow(b, i) * s.headsQ + h) * s.headDim];
         for (int64_t j = first; j < keys; ++j) {
           const float *v =
-              &t[2].data[((b * s.seqKv + j) * s.headsKv + kvHead) * s.headDim];
+              &t[2].data[(s.keyRow(b, j) * s.headsKv + kvHead) * s.headDim];
           for (int64_t d = 0; d < s.headDim; ++d)
             o[d] += scores[j] / sum * v[d];
         }
-        ref.lse[(b * s.headsQ + h) * s.seqQ + i] = max + std::log(sum);
+        ref.lse[s.lseIndex(b, h, i)] = max + std::log(sum);
       }
   return ref;
 }
@@ -615,8 +809,16 @@ LogicalResult mlir::fa4::sim::simulate(ModuleOp module, const Problem &problem,
         }
         const std::vector<float> &o = tensors[3].data;
         double diff = 0, norm = 0;
-        int64_t unwritten = -1;
+        int64_t unwritten = -1, stray = -1;
+        int64_t rowElements = shape->headsQ * shape->headDim;
         for (size_t i = 0; i < o.size(); ++i) {
+          if (!ref.owned[i / rowElements]) {
+            if (!std::isnan(o[i])) {
+              stray = i;
+              break;
+            }
+            continue;
+          }
           if (std::isnan(o[i])) {
             unwritten = i;
             break;
@@ -624,14 +826,21 @@ LogicalResult mlir::fa4::sim::simulate(ModuleOp module, const Problem &problem,
           diff += (o[i] - ref.output[i]) * (o[i] - ref.output[i]);
           norm += ref.output[i] * ref.output[i];
         }
-        if (unwritten >= 0) {
-          int64_t d = unwritten % shape->headDim,
-                  h = unwritten / shape->headDim % shape->headsQ,
-                  i = unwritten / shape->headDim / shape->headsQ % shape->seqQ,
-                  b = unwritten / shape->headDim / shape->headsQ / shape->seqQ;
-          errors.push_back(llvm::formatv(
-              "O[{0}, {1}, {2}, {3}] was never written (or is NaN)", b, i, h,
-              d));
+        if (unwritten >= 0 || stray >= 0) {
+          int64_t at = unwritten >= 0 ? unwritten : stray;
+          int64_t d = at % shape->headDim,
+                  h = at / shape->headDim % shape->headsQ,
+                  row = at / rowElements;
+          std::string element =
+              shape->varlen
+                  ? llvm::formatv("O[{0}, {1}, {2}]", row, h, d).str()
+                  : llvm::formatv("O[{0}, {1}, {2}, {3}]", row / shape->seqQ,
+                                  row % shape->seqQ, h, d)
+                        .str();
+          errors.push_back(unwritten >= 0
+                               ? element + " was never written (or is NaN)"
+                               : element + " lies in no sequence but was "
+                                           "written");
           numbersOk = false;
         } else {
           double relative = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
@@ -647,6 +856,16 @@ LogicalResult mlir::fa4::sim::simulate(ModuleOp module, const Problem &problem,
           const std::vector<float> &lse = lseTensor->data;
           double worst = 0;
           for (size_t i = 0; i < lse.size(); ++i) {
+            // Packed: [Hq, Tq], whose padding columns stay unwritten.
+            if (shape->varlen && !ref.owned[i % shape->seqQ]) {
+              if (!std::isnan(lse[i])) {
+                errors.push_back(llvm::formatv(
+                    "LSE[{0}, {1}] lies in no sequence but was written",
+                    i / shape->seqQ, i % shape->seqQ));
+                break;
+              }
+              continue;
+            }
             bool noKeys = std::isinf(ref.lse[i]);
             bool bad = noKeys ? !(std::isinf(lse[i]) && lse[i] < 0)
                               : std::isnan(lse[i]) || std::isinf(lse[i]);
@@ -675,8 +894,10 @@ LogicalResult mlir::fa4::sim::simulate(ModuleOp module, const Problem &problem,
                                                     : "FAIL: " + races.front())
                         .str());
       os << "seed " << seed << ": " << (passed ? "ok" : "FAIL") << ": @"
-         << kernel.getName() << " B=" << shape->batch << " Sq=" << shape->seqQ
-         << " Skv=" << shape->seqKv << " Hq=" << shape->headsQ
+         << kernel.getName() << " B=" << shape->batch
+         << (shape->varlen ? " Tq=" : " Sq=") << shape->seqQ
+         << (shape->varlen ? " Tkv=" : " Skv=") << shape->seqKv
+         << " Hq=" << shape->headsQ
          << " Hkv=" << shape->headsKv << " D=" << shape->headDim << " "
          << shape->dtype << (shape->causal ? " causal" : "");
       if (shape->windowLeft >= 0 || (shape->windowRight >= 0 && !shape->causal))
@@ -686,6 +907,8 @@ LogicalResult mlir::fa4::sim::simulate(ModuleOp module, const Problem &problem,
         os << " softcap " << llvm::format("%g", *shape->softcap);
       if (shape->sink)
         os << " sink";
+      if (shape->varlen)
+        os << " varlen" << (shape->seqused ? " seqused_k" : "");
       os << (risingKeys(seed) ? ", rising keys" : "") << ", " << run->grid
          << " CTAs, " << steps << " steps";
       if (!numbers.empty())

@@ -141,18 +141,31 @@ Slot Cta::stampAsync(VectorClock &clock) {
 
 namespace {
 
-/// The element offset in the row-major [B, S, H, D] tensor of box element
-/// `inner` (innermost first) at `coords`, or -1 out of bounds.
-int64_t globalElement(const GlobalTensor &tensor, ArrayRef<int64_t> coords,
-                      ArrayRef<int64_t> inner) {
-  int64_t rank = tensor.shape.size(), offset = 0;
-  for (int64_t d = 0; d < rank; ++d) {
-    int64_t c = coords[rank - 1 - d] + inner[rank - 1 - d];
-    if (c < 0 || c >= tensor.shape[d])
-      return -1;
-    offset = offset * tensor.shape[d] + c;
+/// Where box element `inner` (innermost first) at `coords` lies in the
+/// tensor of `map`: its element offset, kOutOfBounds outside the map's
+/// dimensions (loads read zeros, stores drop it) or kOutsideTensor where
+/// the map addresses memory the tensor does not hold (a fault).
+constexpr int64_t kOutOfBounds = -1, kOutsideTensor = -2;
+int64_t globalElement(const TensorMap &map, const GlobalTensor &tensor,
+                      ArrayRef<int64_t> coords, ArrayRef<int64_t> inner) {
+  int64_t offset = map.base;
+  for (size_t d = 0; d < map.dims.size(); ++d) {
+    int64_t c = coords[d] + inner[d];
+    if (c < 0 || c >= map.dims[d])
+      return kOutOfBounds;
+    offset += c * map.strides[d];
   }
+  if (offset < 0 || offset >= static_cast<int64_t>(tensor.data.size()))
+    return kOutsideTensor;
   return offset;
+}
+
+/// "[c0, c1, ...]": the map coordinates of box element `inner`.
+std::string boxCoordinates(ArrayRef<int64_t> coords, ArrayRef<int64_t> inner) {
+  std::string text = "[";
+  for (size_t d = 0; d < inner.size(); ++d)
+    text += (d ? ", " : "") + std::to_string(coords[d] + inner[d]);
+  return text + "]";
 }
 
 /// Visits every element of a 4-D box (innermost first) with its linear
@@ -183,7 +196,14 @@ void Cta::completeTmaLoad(size_t index) {
   forEachBoxElement(box, [&](ArrayRef<int64_t> inner, int64_t linear) {
     if (!ok)
       return;
-    int64_t global = globalElement(tensor, work.coords, inner);
+    int64_t global = globalElement(map, tensor, work.coords, inner);
+    if (global == kOutsideTensor) {
+      fail(work.op, "the TMA load reads outside '" + tensor.name +
+                        "' at map coordinates " +
+                        boxCoordinates(work.coords, inner));
+      ok = false;
+      return;
+    }
     float value = global < 0 ? 0.0f : tensor.data[global];
     int64_t offset = swizzle128(kDynamicSharedBase + work.shared + 2 * linear) -
                      kDynamicSharedBase;
@@ -218,6 +238,7 @@ void Cta::completeStore(size_t index) {
   Half half = tensor.element.isBF16() ? Half::bf16 : Half::f16;
   int64_t bytes = 0;
   SmallVector<int64_t, 4> box(map.box);
+  std::string fault;
   forEachBoxElement(box, [&](ArrayRef<int64_t> inner, int64_t linear) {
     int64_t offset =
         swizzle128(kDynamicSharedBase + work.store.shared + 2 * linear) -
@@ -225,13 +246,18 @@ void Cta::completeStore(size_t index) {
     bytes += 2;
     if (offset < 0 || offset + 2 > static_cast<int64_t>(shared.size()))
       return;
-    int64_t global = globalElement(tensor, work.store.coords, inner);
+    int64_t global = globalElement(map, tensor, work.store.coords, inner);
+    if (global == kOutsideTensor && fault.empty())
+      fault = boxCoordinates(work.store.coords, inner);
     if (global < 0)
       return;
     uint16_t bits;
     std::memcpy(&bits, &shared[offset], 2);
     tensor.data[global] = halfValue(half, bits);
   });
+  if (!fault.empty())
+    fail(work.store.op, "the TMA store writes outside '" + tensor.name +
+                            "' at map coordinates " + fault);
   races.access(Memory::shared, work.store.shared, work.store.shared + bytes,
                false, work.slot, work.agent, work.clock);
   asyncProxyRead(work.store.shared, bytes, work.agent, work.clock);

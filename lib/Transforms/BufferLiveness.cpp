@@ -100,6 +100,20 @@ BlockLiveness scan(Block &block, const Accesses &buffer,
   return result;
 }
 
+/// The body of a loop the analysis follows: an scf.for's, or the "after"
+/// block of an scf.while whose condition region does not touch the buffer
+/// (the work schedules' loops, whose conditions read only tables); null
+/// for any other op.
+Block *loopBody(Operation &op, const Accesses &buffer) {
+  if (auto loop = dyn_cast<scf::ForOp>(op))
+    return loop.getBody();
+  if (auto loop = dyn_cast<scf::WhileOp>(op))
+    if (!llvm::is_contained(scan(*loop.getBeforeBody(), buffer).accessed,
+                            true))
+      return loop.getAfterBody();
+  return nullptr;
+}
+
 /// Whether `op` overwrites all of the buffer itself without reading it
 /// (BufferDefinitionOpInterface: a TMEM store of every column, an MMA that
 /// does not accumulate) and takes no view of it as another operand. Writes
@@ -171,10 +185,9 @@ Effect effectOfOp(Operation &op, const Accesses &buffer, Operation *role) {
     // A partial write neither reads the old value nor replaces all of it.
     return writesOnly(&op, buffer) ? Effect::Untouched : Effect::Reads;
   }
-  if (auto loop = dyn_cast<scf::ForOp>(op))
-    return effectOf(*loop.getBody(), buffer, role) == Effect::Reads
-               ? Effect::Reads
-               : Effect::Untouched;
+  if (Block *body = loopBody(op, buffer))
+    return effectOf(*body, buffer, role) == Effect::Reads ? Effect::Reads
+                                                          : Effect::Untouched;
   if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
     Effect then = effectOf(ifOp.getThenRegion().front(), buffer, role);
     Effect otherwise = ifOp.getElseRegion().empty()
@@ -242,11 +255,11 @@ Occupancy occupancy(Block &block, const BlockLiveness &l,
 /// later; `mmaA`/`mmaB`: an MMA on them is in flight on entry.
 bool disjoint(Block &block, const Accesses &a, const Accesses &b, bool outA,
               bool outB, bool mmaA, bool mmaB, Operation *role,
-              bool loopBody = false) {
+              bool inLoopBody = false) {
   // In a loop body, what an iteration leaves in flight is still in flight
   // when the next one starts.
   InFlight entryA, entryB;
-  if (loopBody) {
+  if (inLoopBody) {
     entryA = scan(block, a).atEnd;
     entryB = scan(block, b).atEnd;
     entryA.clearMma(); // MMAs: `mmaA`, `mmaB`
@@ -276,16 +289,16 @@ bool disjoint(Block &block, const Accesses &a, const Accesses &b, bool outA,
         b.ops.contains(&op))
       return false;
     bool mmaInA = mmaA || la.mmaInFlight[i], mmaInB = mmaB || lb.mmaInFlight[i];
-    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+    if (Block *loop = loopBody(op, a); loop && loop == loopBody(op, b)) {
       // A value an iteration reads before redefining it comes from the
       // previous iteration: it must survive to the end of the body.
-      Block &body = *loop.getBody();
+      Block &body = *loop;
       bool carriedA = effectOf(body, a, role) == Effect::Reads;
       bool carriedB = effectOf(body, b, role) == Effect::Reads;
       if (!disjoint(body, a, b, oa.after[i] || carriedA, ob.after[i] || carriedB,
                     mmaInA || scan(body, a).atEnd.mma(),
                     mmaInB || scan(body, b).atEnd.mma(), role,
-                    /*loopBody=*/true))
+                    /*inLoopBody=*/true))
         return false;
       continue;
     }

@@ -39,12 +39,15 @@ void printReport(llvm::raw_ostream &os, DictionaryAttr manifest,
   auto grid = cast<DictionaryAttr>(get("grid"));
   os << "kernel " << kernel << " ("
      << cast<StringAttr>(get("arch")).getValue() << ")\n";
-  os << "  block " << cast<IntegerAttr>(block[0]).getInt()
-     << " threads; persistent grid over batch x "
-     << cast<IntegerAttr>(grid.get("head_blocks")).getInt()
-     << " head blocks x ceil(seq_q / "
-     << cast<IntegerAttr>(grid.get("query_rows_per_cta")).getInt()
-     << ") tiles\n";
+  int64_t headBlocks = cast<IntegerAttr>(grid.get("head_blocks")).getInt();
+  int64_t rows = cast<IntegerAttr>(grid.get("query_rows_per_cta")).getInt();
+  os << "  block " << cast<IntegerAttr>(block[0]).getInt() << " threads; ";
+  if (cast<StringAttr>(grid.get("rule")).getValue() == "persistent_varlen")
+    os << "persistent grid over each packed sequence's " << headBlocks
+       << " head blocks x ceil(its seq_q / " << rows << ") tiles\n";
+  else
+    os << "persistent grid over batch x " << headBlocks
+       << " head blocks x ceil(seq_q / " << rows << ") tiles\n";
   os << "  roles:";
   for (Attribute roleAttr : cast<ArrayAttr>(get("roles"))) {
     auto role = cast<DictionaryAttr>(roleAttr);

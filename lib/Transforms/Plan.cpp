@@ -178,25 +178,42 @@ LogicalResult mlir::fa4::checkKernelLimits(AttentionOp op, PlanAttr plan) {
     MemRefType type;
     std::array<StringRef, 4> dims;
   };
+  bool varlen = op.isVarlen();
+  auto activation = [&](StringRef name, Value value, StringRef seq,
+                        StringRef heads, StringRef dim) {
+    Operand operand{name, cast<MemRefType>(value.getType()), {}};
+    if (varlen)
+      operand.dims = {seq == "seq_q" ? "total_q" : "total_kv", heads, dim, ""};
+    else
+      operand.dims = {"batch", seq, heads, dim};
+    return operand;
+  };
   SmallVector<Operand> operands = {
-      {"query", op.getQuery().getType(),
-       {"batch", "seq_q", "heads_q", "head_dim_qk"}},
-      {"key", op.getKey().getType(),
-       {"batch", "seq_kv", "heads_kv", "head_dim_qk"}},
-      {"value", op.getValue().getType(),
-       {"batch", "seq_kv", "heads_kv", "head_dim_v"}},
-      {"output", op.getOutput().getType(),
-       {"batch", "seq_q", "heads_q", "head_dim_v"}}};
+      activation("query", op.getQuery(), "seq_q", "heads_q", "head_dim_qk"),
+      activation("key", op.getKey(), "seq_kv", "heads_kv", "head_dim_qk"),
+      activation("value", op.getValue(), "seq_kv", "heads_kv", "head_dim_v"),
+      activation("output", op.getOutput(), "seq_q", "heads_q", "head_dim_v")};
   if (TypedValue<MemRefType> lse = op.getLse()) {
     // The LSE is written through a plain pointer, element (b, h, i) at
-    // (b * Hq + h) * Sq + i.
+    // (b * Hq + h) * Sq + i (packed: h * Tq + i).
     if (!lse.getType().getLayout().isIdentity())
       return op.emitOpError()
-             << "the kernel writes LSE to a contiguous [B, Hq, Sq] tensor, "
-                "got "
+             << "the kernel writes LSE to a contiguous "
+             << (varlen ? "[Hq, Tq]" : "[B, Hq, Sq]") << " tensor, got "
              << lse.getType();
-    operands.push_back({"lse", lse.getType(), {"batch", "heads_q", "seq_q"}});
+    operands.push_back({"lse",
+                        lse.getType(),
+                        varlen ? std::array<StringRef, 4>{"heads_q", "total_q"}
+                               : std::array<StringRef, 4>{"batch", "heads_q",
+                                                          "seq_q"}});
   }
+  for (auto [name, table] : {std::pair<StringRef, Value>{"cu_seqlens_q",
+                                                         op.getCuSeqlensQ()},
+                             {"cu_seqlens_k", op.getCuSeqlensK()},
+                             {"seqused_k", op.getSequsedK()}})
+    if (table)
+      operands.push_back({name, cast<MemRefType>(table.getType()),
+                          {name == "seqused_k" ? "batch" : "batch + 1"}});
   // The sinks are read through a plain pointer, head h at element h.
   if (TypedValue<MemRefType> sink = op.getSink();
       sink && !sink.getType().getLayout().isIdentity())
@@ -226,8 +243,8 @@ LogicalResult mlir::fa4::checkKernelLimits(AttentionOp op, PlanAttr plan) {
                   "hold ("
                << kMax32 << ")";
     }
-    if (operand.name == "lse")
-      continue;
+    if (operand.type.getRank() < 3)
+      continue; // LSE and the tables: plain pointers
     // A TMA descriptor gives each outer dimension a byte stride and the
     // tensor a base address: both 16-byte aligned, strides below 2^40.
     SmallVector<int64_t> strides;
@@ -260,8 +277,16 @@ LogicalResult mlir::fa4::checkKernelLimits(AttentionOp op, PlanAttr plan) {
 
   // What the kernel computes from the sizes, in 32 bits.
   MemRefType query = op.getQuery().getType();
-  int64_t batch = query.getDimSize(0), seqQ = query.getDimSize(1);
-  int64_t seqKv = op.getKey().getType().getDimSize(1);
+  unsigned seqDim = op.getSequenceDim();
+  int64_t seqQ = query.getDimSize(seqDim);
+  int64_t seqKv = op.getKey().getType().getDimSize(seqDim);
+  // Packed: the sequences are the batch, one fewer than the table's
+  // entries.
+  int64_t batch = query.getDimSize(0);
+  if (varlen) {
+    int64_t entries = op.getCuSeqlensQ().getType().getDimSize(0);
+    batch = ShapedType::isDynamic(entries) ? entries : entries - 1;
+  }
   int64_t heads = op.getNumQueryHeads();
   int64_t pack = plan.getGqaPack();
   int64_t tileRows = plan.getQStages() * (plan.getBlockM() / pack);
@@ -276,7 +301,25 @@ LogicalResult mlir::fa4::checkKernelLimits(AttentionOp op, PlanAttr plan) {
            << "seq_kv " << seqKv << " rounded up to whole blocks of "
            << plan.getBlockN() << " keys exceeds the kernel's 32-bit row "
            << "coordinates (" << kMax32 << ")";
-  if (!ShapedType::isDynamic(batch) && !ShapedType::isDynamic(seqQ)) {
+  if (varlen && !ShapedType::isDynamic(seqQ)) {
+    // The schedule numbers at most ceil(Tq / rows) + B tiles per head
+    // block (each sequence's last tile may be partial); the LSE of h at
+    // h * Tq + i.
+    std::optional<int64_t> tiles = (seqQ + tileRows - 1) / tileRows;
+    if (!ShapedType::isDynamic(batch))
+      tiles = mul(*tiles + batch, heads / pack);
+    if (exceeds32(tiles))
+      return op.emitOpError()
+             << "head blocks x (query tiles of " << seqQ
+             << " packed rows + sequences) exceed the kernel's 32-bit tile "
+                "count ("
+             << kMax32 << ")";
+    if (op.getLse() && exceeds32(mul(heads, seqQ)))
+      return op.emitOpError()
+             << "LSE of heads_q x total_q = " << heads << " x " << seqQ
+             << " elements exceeds the kernel's 32-bit LSE offsets ("
+             << kMax32 << ")";
+  } else if (!ShapedType::isDynamic(batch) && !ShapedType::isDynamic(seqQ)) {
     int64_t tilesPerHead = (seqQ + tileRows - 1) / tileRows;
     std::optional<int64_t> tiles = mul(batch, heads / pack);
     if (tiles)

@@ -38,6 +38,11 @@ public:
   void build(gpu::GPUFuncOp kernel);
 
 private:
+  /// The program over the work tiles of a batch of Q, K, V, O (and LSE),
+  /// at the insertion point.
+  void buildTiles(Value query, Value key, Value value, Value output, Value lse,
+                  Value sinks, ValueRange captures);
+
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
   Value add(Value x, int64_t y) { return add(x, idx(y)); }
@@ -94,8 +99,35 @@ void TiledProgramBuilder::build(gpu::GPUFuncOp kernel) {
   unsigned next = 4;
   Value lse = op.getLse() ? entry.getArgument(next++) : Value();
   Value sinks = op.getSink() ? entry.getArgument(next++) : Value();
-  ValueRange captures = entry.getArguments().drop_front(next);
+  if (!op.isVarlen()) {
+    buildTiles(query, key, value, output, lse, sinks,
+               entry.getArguments().drop_front(next));
+  } else {
+    // Packed sequences: each one, viewed as a batch of one, is the dense
+    // program's batch.
+    Value cuQ = entry.getArgument(next++), cuK = entry.getArgument(next++);
+    Value used = op.getSequsedK() ? entry.getArgument(next++) : Value();
+    ValueRange captures = entry.getArguments().drop_front(next);
+    Value sequences =
+        add(memref::DimOp::create(b, cuQ, 0).getResult(), -1);
+    auto loop = scf::ForOp::create(b, idx(0), sequences, idx(1));
+    b.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> tensors = {query, key, value, output};
+    if (lse)
+      tensors.push_back(lse);
+    auto views = TileSequenceOp::create(b, loop.getInductionVar(), cuQ, cuK,
+                                        used, tensors);
+    buildTiles(views.getViews()[0], views.getViews()[1], views.getViews()[2],
+               views.getViews()[3], lse ? views.getViews()[4] : Value(),
+               sinks, captures);
+  }
+  b.setInsertionPointToEnd(&entry);
+  gpu::ReturnOp::create(b);
+}
 
+void TiledProgramBuilder::buildTiles(Value query, Value key, Value value,
+                                     Value output, Value lse, Value sinks,
+                                     ValueRange captures) {
   Type element = op.getQuery().getType().getElementType();
   Type f32 = b.getF32Type();
   int64_t rows = plan.getBlockM(), blockN = plan.getBlockN();
@@ -201,9 +233,6 @@ void TiledProgramBuilder::build(gpu::GPUFuncOp kernel) {
   if (lse)
     TileStoreLseOp::create(b, finalMax, finalSum, lse, batchIndex, head,
                            position, pack);
-
-  b.setInsertionPointToEnd(&entry);
-  gpu::ReturnOp::create(b);
 }
 
 struct FA4TilePass : public fa4::impl::FA4TileBase<FA4TilePass> {

@@ -243,3 +243,55 @@ func.func @threshold_f16(%q: memref<1x256x4x64xf16>, %o: memref<1x256x4x64xf16>)
                     memref<1x256x4x64xf16>) outs(%o : memref<1x256x4x64xf16>)
   return
 }
+
+// -----
+
+// Packed sequences: the LSE is [Hq, total_q], contiguous.
+func.func @packed_lse_strided(%q: memref<?x2x64xf16>, %o: memref<?x2x64xf16>,
+                              %lse: memref<2x?xf32, strided<[?, 1]>>,
+                              %cu: memref<3xi32>) {
+  // expected-error @+1 {{the kernel writes LSE to a contiguous [Hq, Tq] tensor, got 'memref<2x?xf32, strided<[?, 1]>>'}}
+  fa4.attention ins(%q, %q, %q : memref<?x2x64xf16>, memref<?x2x64xf16>,
+                    memref<?x2x64xf16>) outs(%o : memref<?x2x64xf16>)
+                lse(%lse : memref<2x?xf32, strided<[?, 1]>>)
+                varlen(%cu, %cu : memref<3xi32>, memref<3xi32>)
+  return
+}
+
+// -----
+
+// The packed rows are a TMA coordinate: at most 2^31 - 1.
+func.func @packed_rows(%q: memref<2147483648x1x64xf16>, %k: memref<?x1x64xf16>,
+                       %cu: memref<?xi32>) {
+  // expected-error @+1 {{query dimension 0 (total_q) is 2147483648, more than the kernel's 32-bit sizes and TMA coordinates hold (2147483647)}}
+  fa4.attention ins(%q, %k, %k : memref<2147483648x1x64xf16>, memref<?x1x64xf16>,
+                    memref<?x1x64xf16>) outs(%q : memref<2147483648x1x64xf16>)
+                varlen(%cu, %cu : memref<?xi32>, memref<?xi32>)
+  return
+}
+
+// -----
+
+// The persistent schedule numbers head blocks x (ceil(Tq / rows) + B) tiles
+// in 32 bits: 2^16 heads of 2^24 packed rows over 2^20 sequences do not fit.
+func.func @packed_tiles(%q: memref<16777216x65536x64xf16>, %k: memref<?x65536x64xf16>,
+                        %cu: memref<1048577xi32>) {
+  // expected-error @+1 {{head blocks x (query tiles of 16777216 packed rows + sequences) exceed the kernel's 32-bit tile count (2147483647)}}
+  fa4.attention ins(%q, %k, %k : memref<16777216x65536x64xf16>, memref<?x65536x64xf16>,
+                    memref<?x65536x64xf16>) outs(%q : memref<16777216x65536x64xf16>)
+                varlen(%cu, %cu : memref<1048577xi32>, memref<1048577xi32>)
+  return
+}
+
+// -----
+
+// The packed LSE of head h, row i is at h * Tq + i, in 32 bits.
+func.func @packed_lse_offsets(%q: memref<16777216x256x64xf16>, %k: memref<?x256x64xf16>,
+                              %lse: memref<256x16777216xf32>, %cu: memref<?xi32>) {
+  // expected-error @+1 {{LSE of heads_q x total_q = 256 x 16777216 elements exceeds the kernel's 32-bit LSE offsets (2147483647)}}
+  fa4.attention ins(%q, %k, %k : memref<16777216x256x64xf16>, memref<?x256x64xf16>,
+                    memref<?x256x64xf16>) outs(%q : memref<16777216x256x64xf16>)
+                lse(%lse : memref<256x16777216xf32>)
+                varlen(%cu, %cu : memref<?xi32>, memref<?xi32>)
+  return
+}

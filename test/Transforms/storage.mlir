@@ -62,3 +62,34 @@ func.func @gqa(%q: memref<?x?x32x64xf16>, %k: memref<?x?x8x64xf16>,
                 outs(%o : memref<?x?x32x64xf16>)
   return
 }
+
+// -----
+
+// Packed sequences: every role walks its tiles in an scf.while, whose
+// condition reads only the sequence tables, so the buffers' lifetimes are
+// those of the dense kernel's loop body: the same 512 columns, S, P and O
+// of each stage where the dense kernel puts them.
+// CHECK-LABEL: gpu.func @packed_attention
+// CHECK-SAME: fa4.tmem_columns = 512 : i64
+// CHECK: fa4.tmem.alloc 512 columns
+// CHECK: fa4.role "softmax0"
+// CHECK-DAG: fa4.tmem.view %{{.*}}[0] {fa4.name = "s0"} : !fa4.tmem<128x512xf32> -> !fa4.tmem<128x128xf32>
+// CHECK-DAG: fa4.tmem.view %{{.*}}[64] {fa4.name = "p0"} : !fa4.tmem<128x512xf32> -> !fa4.tmem<128x128xf16>
+// CHECK: scf.while
+// CHECK: fa4.role "softmax1"
+// CHECK-DAG: fa4.tmem.view %{{.*}}[128] {fa4.name = "s1"}
+// CHECK-DAG: fa4.tmem.view %{{.*}}[192] {fa4.name = "p1"}
+// CHECK: fa4.role "correction"
+// CHECK-DAG: fa4.tmem.view %{{.*}}[256] {fa4.name = "o0"}
+// CHECK-DAG: fa4.tmem.view %{{.*}}[384] {fa4.name = "o1"}
+// ONE-LABEL: gpu.func @packed_attention
+// ONE-SAME: fa4.tmem_columns = 256 : i64
+func.func @packed(%q: memref<?x16x128xf16>, %k: memref<?x2x128xf16>,
+                  %v: memref<?x2x128xf16>, %o: memref<?x16x128xf16>,
+                  %cu_q: memref<?xi32>, %cu_k: memref<?xi32>) {
+  fa4.attention ins(%q, %k, %v : memref<?x16x128xf16>, memref<?x2x128xf16>,
+                    memref<?x2x128xf16>)
+                outs(%o : memref<?x16x128xf16>)
+                varlen(%cu_q, %cu_k : memref<?xi32>, memref<?xi32>) {causal}
+  return
+}

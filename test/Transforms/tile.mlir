@@ -119,3 +119,33 @@ func.func @sinks(%q: memref<?x?x8x64xbf16>, %k: memref<?x?x2x64xbf16>, %v: memre
                 outs(%o : memref<?x?x8x64xbf16>) lse(%lse : memref<?x8x?xf32>) sink(%s : memref<8xf32>) {causal}
   return
 }
+
+// -----
+
+// Packed sequences: a loop over the B = dim(cu_seqlens_q) - 1 sequences,
+// each viewing its rows of Q, K, V, O and its columns of LSE as a batch of
+// one; inside, the dense program over those views (lengths from the views,
+// causal aligned to each sequence's corner).
+// CHECK-LABEL: gpu.module @packed_attention
+// CHECK: gpu.func @packed_attention(%[[Q:[^:]*]]: memref<?x8x64xbf16>, %[[K:[^:]*]]: memref<?x2x64xbf16>, %[[V:[^:]*]]: memref<?x2x64xbf16>, %[[O:[^:]*]]: memref<?x8x64xbf16>, %[[LSE:[^:]*]]: memref<8x?xf32>, %[[CUQ:[^:]*]]: memref<?xi32>, %[[CUK:[^:]*]]: memref<?xi32>)
+// CHECK: %[[BOUNDS:.*]] = memref.dim %[[CUQ]], %c0
+// CHECK: %[[COUNT:.*]] = arith.addi %[[BOUNDS]], %c-1
+// CHECK: scf.for %[[SEQ:.*]] = %{{.*}} to %[[COUNT]] step
+// CHECK-NEXT: %[[VIEWS:.*]]:5 = fa4.tile.sequence %[[SEQ]] of %[[CUQ]], %[[CUK]] : memref<?xi32>, memref<?xi32> (%[[Q]], %[[K]], %[[V]], %[[O]], %[[LSE]] : {{.*}}) -> memref<1x?x8x64xbf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x?x2x64xbf16, strided<[?, 128, 64, 1], offset: ?>>, memref<1x?x2x64xbf16, strided<[?, 128, 64, 1], offset: ?>>, memref<1x?x8x64xbf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x8x?xf32, strided<[?, ?, 1], offset: ?>>
+// CHECK-DAG: %[[SQ:.*]] = memref.dim %[[VIEWS]]#0, %c1
+// CHECK-DAG: %[[SKV:.*]] = memref.dim %[[VIEWS]]#1, %c1
+// CHECK: fa4.tile.coords
+// CHECK: fa4.tile.load %[[VIEWS]]#0
+// CHECK: fa4.tile.mask %{{.*}} rows %{{.*}} keys %{{.*}} lengths (%[[SQ]], %[[SKV]]) heads 4 causal
+// CHECK: fa4.tile.store %{{.*}}, %[[VIEWS]]#3
+// CHECK: fa4.tile.store_lse %{{.*}}, %{{.*}}, %[[VIEWS]]#4
+func.func @packed(%q: memref<?x8x64xbf16>, %k: memref<?x2x64xbf16>,
+                  %v: memref<?x2x64xbf16>, %o: memref<?x8x64xbf16>,
+                  %lse: memref<8x?xf32>, %cu_q: memref<?xi32>,
+                  %cu_k: memref<?xi32>) {
+  fa4.attention ins(%q, %k, %v : memref<?x8x64xbf16>, memref<?x2x64xbf16>,
+                    memref<?x2x64xbf16>)
+                outs(%o : memref<?x8x64xbf16>) lse(%lse : memref<8x?xf32>)
+                varlen(%cu_q, %cu_k : memref<?xi32>, memref<?xi32>) {causal}
+  return
+}

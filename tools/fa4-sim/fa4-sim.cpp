@@ -46,6 +46,20 @@ static cl::opt<bool> causal("causal", cl::desc("The kernel is causal"),
                             cl::cat(simCategory));
 static cl::opt<std::string> dtype("dtype", cl::desc("bf16 or f16"),
                                   cl::cat(simCategory));
+static cl::list<int64_t>
+    seqlensQ("seqlens-q",
+             cl::desc("Packed sequences: the query length of each (the "
+                      "batch of a kernel with cu_seqlens tables)"),
+             cl::CommaSeparated, cl::cat(simCategory));
+static cl::list<int64_t>
+    seqlensKv("seqlens-kv",
+              cl::desc("Packed sequences: the key/value length of each"),
+              cl::CommaSeparated, cl::cat(simCategory));
+static cl::list<int64_t>
+    sequsedK("seqused-k",
+             cl::desc("Packed sequences: the keys each uses (kernels that "
+                      "take seqused_k)"),
+             cl::CommaSeparated, cl::cat(simCategory));
 static cl::list<int64_t> captureSizes(
     "capture-sizes",
     cl::desc("The dynamic sizes of the captured operands the score and mask "
@@ -115,6 +129,9 @@ int main(int argc, char **argv) {
   problem.headDim = given(headDim);
   problem.causal = given(causal);
   problem.dtype = given(dtype);
+  problem.seqlensQ.assign(seqlensQ.begin(), seqlensQ.end());
+  problem.seqlensKv.assign(seqlensKv.begin(), seqlensKv.end());
+  problem.sequsedK.assign(sequsedK.begin(), sequsedK.end());
   problem.captureSizes.assign(captureSizes.begin(), captureSizes.end());
   problem.captureIntBound = captureIntBound;
 

@@ -144,11 +144,12 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
     // This thread's row is query position `first + row / pack` (pack
     // heads share a position).
     Value first = add(tile.position, stage * shape.positionsPerTile());
-    RowKeys rowKeys = scoreStage.rowKeys(add(first, div(row, shape.pack)));
+    RowKeys rowKeys =
+        scoreStage.rowKeys(tile, add(first, div(row, shape.pack)));
     // The warpgroup's rows see keys between those of its first and last.
-    RowKeys firstRow = scoreStage.rowKeys(first);
+    RowKeys firstRow = scoreStage.rowKeys(tile, first);
     RowKeys lastRow =
-        scoreStage.rowKeys(add(first, shape.positionsPerTile() - 1));
+        scoreStage.rowKeys(tile, add(first, shape.positionsPerTile() - 1));
     // One KV block of the online softmax: S from TMEM, the conditional
     // rescale, P into TMEM; (max, sum) in, (max, sum) out. Only blocks the
     // score stage may mask compare keys per element.
@@ -185,7 +186,9 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
               {},
               add(mul(add(tile.firstBlock, n), blockN), c * kChunk),
               chunkColumns,
-              !masked};
+              !masked,
+              tile.seqQ,
+              tile.seqKv};
         });
         if (masked) {
           SmallVector<int32_t> columns;

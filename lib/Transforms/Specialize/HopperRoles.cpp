@@ -248,7 +248,8 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
       Value transformed = scoreStage.transform(scores, [&] {
         FragmentCoords at{tile.batch, {}, {}, rowOf, add(mul(block, blockN),
                                                          quadColumn),
-                          sColumnsList, /*keysInRange=*/false};
+                          sColumnsList, /*keysInRange=*/false, tile.seqQ,
+                          tile.seqKv};
         for (Value r : rows) {
           at.positions.push_back(add(first, div(r, shape.pack)));
           at.heads.push_back(
@@ -260,8 +261,9 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
       // a few integer ops, rather than values live through the KV loop next
       // to the 232-register budget.
       Value needsMask = scoreStage.blockNeedsMask(
-          scoreStage.rowKeys(first),
-          scoreStage.rowKeys(add(first, shape.positionsPerTile() - 1)), block);
+          scoreStage.rowKeys(tile, first),
+          scoreStage.rowKeys(tile, add(first, shape.positionsPerTile() - 1)),
+          block);
       auto maskIf = scf::IfOp::create(b, TypeRange{sType}, needsMask,
                                       /*addThenBlock=*/true,
                                       /*addElseBlock=*/true);
@@ -271,7 +273,8 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
         Value keys = add(mul(block, blockN), quadColumn);
         auto rowVisible = [&](Value row) {
           return scoreStage.visibleKeys(
-              scoreStage.rowKeys(add(first, div(row, shape.pack))), keys);
+              scoreStage.rowKeys(tile, add(first, div(row, shape.pack))),
+              keys);
         };
         VisibleKeys each[2] = {rowVisible(rows[0]), rowVisible(rows[1])};
         VisibleKeys visible;

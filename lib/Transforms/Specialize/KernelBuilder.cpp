@@ -134,6 +134,11 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
   // The sink logits [Hq] in f32, likewise.
   if (shape.sink)
     arguments.push_back(LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1));
+  // Packed sequences: the tables cu_seqlens_q, cu_seqlens_k [B + 1] and
+  // seqused_k [B] in i32, likewise.
+  if (shape.varlen)
+    arguments.append(shape.seqused ? 3 : 2,
+                     LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1));
   // Each capture: a pointer to global memory, then its dynamic sizes.
   for (MemRefType capture : shape.captures) {
     arguments.push_back(LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1));
@@ -174,6 +179,12 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
     lseOut = entry.getArgument(next++);
   if (shape.sink)
     sinks = entry.getArgument(next++);
+  if (shape.varlen) {
+    cuSeqlensQ = entry.getArgument(next++);
+    cuSeqlensK = entry.getArgument(next++);
+    if (shape.seqused)
+      sequsedK = entry.getArgument(next++);
+  }
   for (MemRefType type : shape.captures) {
     Capture capture{type, entry.getArgument(next++), {}};
     for (int64_t size : type.getShape())
@@ -183,10 +194,16 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
     captures.push_back(std::move(capture));
   }
 
-  int64_t positionsPerCta = shape.positionsPerWorkTile();
-  tilesPerHead = div(add(seqQ, positionsPerCta - 1), positionsPerCta);
-  tiles = mul(mul(batch, shape.headBlocks()), tilesPerHead);
-  kvBlocks = div(add(seqKv, plan.getBlockN() - 1), plan.getBlockN());
+  if (shape.varlen) {
+    // Packed: the batch argument is the table's B + 1 entries, Sq and Skv
+    // the packed totals; a tile's own lengths come from the tables.
+    batch = arith::SubIOp::create(b, batch, idx(1));
+  } else {
+    int64_t positionsPerCta = shape.positionsPerWorkTile();
+    tilesPerHead = div(add(seqQ, positionsPerCta - 1), positionsPerCta);
+    tiles = mul(mul(batch, shape.headBlocks()), tilesPerHead);
+    kvBlocks = div(add(seqKv, plan.getBlockN() - 1), plan.getBlockN());
+  }
 
   // Channels and buffers go before the roles that use them.
   auto specialize = WarpSpecializeOp::create(b, 4 * plan.getNumWarpgroups());
@@ -215,6 +232,23 @@ Value KernelBuilder::loadCapture(unsigned index, ValueRange indices) {
   Value address = LLVM::GEPOp::create(b, capture.data.getType(), element,
                                       capture.data, ValueRange{offset});
   return LLVM::LoadOp::create(b, element, address);
+}
+
+std::pair<Value, Value> KernelBuilder::tmaRows(const Tile &tile, bool query,
+                                               Value row) {
+  if (!shape.varlen)
+    return {row, tile.batch};
+  // The packed tensor's map is [T + 1 ends, T rows, H, D] over the tensor
+  // shifted back by T rows (the manifest's "varlen" maps): row r at end e
+  // is packed row e - T + r, in bounds while r < T. Anchored at the
+  // sequence's end, row j of the sequence is r = T - length + j: rows past
+  // the sequence are out of bounds, so loads read zeros and stores drop
+  // them.
+  Value total = query ? seqQ : seqKv;
+  Value start = query ? tile.queryStart : tile.keyStart;
+  Value length = query ? tile.seqQ : tile.seqKv;
+  Value end = add(start, length);
+  return {add(arith::SubIOp::create(b, total, length), row), end};
 }
 
 Value KernelBuilder::sinkLogit(const Tile &tile, Value row) {
@@ -260,7 +294,7 @@ void KernelBuilder::storeLse(const Tile &tile, int64_t stage, Value row,
   Value position = add(add(tile.position, stage * shape.positionsPerTile()),
                        div(row, shape.pack));
   Value inside =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, position, seqQ);
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, position, tile.seqQ);
   auto ifOp = scf::IfOp::create(b, inside);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
@@ -275,10 +309,14 @@ void KernelBuilder::storeLse(const Tile &tile, int64_t stage, Value row,
       arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, rowSum, f32(0.0f));
   lse = arith::SelectOp::create(b, positive, lse,
                                 f32(-std::numeric_limits<float>::infinity()));
-  // Element (batch, head, position) of a contiguous [B, Hq, Sq] tensor.
+  // Element (batch, head, position) of a contiguous [B, Hq, Sq] tensor;
+  // packed, (head, start + position) of [Hq, Tq].
   Value head = add(mul(tile.headBlock, shape.pack), rem(row, shape.pack));
   Value flat =
-      add(mul(add(mul(tile.batch, shape.queryHeads), head), seqQ), position);
+      tile.queryStart
+          ? add(mul(head, seqQ), add(tile.queryStart, position))
+          : add(mul(add(mul(tile.batch, shape.queryHeads), head), seqQ),
+                position);
   Value offset = arith::IndexCastOp::create(b, b.getI64Type(), flat);
   Value address = LLVM::GEPOp::create(b, lseOut.getType(), f32Type, lseOut,
                                       ValueRange{offset});
@@ -291,8 +329,7 @@ void KernelBuilder::buildLoadRole(Value q, Value kv, bool firstKeyBeforeQuery) {
   Value qSmem = sharedBuffer("q"), kvSmem = sharedBuffer("kv");
   elected([&] {
     forEachTile([&](const Tile &tile) {
-      Value batchIndex = tile.batch, position = tile.position;
-      Value ordinal = tile.ordinal;
+      Value position = tile.position, ordinal = tile.ordinal;
       Value firstHead = mul(tile.headBlock, shape.pack);
       Value kvHead = div(firstHead, shape.groupSize);
       // One box per 64-column atom of a tile at byte `offset` of `buffer`.
@@ -305,8 +342,9 @@ void KernelBuilder::buildLoadRole(Value q, Value kv, bool firstKeyBeforeQuery) {
         for (int64_t a = 0; a < shape.atoms(); ++a) {
           Value box =
               smemView(buffer, add(offset, a * atomBytes), boxType(packed));
+          auto [rowCoord, batchCoord] = tmaRows(tile, packed, rowIndex);
           TmaLoadOp::create(
-              b, desc, ValueRange{idx(a * kAtom), head, rowIndex, batchIndex},
+              b, desc, ValueRange{idx(a * kAtom), head, rowCoord, batchCoord},
               box, channelValue, handoff);
         }
         ChannelCommitOp::create(b, channelValue, handoff);
@@ -355,7 +393,7 @@ void KernelBuilder::buildStoreRole(Value epi, bool stagingPerStage) {
   elected([&] {
     forEachTile([&](const Tile &tile) {
       Value firstHead = mul(tile.headBlock, shape.pack);
-      Value batchIndex = tile.batch, position = tile.position;
+      Value position = tile.position;
       for (int64_t stage = 0; stage < stages; ++stage) {
         Value handoff = add(mul(tile.ordinal, stages), stage);
         ChannelWaitOp::create(b, epi, handoff);
@@ -365,9 +403,10 @@ void KernelBuilder::buildStoreRole(Value epi, bool stagingPerStage) {
           Value box = smemView(
               oSmem, idx(staging + a * KernelShape::atomBytes(shape.qRows())),
               boxType(true));
+          auto [rowCoord, batchCoord] = tmaRows(tile, /*query=*/true, row);
           nvgpu::TmaAsyncStoreOp::create(
               b, box, oDesc,
-              ValueRange{idx(a * kAtom), firstHead, row, batchIndex},
+              ValueRange{idx(a * kAtom), firstHead, rowCoord, batchCoord},
               /*predicate=*/Value());
         }
         NVVM::CpAsyncBulkCommitGroupOp::create(b);

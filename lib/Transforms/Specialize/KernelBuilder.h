@@ -165,6 +165,9 @@ public:
   /// The TMA store role: writes O from the staging tile of hand-off `epi`,
   /// one per Q stage; with `stagingPerStage` each stage has its own tile.
   void buildStoreRole(Value epi, bool stagingPerStage);
+  /// The TMA coordinates (row, batch) of row `row` of `tile`'s sequence in
+  /// Q and O (`query`) or K and V.
+  std::pair<Value, Value> tmaRows(const Tile &tile, bool query, Value row);
   /// The sink logit of row `row` of a Q tile of `tile` in log2 units (a
   /// global load: roles issue it early); null without sinks.
   Value sinkLogit(const Tile &tile, Value row);
@@ -190,7 +193,11 @@ public:
   Value softcap; // the cap in raw-score units, with a softcap
   Value lseOut;
   Value sinks; // the sink logits [Hq], with sinks
-  // Work tiles (batch x head blocks x tilesPerHead) and KV blocks of Skv.
+  // Packed sequences: the tables (i32 pointers; seqused_k where given). The
+  // batch is then the number of sequences, Sq and Skv the packed totals.
+  Value cuSeqlensQ, cuSeqlensK, sequsedK;
+  // Work tiles (batch x head blocks x tilesPerHead) and KV blocks of Skv
+  // (dense batches only: a packed sequence's tiles have their own).
   Value tiles, tilesPerHead, kvBlocks;
 
 private:

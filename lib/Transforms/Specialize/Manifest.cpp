@@ -30,12 +30,20 @@ DictionaryAttr specialize::buildManifest(const KernelShape &shape,
   auto tensorMap = [&](StringRef operand, int64_t index, bool packed) {
     int64_t heads = packed ? shape.pack : 1;
     int64_t rows = packed ? shape.positionsPerTile() : shape.kvRows();
-    return dict({named("operand", b.getStringAttr(operand)),
-                 named("operand_index", i64(index)),
-                 named("element", b.getStringAttr(element)),
-                 named("box", ints({kAtom, heads, rows, 1})),
-                 named("swizzle", b.getStringAttr("128B")),
-                 named("oob_fill", b.getStringAttr("zero"))});
+    SmallVector<NamedAttribute> entries = {
+        named("operand", b.getStringAttr(operand)),
+        named("operand_index", i64(index)),
+        named("element", b.getStringAttr(element)),
+        named("box", ints({kAtom, heads, rows, 1})),
+        named("swizzle", b.getStringAttr("128B")),
+        named("oob_fill", b.getStringAttr("zero"))};
+    // Packed [T, H, D]: the map is (64-column atoms, H, T rows, T + 1 ends)
+    // with both outer strides one row, over the tensor's address minus T
+    // rows, so that a sequence's rows are addressed from its end and rows
+    // past it fall out of bounds (KernelBuilder::tmaRows).
+    if (shape.varlen)
+      entries.push_back(named("varlen", b.getBoolAttr(true)));
+    return dict(entries);
   };
   auto param = [&](StringRef name, StringRef kind, StringRef source) {
     return dict({named("name", b.getStringAttr(name)),
@@ -48,9 +56,12 @@ DictionaryAttr specialize::buildManifest(const KernelShape &shape,
       param("key_map", "tensor_map", "tensor_maps[1]"),
       param("value_map", "tensor_map", "tensor_maps[2]"),
       param("output_map", "tensor_map", "tensor_maps[3]"),
-      param("batch", "i32", "query.shape[0]"),
-      param("seq_q", "i32", "query.shape[1]"),
-      param("seq_kv", "i32", "key.shape[1]"),
+      shape.varlen ? param("sequence_bounds", "i32", "cu_seqlens_q.shape[0]")
+                   : param("batch", "i32", "query.shape[0]"),
+      shape.varlen ? param("total_q", "i32", "query.shape[0]")
+                   : param("seq_q", "i32", "query.shape[1]"),
+      shape.varlen ? param("total_kv", "i32", "key.shape[0]")
+                   : param("seq_kv", "i32", "key.shape[1]"),
       param("scale_log2", "f32", "scale_log2")};
   if (shape.softcap)
     params.push_back(param("score_cap", "f32", "score_cap"));
@@ -58,6 +69,12 @@ DictionaryAttr specialize::buildManifest(const KernelShape &shape,
     params.push_back(param("lse", "pointer", "lse.data"));
   if (shape.sink)
     params.push_back(param("sink", "pointer", "sink.data"));
+  if (shape.varlen) {
+    params.push_back(param("cu_seqlens_q", "pointer", "cu_seqlens_q.data"));
+    params.push_back(param("cu_seqlens_k", "pointer", "cu_seqlens_k.data"));
+    if (shape.seqused)
+      params.push_back(param("seqused_k", "pointer", "seqused_k.data"));
+  }
   for (auto [index, capture] : llvm::enumerate(shape.captures)) {
     std::string name = "capture" + std::to_string(index);
     params.push_back(param(name, "pointer", name + ".data"));
@@ -85,9 +102,13 @@ DictionaryAttr specialize::buildManifest(const KernelShape &shape,
       named("block", ints({warps * 32, 1, 1})),
       named("cluster", ints({1, 1, 1})),
       // Persistent CTAs: min(tiles, SMs), tiles = batch * head_blocks *
-      // ceil(seq_q / query_rows_per_cta).
+      // ceil(seq_q / query_rows_per_cta); packed sequences (the rule
+      // persistent_varlen) have at most head_blocks * (ceil(total_q /
+      // query_rows_per_cta) + batch).
       named("grid",
-            dict({named("rule", b.getStringAttr("persistent")),
+            dict({named("rule", b.getStringAttr(shape.varlen
+                                                    ? "persistent_varlen"
+                                                    : "persistent")),
                   named("head_blocks", i64(shape.queryHeads / shape.pack)),
                   named("query_rows_per_cta",
                         i64(stages * shape.positionsPerTile()))})),

@@ -33,10 +33,12 @@ public:
       : ScoreStage(kernel), base(std::move(base)),
         modifier(kernel.getShape().modifier) {}
 
-  KvBlocks tileBlocks(Value position) override {
-    return base->tileBlocks(position);
+  KvBlocks tileBlocks(const Tile &tile) override {
+    return base->tileBlocks(tile);
   }
-  RowKeys rowKeys(Value position) override { return base->rowKeys(position); }
+  RowKeys rowKeys(const Tile &tile, Value position) override {
+    return base->rowKeys(tile, position);
+  }
   VisibleKeys visibleKeys(const RowKeys &row, Value firstKey) override {
     return base->visibleKeys(row, firstKey);
   }
@@ -154,7 +156,7 @@ Value ModifierStage::transform(Value scores, FragmentCoordsFn coordsFn) {
   // constant column) and hoisted out of the loop: one register per element
   // for the whole loop.
   SmallVector<Value, 2> positions, heads;
-  Value lastRow = arith::SubIOp::create(b, kernel.seqQ, idx(1));
+  Value lastRow = arith::SubIOp::create(b, at.seqQ, idx(1));
   for (Value position : at.positions)
     positions.push_back(
         opaque(arith::MinSIOp::create(b, position, lastRow)));
@@ -166,7 +168,7 @@ Value ModifierStage::transform(Value scores, FragmentCoordsFn coordsFn) {
   // + c, an invariant per element.
   Value lastKey;
   if (!at.keysInRange)
-    lastKey = opaque(arith::SubIOp::create(b, kernel.seqKv, idx(1)));
+    lastKey = opaque(arith::SubIOp::create(b, at.seqKv, idx(1)));
   Value negInf = f32(-std::numeric_limits<float>::infinity());
 
   Loads loads;

@@ -1,6 +1,7 @@
 //===- ScoreStage.cpp - the key-window and softcap score stages -----------===//
 
 #include "ScoreStage.h"
+#include "WorkSchedule.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -30,22 +31,23 @@ public:
     std::tie(left, right) = shape.window;
   }
 
-  KvBlocks tileBlocks(Value position) override {
+  KvBlocks tileBlocks(const Tile &tile) override {
     int64_t blockN = shape.plan.getBlockN();
     // From the block of the first row's first key to the block of the last
     // row's last key; the blocks outside are fully masked and skipped.
-    Value first = idx(0), end = kernel.kvBlocks;
+    Value first = idx(0), end = tile.kvBlocks;
     if (left >= 0)
-      first = div(lowerKey(position), blockN);
+      first = div(lowerKey(tile, tile.position), blockN);
     if (right >= 0) {
-      Value lastRow = add(position, shape.positionsPerWorkTile() - 1);
-      end = div(add(keyLimit(lastRow), blockN - 1), blockN);
+      Value lastRow = add(tile.position, shape.positionsPerWorkTile() - 1);
+      end = div(add(keyLimit(tile, lastRow), blockN - 1), blockN);
     }
     return {first, sub(end, first)};
   }
 
-  RowKeys rowKeys(Value position) override {
-    return {left >= 0 ? lowerKey(position) : Value(), keyLimit(position)};
+  RowKeys rowKeys(const Tile &tile, Value position) override {
+    return {left >= 0 ? lowerKey(tile, position) : Value(),
+            keyLimit(tile, position)};
   }
 
   VisibleKeys visibleKeys(const RowKeys &row, Value firstKey) override {
@@ -118,23 +120,23 @@ protected:
   /// clamp(d + right + 1, 0, Skv); for right > 0 as Skv - clamp(Sq - i - 1 -
   /// right, 0, Skv). (With right 0, d + 1 fits and wrapping intermediates
   /// do no harm.)
-  Value keyLimit(Value position) {
+  Value keyLimit(const Tile &tile, Value position) {
+    Value seqQ = tile.seqQ, seqKv = tile.seqKv;
     if (right < 0)
-      return kernel.seqKv;
+      return seqKv;
     if (right == 0) {
-      Value limit = sub(add(add(position, kernel.seqKv), 1), kernel.seqQ);
-      return smin(smax(limit, idx(0)), kernel.seqKv);
+      Value limit = sub(add(add(position, seqKv), 1), seqQ);
+      return smin(smax(limit, idx(0)), seqKv);
     }
-    Value beyond = sub(sub(kernel.seqQ, position), idx(1 + right));
-    return sub(kernel.seqKv, smin(smax(beyond, idx(0)), kernel.seqKv));
+    Value beyond = sub(sub(seqQ, position), idx(1 + right));
+    return sub(seqKv, smin(smax(beyond, idx(0)), seqKv));
   }
 
   /// The first key query `position` sees: clamp(d - left, 0, Skv) as
   /// max(d, 0) - min(left, max(d, 0)).
-  Value lowerKey(Value position) {
-    Value diagonal =
-        smax(sub(add(position, kernel.seqKv), kernel.seqQ), idx(0));
-    return smin(sub(diagonal, smin(idx(left), diagonal)), kernel.seqKv);
+  Value lowerKey(const Tile &tile, Value position) {
+    Value diagonal = smax(sub(add(position, tile.seqKv), tile.seqQ), idx(0));
+    return smin(sub(diagonal, smin(idx(left), diagonal)), tile.seqKv);
   }
 
   int64_t left, right;

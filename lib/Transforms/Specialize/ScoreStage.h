@@ -49,6 +49,8 @@ struct FragmentCoords {
   ArrayRef<int32_t> columns;
   /// Whether every key of the fragment is below Skv (no key tail).
   bool keysInRange;
+  /// The lengths of the tile's sequence.
+  Value seqQ, seqKv;
 };
 using FragmentCoordsFn = function_ref<FragmentCoords()>;
 
@@ -58,11 +60,12 @@ public:
       : KernelOps(kernel.getBuilder(), kernel.getShape()), kernel(kernel) {}
   virtual ~ScoreStage();
 
-  /// The KV blocks a work tile whose first query position is `position`
-  /// visits; the blocks outside them are fully masked for all of its rows.
-  virtual KvBlocks tileBlocks(Value position) = 0;
-  /// The keys query `position` sees.
-  virtual RowKeys rowKeys(Value position) = 0;
+  /// The KV blocks work tile `tile` visits (from its first query position
+  /// and its sequence's lengths); the blocks outside them are fully masked
+  /// for all of its rows.
+  virtual KvBlocks tileBlocks(const Tile &tile) = 0;
+  /// The keys query `position` of `tile`'s sequence sees.
+  virtual RowKeys rowKeys(const Tile &tile, Value position) = 0;
   /// The scores in log2 units are `outerScale() * transform(scores)` of
   /// the raw QK^T `scores`, with `transform` nondecreasing and the factor
   /// positive: rounding keeps the product monotonic, so the roles take

@@ -64,6 +64,7 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
   auto lses = opsOf<TileStoreLseOp>(all);
   auto sinks = opsOf<TileSinkOp>(all);
   auto modifies = opsOf<TileModifyOp>(all);
+  auto sequences = opsOf<TileSequenceOp>(all);
   auto count = [&](size_t got, size_t want, StringRef name) {
     return got == want ? success()
                        : LogicalResult(fail(kernel, Twine(got) + " '" + name +
@@ -83,7 +84,9 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
        failed(count(softcaps.size(), 1, "fa4.tile.softcap"))) ||
       (sinks.size() > 1 && failed(count(sinks.size(), 1, "fa4.tile.sink"))) ||
       (modifies.size() > 1 &&
-       failed(count(modifies.size(), 1, "fa4.tile.modify"))))
+       failed(count(modifies.size(), 1, "fa4.tile.modify"))) ||
+      (sequences.size() > 1 &&
+       failed(count(sequences.size(), 1, "fa4.tile.sequence"))))
     return failure();
   // The ops of the regions of fa4.tile.modify are its own (fa4.yield).
   size_t yields = 0;
@@ -92,7 +95,7 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
   for (TileModifyOp modify : modifies)
     yields += modify.getMaskMod().empty() ? 0 : 1;
   if (all.size() != 11 + lses.size() + softcaps.size() + sinks.size() +
-                        modifies.size() + yields)
+                        modifies.size() + sequences.size() + yields)
     return fail(kernel, "it holds fa4 ops other than the tile ops");
 
   TiledProgram p;
@@ -106,6 +109,7 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
   p.softcap = softcaps.empty() ? TileSoftcapOp() : softcaps[0];
   p.sink = sinks.empty() ? TileSinkOp() : sinks[0];
   p.modify = modifies.empty() ? TileModifyOp() : modifies[0];
+  p.sequence = sequences.empty() ? TileSequenceOp() : sequences[0];
   p.scores = matmuls[0].getTransposeB() ? matmuls[0] : matmuls[1];
   p.product = matmuls[0].getTransposeB() ? matmuls[1] : matmuls[0];
   if (!p.scores.getTransposeB() || p.product.getTransposeB() ||
@@ -124,18 +128,39 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
   auto isArgument = [&](Value v, unsigned index) {
     return index < kernel.getNumArguments() && v == entry.getArgument(index);
   };
-  if (!isArgument(p.query.getSource(), 0))
+  // Q, K, V, O and LSE: kernel arguments 0-4, or with variable lengths
+  // fa4.tile.sequence's views of them.
+  auto isTensor = [&](Value v, unsigned index) {
+    if (!p.sequence)
+      return isArgument(v, index);
+    auto views = p.sequence.getViews();
+    return index < views.size() && v == views[index] &&
+           isArgument(p.sequence.getTensors()[index], index);
+  };
+  if (!isTensor(p.query.getSource(), 0))
     return fail(p.query, "Q must be the kernel's first argument");
-  if (!isArgument(p.key.getSource(), 1))
+  if (!isTensor(p.key.getSource(), 1))
     return fail(p.key, "K must be the kernel's second argument");
-  if (!isArgument(p.value.getSource(), 2))
+  if (!isTensor(p.value.getSource(), 2))
     return fail(p.value, "V must be the kernel's third argument");
-  if (!isArgument(p.store.getDest(), 3))
+  if (!isTensor(p.store.getDest(), 3))
     return fail(p.store, "O must be the kernel's fourth argument");
-  if (p.lse && !isArgument(p.lse.getDest(), 4))
+  if (p.lse && !isTensor(p.lse.getDest(), 4))
     return fail(p.lse, "LSE must be the kernel's fifth argument");
-  unsigned firstCapture = 4 + (p.lse ? 1 : 0) + (p.sink ? 1 : 0);
-  if (p.sink && !isArgument(p.sink.getSinks(), firstCapture - 1))
+  if (p.sequence && p.sequence.getTensors().size() != (p.lse ? 5u : 4u))
+    return fail(p.sequence, "it must view Q, K, V, O and LSE where stored");
+  unsigned firstTable = 4 + (p.lse ? 1 : 0) + (p.sink ? 1 : 0);
+  unsigned firstCapture = firstTable;
+  if (p.sequence) {
+    firstCapture += p.sequence.getSequsedK() ? 3 : 2;
+    if (!isArgument(p.sequence.getCuSeqlensQ(), firstTable) ||
+        !isArgument(p.sequence.getCuSeqlensK(), firstTable + 1) ||
+        (p.sequence.getSequsedK() &&
+         !isArgument(p.sequence.getSequsedK(), firstTable + 2)))
+      return fail(p.sequence, "the sequence tables must be the kernel's "
+                              "arguments after O, LSE and the sinks");
+  }
+  if (p.sink && !isArgument(p.sink.getSinks(), firstTable - 1))
     return fail(p.sink, "the sinks must be the kernel's argument after O "
                         "and LSE");
   if (p.modify)
@@ -146,7 +171,8 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
   if (kernel.getNumArguments() !=
       firstCapture + (p.modify ? p.modify.getCaptures().size() : 0))
     return fail(kernel, "its arguments must be Q, K, V, O, then LSE, the "
-                        "sinks and the captures where used");
+                        "sinks, the sequence tables and the captures where "
+                        "used");
 
   p.kvLoop = dyn_cast<scf::ForOp>(p.softmax->getParentOp());
   if (!p.kvLoop || p.kvLoop.getNumRegionIterArgs() != 3)
@@ -198,7 +224,7 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
   // and KV loops are not checked: fa4-specialize computes its own.
   auto isDim = [&](Value v, unsigned argument, int64_t dim) {
     auto op = v.getDefiningOp<memref::DimOp>();
-    return op && isArgument(op.getSource(), argument) &&
+    return op && isTensor(op.getSource(), argument) &&
            constantIndex(op.getIndex()) == dim;
   };
   auto isProduct = [&](Value v, Value x, int64_t factor) {
@@ -228,10 +254,22 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
       !isDim(p.coords.getBatch(), 0, 0))
     return fail(p.coords, "it must number the work tiles 0, 1, ... of a "
                           "loop and take the batch size of Q");
-  if (tileLoop->getBlock() != &entry ||
+  // The work-tile loop is in the kernel body, or with variable lengths in
+  // the loop over the sequences (from 0, one at a time) that views them.
+  Block *tileBlock = &entry;
+  if (p.sequence) {
+    auto sequenceLoop = dyn_cast<scf::ForOp>(p.sequence->getParentOp());
+    if (!isCountingLoop(sequenceLoop) || sequenceLoop->getBlock() != &entry ||
+        p.sequence.getSequence() != sequenceLoop.getInductionVar())
+      return fail(p.sequence, "it must view sequence i in a loop over the "
+                              "sequences 0, 1, ... in the kernel body");
+    tileBlock = sequenceLoop.getBody();
+  }
+  if (tileLoop->getBlock() != tileBlock ||
       p.coords->getBlock() != tileLoop.getBody())
     return fail(p.coords, "the work-tile loop must be in the kernel body "
-                          "and compute the tile's coordinates");
+                          "(or the loop over the sequences) and compute the "
+                          "tile's coordinates");
   // The Q tiles of a work tile: a loop over them, at the tile's position
   // plus the loop's offset; with one Q tile (the loop folded away), at the
   // tile's position.
@@ -338,13 +376,29 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
                                      "contiguous [Hq] tensor, got "
                                   << sinks;
   }
+  // With variable lengths the tensors are the packed ones the sequences
+  // view; LSE is [Hq, Tq] then.
+  auto packed = [&](Value view, unsigned index) {
+    return p.sequence ? cast<MemRefType>(p.sequence.getTensors()[index].getType())
+                      : cast<MemRefType>(view.getType());
+  };
   if (p.lse) {
-    MemRefType lse = p.lse.getDest().getType();
+    MemRefType lse = packed(p.lse.getDest(), 4);
     if (!lse.getLayout().isIdentity())
-      return kernel.emitOpError() << "fa4-specialize writes LSE to a "
-                                     "contiguous [B, Hq, Sq] tensor, got "
-                                  << lse;
+      return kernel.emitOpError()
+             << "fa4-specialize writes LSE to a contiguous "
+             << (p.sequence ? "[Hq, Tq]" : "[B, Hq, Sq]") << " tensor, got "
+             << lse;
   }
+  if (p.sequence)
+    for (Value table :
+         {p.sequence.getCuSeqlensQ(), p.sequence.getCuSeqlensK(),
+          p.sequence.getSequsedK()})
+      if (table &&
+          !cast<MemRefType>(table.getType()).getLayout().isIdentity())
+        return kernel.emitOpError() << "fa4-specialize reads the sequence "
+                                       "tables from contiguous tensors, got "
+                                    << table.getType();
 
   RankedTensorType query = p.query.getTile().getType();
   RankedTensorType key = p.key.getTile().getType();
@@ -445,6 +499,8 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
   if (p.softcap)
     shape.softcap = p.softcap.getCap().convertToDouble();
   shape.lse = static_cast<bool>(p.lse);
+  shape.varlen = static_cast<bool>(p.sequence);
+  shape.seqused = p.sequence && p.sequence.getSequsedK();
   shape.sink = static_cast<bool>(p.sink);
   shape.scheduler = p.coords.getScheduler();
   shape.scaleLog2 = p.softmax.getScaleLog2().convertToDouble();

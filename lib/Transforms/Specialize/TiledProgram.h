@@ -36,6 +36,7 @@ struct TiledProgram {
   TileStoreLseOp lse; // null without LSE
   TileSinkOp sink;    // null without attention sinks
   TileModifyOp modify; // null without score or mask regions
+  TileSequenceOp sequence; // null without variable lengths
   scf::ForOp stageLoop, kvLoop;
   int64_t kvHeadDivisor = 0; // query heads per KV head, as the program says
 };
@@ -47,6 +48,9 @@ struct KernelShape {
   Type element;
   int64_t headDim, queryHeads, groupSize, pack;
   bool causal, lse;
+  /// Packed sequences of variable lengths (cu_seqlens tables), and whether
+  /// a seqused_k table limits each sequence's keys.
+  bool varlen = false, seqused = false;
   /// Whether each query head's sink logit joins its rows' softmax.
   bool sink;
   /// The mask's window (left, right), -1 where unbounded, causal included.

@@ -1,7 +1,9 @@
-//===- WorkSchedule.cpp - the linear, LPT and paired schedules ------------===//
+//===- WorkSchedule.cpp - the linear, LPT, paired and varlen schedules ----===//
 
 #include "WorkSchedule.h"
 #include "ScoreStage.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
 using namespace mlir;
 using namespace mlir::fa4;
@@ -18,16 +20,24 @@ Tile WorkSchedule::nextTile(Value ordinal, Value kvBase) {
   tile.ordinal = ordinal;
   tile.kvBase = kvBase;
   tile.statsBase = add(kvBase, ordinal);
+  tile.seqQ = kernel.seqQ;
+  tile.seqKv = kernel.seqKv;
+  tile.kvBlocks = kernel.kvBlocks;
   return tile;
 }
 
-void WorkSchedule::visit(Tile &tile, function_ref<void(const Tile &)> body) {
-  KvBlocks blocks = kernel.getScoreStage().tileBlocks(tile.position);
+SmallVector<Value> WorkSchedule::visit(Tile &tile,
+                                       function_ref<void(const Tile &)> body,
+                                       bool yield) {
+  KvBlocks blocks = kernel.getScoreStage().tileBlocks(tile);
   tile.firstBlock = blocks.first;
   tile.blocks = blocks.count;
   body(tile);
-  scf::YieldOp::create(
-      b, ValueRange{add(tile.ordinal, 1), add(tile.kvBase, tile.blocks)});
+  SmallVector<Value> next = {add(tile.ordinal, 1),
+                             add(tile.kvBase, tile.blocks)};
+  if (yield)
+    scf::YieldOp::create(b, next);
+  return next;
 }
 
 namespace {
@@ -166,8 +176,158 @@ void PairedSchedule::forEachTile(function_ref<void(const Tile &)> body) {
   scf::YieldOp::create(b, inner.getResults());
 }
 
+namespace {
+/// Packed sequences of variable lengths: the tiles of sequence 0 (its head
+/// blocks, each with its query blocks), then those of sequence 1, ...;
+/// numbered globally, CTA c visits tiles c, c + grid, ... A CTA's tiles
+/// come in order, so it walks the table once: a cursor (sequence, tiles
+/// before it) moves past the sequences whose tiles lie behind the next
+/// index. Sequences without queries have no tiles; none is visited for
+/// padding. Within a sequence, consecutive tiles (concurrent CTAs) share a
+/// head block's K/V; with causal or right-bounded windows the last query
+/// blocks (the most KV blocks) come first.
+class VarlenSchedule final : public WorkSchedule {
+public:
+  using WorkSchedule::WorkSchedule;
+
+  void forEachTile(function_ref<void(const Tile &)> body) override;
+
+private:
+  /// A sequence's rows in a packed table [B + 1] of `total` rows: (start,
+  /// length), clamped into [0, total].
+  std::pair<Value, Value> rows(Value table, Value sequence, Value total);
+  /// Sequence `sequence`'s query rows (start, length) and its work tiles.
+  struct Queries {
+    Value start, length, blocks, tiles;
+  };
+  Queries queries(Value sequence);
+  Value cmp(arith::CmpIPredicate predicate, Value x, Value y) {
+    return arith::CmpIOp::create(b, predicate, x, y);
+  }
+};
+} // namespace
+
+std::pair<Value, Value> VarlenSchedule::rows(Value table, Value sequence,
+                                             Value total) {
+  auto entry = [&](Value index) {
+    Type i32 = b.getI32Type();
+    Value address = LLVM::GEPOp::create(
+        b, table.getType(), i32, table,
+        ValueRange{arith::IndexCastOp::create(b, i32, index)});
+    Value value = arith::IndexCastOp::create(
+        b, b.getIndexType(), LLVM::LoadOp::create(b, i32, address));
+    // Negative entries count as 0, entries past the tensor as its end.
+    return arith::MinSIOp::create(
+        b, arith::MaxSIOp::create(b, value, idx(0)), total);
+  };
+  Value start = entry(sequence);
+  Value end = arith::MaxSIOp::create(b, entry(add(sequence, 1)), start);
+  return {start, arith::SubIOp::create(b, end, start)};
+}
+
+VarlenSchedule::Queries VarlenSchedule::queries(Value sequence) {
+  Queries q;
+  std::tie(q.start, q.length) = rows(kernel.cuSeqlensQ, sequence, kernel.seqQ);
+  int64_t positions = shape.positionsPerWorkTile();
+  q.blocks = div(add(q.length, positions - 1), positions);
+  q.tiles = mul(q.blocks, shape.headBlocks());
+  return q;
+}
+
+void VarlenSchedule::forEachTile(function_ref<void(const Tile &)> body) {
+  Type index = b.getIndexType();
+  Value first = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value grid = gpu::GridDimOp::create(b, gpu::Dimension::x);
+  // (tile index, sequence, tiles before it, ordinal, KV blocks visited).
+  SmallVector<Type> types(5, index);
+  auto loop = scf::WhileOp::create(
+      b, types, ValueRange{first, idx(0), idx(0), idx(0), idx(0)});
+  OpBuilder::InsertionGuard guard(b);
+  {
+    // Before: move the cursor to the sequence holding the tile index; the
+    // loop ends past the last sequence.
+    Block *before = b.createBlock(&loop.getBefore(), {}, types,
+                                  SmallVector<Location>(5, b.getLoc()));
+    Value tileIndex = before->getArgument(0);
+    auto cursor = scf::WhileOp::create(
+        b, TypeRange{index, index},
+        ValueRange{before->getArgument(1), before->getArgument(2)});
+    {
+      OpBuilder::InsertionGuard inner(b);
+      Block *test = b.createBlock(&cursor.getBefore(), {}, {index, index},
+                                  {b.getLoc(), b.getLoc()});
+      Value sequence = test->getArgument(0), tilesBefore = test->getArgument(1);
+      Value inTable = cmp(arith::CmpIPredicate::slt, sequence, kernel.batch);
+      // Past the sequence (only asked inside the table).
+      auto behind = scf::IfOp::create(b, TypeRange{b.getI1Type()}, inTable,
+                                      /*addThenBlock=*/true,
+                                      /*addElseBlock=*/true);
+      {
+        OpBuilder::InsertionGuard branch(b);
+        b.setInsertionPointToStart(behind.thenBlock());
+        Value end = add(tilesBefore, queries(sequence).tiles);
+        scf::YieldOp::create(
+            b, ValueRange{cmp(arith::CmpIPredicate::uge, tileIndex, end)});
+        b.setInsertionPointToStart(behind.elseBlock());
+        scf::YieldOp::create(
+            b, ValueRange{arith::ConstantOp::create(b, b.getBoolAttr(false))});
+      }
+      scf::ConditionOp::create(b, behind.getResult(0),
+                               ValueRange{sequence, tilesBefore});
+      Block *step = b.createBlock(&cursor.getAfter(), {}, {index, index},
+                                  {b.getLoc(), b.getLoc()});
+      scf::YieldOp::create(
+          b, ValueRange{add(step->getArgument(0), 1),
+                        add(step->getArgument(1),
+                            queries(step->getArgument(0)).tiles)});
+    }
+    Value sequence = cursor.getResult(0);
+    scf::ConditionOp::create(
+        b, cmp(arith::CmpIPredicate::slt, sequence, kernel.batch),
+        ValueRange{tileIndex, sequence, cursor.getResult(1),
+                   before->getArgument(3), before->getArgument(4)});
+  }
+  Block *after = b.createBlock(&loop.getAfter(), {}, types,
+                               SmallVector<Location>(5, b.getLoc()));
+  Value tileIndex = after->getArgument(0), sequence = after->getArgument(1);
+  Value tilesBefore = after->getArgument(2);
+  Tile tile = nextTile(after->getArgument(3), after->getArgument(4));
+  Queries q = queries(sequence);
+  Value within = arith::SubIOp::create(b, tileIndex, tilesBefore);
+  Value queryBlock = arith::RemUIOp::create(b, within, q.blocks);
+  auto [left, right] = shape.window;
+  if (right >= 0)
+    queryBlock =
+        arith::SubIOp::create(b, add(q.blocks, -1), queryBlock);
+  tile.batch = sequence;
+  tile.headBlock = arith::DivUIOp::create(b, within, q.blocks);
+  tile.position = mul(queryBlock, shape.positionsPerWorkTile());
+  tile.seqQ = q.length;
+  tile.queryStart = q.start;
+  std::tie(tile.keyStart, tile.seqKv) =
+      rows(kernel.cuSeqlensK, sequence, kernel.seqKv);
+  if (kernel.sequsedK) {
+    // At most the keys the sequence holds.
+    Type i32 = b.getI32Type();
+    Value address = LLVM::GEPOp::create(
+        b, kernel.sequsedK.getType(), i32, kernel.sequsedK,
+        ValueRange{arith::IndexCastOp::create(b, i32, sequence)});
+    Value used = arith::IndexCastOp::create(
+        b, index, LLVM::LoadOp::create(b, i32, address));
+    tile.seqKv = arith::MinSIOp::create(
+        b, arith::MaxSIOp::create(b, used, idx(0)), tile.seqKv);
+  }
+  int64_t blockN = shape.plan.getBlockN();
+  tile.kvBlocks = div(add(tile.seqKv, blockN - 1), blockN);
+  SmallVector<Value> counts = visit(tile, body, /*yield=*/false);
+  scf::YieldOp::create(b, ValueRange{add(tileIndex, grid), sequence,
+                                     tilesBefore, counts[0], counts[1]});
+}
+
 std::unique_ptr<WorkSchedule>
 specialize::createWorkSchedule(KernelBuilder &kernel) {
+  if (kernel.getShape().varlen)
+    return std::make_unique<VarlenSchedule>(kernel);
   switch (kernel.getShape().scheduler) {
   case Scheduler::linear:
     return std::make_unique<LinearSchedule>(kernel);

@@ -24,6 +24,12 @@ struct Tile {
   Value blocks;           // KV blocks it visits, from firstBlock on
   Value kvBase;           // KV blocks this CTA visited before
   Value statsBase;        // statistics hand-offs before (blocks + 1 each)
+  /// The lengths of the tile's sequence (the kernel's Sq and Skv, or a
+  /// packed sequence's) and its KV blocks.
+  Value seqQ, seqKv, kvBlocks;
+  /// Packed sequences: the sequence's first query and key rows in the
+  /// packed tensors; null for a dense batch.
+  Value queryStart, keyStart;
 };
 
 class WorkSchedule : protected KernelOps {
@@ -43,13 +49,16 @@ protected:
   /// the schedule fills in its coordinates.
   Tile nextTile(Value ordinal, Value kvBase);
   /// Builds `body` on `tile` with the KV blocks the score stage says it
-  /// visits, then yields the counts carried to the next tile.
-  void visit(Tile &tile, function_ref<void(const Tile &)> body);
+  /// visits, then yields the counts carried to the next tile (`yield`
+  /// false: returns them, for a loop that yields more).
+  SmallVector<Value> visit(Tile &tile, function_ref<void(const Tile &)> body,
+                           bool yield = true);
 
   KernelBuilder &kernel;
 };
 
-/// The schedule of the plan's scheduler: linear, LPT or paired.
+/// The schedule of the plan's scheduler: linear, LPT or paired; with
+/// packed sequences of variable lengths, the one that walks their table.
 std::unique_ptr<WorkSchedule> createWorkSchedule(KernelBuilder &kernel);
 
 } // namespace mlir::fa4::specialize

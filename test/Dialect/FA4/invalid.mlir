@@ -4,16 +4,16 @@
 
 // Inputs must be f16 or bf16.
 func.func @f(%q: memref<2x128x8x64xf32>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>) {
-  // expected-error @+1 {{operand #0 must be 4D memref of 16-bit float or bfloat16 type values}}
+  // expected-error @+1 {{operand #0 must be 3D/4D memref of 16-bit float or bfloat16 type values}}
   fa4.attention ins(%q, %k, %v : memref<2x128x8x64xf32>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>)
   return
 }
 
 // -----
 
-// Every activation operand has rank 4.
+// Without sequence tables every activation operand has rank 4.
 func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>) {
-  // expected-error @+1 {{operand #1 must be 4D memref of 16-bit float or bfloat16 type values}}
+  // expected-error @+1 {{key must be [batch, seq, heads, head_dim], got 'memref<2x256x64xbf16>'}}
   fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>)
   return
 }
@@ -22,7 +22,7 @@ func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x64xbf16>, %v: memref<
 
 // LSE is f32.
 func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>, %lse: memref<2x8x128xf16>) {
-  // expected-error @+1 {{operand #4 must be 3D memref of 32-bit float values}}
+  // expected-error @+1 {{operand #4 must be 2D/3D memref of 32-bit float values}}
   fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) lse(%lse : memref<2x8x128xf16>)
   return
 }
@@ -662,5 +662,103 @@ func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memre
     %keep = arith.cmpi eq, %bits, %one : i32
     fa4.yield %keep : i1
   }
+  return
+}
+
+// -----
+
+// The two tables of packed sequences come together (generic form: the
+// custom syntax cannot spell one).
+func.func @f(%q: memref<?x8x64xbf16>, %k: memref<?x2x64xbf16>, %o: memref<?x8x64xbf16>, %c: memref<?xi32>) {
+  // expected-error @+1 {{takes cu_seqlens_q and cu_seqlens_k together}}
+  "fa4.attention"(%q, %k, %k, %o, %c) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 0, 0, 0>}> ({}, {}) : (memref<?x8x64xbf16>, memref<?x2x64xbf16>, memref<?x2x64xbf16>, memref<?x8x64xbf16>, memref<?xi32>) -> ()
+  return
+}
+
+// -----
+
+// seqused_k needs the tables.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>, %u: memref<2xi32>) {
+  // expected-error @+1 {{takes seqused_k only with variable lengths (cu_seqlens_q and cu_seqlens_k)}}
+  "fa4.attention"(%q, %k, %k, %o, %u) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1, 0>}> ({}, {}) : (memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>, memref<2x128x8x64xbf16>, memref<2xi32>) -> ()
+  return
+}
+
+// -----
+
+// Packed sequences have no batch dimension.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>, %c: memref<3xi32>) {
+  // expected-error @+1 {{query must be [total, heads, head_dim] with variable lengths, got 'memref<2x128x8x64xbf16>'}}
+  fa4.attention ins(%q, %k, %k : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) varlen(%c, %c : memref<3xi32>, memref<3xi32>)
+  return
+}
+
+// -----
+
+// The tables are int32.
+func.func @f(%q: memref<?x8x64xbf16>, %k: memref<?x2x64xbf16>, %o: memref<?x8x64xbf16>, %c: memref<?xi64>) {
+  // expected-error @+1 {{operand #4 must be 1D memref of 32-bit signless integer values, but got 'memref<?xi64>'}}
+  fa4.attention ins(%q, %k, %k : memref<?x8x64xbf16>, memref<?x2x64xbf16>, memref<?x2x64xbf16>) outs(%o : memref<?x8x64xbf16>) varlen(%c, %c : memref<?xi64>, memref<?xi64>)
+  return
+}
+
+// -----
+
+// The tables are contiguous, in global memory.
+func.func @f(%q: memref<?x8x64xbf16>, %k: memref<?x2x64xbf16>, %o: memref<?x8x64xbf16>, %c: memref<?xi32>, %s: memref<?xi32, strided<[2]>>) {
+  // expected-error @+1 {{cu_seqlens_k must have unit stride in its innermost (batch + 1) dimension, got 'memref<?xi32, strided<[2]>>'}}
+  fa4.attention ins(%q, %k, %k : memref<?x8x64xbf16>, memref<?x2x64xbf16>, memref<?x2x64xbf16>) outs(%o : memref<?x8x64xbf16>) varlen(%c, %s : memref<?xi32>, memref<?xi32, strided<[2]>>)
+  return
+}
+
+// -----
+
+func.func @f(%q: memref<?x8x64xbf16>, %k: memref<?x2x64xbf16>, %o: memref<?x8x64xbf16>, %c: memref<?xi32>, %s: memref<?xi32, 3>) {
+  // expected-error @+1 {{cu_seqlens_q must be a contiguous tensor in global memory, got 'memref<?xi32, 3>'}}
+  fa4.attention ins(%q, %k, %k : memref<?x8x64xbf16>, memref<?x2x64xbf16>, memref<?x2x64xbf16>) outs(%o : memref<?x8x64xbf16>) varlen(%s, %c : memref<?xi32, 3>, memref<?xi32>)
+  return
+}
+
+// -----
+
+// One boundary per sequence in both tables.
+func.func @f(%q: memref<?x8x64xbf16>, %k: memref<?x2x64xbf16>, %o: memref<?x8x64xbf16>, %c3: memref<3xi32>, %c4: memref<4xi32>) {
+  // expected-error @+1 {{batch + 1 mismatch: cu_seqlens_q dimension 0 is 3 but cu_seqlens_k dimension 0 is 4}}
+  fa4.attention ins(%q, %k, %k : memref<?x8x64xbf16>, memref<?x2x64xbf16>, memref<?x2x64xbf16>) outs(%o : memref<?x8x64xbf16>) varlen(%c3, %c4 : memref<3xi32>, memref<4xi32>)
+  return
+}
+
+// -----
+
+// seqused_k has one entry per sequence.
+func.func @f(%q: memref<?x8x64xbf16>, %k: memref<?x2x64xbf16>, %o: memref<?x8x64xbf16>, %c: memref<3xi32>, %u: memref<3xi32>) {
+  // expected-error @+1 {{seqused_k must have one entry per sequence: cu_seqlens_q has 3 entries (2 sequences) but seqused_k has 3}}
+  fa4.attention ins(%q, %k, %k : memref<?x8x64xbf16>, memref<?x2x64xbf16>, memref<?x2x64xbf16>) outs(%o : memref<?x8x64xbf16>) varlen(%c, %c : memref<3xi32>, memref<3xi32>) seqused_k(%u : memref<3xi32>)
+  return
+}
+
+// -----
+
+// Packed, LSE is [heads_q, total_q].
+func.func @f(%q: memref<?x8x64xbf16>, %k: memref<?x2x64xbf16>, %o: memref<?x8x64xbf16>, %c: memref<?xi32>, %l: memref<1x8x?xf32>) {
+  // expected-error @+1 {{lse must be [heads_q, total_q] with variable lengths, got 'memref<1x8x?xf32>'}}
+  fa4.attention ins(%q, %k, %k : memref<?x8x64xbf16>, memref<?x2x64xbf16>, memref<?x2x64xbf16>) outs(%o : memref<?x8x64xbf16>) lse(%l : memref<1x8x?xf32>) varlen(%c, %c : memref<?xi32>, memref<?xi32>)
+  return
+}
+
+// -----
+
+func.func @f(%q: memref<100x8x64xbf16>, %k: memref<?x2x64xbf16>, %o: memref<100x8x64xbf16>, %c: memref<?xi32>, %l: memref<8x99xf32>) {
+  // expected-error @+1 {{total_q mismatch: query dimension 0 is 100 but lse dimension 1 is 99}}
+  fa4.attention ins(%q, %k, %k : memref<100x8x64xbf16>, memref<?x2x64xbf16>, memref<?x2x64xbf16>) outs(%o : memref<100x8x64xbf16>) lse(%l : memref<8x99xf32>) varlen(%c, %c : memref<?xi32>, memref<?xi32>)
+  return
+}
+
+// -----
+
+// Q and O hold the same packed rows.
+func.func @f(%q: memref<100x8x64xbf16>, %k: memref<?x2x64xbf16>, %o: memref<90x8x64xbf16>, %c: memref<?xi32>) {
+  // expected-error @+1 {{total_q mismatch: query dimension 0 is 100 but output dimension 0 is 90}}
+  fa4.attention ins(%q, %k, %k : memref<100x8x64xbf16>, memref<?x2x64xbf16>, memref<?x2x64xbf16>) outs(%o : memref<90x8x64xbf16>) varlen(%c, %c : memref<?xi32>, memref<?xi32>)
   return
 }

@@ -143,3 +143,28 @@ func.func @regions(%q: memref<?x?x8x64xbf16>, %k: memref<?x?x2x64xbf16>,
   }
   return
 }
+
+// -----
+
+// Packed sequences of variable lengths: [total, heads, head_dim] with the
+// int32 prefix sums of the query and key lengths, keys used per sequence,
+// and LSE [heads_q, total_q].
+// CHECK-LABEL: func @varlen
+// CHECK: fa4.attention
+// CHECK-SAME: lse(%{{.*}} : memref<8x?xf32>) varlen(%{{.*}}, %{{.*}} : memref<?xi32>, memref<?xi32>) {causal}
+// CHECK: fa4.attention
+// CHECK-SAME: varlen(%{{.*}}, %{{.*}} : memref<5xi32>, memref<5xi32>) seqused_k(%{{.*}} : memref<4xi32>) {window = array<i64: 255, 0>}
+func.func @varlen(%q: memref<?x8x64xbf16>, %k: memref<?x2x64xbf16>,
+                  %v: memref<?x2x64xbf16>, %o: memref<?x8x64xbf16>,
+                  %lse: memref<8x?xf32>, %cq: memref<?xi32>, %ck: memref<?xi32>,
+                  %cq5: memref<5xi32>, %ck5: memref<5xi32>, %u: memref<4xi32>) {
+  fa4.attention ins(%q, %k, %v : memref<?x8x64xbf16>, memref<?x2x64xbf16>,
+                    memref<?x2x64xbf16>) outs(%o : memref<?x8x64xbf16>)
+                lse(%lse : memref<8x?xf32>)
+                varlen(%cq, %ck : memref<?xi32>, memref<?xi32>) {causal}
+  fa4.attention ins(%q, %k, %v : memref<?x8x64xbf16>, memref<?x2x64xbf16>,
+                    memref<?x2x64xbf16>) outs(%o : memref<?x8x64xbf16>)
+                varlen(%cq5, %ck5 : memref<5xi32>, memref<5xi32>)
+                seqused_k(%u : memref<4xi32>) {window = array<i64: 255, 0>}
+  return
+}

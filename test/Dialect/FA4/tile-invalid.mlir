@@ -282,3 +282,35 @@ func.func @modify_yield(%s: tensor<128x128xf32>, %i: index) {
   } : tensor<128x128xf32>
   return
 }
+
+// -----
+
+func.func @sequence_count(%b: index, %c: memref<?xi32>, %q: memref<?x8x64xf16>) {
+  // expected-error @+1 {{views Q, K, V, O and optionally LSE, got 2 tensors}}
+  %v:2 = fa4.tile.sequence %b of %c, %c : memref<?xi32>, memref<?xi32> (%q, %q : memref<?x8x64xf16>, memref<?x8x64xf16>) -> memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>
+  return
+}
+
+// -----
+
+func.func @sequence_rank(%b: index, %c: memref<?xi32>, %q: memref<?x8x64xf16>, %k: memref<?x?x2x64xf16>) {
+  // expected-error @+1 {{tensor #1 must be [T, H, D] in Q's element type, got 'memref<?x?x2x64xf16>'}}
+  %v:4 = fa4.tile.sequence %b of %c, %c : memref<?xi32>, memref<?xi32> (%q, %k, %q, %q : memref<?x8x64xf16>, memref<?x?x2x64xf16>, memref<?x8x64xf16>, memref<?x8x64xf16>) -> memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x?x?x2x64xf16>, memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>
+  return
+}
+
+// -----
+
+func.func @sequence_view(%b: index, %c: memref<?xi32>, %q: memref<?x8x64xf16>) {
+  // expected-error @+1 {{view #3 must be 'memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>', got 'memref<1x?x8x64xf16>'}}
+  %v:4 = fa4.tile.sequence %b of %c, %c : memref<?xi32>, memref<?xi32> (%q, %q, %q, %q : memref<?x8x64xf16>, memref<?x8x64xf16>, memref<?x8x64xf16>, memref<?x8x64xf16>) -> memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x?x8x64xf16>
+  return
+}
+
+// -----
+
+func.func @sequence_lse(%b: index, %c: memref<?xi32>, %q: memref<?x8x64xf16>, %l: memref<1x8x?xf32>) {
+  // expected-error @+1 {{tensor #4 must be [H, Tq] in f32, got 'memref<1x8x?xf32>'}}
+  %v:5 = fa4.tile.sequence %b of %c, %c : memref<?xi32>, memref<?xi32> (%q, %q, %q, %q, %l : memref<?x8x64xf16>, memref<?x8x64xf16>, memref<?x8x64xf16>, memref<?x8x64xf16>, memref<1x8x?xf32>) -> memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x1x8x?xf32>
+  return
+}

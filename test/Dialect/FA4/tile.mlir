@@ -55,3 +55,14 @@ func.func @tiles(%q: memref<?x?x8x64xf16>, %k: memref<?x?x2x64xf16>,
   fa4.tile.store_lse %max1, %sum1, %lse[%bi, %h, %pos] heads 4 : tensor<128xf32> -> memref<?x8x?xf32>
   return
 }
+
+// One sequence of a packed batch viewed as a batch of one: Q, K, V, O as
+// [1, ?, H, D] and LSE as [1, H, ?], strides kept, start and length dynamic.
+// CHECK-LABEL: func @sequence
+// CHECK: fa4.tile.sequence %{{.*}} of %{{.*}}, %{{.*}} : memref<?xi32>, memref<?xi32> seqused_k %{{.*}} : memref<?xi32> (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : memref<?x8x64xf16>, memref<?x2x64xf16>, memref<?x2x64xf16>, memref<?x8x64xf16>, memref<8x?xf32>) -> memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x?x2x64xf16, strided<[?, 128, 64, 1], offset: ?>>, memref<1x?x2x64xf16, strided<[?, 128, 64, 1], offset: ?>>, memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x8x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @sequence(%b: index, %cq: memref<?xi32>, %ck: memref<?xi32>, %u: memref<?xi32>,
+                    %q: memref<?x8x64xf16>, %k: memref<?x2x64xf16>, %v: memref<?x2x64xf16>,
+                    %o: memref<?x8x64xf16>, %lse: memref<8x?xf32>) {
+  %views:5 = fa4.tile.sequence %b of %cq, %ck : memref<?xi32>, memref<?xi32> seqused_k %u : memref<?xi32> (%q, %k, %v, %o, %lse : memref<?x8x64xf16>, memref<?x2x64xf16>, memref<?x2x64xf16>, memref<?x8x64xf16>, memref<8x?xf32>) -> memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x?x2x64xf16, strided<[?, 128, 64, 1], offset: ?>>, memref<1x?x2x64xf16, strided<[?, 128, 64, 1], offset: ?>>, memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x8x?xf32, strided<[?, ?, 1], offset: ?>>
+  return
+}

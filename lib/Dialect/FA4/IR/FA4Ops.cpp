@@ -121,19 +121,47 @@ LogicalResult verifyPositiveFinite(AttentionOp op, StringRef name,
 } // namespace
 
 LogicalResult AttentionOp::verify() {
-  NamedOperand q{"query", getQuery().getType(),
-                 {"batch", "seq_q", "heads_q", "head_dim_qk"}};
-  NamedOperand k{"key", getKey().getType(),
-                 {"batch", "seq_kv", "heads_kv", "head_dim_qk"}};
-  NamedOperand v{"value", getValue().getType(),
-                 {"batch", "seq_kv", "heads_kv", "head_dim_v"}};
-  NamedOperand o{"output", getOutput().getType(),
-                 {"batch", "seq_q", "heads_q", "head_dim_v"}};
+  // Packed sequences drop the batch dimension of Q, K, V and O.
+  bool varlen = isVarlen();
+  if (static_cast<bool>(getCuSeqlensK()) != varlen)
+    return emitOpError() << "takes cu_seqlens_q and cu_seqlens_k together";
+  if (getSequsedK() && !varlen)
+    return emitOpError() << "takes seqused_k only with variable lengths "
+                            "(cu_seqlens_q and cu_seqlens_k)";
+  int64_t rank = varlen ? 3 : 4;
+  for (auto [name, value] :
+       {std::pair<StringRef, Value>{"query", getQuery()}, {"key", getKey()},
+        {"value", getValue()}, {"output", getOutput()}})
+    if (cast<MemRefType>(value.getType()).getRank() != rank)
+      return emitOpError()
+             << name << " must be "
+             << (varlen ? "[total, heads, head_dim] with variable lengths"
+                        : "[batch, seq, heads, head_dim]")
+             << ", got " << value.getType();
+  auto named = [&](StringRef name, Value value, StringRef seq, StringRef heads,
+                   StringRef dim) {
+    NamedOperand operand{name, cast<MemRefType>(value.getType()), {}};
+    if (varlen)
+      operand.dimNames = {seq == "seq_q" ? "total_q" : "total_kv", heads, dim,
+                          ""};
+    else
+      operand.dimNames = {"batch", seq, heads, dim};
+    return operand;
+  };
+  NamedOperand q = named("query", getQuery(), "seq_q", "heads_q",
+                         "head_dim_qk");
+  NamedOperand k = named("key", getKey(), "seq_kv", "heads_kv", "head_dim_qk");
+  NamedOperand v = named("value", getValue(), "seq_kv", "heads_kv",
+                         "head_dim_v");
+  NamedOperand o = named("output", getOutput(), "seq_q", "heads_q",
+                         "head_dim_v");
+  // Dimension indices of the sequence, the heads and the head dim.
+  unsigned seq = getSequenceDim(), heads = seq + 1, dim = seq + 2;
 
   // Head counts and head dims shape the kernel; only batch and sequence
   // lengths may be chosen at run time.
   for (const NamedOperand *operand : {&q, &k, &v, &o})
-    if (failed(verifyOperandShape(*this, *operand, {2, 3})))
+    if (failed(verifyOperandShape(*this, *operand, {heads, dim})))
       return failure();
 
   Type elementType = q.type.getElementType();
@@ -143,16 +171,52 @@ LogicalResult AttentionOp::verify() {
                            << operand->type.getElementType()
                            << " must match query element type " << elementType;
 
-  if (failed(verifySameDim(*this, "batch", q, 0, k, 0)) ||
-      failed(verifySameDim(*this, "batch", q, 0, v, 0)) ||
-      failed(verifySameDim(*this, "batch", q, 0, o, 0)) ||
-      failed(verifySameDim(*this, "seq_q", q, 1, o, 1)) ||
-      failed(verifySameDim(*this, "seq_kv", k, 1, v, 1)) ||
-      failed(verifySameDim(*this, "heads_q", q, 2, o, 2)) ||
-      failed(verifySameDim(*this, "heads_kv", k, 2, v, 2)) ||
-      failed(verifySameDim(*this, "head_dim_qk", q, 3, k, 3)) ||
-      failed(verifySameDim(*this, "head_dim_v", v, 3, o, 3)))
+  if ((!varlen && (failed(verifySameDim(*this, "batch", q, 0, k, 0)) ||
+                   failed(verifySameDim(*this, "batch", q, 0, v, 0)) ||
+                   failed(verifySameDim(*this, "batch", q, 0, o, 0)))) ||
+      failed(verifySameDim(*this, q.dimNames[seq], q, seq, o, seq)) ||
+      failed(verifySameDim(*this, k.dimNames[seq], k, seq, v, seq)) ||
+      failed(verifySameDim(*this, "heads_q", q, heads, o, heads)) ||
+      failed(verifySameDim(*this, "heads_kv", k, heads, v, heads)) ||
+      failed(verifySameDim(*this, "head_dim_qk", q, dim, k, dim)) ||
+      failed(verifySameDim(*this, "head_dim_v", v, dim, o, dim)))
     return failure();
+
+  if (varlen) {
+    // The tables are read through plain pointers: contiguous, one entry
+    // per sequence boundary (seqused_k one per sequence).
+    NamedOperand cuQ{"cu_seqlens_q", getCuSeqlensQ().getType(),
+                     {"batch + 1", "", "", ""}};
+    NamedOperand cuK{"cu_seqlens_k", getCuSeqlensK().getType(),
+                     {"batch + 1", "", "", ""}};
+    for (const NamedOperand *table : {&cuQ, &cuK}) {
+      if (failed(verifyOperandShape(*this, *table, {})))
+        return failure();
+      if (!table->type.getLayout().isIdentity() || table->type.getMemorySpace())
+        return emitOpError() << table->name
+                             << " must be a contiguous tensor in global "
+                                "memory, got "
+                             << table->type;
+    }
+    if (failed(verifySameDim(*this, "batch + 1", cuQ, 0, cuK, 0)))
+      return failure();
+    if (TypedValue<MemRefType> used = getSequsedK()) {
+      NamedOperand u{"seqused_k", used.getType(), {"batch", "", "", ""}};
+      if (failed(verifyOperandShape(*this, u, {})))
+        return failure();
+      if (!u.type.getLayout().isIdentity() || u.type.getMemorySpace())
+        return emitOpError() << "seqused_k must be a contiguous tensor in "
+                                "global memory, got "
+                             << u.type;
+      if (!cuQ.type.isDynamicDim(0) && !u.type.isDynamicDim(0) &&
+          u.dim(0) + 1 != cuQ.dim(0))
+        return emitOpError()
+               << "seqused_k must have one entry per sequence: cu_seqlens_q "
+                  "has "
+               << cuQ.dim(0) << " entries (" << cuQ.dim(0) - 1
+               << " sequences) but seqused_k has " << u.dim(0);
+    }
+  }
 
   if (getNumQueryHeads() % getNumKeyValueHeads() != 0)
     return emitOpError() << "query heads (" << getNumQueryHeads()
@@ -160,19 +224,33 @@ LogicalResult AttentionOp::verify() {
                          << getNumKeyValueHeads() << ")";
 
   if (TypedValue<MemRefType> lse = getLse()) {
-    NamedOperand l{"lse", lse.getType(), {"batch", "heads_q", "seq_q", ""}};
-    if (failed(verifyOperandShape(*this, l, {1})) ||
-        failed(verifySameDim(*this, "batch", q, 0, l, 0)) ||
-        failed(verifySameDim(*this, "heads_q", q, 2, l, 1)) ||
-        failed(verifySameDim(*this, "seq_q", q, 1, l, 2)))
-      return failure();
+    if (lse.getType().getRank() != rank - 1)
+      return emitOpError() << "lse must be "
+                           << (varlen ? "[heads_q, total_q] with variable "
+                                        "lengths"
+                                      : "[batch, heads_q, seq_q]")
+                           << ", got " << lse.getType();
+    if (varlen) {
+      NamedOperand l{"lse", lse.getType(), {"heads_q", "total_q", "", ""}};
+      if (failed(verifyOperandShape(*this, l, {0})) ||
+          failed(verifySameDim(*this, "heads_q", q, heads, l, 0)) ||
+          failed(verifySameDim(*this, "total_q", q, seq, l, 1)))
+        return failure();
+    } else {
+      NamedOperand l{"lse", lse.getType(), {"batch", "heads_q", "seq_q", ""}};
+      if (failed(verifyOperandShape(*this, l, {1})) ||
+          failed(verifySameDim(*this, "batch", q, 0, l, 0)) ||
+          failed(verifySameDim(*this, "heads_q", q, heads, l, 1)) ||
+          failed(verifySameDim(*this, "seq_q", q, seq, l, 2)))
+        return failure();
+    }
   }
 
   if (TypedValue<MemRefType> sink = getSink()) {
     // One logit per query head; its size may be left to run time.
     NamedOperand s{"sink", sink.getType(), {"heads_q", "", "", ""}};
     if (failed(verifyOperandShape(*this, s, {})) ||
-        failed(verifySameDim(*this, "heads_q", q, 2, s, 0)))
+        failed(verifySameDim(*this, "heads_q", q, heads, s, 0)))
       return failure();
   }
 
@@ -232,15 +310,22 @@ std::string LaunchOp::getOperandName(unsigned index) {
   if (index < std::size(kActivations))
     return kActivations[index].str();
   // The optional operands follow O in the attention op's order, each known
-  // by its rank: LSE [B, Hq, Sq], then the sinks [Hq].
-  switch (cast<MemRefType>(getTensors()[index].getType()).getRank()) {
-  case 3:
-    return "lse";
-  case 1:
-    return "sink";
-  default:
-    return {};
-  }
+  // by its type: LSE [B, Hq, Sq] (or [Hq, total_q]) and the sinks [Hq] in
+  // f32, then the i32 tables of variable lengths in order.
+  auto type = cast<MemRefType>(getTensors()[index].getType());
+  if (type.getElementType().isF32())
+    return type.getRank() == 1 ? "sink" : "lse";
+  static constexpr StringLiteral kTables[] = {"cu_seqlens_q", "cu_seqlens_k",
+                                              "seqused_k"};
+  unsigned table = 0;
+  for (unsigned i = std::size(kActivations); i < index; ++i)
+    table += cast<MemRefType>(getTensors()[i].getType())
+                 .getElementType()
+                 .isSignlessInteger(32);
+  if (type.getElementType().isSignlessInteger(32) && type.getRank() == 1 &&
+      table < std::size(kTables))
+    return kTables[table].str();
+  return {};
 }
 
 /// Whether a manifest param of `kind` can bind a kernel argument of `type`:
@@ -286,19 +371,29 @@ static LogicalResult verifyParams(LaunchOp launch, TypeRange arguments) {
 }
 
 LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  // query, key, value, output, then optionally lse and sink in this order.
+  // query, key, value, output, then optionally lse and sink, then the
+  // tables of variable lengths, in this order.
   std::string previous = "output";
   for (unsigned i = 0, e = getTensors().size(); i < e; ++i) {
     std::string name = getOperandName(i);
-    bool inOrder = i < 4 || (name == "lse" && previous == "output") ||
-                   (name == "sink" && previous != "sink");
+    bool inOrder =
+        i < 4 || (name == "lse" && previous == "output") ||
+        (name == "sink" && (previous == "output" || previous == "lse")) ||
+        (name == "cu_seqlens_q" &&
+         (previous == "output" || previous == "lse" || previous == "sink")) ||
+        (name == "cu_seqlens_k" && previous == "cu_seqlens_q") ||
+        (name == "seqused_k" && previous == "cu_seqlens_k");
     if (!inOrder)
       return emitOpError()
-             << "takes query, key, value, output and optionally lse [B, Hq, "
-                "Sq] and sink [Hq], in this order; operand #"
+             << "takes query, key, value, output and optionally lse (f32 "
+                "[B, Hq, Sq] or [Hq, total_q]), sink (f32 [Hq]), "
+                "cu_seqlens_q, cu_seqlens_k (i32 [B + 1]) and seqused_k (i32 "
+                "[B]), in this order; operand #"
              << i << " is " << getOperand(i).getType();
     previous = name;
   }
+  if (previous == "cu_seqlens_q")
+    return emitOpError() << "takes cu_seqlens_k after cu_seqlens_q";
   if (getTensors().size() < 4)
     return emitOpError() << "takes query, key, value, output and optionally "
                             "lse and sink, got "

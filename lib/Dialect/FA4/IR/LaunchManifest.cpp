@@ -243,9 +243,10 @@ static LogicalResult verifyEntries(DictionaryAttr manifest,
     FailureOr<StringRef> ruleName = check.string(*rule, "grid.rule");
     if (failed(ruleName))
       return failure();
-    if (*ruleName != "persistent")
-      return check.error("grid.rule") << "must be \"persistent\", got \""
-                                      << *ruleName << "\"";
+    if (*ruleName != "persistent" && *ruleName != "persistent_varlen")
+      return check.error("grid.rule")
+             << "must be \"persistent\" or \"persistent_varlen\", got \""
+             << *ruleName << "\"";
     for (StringRef key : {"head_blocks", "query_rows_per_cta"}) {
       FailureOr<Attribute> entry = check.field(*grid, "grid", key);
       if (failed(entry) ||
@@ -347,6 +348,9 @@ static LogicalResult verifyEntries(DictionaryAttr manifest,
       if (failed(box) ||
           failed(check.integers(*box, at + ".box", 4, 1, kMaxBoxSize)))
         return failure();
+      if (Attribute varlen = map.get("varlen"); varlen && !isa<BoolAttr>(varlen))
+        return check.error(at + ".varlen")
+               << "must be a boolean, got " << varlen;
     }
   }
   if (Attribute value = manifest.get("causal"))

@@ -77,6 +77,66 @@ LogicalResult TileCoordsOp::verify() {
   return success();
 }
 
+MemRefType TileSequenceOp::getViewType(MemRefType tensor, bool lse) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(tensor.getStridesAndOffset(strides, offset)))
+    return {};
+  // A batch of one in front; the sequence dimension (0 of [T, H, D], 1 of
+  // [H, T]) becomes the sequence's length, the offset its start.
+  SmallVector<int64_t> shape = {1};
+  llvm::append_range(shape, tensor.getShape());
+  shape[lse ? 2 : 1] = ShapedType::kDynamic;
+  strides.insert(strides.begin(), ShapedType::kDynamic);
+  auto layout = StridedLayoutAttr::get(tensor.getContext(),
+                                       ShapedType::kDynamic, strides);
+  return MemRefType::get(shape, tensor.getElementType(), layout,
+                         tensor.getMemorySpace());
+}
+
+void TileSequenceOp::build(OpBuilder &builder, OperationState &state,
+                           Value sequence, Value cuSeqlensQ, Value cuSeqlensK,
+                           Value sequsedK, ValueRange tensors) {
+  SmallVector<Type> views;
+  for (auto [index, tensor] : llvm::enumerate(tensors))
+    views.push_back(
+        getViewType(cast<MemRefType>(tensor.getType()), index == 4));
+  build(builder, state, views, sequence, cuSeqlensQ, cuSeqlensK, sequsedK,
+        tensors);
+}
+
+LogicalResult TileSequenceOp::verify() {
+  if (getTensors().size() != 4 && getTensors().size() != 5)
+    return emitOpError() << "views Q, K, V, O and optionally LSE, got "
+                         << getTensors().size() << " tensors";
+  if (getViews().size() != getTensors().size())
+    return emitOpError() << "has one view per tensor, got "
+                         << getViews().size() << " for "
+                         << getTensors().size();
+  for (auto [index, tensor, view] :
+       llvm::enumerate(getTensors(), getViews())) {
+    bool lse = index == 4;
+    auto type = cast<MemRefType>(tensor.getType());
+    if (type.getRank() != (lse ? 2 : 3) ||
+        type.getElementType() != (lse ? Type(Float32Type::get(getContext()))
+                                      : cast<MemRefType>(
+                                            getTensors()[0].getType())
+                                            .getElementType()))
+      return emitOpError() << "tensor #" << index << " must be "
+                           << (lse ? "[H, Tq] in f32"
+                                   : "[T, H, D] in Q's element type")
+                           << ", got " << type;
+    MemRefType expected = getViewType(type, lse);
+    if (!expected)
+      return emitOpError() << "tensor #" << index
+                           << " must have a strided layout, got " << type;
+    if (view.getType() != expected)
+      return emitOpError() << "view #" << index << " must be " << expected
+                           << ", got " << view.getType();
+  }
+  return success();
+}
+
 LogicalResult TileLoadOp::verify() {
   return verifyRowTile(*this, getSource().getType(), getTile().getType(),
                        getHeads());

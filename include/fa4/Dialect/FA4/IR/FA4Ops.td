@@ -14,8 +14,14 @@ include "mlir/Dialect/NVGPU/IR/NVGPUTypes.td"
 
 // Q, K, V and O: [batch, sequence, heads, head_dim] in a 16-bit float type.
 def FA4_ActivationMemRef : MemRefRankOf<[F16, BF16], [4]>;
-// LSE: [batch, heads_q, seq_q] in f32.
-def FA4_LseMemRef : MemRefRankOf<[F32], [3]>;
+// The attention's Q, K, V and O: [batch, sequence, heads, head_dim], or
+// packed sequences [total, heads, head_dim] with variable lengths.
+def FA4_AttentionMemRef : MemRefRankOf<[F16, BF16], [3, 4]>;
+// LSE: [batch, heads_q, seq_q] in f32 ([heads_q, total_q] with variable
+// lengths).
+def FA4_LseMemRef : MemRefRankOf<[F32], [2, 3]>;
+// Sequence starts (B + 1 prefix sums) and lengths of a packed batch.
+def FA4_SeqLensMemRef : MemRefRankOf<[I32], [1]>;
 def FA4_SinkMemRef : MemRefRankOf<[F32], [1]>;
 // What score and mask regions may read: tables in global memory.
 def FA4_CaptureMemRef : MemRefOf<[F16, BF16, F32, I8, I16, I32, I64]>;
@@ -50,7 +56,21 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
     | `output` | `[B?, Sq?, Hq, Dv]`   | same as query |
     | `lse` (optional) | `[B?, Hq, Sq?]` | f32 |
     | `sink` (optional) | `[Hq?]` | f32 |
+    | `cu_seqlens_q`, `cu_seqlens_k` (`varlen`) | `[B+1?]` | i32 |
+    | `seqused_k` (optional, with `varlen`) | `[B?]` | i32 |
     | `captures` (any number) | any, contiguous | f16, bf16, f32, i8-i64 |
+
+    Variable-length batches (`varlen(%cu_seqlens_q, %cu_seqlens_k)`): Q and
+    O are packed `[Tq?, Hq, D]`, K and V `[Tkv?, Hkv, D]`, LSE `[Hq, Tq?]`.
+    Sequence `b` holds query rows `[cu_seqlens_q[b], cu_seqlens_q[b+1])`
+    and keys `[cu_seqlens_k[b], cu_seqlens_k[b+1])`, or only the first
+    `seqused_k[b]` of those keys when `seqused_k` is given; both tables are
+    nondecreasing prefix sums within the packed tensors (lengths may be 0).
+    Everything above then holds per sequence, with `i` and `j` counted from
+    the sequence's start (causal and the window bottom-right aligned to each
+    sequence's own lengths) and `b` the sequence. The kernel clamps a table
+    that breaks these rules into the tensors rather than reading or writing
+    outside them, but its result is then unspecified.
 
     `Hq` must be a multiple of `Hkv` (grouped-query attention; `Hkv = 1` is
     multi-query attention). The head dimension of every operand must have
@@ -102,6 +122,12 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
                       memref<?x?x8x64xbf16>, memref<?x?x8x64xbf16>)
                   outs(%o : memref<?x?x64x64xbf16>)
                   sink(%sinks : memref<64xf32>) {window = array<i64: 127, 0>}
+    // Packed sequences of variable lengths, causal within each.
+    fa4.attention ins(%q, %k, %v : memref<?x32x128xbf16>,
+                      memref<?x8x128xbf16>, memref<?x8x128xbf16>)
+                  outs(%o : memref<?x32x128xbf16>)
+                  lse(%lse : memref<32x?xf32>)
+                  varlen(%cu_q, %cu_k : memref<?xi32>, memref<?xi32>) {causal}
     // ALiBi: each head's slope times the key's distance from the query.
     fa4.attention ins(%q, %k, %v : memref<?x?x8x128xbf16>,
                       memref<?x?x8x128xbf16>, memref<?x?x8x128xbf16>)
@@ -126,12 +152,18 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
   }];
 
   let arguments = (ins
-    Arg<FA4_ActivationMemRef, "queries [B, Sq, Hq, Dqk]", [MemRead]>:$query,
-    Arg<FA4_ActivationMemRef, "keys [B, Skv, Hkv, Dqk]", [MemRead]>:$key,
-    Arg<FA4_ActivationMemRef, "values [B, Skv, Hkv, Dv]", [MemRead]>:$value,
-    Arg<FA4_ActivationMemRef, "output [B, Sq, Hq, Dv]", [MemWrite]>:$output,
+    Arg<FA4_AttentionMemRef, "queries [B, Sq, Hq, Dqk]", [MemRead]>:$query,
+    Arg<FA4_AttentionMemRef, "keys [B, Skv, Hkv, Dqk]", [MemRead]>:$key,
+    Arg<FA4_AttentionMemRef, "values [B, Skv, Hkv, Dv]", [MemRead]>:$value,
+    Arg<FA4_AttentionMemRef, "output [B, Sq, Hq, Dv]", [MemWrite]>:$output,
     Arg<Optional<FA4_LseMemRef>, "log-sum-exp [B, Hq, Sq]", [MemWrite]>:$lse,
     Arg<Optional<FA4_SinkMemRef>, "sink logits [Hq]", [MemRead]>:$sink,
+    Arg<Optional<FA4_SeqLensMemRef>, "query sequence starts [B + 1]",
+        [MemRead]>:$cuSeqlensQ,
+    Arg<Optional<FA4_SeqLensMemRef>, "key sequence starts [B + 1]",
+        [MemRead]>:$cuSeqlensK,
+    Arg<Optional<FA4_SeqLensMemRef>, "keys used per sequence [B]",
+        [MemRead]>:$sequsedK,
     Arg<Variadic<FA4_CaptureMemRef>, "what the regions read", [MemRead]>:$captures,
     UnitAttr:$causal,
     OptionalAttr<ConfinedAttr<DenseI64ArrayAttr, [DenseArrayCount<2>]>>:$window,
@@ -141,12 +173,29 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
   );
   let regions = (region AnyRegion:$scoreMod, AnyRegion:$maskMod);
 
+  let builders = [
+    // Equal-length sequences ([B, S, H, D]): no sequence tables.
+    OpBuilder<(ins "Value":$query, "Value":$key, "Value":$value,
+                   "Value":$output, "Value":$lse, "Value":$sink,
+                   "ValueRange":$captures, "bool":$causal,
+                   "DenseI64ArrayAttr":$window, "FloatAttr":$scale,
+                   "FloatAttr":$softcap, "PlanAttr":$plan), [{
+      build($_builder, $_state, query, key, value, output, lse, sink,
+            /*cuSeqlensQ=*/Value(), /*cuSeqlensK=*/Value(),
+            /*sequsedK=*/Value(), captures, causal, window, scale, softcap,
+            plan);
+    }]>
+  ];
+
   let assemblyFormat = [{
     `ins` `(` $query `,` $key `,` $value `:`
               type($query) `,` type($key) `,` type($value) `)`
     `outs` `(` $output `:` type($output) `)`
     (`lse` `(` $lse^ `:` type($lse) `)`)?
     (`sink` `(` $sink^ `:` type($sink) `)`)?
+    (`varlen` `(` $cuSeqlensQ^ `,` $cuSeqlensK `:` type($cuSeqlensQ) `,`
+                  type($cuSeqlensK) `)`)?
+    (`seqused_k` `(` $sequsedK^ `:` type($sequsedK) `)`)?
     (`captures` `(` $captures^ `:` type($captures) `)`)?
     attr-dict
     (`score` $scoreMod^)?
@@ -156,12 +205,25 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
   let extraClassDeclaration = [{
     static constexpr int64_t kUnboundedWindow = -1;
 
-    int64_t getNumQueryHeads() { return getQuery().getType().getDimSize(2); }
-    int64_t getNumKeyValueHeads() { return getKey().getType().getDimSize(2); }
+    /// Whether the batch is packed sequences of variable lengths.
+    bool isVarlen() { return static_cast<bool>(getCuSeqlensQ()); }
+    /// The dimension of Q, K, V and O that holds the sequence: 1 of
+    /// [B, S, H, D], 0 of the packed [total, H, D]; heads and head dim follow.
+    unsigned getSequenceDim() { return isVarlen() ? 0 : 1; }
+    int64_t getNumQueryHeads() {
+      return getQuery().getType().getDimSize(getSequenceDim() + 1);
+    }
+    int64_t getNumKeyValueHeads() {
+      return getKey().getType().getDimSize(getSequenceDim() + 1);
+    }
     /// Query heads that share one key/value head.
     int64_t getGroupSize() { return getNumQueryHeads() / getNumKeyValueHeads(); }
-    int64_t getHeadDimQK() { return getQuery().getType().getDimSize(3); }
-    int64_t getHeadDimV() { return getValue().getType().getDimSize(3); }
+    int64_t getHeadDimQK() {
+      return getQuery().getType().getDimSize(getSequenceDim() + 2);
+    }
+    int64_t getHeadDimV() {
+      return getValue().getType().getDimSize(getSequenceDim() + 2);
+    }
     /// The explicit scale, or 1 / sqrt(Dqk).
     double getEffectiveScale();
     /// Left and right window bounds; kUnboundedWindow where unbounded. Causal
@@ -211,6 +273,61 @@ def FA4_TileCoordsOp : FA4_Op<"tile.coords", [Pure]> {
   let assemblyFormat = [{
     $tile `of` ` ` `(` $tilesPerHead `,` $batch `)` `scheduler` `` $scheduler
     `head_blocks` $headBlocks `heads` $heads `positions` $positions attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def FA4_TileSequenceOp : FA4_Op<"tile.sequence", [AttrSizedOperandSegments]> {
+  let summary = "one sequence of a packed batch, as a batch of one";
+  let description = [{
+    Views sequence `sequence` of packed tensors of variable lengths as
+    tensors of batch 1, so that the tiled program of a dense attention runs
+    on it unchanged:
+
+    - `query` and `output` (`[Tq, H, D]`): rows `[cu_seqlens_q[b],
+      cu_seqlens_q[b + 1])` as `[1, Sq_b, H, D]`;
+    - `key` and `value` (`[Tkv, H, D]`): rows from `cu_seqlens_k[b]`, the
+      first `seqused_k[b]` of them when given, else up to
+      `cu_seqlens_k[b + 1]`, as `[1, Skv_b, H, D]`;
+    - `lse` (optional, `[H, Tq]`): columns `[cu_seqlens_q[b],
+      cu_seqlens_q[b + 1])` as `[1, H, Sq_b]`.
+
+    Entries are clamped into the packed tensors and lengths to 0 and above,
+    as the kernels do.
+
+    ```mlir
+    %qs, %ks, %vs, %os = fa4.tile.sequence %b of %cu_q, %cu_k
+        : memref<?xi32>, memref<?xi32> (%q, %k, %v, %o : memref<?x8x128xbf16>,
+        memref<?x2x128xbf16>, memref<?x2x128xbf16>, memref<?x8x128xbf16>)
+        -> memref<1x?x8x128xbf16, strided<[?, 1024, 128, 1], offset: ?>>, ...
+    ```
+
+    PTX: none; `fa4-specialize` turns the loop over sequences into the
+    variable-length work schedule, whose roles read the tables
+    (`ld.global`) and address each sequence's rows in the tensor maps of
+    the packed tensors.
+  }];
+  let arguments = (ins Index:$sequence,
+                       Arg<FA4_SeqLensMemRef, "", [MemRead]>:$cuSeqlensQ,
+                       Arg<FA4_SeqLensMemRef, "", [MemRead]>:$cuSeqlensK,
+                       Arg<Optional<FA4_SeqLensMemRef>, "", [MemRead]>:$sequsedK,
+                       Variadic<AnyMemRef>:$tensors);
+  let results = (outs Variadic<AnyMemRef>:$views);
+  let assemblyFormat = [{
+    $sequence `of` $cuSeqlensQ `,` $cuSeqlensK `:` type($cuSeqlensQ) `,`
+    type($cuSeqlensK)
+    (`seqused_k` $sequsedK^ `:` type($sequsedK))?
+    ` ` `(` $tensors `:` type($tensors) `)` attr-dict `->` type($views)
+  }];
+  let builders = [
+    OpBuilder<(ins "Value":$sequence, "Value":$cuSeqlensQ,
+                   "Value":$cuSeqlensK, "Value":$sequsedK,
+                   "ValueRange":$tensors)>
+  ];
+  let extraClassDeclaration = [{
+    /// The view type of packed `tensor` (row-major strides kept, the batch
+    /// of one and the sequence length dynamic); `lse` for [H, Tq].
+    static MemRefType getViewType(MemRefType tensor, bool lse);
   }];
   let hasVerifier = 1;
 }
