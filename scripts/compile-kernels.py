@@ -20,6 +20,12 @@ Sets:
   masks-bench  bf16 head dim 128 without LSE for bench/masks.py: a causal
          4096 window (4095, 0) and softcap 30 at 16 heads, causal or not;
          causal GQA 28/4 and 32/4; causal with sinks at 16 heads
+  varlen  packed sequences (cu_seqlens) with LSE: causal GQA 32/8 at head
+         dim 128, a window with seqused_k in f16 at 64, softcap and sinks at
+         GQA 7, (sm_90a) causal GQA at 256
+  varlen-bench  bf16 head dim 128, 16 heads, without LSE for
+         bench/varlen.py: packed sequences, causal or not (the dense
+         kernels they are compared with are the bench set's)
 
 usage: compile-kernels.py --fa4-opt PATH --arch sm_90a --out DIR [--set check] [--set bench]
 """
@@ -37,7 +43,7 @@ from fa4.jit import kernel_name, module_text  # noqa: E402
 
 def configurations(name, arch):
     """(element, head dim, Hq, Hkv, causal, lse, window or None, softcap or
-    None[, sink]) of each kernel of set `name`."""
+    None[, sink[, varlen[, seqused_k]]]) of each kernel of set `name`."""
     head_dims = [64, 128, 256] if arch == "sm_90a" else [64, 128]
     if name == "check":
         for element, head_dim, causal, (heads_q, heads_kv) in itertools.product(
@@ -66,9 +72,18 @@ def configurations(name, arch):
         yield "bf16", 128, 28, 4, True, False, None, None
         yield "bf16", 128, 32, 4, True, False, None, None
         yield "bf16", 128, 16, 16, True, False, None, None, True
+    elif name == "varlen":
+        yield "bf16", 128, 32, 8, True, True, None, None, False, True
+        yield "f16", 64, 4, 4, False, True, (100, 60), None, False, True, True
+        yield "bf16", 128, 28, 4, True, True, None, 30.0, True, True
+        if arch == "sm_90a":
+            yield "bf16", 256, 8, 2, True, True, None, None, False, True
+    elif name == "varlen-bench":
+        for causal in (False, True):
+            yield "bf16", 128, 16, 16, causal, False, None, None, False, True
     else:
-        raise ValueError(f"unknown set {name!r} (expected check, bench, masks or "
-                         "masks-bench)")
+        raise ValueError(f"unknown set {name!r} (expected check, bench, masks, "
+                         "masks-bench, varlen or varlen-bench)")
 
 
 def compile_one(fa4_opt, arch, out, config):
@@ -88,7 +103,8 @@ def main(argv=None):
     parser.add_argument("--arch", default="sm_90a")
     parser.add_argument("--out", required=True)
     parser.add_argument("--set", action="append", dest="sets",
-                        help="check, bench, masks or masks-bench (repeatable; "
+                        help="check, bench, masks, masks-bench, varlen or varlen-bench "
+                             "(repeatable; "
                              "default check and bench)")
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)

@@ -269,14 +269,31 @@ Step Cta::llvmOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
         return Step::next;
       })
       .Case([&](LLVM::StoreOp store) {
-        if (!store.getValue().getType().isF32())
-          return fail(op, "only f32 stores to global memory are supported");
-        float *element =
-            globalElement(op, *in[1], store.getValue().getType(), "stores",
-                          " to");
+        // An f32 (the LSE), or a vector of 16-bit floats (the rows of O a
+        // packed sequence's last Q stage stores one by one).
+        Type type = store.getValue().getType();
+        int64_t count = 1;
+        if (auto vector = dyn_cast<VectorType>(type);
+            vector && vector.getRank() == 1 &&
+            vector.getElementType().getIntOrFloatBitWidth() == 16 &&
+            isa<FloatType>(vector.getElementType())) {
+          count = vector.getNumElements();
+          type = vector.getElementType();
+        } else if (!type.isF32()) {
+          return fail(op, "only f32 and 16-bit float vector stores to global "
+                          "memory are supported");
+        }
+        if (static_cast<int64_t>(in[0]->floats.size()) != count)
+          return fail(op, "the stored value has the wrong number of elements");
+        // The last element first: the whole vector lies inside the tensor.
+        Val last = *in[1];
+        last.offset += (count - 1) * type.getIntOrFloatBitWidth() / 8;
+        if (!globalElement(op, last, type, "stores", " to"))
+          return Step::error;
+        float *element = globalElement(op, *in[1], type, "stores", " to");
         if (!element)
           return Step::error;
-        *element = in[0]->floats[0];
+        std::copy(in[0]->floats.begin(), in[0]->floats.end(), element);
         return Step::next;
       })
       .Case([&](LLVM::TanhOp tanh) {

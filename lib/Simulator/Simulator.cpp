@@ -518,8 +518,7 @@ FailureOr<Launch> buildLaunch(LaunchOp launch, gpu::GPUFuncOp kernel,
     if (tensorMap.tensor >= tensors.size())
       return fail("a tensor map names an operand the launch does not have");
     // The dimensions and strides the runtime encodes: the tensor's, or for
-    // a packed [T, H, D] tensor (T + 1 ends, T rows, H, D) with both outer
-    // strides one row from T rows before the tensor.
+    // a packed [T, H, D] tensor (1, T rows, H, D).
     ArrayRef<int64_t> dims = tensors[tensorMap.tensor].shape;
     auto varlen = map.getAs<BoolAttr>("varlen");
     if ((varlen && varlen.getValue()) != shape.varlen)
@@ -533,10 +532,8 @@ FailureOr<Launch> buildLaunch(LaunchOp launch, gpu::GPUFuncOp kernel,
       stride *= d;
     }
     if (shape.varlen) {
-      int64_t rowStride = tensorMap.strides[2];
-      tensorMap.dims.push_back(dims[0] + 1);
-      tensorMap.strides.push_back(rowStride);
-      tensorMap.base = -dims[0] * rowStride;
+      tensorMap.dims.push_back(1);
+      tensorMap.strides.push_back(stride);
     }
     result.maps.push_back(std::move(tensorMap));
   }

@@ -7,11 +7,11 @@
 The arguments, their order, defaults, layouts and results are flash-attn
 2.x's (`flash_attn.flash_attn_func`), so that code written for it runs by
 changing the import. `flash_attn_func` runs `fa4.torch.attention` (one
-`fa4::attention` op under torch.compile). What fa4's kernels do not have
-raises NotImplementedError naming the argument: dropout (`dropout_p > 0`),
-ALiBi (`alibi_slopes`) and variable-length batches (all of
-`flash_attn_varlen_func`, which checks its arguments first). Differences
-from flash-attn 2:
+`fa4::attention` op under torch.compile), `flash_attn_varlen_func`
+`fa4.torch.attention_varlen` (`fa4::attention_varlen`). What fa4's kernels
+do not have raises NotImplementedError naming the argument: dropout
+(`dropout_p > 0`), ALiBi (`alibi_slopes`) and paged K/V (`block_table`).
+Differences from flash-attn 2:
 
 - `S_dmask` is None. flash-attn returns attention probabilities there only
   with dropout (without it, older releases return None and those that
@@ -25,7 +25,11 @@ from flash-attn 2:
 - `deterministic` is accepted and changes nothing: it concerns flash-attn's
   backward, and fa4's forward is deterministic.
 - Keyword-only extras: `sink` (a float logit per query head joining each
-  row's softmax denominator, as fa4.torch.attention's) and `kernel_dir`.
+  row's softmax denominator, as fa4.torch.attention's) and `kernel_dir`;
+  `flash_attn_varlen_func` also takes `seqused_k` (int32 [B]: sequence b
+  uses the first seqused_k[b] keys of its range, as in flash-attn 3).
+- `max_seqlen_q` and `max_seqlen_k` are checked and otherwise unused: the
+  kernel's persistent schedule reads the lengths on the device.
 """
 
 import math
@@ -160,18 +164,32 @@ def _check_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_
 def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
                            dropout_p=0.0, softmax_scale=None, causal=False,
                            window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
-                           deterministic=False, return_attn_probs=False, block_table=None):
-    """flash-attn 2's `flash_attn_varlen_func` signature: q [total_q, Hq,
-    D], k and v [total_k, Hkv, D] (or pages [num_blocks, page_block_size,
-    Hkv, D] with `block_table` [batch, max_blocks]), sequence b being rows
-    cu_seqlens[b] to cu_seqlens[b + 1] (int32, batch + 1 entries).
+                           deterministic=False, return_attn_probs=False, block_table=None,
+                           *, seqused_k=None, sink=None, kernel_dir=None):
+    """flash-attn 2's `flash_attn_varlen_func` on fa4 kernels: q [total_q,
+    Hq, D], k and v [total_k, Hkv, D], sequence b being query rows
+    cu_seqlens_q[b] to cu_seqlens_q[b + 1] and key rows cu_seqlens_k[b] to
+    cu_seqlens_k[b + 1] (int32, batch + 1 entries). causal and the window
+    are aligned to each sequence's bottom-right corner, as flash-attn does.
 
-    fa4's kernels take equal-length batches only: after checking the
-    arguments (TypeError/ValueError, NotImplementedError for dropout and
-    ALiBi, as flash_attn_func), this raises NotImplementedError."""
+    Returns out [total_q, Hq, D], or with `return_attn_probs` (out,
+    softmax_lse [Hq, total_q] float32, None). Raises NotImplementedError
+    for dropout_p > 0, alibi_slopes and block_table (paged K/V), after
+    checking the arguments (TypeError/ValueError)."""
     _check_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
                   block_table)
-    _options(dropout_p, softmax_scale, causal, window_size, softcap, alibi_slopes)
-    raise NotImplementedError("variable-length batches (flash_attn_varlen_func) are not "
-                              "implemented in fa4's kernels yet: pad the sequences to "
-                              "[B, S, H, D] and call flash_attn_func")
+    window = _options(dropout_p, softmax_scale, causal, window_size, softcap,
+                      alibi_slopes)
+    if block_table is not None:
+        raise NotImplementedError("block_table: fa4's varlen kernels take contiguous K/V "
+                                  "[total_k, Hkv, D], not pages; pass block_table=None")
+    q, k, v = (t.contiguous() if t.stride()[-1] != 1 else t for t in (q, k, v))
+    result = fa4_torch.attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k,
+                                        seqused_k=seqused_k, causal=causal,
+                                        scale=softmax_scale, return_lse=return_attn_probs,
+                                        kernel_dir=kernel_dir, window=window,
+                                        softcap=softcap, sink=sink)
+    if return_attn_probs:
+        out, softmax_lse = result
+        return out, softmax_lse, None
+    return result

@@ -14,7 +14,8 @@ processes that compile the same problem at once each get a complete entry
 and one of them keeps it.
 
 The problem is what shapes the code: dtype, head counts and head dim,
-causal, LSE, window, whether there is a softcap, sinks, arch. The scale and
+causal, LSE, window, whether there is a softcap, sinks, packed sequences
+(varlen, seqused_k), arch. The scale and
 the softcap's value are launch arguments (`runtime.Kernel.scalars`).
 """
 
@@ -41,20 +42,31 @@ def _window_attribute(window, causal):
 
 
 def module_text(name, element, head_dim, heads_q, heads_kv, causal, lse, window=None,
-                softcap=None, sink=False):
+                softcap=None, sink=False, varlen=False, seqused_k=False):
     """The fa4.attention module of one configuration: dynamic batch and
-    sequence lengths, the function named `name`."""
+    sequence lengths, the function named `name`. With `varlen` the batch
+    is packed sequences ([T, H, D] tensors, the cu_seqlens tables, LSE
+    [Hq, Tq]), with `seqused_k` also the keys each sequence uses."""
     def tensor(heads):
-        return f"memref<?x?x{heads}x{head_dim}x{element}>"
+        return (f"memref<?x{heads}x{head_dim}x{element}>" if varlen
+                else f"memref<?x?x{heads}x{head_dim}x{element}>")
     q, kv = tensor(heads_q), tensor(heads_kv)
     arguments = f"%q: {q}, %k: {kv}, %v: {kv}, %o: {q}"
     clauses = ""
     if lse:
-        arguments += f", %lse: memref<?x{heads_q}x?xf32>"
-        clauses = f" lse(%lse : memref<?x{heads_q}x?xf32>)"
+        lse_type = f"memref<{heads_q}x?xf32>" if varlen else f"memref<?x{heads_q}x?xf32>"
+        arguments += f", %lse: {lse_type}"
+        clauses = f" lse(%lse : {lse_type})"
     if sink:
         arguments += f", %sink: memref<{heads_q}xf32>"
         clauses += f" sink(%sink : memref<{heads_q}xf32>)"
+    if varlen:
+        table = "memref<?xi32>"
+        arguments += f", %cu_q: {table}, %cu_k: {table}"
+        clauses += f" varlen(%cu_q, %cu_k : {table}, {table})"
+        if seqused_k:
+            arguments += f", %used_k: {table}"
+            clauses += f" seqused_k(%used_k : {table})"
     attributes = ["causal"] if causal else []
     window = _window_attribute(window, causal)
     if window:
@@ -69,7 +81,7 @@ def module_text(name, element, head_dim, heads_q, heads_kv, causal, lse, window=
 
 
 def kernel_name(element, head_dim, heads_q, heads_kv, causal, lse, window=None,
-                softcap=None, sink=False):
+                softcap=None, sink=False, varlen=False, seqused_k=False):
     """A name that says the configuration, e.g. bf16_d128_h16x16_causal_lse."""
     window = _window_attribute(window, causal)
     left, right = (("m1" if b < 0 else str(b)) for b in window) if window else ("", "")
@@ -77,6 +89,7 @@ def kernel_name(element, head_dim, heads_q, heads_kv, causal, lse, window=None,
             f"{'_causal' if causal else ''}"
             f"{f'_window{left}x{right}' if window else ''}"
             f"{f'_softcap{softcap:g}' if softcap else ''}{'_sink' if sink else ''}"
+            f"{'_varlen' if varlen else ''}{'_seqused' if seqused_k else ''}"
             f"{'_lse' if lse else ''}")
 
 
@@ -127,16 +140,22 @@ class KernelCache:
         return hashlib.sha256(text.encode()).hexdigest()[:32]
 
     def kernel(self, dtype, heads_q, heads_kv, head_dim, causal=False, lse=False,
-               arch="sm_100a", window=(-1, -1), softcap=False, sink=False):
+               arch="sm_100a", window=(-1, -1), softcap=False, sink=False, varlen=False,
+               seqused_k=False):
         """The kernel of the problem from the cache, compiled first if no
         entry has it. `softcap` says whether there is one (its value is an
-        argument). Raises RuntimeError when the compiler is missing and
+        argument); `varlen` and `seqused_k` as `module_text`'s. Raises RuntimeError when the compiler is missing and
         fa4.MLIRError when it refuses the problem."""
         window = runtime.effective_window(window, causal)
         problem = dict(dtype=str(dtype), heads_q=int(heads_q), heads_kv=int(heads_kv),
                        head_dim=int(head_dim), causal=bool(causal), lse=bool(lse),
                        arch=str(arch), window=list(window), softcap=bool(softcap),
                        sink=bool(sink))
+        # Only where set, so that the entries of dense problems keep their keys.
+        if varlen:
+            problem.update(varlen=True, seqused_k=bool(seqused_k))
+        elif seqused_k:
+            raise ValueError("seqused_k belongs to packed sequences: pass varlen=True")
         key = self.key(problem)
         with self._lock:
             if key not in self._kernels:
@@ -148,7 +167,8 @@ class KernelCache:
         name = kernel_name(problem["dtype"], problem["head_dim"], problem["heads_q"],
                            problem["heads_kv"], problem["causal"], problem["lse"],
                            problem["window"], 1.0 if problem["softcap"] else None,
-                           problem["sink"])
+                           problem["sink"], problem.get("varlen", False),
+                           problem.get("seqused_k", False))
         manifest = entry / f"{name}_attention.json"
         if not manifest.exists():
             self._compile(entry, name, problem)
@@ -158,7 +178,8 @@ class KernelCache:
         source = module_text(name, problem["dtype"], problem["head_dim"],
                              problem["heads_q"], problem["heads_kv"], problem["causal"],
                              problem["lse"], problem["window"],
-                             1.0 if problem["softcap"] else None, problem["sink"])
+                             1.0 if problem["softcap"] else None, problem["sink"],
+                             problem.get("varlen", False), problem.get("seqused_k", False))
         start = time.perf_counter()
         with capi.Context(self.library) as context:
             compilation = context.compile(source, f"arch={problem['arch']}")

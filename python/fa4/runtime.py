@@ -462,9 +462,26 @@ Operand.__doc__ = """A launch operand: device address, shape (outermost
 first), element type ('bf16', 'f16', 'f32') and strides in elements
 (outermost first; None for contiguous)."""
 
-_DIMENSION_NAMES = {4: ("batch", "seq", "heads", "head_dim"),
-                    3: ("batch", "heads", "seq_q"),
-                    1: ("heads_q",)}
+#: The sequence tables of packed (variable-length) batches: int32 vectors.
+TABLES = ("cu_seqlens_q", "cu_seqlens_k", "seqused_k")
+_ACTIVATIONS = ("query", "key", "value", "output")
+
+
+def _dimension_names(name, varlen):
+    """What the dimensions of operand `name` are, outermost first (None
+    for the tensors score and mask regions read, of any rank)."""
+    if name in _ACTIVATIONS:
+        return ("total", "heads", "head_dim") if varlen else ("batch", "seq", "heads",
+                                                              "head_dim")
+    if name == "lse":
+        return ("heads_q", "total_q") if varlen else ("batch", "heads", "seq_q")
+    if name == "sink":
+        return ("heads_q",)
+    if name == "seqused_k":
+        return ("batch",)
+    if name in TABLES:
+        return ("batch + 1",)
+    return None
 
 
 def _contiguous_strides(shape):
@@ -523,7 +540,8 @@ def _tensor_map_encoding(entry, name):
 
 def tensor_map_args(entry, operand, name=None):
     """The cuTensorMapEncodeTiled arguments for a manifest `tensor_maps`
-    entry over `operand` (an Operand of layout [B, S, H, D]); raises
+    entry over `operand` (an Operand of layout [B, S, H, D], or [T, H, D]
+    for a map marked `varlen`); raises
     ValueError when TMA cannot address the tensor (ManifestError when the
     entry itself is unusable)."""
     operand = Operand(*operand)
@@ -535,13 +553,18 @@ def tensor_map_args(entry, operand, name=None):
     esize, box = encoding.esize, encoding.box
     shape = tuple(int(s) for s in operand.shape)
     rank = len(shape)
-    if len(box) != rank:
-        raise ValueError(f"{name}: a rank-{len(box)} tensor map box {list(box)} over a "
-                         f"rank-{rank} operand of shape {list(shape)}")
     strides = (tuple(int(s) for s in operand.strides) if operand.strides is not None
                else _contiguous_strides(shape))
     if len(strides) != rank:
         raise ValueError(f"{name}: {len(strides)} strides for shape {list(shape)}")
+
+    varlen = bool(entry.get("varlen", False))
+    # A packed [T, H, D] tensor has one more map dimension: the end of a
+    # sequence (see below).
+    if len(box) != rank + varlen:
+        raise ValueError(f"{name}: a rank-{len(box)} tensor map box {list(box)} over a "
+                         f"rank-{rank} {'packed ' if varlen else ''}operand of shape "
+                         f"{list(shape)}")
 
     # Innermost first: (D, H, S, B) for [B, S, H, D].
     dims = tuple(reversed(shape))
@@ -550,6 +573,11 @@ def tensor_map_args(entry, operand, name=None):
         raise ValueError(f"{name}: the innermost dimension must be contiguous (stride 1) "
                          f"for TMA, got strides {list(strides)}")
     byte_strides = tuple(s * esize for s in inner_first[1:])
+    if varlen:
+        # (D, H, T rows, 1): the kernel addresses row j of a sequence starting
+        # at packed row s as row s + j.
+        dims += (1,)
+        byte_strides += (byte_strides[-1],)
     if not all(1 <= size <= 2 ** 32 for size in dims):
         raise ValueError(f"{name}: TMA needs every dimension in [1, 2^32], got "
                          f"shape {list(shape)}")
@@ -557,16 +585,16 @@ def tensor_map_args(entry, operand, name=None):
         raise ValueError(f"{name}: TMA needs a 16-byte aligned global address, got "
                          f"{operand.ptr:#x} ({operand.ptr % 16} bytes past a 16-byte "
                          f"boundary)")
-    for i, stride in enumerate(byte_strides):
+    for i, stride in enumerate(byte_strides[:rank - 1]):
         if stride % 16 or not 0 < stride < 2 ** 40:
             raise ValueError(f"{name}: TMA needs byte strides that are positive multiples "
                              f"of 16 below 2^40, got {stride} bytes for dimension "
                              f"{rank - 2 - i} (strides {list(strides)} elements of "
                              f"{esize} bytes)")
     return TensorMapArgs(
-        operand=name, data_type=TENSOR_MAP_DATA_TYPES[encoding.element], rank=rank,
-        global_address=operand.ptr, global_dim=dims, global_strides=byte_strides,
-        box_dim=box, element_strides=(1,) * rank,
+        operand=name, data_type=TENSOR_MAP_DATA_TYPES[encoding.element],
+        rank=len(box), global_address=operand.ptr, global_dim=dims,
+        global_strides=byte_strides, box_dim=box, element_strides=(1,) * len(box),
         interleave=CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle=encoding.swizzle,
         l2_promotion=encoding.l2_promotion, oob_fill=encoding.oob_fill)
 
@@ -680,12 +708,14 @@ class Kernel:
         self.dynamic_smem_bytes = int(m["dynamic_smem_bytes"])
         self.static_smem_bytes = int(m.get("ptxas", {}).get("static_smem_bytes", 0))
         grid = m["grid"]
-        if grid.get("rule") != "persistent":
+        if grid.get("rule") not in ("persistent", "persistent_varlen"):
             raise ManifestError(f"grid rule {grid.get('rule')!r} is unknown (the runtime "
-                                "knows 'persistent')")
+                                "knows 'persistent' and 'persistent_varlen')")
+        #: Whether the kernel takes packed sequences of variable lengths.
+        self.varlen = grid["rule"] == "persistent_varlen"
         for key in ("head_blocks", "query_rows_per_cta"):
             if not isinstance(grid.get(key), int) or grid[key] < 1:
-                raise ManifestError(f"the persistent grid rule needs a positive '{key}'")
+                raise ManifestError(f"the {grid['rule']} grid rule needs a positive '{key}'")
         self.head_blocks = grid["head_blocks"]
         self.query_rows_per_cta = grid["query_rows_per_cta"]
 
@@ -694,21 +724,27 @@ class Kernel:
             name = entry["name"]
             # The captures of score and mask regions: any rank, integers too.
             capture = _CAPTURE_NAME.fullmatch(name) is not None
-            elements = CAPTURE_ELEMENT_BYTES if capture else ELEMENT_BYTES
+            elements = (CAPTURE_ELEMENT_BYTES if capture
+                        else {"i32": 4} if name in TABLES else ELEMENT_BYTES)
             if entry.get("element") not in elements:
                 raise ManifestError(f"operand '{name}': element {entry.get('element')!r} "
                                     f"is not one of {sorted(elements)}")
             shape = _ints(entry["shape"], f"operands.{name}.shape")
-            if not capture and len(shape) not in _DIMENSION_NAMES:
-                raise ManifestError(f"operand '{name}' has rank {len(shape)}")
+            dims = _dimension_names(name, self.varlen)
+            if not capture and dims is None:
+                raise ManifestError(f"operand '{name}' is not one the runtime knows")
+            if dims is not None and len(shape) != len(dims):
+                raise ManifestError(f"operand '{name}' must have rank {len(dims)} "
+                                    f"([{', '.join(dims)}]), got {len(shape)}")
             self.operands[name] = (entry["element"], shape)
-        for name, rank in (("query", 4), ("key", 4), ("value", 4), ("output", 4)):
-            if name not in self.operands or len(self.operands[name][1]) != rank:
-                raise ManifestError(f"needs a rank-{rank} operand '{name}'")
-        if "lse" in self.operands and len(self.operands["lse"][1]) != 3:
-            raise ManifestError("operand 'lse' must have rank 3 ([B, H, Sq])")
-        if "sink" in self.operands and len(self.operands["sink"][1]) != 1:
-            raise ManifestError("operand 'sink' must have rank 1 ([Hq])")
+        needed = _ACTIVATIONS + (TABLES[:2] if self.varlen else ())
+        missing = [name for name in needed if name not in self.operands]
+        if missing:
+            raise ManifestError(f"needs operand{'s' if len(missing) > 1 else ''} "
+                                f"{', '.join(repr(n) for n in missing)}")
+        if not self.varlen and any(name in self.operands for name in TABLES):
+            raise ManifestError("sequence tables (cu_seqlens_q, ...) belong to the "
+                                "persistent_varlen grid rule, the manifest's is persistent")
 
         self.tensor_maps = list(m["tensor_maps"])
         for index, entry in enumerate(self.tensor_maps):
@@ -717,12 +753,16 @@ class Kernel:
                 raise ManifestError(f"tensor_maps[{index}] names operand {operand!r} the "
                                     "manifest does not list")
             encoding = _tensor_map_encoding(entry, operand)
-            if len(encoding.box) != len(self.operands[operand][1]):
+            if len(encoding.box) != len(self.operands[operand][1]) + self.varlen:
                 raise ManifestError(f"tensor_maps[{index}]: box {list(encoding.box)} does "
                                     f"not match the rank of '{operand}'")
             if encoding.element != self.operands[operand][0]:
                 raise ManifestError(f"tensor_maps[{index}]: element {encoding.element}, "
                                     f"operand '{operand}' is {self.operands[operand][0]}")
+            if bool(entry.get("varlen", False)) != self.varlen:
+                raise ManifestError(f"tensor_maps[{index}]: "
+                                    f"{'a packed' if entry.get('varlen') else 'a dense'} map "
+                                    f"under the {m['grid']['rule']} grid rule")
 
         # Each param resolved once: (name, kind, how to get its value).
         self.params = []
@@ -762,15 +802,20 @@ class Kernel:
 
     @property
     def heads_q(self):
-        return self.operands["query"][1][2]
+        return self.operands["query"][1][-2]
 
     @property
     def heads_kv(self):
-        return self.operands["key"][1][2]
+        return self.operands["key"][1][-2]
 
     @property
     def head_dim(self):
-        return self.operands["query"][1][3]
+        return self.operands["query"][1][-1]
+
+    @property
+    def seqused_k(self):
+        """Whether the (varlen) kernel takes the keys each sequence uses."""
+        return "seqused_k" in self.operands
 
     @property
     def causal(self):
@@ -823,19 +868,23 @@ class Kernel:
     def _masking_repr(self):
         window = "" if self.window in ((-1, -1), (-1, 0)) else f" window {self.window}"
         return (window + (f" softcap {self.softcap}" if self.softcap else "")
-                + (" sink" if self.sink else ""))
+                + (" sink" if self.sink else "")
+                + (" varlen" if self.varlen else "")
+                + (" seqused_k" if self.seqused_k else ""))
 
     def mismatches(self, dtype=None, heads_q=None, heads_kv=None, head_dim=None,
                    causal=None, scale=None, lse=None, arch=None, window=None,
-                   softcap=None, sink=None):
+                   softcap=None, sink=None, varlen=None, seqused_k=None):
         """Why this kernel does not compute the problem: a list of reasons,
         empty when it does. Arguments left None are not compared; -1 in the
         manifest accepts any size; any scale matches and softcap only
         whether there is one (0 is none): the kernel takes their values as
         arguments (`scalars`); window is (left, right) with -1 unbounded,
         compared with causal folded in (see `effective_window`); sink
-        whether it takes attention sinks; arch is the device's ('sm_100a'
-        for 10.0), which the kernel's arch must run on (`runs_on`)."""
+        whether it takes attention sinks; varlen whether the batch is packed
+        sequences of variable lengths and seqused_k whether it gives the keys
+        each uses; arch is the device's ('sm_100a' for 10.0), which the
+        kernel's arch must run on (`runs_on`)."""
         reasons = []
 
         def compare(what, have, want):
@@ -849,6 +898,8 @@ class Kernel:
         compare("causal", self.causal, None if causal is None else bool(causal))
         compare("lse", self.lse, None if lse is None else bool(lse))
         compare("sink", self.sink, None if sink is None else bool(sink))
+        compare("varlen", self.varlen, None if varlen is None else bool(varlen))
+        compare("seqused_k", self.seqused_k, None if seqused_k is None else bool(seqused_k))
         if window is not None:
             causal_matches = causal is None or bool(causal) == self.causal
             wanted = effective_window(window, self.causal if causal is None else causal)
@@ -876,11 +927,21 @@ class Kernel:
         """The persistent grid: min(tiles, SMs) CTAs with tiles = batch *
         head_blocks * ceil(seq_q / query_rows_per_cta), rounded down to
         whole clusters. (0, 1, 1) when there is nothing to compute.
-        `sm_count` None asks the driver about the current device."""
+        `sm_count` None asks the driver about the current device.
+
+        For a varlen kernel `batch` is the number of sequences and `seq_q`
+        their total query rows: tiles is the bound head_blocks *
+        (ceil(seq_q / query_rows_per_cta) + batch), since the sequence
+        lengths are on the device (each sequence adds at most one partial
+        tile); the kernel's CTAs walk the real tiles."""
         if sm_count is None:
             drv = driver()
             sm_count = drv.device_info(drv.context()[1]).sm_count
-        tiles = batch * self.head_blocks * -(-seq_q // self.query_rows_per_cta)
+        blocks = -(-seq_q // self.query_rows_per_cta)
+        if self.varlen:
+            tiles = self.head_blocks * (blocks + batch) if batch and seq_q else 0
+        else:
+            tiles = batch * self.head_blocks * blocks
         ctas = min(tiles, sm_count)
         if ctas and self.cluster[0] > 1:
             ctas = max(self.cluster[0], ctas // self.cluster[0] * self.cluster[0])
@@ -909,15 +970,17 @@ class Kernel:
             if len(op.shape) != len(shape):
                 raise ValueError(f"{name}: rank {len(op.shape)} (shape {list(op.shape)}), "
                                  f"kernel {self.name} takes rank {len(shape)}")
+            if not isinstance(op.ptr, int) or op.ptr < 0:
+                raise ValueError(f"{name}: the device address must be an int, got {op.ptr!r}")
+            names = _dimension_names(name, self.varlen)
             for i, (have, want) in enumerate(zip(op.shape, shape)):
                 if have < 0 or (want != -1 and have != want):
-                    what = (_DIMENSION_NAMES[len(shape)][i]
-                            if len(shape) in _DIMENSION_NAMES else f"of {len(shape)}")
+                    what = names[i] if names else f"of {len(shape)}"
                     raise ValueError(
                         f"{name}: dimension {i} ({what}) is "
                         f"{have}, kernel {self.name} takes "
                         f"{'any size' if want == -1 else want}")
-            if _CAPTURE_NAME.fullmatch(name):
+            if _CAPTURE_NAME.fullmatch(name) or name in TABLES:
                 # Read through a plain pointer at row-major offsets.
                 if op.strides is not None and tuple(op.strides) != _contiguous_strides(
                         op.shape):
@@ -926,25 +989,33 @@ class Kernel:
                 if op.ptr % CAPTURE_ELEMENT_BYTES[element]:
                     raise ValueError(f"{name}: address {op.ptr:#x} is not "
                                      f"{CAPTURE_ELEMENT_BYTES[element]}-byte aligned")
-            if not isinstance(op.ptr, int) or op.ptr < 0:
-                raise ValueError(f"{name}: the device address must be an int, got {op.ptr!r}")
         q, k, v, o = (tuple(given[n].shape) for n in ("query", "key", "value", "output"))
         if k != v:
             raise ValueError(f"key shape {list(k)} and value shape {list(v)} differ")
         if o != q:
             raise ValueError(f"output shape {list(o)} is not the query shape {list(q)}")
-        if k[0] != q[0]:
+        if not self.varlen and k[0] != q[0]:
             raise ValueError(f"batch: query has {q[0]}, key {k[0]}")
-        if k[3] != q[3]:
-            raise ValueError(f"head_dim: query has {q[3]}, key {k[3]}")
-        if k[2] == 0 or q[2] % k[2]:
-            raise ValueError(f"query heads ({q[2]}) must be a multiple of the key/value "
-                             f"heads ({k[2]})")
+        if k[-1] != q[-1]:
+            raise ValueError(f"head_dim: query has {q[-1]}, key {k[-1]}")
+        if k[-2] == 0 or q[-2] % k[-2]:
+            raise ValueError(f"query heads ({q[-2]}) must be a multiple of the key/value "
+                             f"heads ({k[-2]})")
+        if self.varlen:
+            self._check_tables(given)
+            # The rows of a sequence's last Q stage are stored through a
+            # plain pointer at row-major offsets.
+            out = given["output"]
+            if out.strides is not None and tuple(out.strides) != _contiguous_strides(o):
+                raise ValueError(f"output: a packed output must be contiguous, got "
+                                 f"strides {list(out.strides)}")
         if "lse" in given:
             lse = given["lse"]
-            if tuple(lse.shape) != (q[0], q[2], q[1]):
-                raise ValueError(f"lse: shape {list(lse.shape)}, expected [batch, heads_q, "
-                                 f"seq_q] = {[q[0], q[2], q[1]]}")
+            expected, layout = (((q[1], q[0]), "[heads_q, total_q]") if self.varlen
+                                else ((q[0], q[2], q[1]), "[batch, heads_q, seq_q]"))
+            if tuple(lse.shape) != expected:
+                raise ValueError(f"lse: shape {list(lse.shape)}, expected {layout} = "
+                                 f"{list(expected)}")
             if (lse.strides is not None
                     and tuple(lse.strides) != _contiguous_strides(lse.shape)):
                 raise ValueError(f"lse: must be contiguous, got strides {list(lse.strides)}")
@@ -953,9 +1024,9 @@ class Kernel:
                                  f"{ELEMENT_BYTES[lse.element]}-byte aligned")
         if "sink" in given:
             sink = given["sink"]
-            if tuple(sink.shape) != (q[2],):
+            if tuple(sink.shape) != (q[-2],):
                 raise ValueError(f"sink: shape {list(sink.shape)}, expected [heads_q] = "
-                                 f"{[q[2]]}")
+                                 f"{[q[-2]]}")
             if sink.strides is not None and tuple(sink.strides) != (1,):
                 raise ValueError(f"sink: must be contiguous, got strides "
                                  f"{list(sink.strides)}")
@@ -963,6 +1034,30 @@ class Kernel:
                 raise ValueError(f"sink: address {sink.ptr:#x} is not "
                                  f"{ELEMENT_BYTES[sink.element]}-byte aligned")
         return given
+
+    @staticmethod
+    def _check_tables(given):
+        """The sequence tables agree in length: B + 1 prefix sums each (and
+        B used-key counts). Their contents are on the device: the kernel
+        clamps them into the packed tensors."""
+        bounds_q, bounds_k = (given[n].shape[0] for n in TABLES[:2])
+        if bounds_q < 1 or bounds_k != bounds_q:
+            raise ValueError(f"cu_seqlens_q and cu_seqlens_k must both hold batch + 1 >= 1 "
+                             f"prefix sums, got {bounds_q} and {bounds_k} entries")
+        if bounds_q > 2 ** 31 - 1:
+            raise ValueError(f"cu_seqlens_q: {bounds_q} entries do not fit an i32")
+        if "seqused_k" in given and given["seqused_k"].shape[0] != bounds_q - 1:
+            raise ValueError(f"seqused_k: {given['seqused_k'].shape[0]} entries for "
+                             f"{bounds_q - 1} sequences")
+
+    def extent(self, operands):
+        """(batch, query rows) of a launch, what `grid` takes: for a varlen
+        kernel, the sequences (cu_seqlens_q's entries less one) and the
+        packed query rows."""
+        query = Operand(*operands["query"]).shape
+        if self.varlen:
+            return Operand(*operands["cu_seqlens_q"]).shape[0] - 1, query[0]
+        return query[0], query[1]
 
     def scalars(self, scale=None, softcap=None):
         """The f32 parameters the call chooses, by manifest source: the
@@ -1106,8 +1201,7 @@ class Kernel:
         if prepared is None:
             info = drv.device_info(dev)
             self._check_device(info)
-            query = operands["query"].shape
-            grid = self.grid(query[0], query[1], info.sm_count)
+            grid = self.grid(*self.extent(operands), info.sm_count)
             if grid[0] == 0:
                 return grid
             prepared = self._prepare(drv, context, operands, scalars, stream, grid)
@@ -1198,11 +1292,14 @@ class KernelDirectory:
         return len(self.kernels)
 
     def find(self, dtype, heads_q, heads_kv, head_dim, causal=False, scale=None,
-             lse=False, arch=None, window=(-1, -1), softcap=0.0, sink=False):
+             lse=False, arch=None, window=(-1, -1), softcap=0.0, sink=False,
+             varlen=False, seqused_k=False):
         """The first kernel (by file name) that computes the problem; scale
         None means 1/sqrt(head_dim), arch None any arch, window (-1, -1) and
-        softcap 0 none, sink whether it takes attention sinks. Raises
-        LookupError saying why each kernel was rejected."""
+        softcap 0 none, sink whether it takes attention sinks, varlen whether
+        the batch is packed sequences (cu_seqlens_q/k) and seqused_k whether
+        it also gives the keys each uses. Raises LookupError saying why each
+        kernel was rejected."""
         if scale is None:
             scale = 1.0 / math.sqrt(head_dim)
         # Every kernel takes any scale and softcap value (`scalars`); they
@@ -1211,7 +1308,10 @@ class KernelDirectory:
                        head_dim=head_dim, causal=bool(causal), scale=scale,
                        lse=bool(lse), arch=arch,
                        window=effective_window(window, causal),
-                       softcap=float(softcap or 0.0), sink=bool(sink))
+                       softcap=float(softcap or 0.0), sink=bool(sink),
+                       varlen=bool(varlen), seqused_k=bool(seqused_k))
+        if problem["seqused_k"] and not problem["varlen"]:
+            raise ValueError("seqused_k belongs to packed sequences: pass varlen=True")
         rejected = []
         for kernel in self.kernels:
             reasons = kernel.mismatches(**problem)
@@ -1220,7 +1320,9 @@ class KernelDirectory:
             rejected.append(f"  {kernel.name} ({Path(kernel.source).name}): "
                             + "; ".join(reasons))
         rejected += [f"  {name}: not a usable manifest: {why}" for name, why in self.errors]
-        wanted = " ".join(f"{key}={value}" for key, value in problem.items())
+        # The packing is said only where the problem has it.
+        wanted = " ".join(f"{key}={value}" for key, value in problem.items()
+                          if value or key not in ("varlen", "seqused_k"))
         if not rejected:
             raise LookupError(f"no fa4 kernel for {wanted}: {self.path} has no kernel "
                               "manifests (*.json)")

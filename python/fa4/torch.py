@@ -3,14 +3,15 @@
     import fa4.torch
     out = fa4.torch.attention(q, k, v, causal=True)            # [B, Sq, Hq, D]
     out, lse = fa4.torch.attention(q, k, v, return_lse=True)   # lse [B, Hq, Sq] f32
+    out = fa4.torch.attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k)  # packed [T, H, D]
 
 The kernels come from a directory of compiled kernels (`kernel_dir`, else
 the `FA4_KERNEL_DIR` environment variable), where `fa4.runtime` chooses one;
 a problem no directory holds is compiled on demand (`fa4.jit`: in-process,
 cached across processes; `FA4_JIT=0` turns that off). The kernel is
 launched on the current stream. With torch.library (PyTorch 2.4 and later)
-`attention` runs as the custom op `fa4::attention`, which torch.compile
-keeps as one node of its graph. `python -m fa4.torch --check DIR` runs
+`attention` runs as the custom op `fa4::attention` (`attention_varlen` as
+`fa4::attention_varlen`), which torch.compile keeps as one node of its graph. `python -m fa4.torch --check DIR` runs
 every kernel of DIR for this GPU against a float32 PyTorch reference.
 """
 
@@ -22,7 +23,8 @@ import torch
 
 from fa4 import runtime
 
-__all__ = ["attention", "arch_of", "jit_cache", "kernel_directory", "reference"]
+__all__ = ["attention", "attention_varlen", "arch_of", "jit_cache", "kernel_directory",
+           "reference", "reference_varlen"]
 
 _ELEMENTS = {torch.bfloat16: "bf16", torch.float16: "f16"}
 _directories = {}   # resolved path -> KernelDirectory
@@ -47,7 +49,8 @@ def arch_of(device):
     return runtime.arch_of_capability(torch.cuda.get_device_capability(device))
 
 
-def _check(q, k, v):
+def _check(q, k, v, packed=False):
+    """Checks q, k, v: [B, S, H, D] each, or with `packed` [T, H, D]."""
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
@@ -66,29 +69,32 @@ def _check(q, k, v):
                          f"{v.device}")
     # Each shape read once: every read builds a torch.Size (host time per call).
     shape_q, shape_k, shape_v = q.shape, k.shape, v.shape
-    for name, t, shape, layout in (("q", q, shape_q, "[B, Sq, Hq, D]"),
-                                   ("k", k, shape_k, "[B, Skv, Hkv, D]"),
-                                   ("v", v, shape_v, "[B, Skv, Hkv, D]")):
-        if len(shape) != 4:
-            raise ValueError(f"{name} must be 4-D {layout}, got shape {list(shape)}")
+    rank = 3 if packed else 4
+    layouts = (("[total_q, Hq, D]", "[total_k, Hkv, D]") if packed
+               else ("[B, Sq, Hq, D]", "[B, Skv, Hkv, D]"))
+    for name, t, shape, layout in (("q", q, shape_q, layouts[0]),
+                                   ("k", k, shape_k, layouts[1]),
+                                   ("v", v, shape_v, layouts[1])):
+        if len(shape) != rank:
+            raise ValueError(f"{name} must be {rank}-D {layout}, got shape {list(shape)}")
         # Any other stride TMA can describe is taken as it is (a [B, S, H, D]
         # view of a [B, H, S, D] tensor, say); the runtime checks them.
-        if t.stride()[3] != 1 and shape[3] > 1:
+        if t.stride()[-1] != 1 and shape[-1] > 1:
             raise ValueError(f"{name} must have a unit-stride head dim (strides "
                              f"{list(t.stride())} for shape {list(shape)}): TMA reads "
                              "rows of contiguous elements; call .contiguous()")
-    if not shape_q[0] == shape_k[0] == shape_v[0]:
+    if not packed and not shape_q[0] == shape_k[0] == shape_v[0]:
         raise ValueError(f"batch sizes differ: q {shape_q[0]}, k {shape_k[0]}, "
                          f"v {shape_v[0]}")
-    if not shape_q[3] == shape_k[3] == shape_v[3]:
-        raise ValueError(f"head dims differ: q {shape_q[3]}, k {shape_k[3]}, "
-                         f"v {shape_v[3]}")
+    if not shape_q[-1] == shape_k[-1] == shape_v[-1]:
+        raise ValueError(f"head dims differ: q {shape_q[-1]}, k {shape_k[-1]}, "
+                         f"v {shape_v[-1]}")
     # Element by element: torch.compile compares symbolic sizes one by one.
-    if shape_k[1] != shape_v[1] or shape_k[2] != shape_v[2]:
+    if shape_k[-3] != shape_v[-3] or shape_k[-2] != shape_v[-2]:
         raise ValueError(f"k and v shapes differ: {list(shape_k)} and {list(shape_v)}")
-    if shape_k[2] == 0 or shape_q[2] % shape_k[2]:
-        raise ValueError(f"query heads ({shape_q[2]}) must be a multiple of key/value "
-                         f"heads ({shape_k[2]})")
+    if shape_k[-2] == 0 or shape_q[-2] % shape_k[-2]:
+        raise ValueError(f"query heads ({shape_q[-2]}) must be a multiple of key/value "
+                         f"heads ({shape_k[-2]})")
 
 
 def _operand(t, element):
@@ -177,7 +183,7 @@ def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     if kernel is None:
         problem = (_ELEMENTS[q.dtype], heads_q, heads_kv, head_dim, causal, scale,
                    return_lse, arch_of(device), (window_left, window_right), softcap,
-                   sink is not None)
+                   sink is not None, False, False)
         kernel = _chosen[key] = _choose(path, problem)
     result = _run(kernel, q, k, v, return_lse, sink=sink, scale=scale,
                   softcap=softcap or None)
@@ -240,11 +246,12 @@ def _choose(path, problem):
         raise ValueError("no kernel directory: pass kernel_dir= or set FA4_KERNEL_DIR to a "
                          "directory of compiled fa4 kernels (compiling on demand is off: "
                          "FA4_JIT=0)")
-    element, heads_q, heads_kv, head_dim, causal, _, lse, arch, window, softcap, sink = problem
+    (element, heads_q, heads_kv, head_dim, causal, _, lse, arch, window, softcap, sink,
+     varlen, seqused_k) = problem
     try:
         return jit_cache().kernel(element, heads_q, heads_kv, head_dim, causal=causal,
                                   lse=lse, arch=arch, window=window, softcap=bool(softcap),
-                                  sink=sink)
+                                  sink=sink, varlen=varlen, seqused_k=seqused_k)
     except RuntimeError as err:
         if missing:
             raise LookupError(f"{missing.args[0]}\nand compiling it on demand failed: "
@@ -260,8 +267,9 @@ def _check_sink(sink, q):
     if not isinstance(sink, torch.Tensor) or not sink.is_floating_point():
         raise TypeError(f"sink must be a floating-point tensor, got {type(sink).__name__}"
                         f"{f' of {sink.dtype}' if isinstance(sink, torch.Tensor) else ''}")
-    if sink.dim() != 1 or sink.shape[0] != q.shape[2]:
-        raise ValueError(f"sink must have shape [heads_q] = [{q.shape[2]}], got "
+    heads_q = q.shape[-2]
+    if sink.dim() != 1 or sink.shape[0] != heads_q:
+        raise ValueError(f"sink must have shape [heads_q] = [{heads_q}], got "
                          f"{list(sink.shape)}")
     if sink.device != q.device:
         raise ValueError(f"sink is on {sink.device}, q on {q.device}")
@@ -269,11 +277,12 @@ def _check_sink(sink, q):
 
 
 def _run(kernel, q, k, v, return_lse, fill=None, sink=None, scale=None,
-         softcap=None):
+         softcap=None, tables=None):
     """Allocates O (and LSE), filled with `fill` when given (checks poison
     them), and launches `kernel` on checked q, k, v (and sink) with `scale`
-    and `softcap` (None: the kernel's own)."""
-    batch, seq_q, heads_q, _ = q.shape
+    and `softcap` (None: the kernel's own). `tables` are the sequence
+    tables of packed q, k, v (cu_seqlens_q, cu_seqlens_k, seqused_k or
+    None), checked."""
     element, device = _ELEMENTS[q.dtype], q.device
 
     def allocate(shape, dtype):
@@ -282,9 +291,21 @@ def _run(kernel, q, k, v, return_lse, fill=None, sink=None, scale=None,
         return torch.full(shape, fill, dtype=dtype, device=device)
 
     output = allocate(tuple(q.shape), q.dtype)
-    lse = allocate((batch, heads_q, seq_q), torch.float32) if return_lse else None
-    if batch and seq_q:
-        if k.shape[1] == 0:
+    if tables is not None:
+        total_q, heads_q, _ = q.shape
+        lse = allocate((heads_q, total_q), torch.float32) if return_lse else None
+        work, keys = total_q and tables[0].shape[0] > 1, k.shape[0]
+    else:
+        batch, seq_q, heads_q, _ = q.shape
+        lse = allocate((batch, heads_q, seq_q), torch.float32) if return_lse else None
+        work, keys = batch and seq_q, k.shape[1]
+    if work and not keys and tables is not None:
+        # Packed sequences that all have no keys: every row sees none.
+        output.zero_()
+        if lse is not None:
+            lse[:] = sink[:, None] if sink is not None else float("-inf")
+    elif work:
+        if not keys:
             raise ValueError("k and v have no keys (Skv = 0)")
         operands = {"query": _operand(q, element), "key": _operand(k, element),
                     "value": _operand(v, element), "output": _operand(output, element)}
@@ -292,6 +313,10 @@ def _run(kernel, q, k, v, return_lse, fill=None, sink=None, scale=None,
             operands["lse"] = _operand(lse, "f32")
         if sink is not None:
             operands["sink"] = _operand(sink, "f32")
+        if tables is not None:
+            for name, table in zip(runtime.TABLES, tables):
+                if table is not None:
+                    operands[name] = _operand(table, "i32")
         with torch.cuda.device(device):
             # Eager code, also under torch.compile (the op's kernel runs
             # outside the trace), so this is a torch.cuda.Stream.
@@ -305,6 +330,125 @@ _op = _register_op()
 # Decided once: torch.compile traces `attention` and guards on these.
 _HAS_OP = _op is not None
 _entry = _op if _HAS_OP else _attention
+
+
+def _check_tables(q, cu_seqlens_q, cu_seqlens_k, seqused_k):
+    """The sequence tables of packed q [Tq, Hq, D]: contiguous int32 vectors on q's device, B + 1 prefix sums each (and B
+    used-key counts). Their values stay on the device, unread: rows they
+    name past the tensors are clamped by the kernel."""
+    tables = (("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k),
+              ("seqused_k", seqused_k))
+    for name, t in tables:
+        if t is None and name == "seqused_k":
+            continue
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        if t.dtype != torch.int32 or t.dim() != 1:
+            raise ValueError(f"{name} must be a 1-D torch.int32 tensor, got {t.dtype} of "
+                             f"shape {list(t.shape)}")
+        if t.device != q.device:
+            raise ValueError(f"{name} is on {t.device}, q on {q.device}")
+    if cu_seqlens_q.shape[0] < 1 or cu_seqlens_k.shape[0] != cu_seqlens_q.shape[0]:
+        raise ValueError(f"cu_seqlens_q and cu_seqlens_k must each hold batch + 1 >= 1 "
+                         f"offsets, got {cu_seqlens_q.shape[0]} and {cu_seqlens_k.shape[0]}")
+    if seqused_k is not None and seqused_k.shape[0] != cu_seqlens_q.shape[0] - 1:
+        raise ValueError(f"seqused_k must hold one count per sequence "
+                         f"({cu_seqlens_q.shape[0] - 1}), got {seqused_k.shape[0]}")
+    return tuple(None if t is None else t.contiguous() for _, t in tables)
+
+
+def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k=None, causal=False,
+                     scale=None, return_lse=False, kernel_dir=None, window=(-1, -1),
+                     softcap=0.0, sink=None):
+    """`attention` over packed sequences of variable lengths.
+
+    q [Tq, Hq, D], k and v [Tk, Hkv, D]: sequence b is query rows
+    cu_seqlens_q[b] to cu_seqlens_q[b + 1] and key rows cu_seqlens_k[b]
+    to cu_seqlens_k[b + 1] (contiguous int32 prefix sums of B + 1 entries
+    on q's device), of which it uses the first seqused_k[b] keys when
+    `seqused_k` (int32 [B]) is given. Sequences may be empty or hold one
+    token; causal and the window are aligned to each sequence's
+    bottom-right corner. Returns O [Tq, Hq, D], and with `return_lse` also
+    the LSE [Hq, Tq] float32 (flash-attn's varlen layout). Rows no sequence
+    owns are left as they are in the (uninitialized) results. The tables
+    are not read on the host: offsets past the tensors are clamped to them
+    by the kernel, never read or written out of bounds. The other
+    arguments, the kernel choice and the errors are `attention`'s."""
+    _check(q, k, v, packed=True)
+    tables = _check_tables(q, cu_seqlens_q, cu_seqlens_k, seqused_k)
+    sink = _check_sink(sink, q)
+    if (not (_HAS_OP and torch.compiler.is_compiling()) and torch.is_grad_enabled()
+            and any(t is not None and t.requires_grad for t in (q, k, v, sink))):
+        raise RuntimeError(_NO_BACKWARD)
+    if scale is not None:
+        scale = float(scale)
+        if not (math.isfinite(scale) and scale > 0):
+            raise ValueError(f"scale must be positive and finite, got {scale}")
+    left, right = runtime.effective_window(window, causal)
+    softcap = float(softcap or 0.0)
+    if not (math.isfinite(softcap) and softcap >= 0):
+        raise ValueError(f"softcap must be 0 (none) or positive and finite, got {softcap}")
+    kernel_dir = None if kernel_dir is None else str(kernel_dir)
+    output, lse = _varlen_entry(q, k, v, *tables, sink, bool(causal), scale, left, right,
+                                softcap, bool(return_lse), kernel_dir)
+    return (output, lse) if return_lse else output
+
+
+def _attention_varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                      cu_seqlens_q: torch.Tensor, cu_seqlens_k: torch.Tensor,
+                      seqused_k: Optional[torch.Tensor], sink: Optional[torch.Tensor],
+                      causal: bool, scale: Optional[float], window_left: int,
+                      window_right: int, softcap: float, return_lse: bool,
+                      kernel_dir: Optional[str]) -> Tuple[torch.Tensor, torch.Tensor]:
+    """The kernel of `fa4::attention_varlen`: `_attention` for packed
+    sequences (arguments checked by `attention_varlen`)."""
+    heads_q, head_dim = q.shape[1], q.shape[2]
+    heads_kv = k.shape[1]
+    if scale is None:
+        scale = 1.0 / math.sqrt(head_dim)
+    path = kernel_dir if kernel_dir is not None else os.environ.get("FA4_KERNEL_DIR")
+    device = q.device
+    used = seqused_k is not None
+    key = (path, device.index, q.dtype, heads_q, heads_kv, head_dim, causal, scale,
+           return_lse, window_left, window_right, softcap, sink is not None, "varlen", used)
+    kernel = _chosen.get(key)
+    if kernel is None:
+        problem = (_ELEMENTS[q.dtype], heads_q, heads_kv, head_dim, causal, scale,
+                   return_lse, arch_of(device), (window_left, window_right), softcap,
+                   sink is not None, True, used)
+        kernel = _chosen[key] = _choose(path, problem)
+    result = _run(kernel, q, k, v, return_lse, sink=sink, scale=scale,
+                  softcap=softcap or None, tables=(cu_seqlens_q, cu_seqlens_k, seqused_k))
+    if return_lse:
+        return result
+    return result, torch.empty((0,), dtype=torch.float32, device=device)
+
+
+def _attention_varlen_fake(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, sink, causal,
+                           scale, window_left, window_right, softcap, return_lse,
+                           kernel_dir):
+    """What `fa4::attention_varlen` returns, for tracing: O like q, the
+    LSE float32 [Hq, Tq] (or empty)."""
+    total_q, heads_q, _ = q.shape
+    output = q.new_empty((total_q, heads_q, v.shape[2]))
+    lse = q.new_empty((heads_q, total_q) if return_lse else (0,), dtype=torch.float32)
+    return output, lse
+
+
+def _register_varlen_op():
+    """`fa4::attention_varlen`, or None without torch.library custom ops."""
+    library = getattr(torch, "library", None)
+    if not hasattr(library, "custom_op"):
+        return None
+    op = library.custom_op("fa4::attention_varlen", mutates_args=(),
+                           device_types="cuda")(_attention_varlen)
+    op.register_fake(_attention_varlen_fake)
+    op.register_autograd(_no_backward, setup_context=_no_backward)
+    return op
+
+
+_varlen_op = _register_varlen_op()
+_varlen_entry = _varlen_op if _varlen_op is not None else _attention_varlen
 
 
 def reference(q, k, v, causal=False, scale=None, dtype=torch.float32,
@@ -340,6 +484,30 @@ def reference(q, k, v, causal=False, scale=None, dtype=torch.float32,
     return (probabilities @ vf).transpose(1, 2), lse
 
 
+def reference_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k=None, causal=False,
+                     scale=None, dtype=torch.float32, window=(-1, -1), softcap=0.0,
+                     sink=None):
+    """`reference` per sequence of packed q [Tq, Hq, D], k and v [Tk, Hkv,
+    D] (the tables read on the host): O [Tq, Hq, D] and LSE [Hq, Tq] in
+    `dtype`, NaN in the rows no sequence owns."""
+    starts_q, starts_k = cu_seqlens_q.tolist(), cu_seqlens_k.tolist()
+    used = seqused_k.tolist() if seqused_k is not None else None
+    output = torch.full(q.shape, float("nan"), dtype=dtype, device=q.device)
+    lse = torch.full((q.shape[1], q.shape[0]), float("nan"), dtype=dtype, device=q.device)
+    for b in range(len(starts_q) - 1):
+        q0, q1 = starts_q[b], starts_q[b + 1]
+        k0, k1 = starts_k[b], starts_k[b + 1]
+        if used is not None:
+            k1 = k0 + used[b]
+        if q1 <= q0:
+            continue
+        o, l = reference(q[None, q0:q1], k[None, k0:k1], v[None, k0:k1], causal, scale,
+                         dtype, window, softcap, sink)
+        output[q0:q1] = o[0]
+        lse[:, q0:q1] = l[0]
+    return output, lse
+
+
 def _test_sinks(heads_q, seq_kv, device, generator=None):
     """Sinks for checks: about a row's log-sum-exp for unit-normal inputs
     (log Skv), so that a sink's share of the denominator ranges from
@@ -348,6 +516,27 @@ def _test_sinks(heads_q, seq_kv, device, generator=None):
                                                       generator=generator)
     sink[3::4] = float("-inf")
     return sink
+
+
+def _test_sequences(seq_q, seq_kv, seqused, device):
+    """Packed sequences for checks: [seq_q, 0, 1, seq_q // 3 + 1] query rows
+    over [seq_kv, 3, 0, seq_kv // 2 + 1] keys (a sequence without queries,
+    a 1-token one without keys, a ragged one); with `seqused`, each key
+    range has 5 slots more than the keys it uses. Returns (cu_seqlens_q,
+    cu_seqlens_k, seqused_k or None, total_q, total_k)."""
+    lengths_q = [seq_q, 0, 1, seq_q // 3 + 1]
+    lengths_k = [seq_kv, 3, 0, seq_kv // 2 + 1]
+    slack = 5 if seqused else 0
+
+    def prefix(lengths, extra):
+        offsets = [0]
+        for n in lengths:
+            offsets.append(offsets[-1] + n + extra)
+        return offsets
+    cu_q, cu_k = prefix(lengths_q, 0), prefix(lengths_k, slack)
+    table = (lambda values: torch.tensor(values, dtype=torch.int32, device=device))
+    used = table(lengths_k) if seqused else None
+    return table(cu_q), table(cu_k), used, cu_q[-1], cu_k[-1]
 
 
 def _check_kernels(path, shapes, batch, repeat):
@@ -368,24 +557,44 @@ def _check_kernels(path, shapes, batch, repeat):
         heads_kv = kernel.heads_kv if kernel.heads_kv != -1 else heads_q
         for seq_q, seq_kv in shapes:
             torch.manual_seed(0)
-            shape_q = (batch, seq_q, heads_q, kernel.head_dim)
-            shape_kv = (batch, seq_kv, heads_kv, kernel.head_dim)
+            tables = None
+            if kernel.varlen:
+                *tables, total_q, total_k = _test_sequences(seq_q, seq_kv,
+                                                            kernel.seqused_k, device)
+                shape_q = (total_q, heads_q, kernel.head_dim)
+                shape_kv = (total_k, heads_kv, kernel.head_dim)
+            else:
+                shape_q = (batch, seq_q, heads_q, kernel.head_dim)
+                shape_kv = (batch, seq_kv, heads_kv, kernel.head_dim)
             q = torch.randn(shape_q, dtype=dtype, device=device)
             k = torch.randn(shape_kv, dtype=dtype, device=device)
             v = torch.randn(shape_kv, dtype=dtype, device=device)
-            _check(q, k, v)
+            _check(q, k, v, packed=kernel.varlen)
             sink = _test_sinks(heads_q, seq_kv, device) if kernel.sink else None
-            result = _run(kernel, q, k, v, kernel.lse, sink=sink)
+            # NaN-poisoned: every row a sequence owns must be written.
+            result = _run(kernel, q, k, v, kernel.lse, fill=float("nan"), sink=sink,
+                          tables=tables)
             output, lse = result if kernel.lse else (result, None)
             torch.cuda.synchronize()
-            want_o, want_lse = reference(q, k, v, kernel.causal, kernel.scale,
-                                         window=kernel.window,
-                                         softcap=kernel.softcap or 0.0, sink=sink)
-            o_error = (output.float() - want_o).abs().max().item()
+            options = dict(window=kernel.window, softcap=kernel.softcap or 0.0, sink=sink)
+            if tables is not None:
+                want_o, want_lse = reference_varlen(q, k, v, *tables, kernel.causal,
+                                                    kernel.scale, **options)
+                # Rows no sequence owns: unwritten, so NaN in both.
+                owned = ~torch.isnan(want_lse[0])
+                output, want_o = output[owned], want_o[owned]
+                if lse is not None:
+                    lse, want_lse = lse[:, owned], want_lse[:, owned]
+            else:
+                want_o, want_lse = reference(q, k, v, kernel.causal, kernel.scale,
+                                             **options)
+            o_error = (output.float() - want_o).abs().nan_to_num(float("inf")).max().item()
             # A few units in the last place of a 16-bit output.
             o_limit = 2e-2 if dtype == torch.bfloat16 else 4e-3
             ok = o_error <= o_limit
-            line = (f"{kernel.name} B={batch} Sq={seq_q} Skv={seq_kv}: max |O - ref| "
+            what = (f"varlen Tq={shape_q[0]} Tk={shape_kv[0]}" if tables is not None
+                    else f"B={batch}")
+            line = (f"{kernel.name} {what} Sq={seq_q} Skv={seq_kv}: max |O - ref| "
                     f"{o_error:.3g} (limit {o_limit})")
             if lse is not None:
                 finite = torch.isfinite(want_lse)
@@ -399,7 +608,7 @@ def _check_kernels(path, shapes, batch, repeat):
             end = torch.cuda.Event(enable_timing=True)
             start.record()
             for _ in range(repeat):
-                _run(kernel, q, k, v, kernel.lse, sink=sink)
+                _run(kernel, q, k, v, kernel.lse, sink=sink, tables=tables)
             end.record()
             torch.cuda.synchronize()
             line += f", {start.elapsed_time(end) / max(repeat, 1):.3f} ms per call"

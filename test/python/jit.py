@@ -43,6 +43,19 @@ print("reuse:", cache.kernel("f16", 4, 2, 64, lse=True, arch="sm_90a", window=(1
                    sink=True).name == kernel.name, "compiled", cache.compiled, again.compiled)
 # CHECK-NEXT: reuse: True True compiled 1 0
 
+# Packed sequences: a problem of its own (the dense problem's key and entry
+# are unchanged), compiled with the tables and LSE [Hq, Tq].
+packed = cache.kernel("bf16", 8, 2, 64, causal=True, lse=True, arch="sm_90a", varlen=True,
+                      seqused_k=True)
+print(packed.name, packed.varlen, packed.seqused_k, packed.operands["lse"][1],
+      "compiled", cache.compiled)
+try:
+    cache.kernel("bf16", 8, 2, 64, seqused_k=True)
+except ValueError as err:
+    print("seqused_k alone:", err)
+# CHECK-NEXT: bf16_d64_h8x2_causal_varlen_seqused_lse_attention True True (8, -1) compiled 2
+# CHECK-NEXT: seqused_k alone: seqused_k belongs to packed sequences: pass varlen=True
+
 # Processes that compile one problem at once: each gets the kernel, one
 # entry stays, no staging directory is left.
 script = ("import sys; from fa4 import jit; "

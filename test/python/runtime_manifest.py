@@ -127,7 +127,7 @@ for change, label in [
         runtime.Kernel(broken)
     except runtime.ManifestError as err:
         print(f"{label}: {err}")
-# CHECK: grid rule: grid rule 'one_cta_per_tile' is unknown (the runtime knows 'persistent')
+# CHECK: grid rule: grid rule 'one_cta_per_tile' is unknown (the runtime knows 'persistent' and 'persistent_varlen')
 # CHECK-NEXT: param source: param 'heads': cannot resolve kind 'i32' from source 'query.heads'
 # CHECK-NEXT: f32 key: param 'softcap': cannot resolve kind 'f32' from source 'softcap'
 # CHECK-NEXT: map operand: tensor_maps[0] names operand 'qkv' the manifest does not list
@@ -615,7 +615,7 @@ try:
     runtime.Kernel(bad)
 except runtime.ManifestError as err:
     print("bad sink manifest:", err)
-# CHECK: bad sink manifest: operand 'sink' has rank 2
+# CHECK: bad sink manifest: operand 'sink' must have rank 1 ([heads_q]), got 2
 
 # --- scale and softcap are arguments --------------------------------------
 # scale_log2 = scale log2(e) and score_cap = softcap / scale from the call;

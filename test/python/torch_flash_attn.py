@@ -2,7 +2,8 @@
 """fa4.flash_attn_func and fa4.flash_attn_varlen_func (flash-attn 2's entry
 points) against the stand-in torch and the fake libcuda: how flash-attn's
 arguments map onto fa4's kernel choice and launch parameters, the return
-conventions, and the errors of what is not built."""
+conventions, and the errors of what is not built. (flash_attn_varlen_func's
+launches: torch_varlen.py.)"""
 
 import atexit
 import os
@@ -115,8 +116,8 @@ for label, call in cases:
 # CHECK-NEXT: requires grad: RuntimeError: fa4.torch.attention has no backward yet
 # CHECK-NEXT: no kernel: LookupError: no fa4 kernel in {{.*}} window=(50, 50)
 
-# flash_attn_varlen_func: flash-attn's signature; its arguments are checked,
-# then variable-length batches are refused.
+# flash_attn_varlen_func: flash-attn's signature and its argument checks;
+# this directory has no packed-sequence kernel, and pages are refused.
 total_q, total_k = tensor((700, 4, 64)), tensor((900, 2, 64))
 cu_q, cu_k = tensor((3,), torch.int32), tensor((3,), torch.int32)
 varlen = flash_attn_varlen_func
@@ -146,11 +147,11 @@ for label, call in cases:
     try:
         call()
         print(f"{label}: accepted")
-    except (NotImplementedError, TypeError, ValueError) as err:
-        print(f"{label}: {type(err).__name__}: {err}")
-# CHECK-NEXT: varlen: NotImplementedError: variable-length batches (flash_attn_varlen_func) are not implemented in fa4's kernels yet: pad the sequences to [B, S, H, D] and call flash_attn_func
-# CHECK-NEXT: varlen keywords: NotImplementedError: variable-length batches
-# CHECK-NEXT: paged: NotImplementedError: variable-length batches
+    except (NotImplementedError, TypeError, ValueError, LookupError) as err:
+        print(f"{label}: {type(err).__name__}: {str(err).splitlines()[0]}")
+# CHECK-NEXT: varlen: LookupError: no fa4 kernel in {{.*}} for dtype=bf16 heads_q=4 heads_kv=2 head_dim=64 causal=False scale=0.125 lse=False arch=sm_100a window=(-1, -1) softcap=0.0 sink=False varlen=True; candidates:
+# CHECK-NEXT: varlen keywords: LookupError: no fa4 kernel in {{.*}} for dtype=bf16 heads_q=4 heads_kv=2 head_dim=64 causal=True scale=0.1 lse=True arch=sm_100a window=(64, 0) softcap=0.0 sink=False varlen=True; candidates:
+# CHECK-NEXT: paged: NotImplementedError: block_table: fa4's varlen kernels take contiguous K/V [total_k, Hkv, D], not pages; pass block_table=None
 # CHECK-NEXT: q list: TypeError: q must be a torch.Tensor, got list
 # CHECK-NEXT: q 4-D: ValueError: q must be [total_q, Hq, D], got shape [2, 350, 4, 64]
 # CHECK-NEXT: cu_seqlens dtype: ValueError: cu_seqlens_q must be a 1-D torch.int32 tensor of batch + 1 offsets, got torch.float32 of shape [3]

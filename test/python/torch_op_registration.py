@@ -1,5 +1,5 @@
 # RUN: %python %s | FileCheck %s
-"""fa4.torch's custom op `fa4::attention`, against a stand-in torch whose
+"""fa4.torch's custom ops `fa4::attention` and `fa4::attention_varlen`, against a stand-in torch whose
 torch.library records what is registered: the op's name and schema (from
 the kernel's annotations, as torch.library.custom_op infers it), its fake
 kernel's shapes, its autograd registration refusing inputs that require
@@ -63,19 +63,33 @@ from fa4 import runtime  # noqa: E402
 op = registered["fa4::attention"]
 print("registered:", list(registered), "mutates", op.mutates_args, "on", op.device_types,
       "fa4.torch._op is it:", fa4.torch._op is op)
-# CHECK: registered: ['fa4::attention'] mutates () on cuda fa4.torch._op is it: True
+# CHECK: registered: ['fa4::attention', 'fa4::attention_varlen'] mutates () on cuda fa4.torch._op is it: True
 
 # The schema torch.library.custom_op infers from the annotations; an
 # annotation it does not support would be a KeyError here.
 SCHEMA_TYPES = {torch.Tensor: "Tensor", typing.Optional[torch.Tensor]: "Tensor?",
                 bool: "bool", int: "SymInt", float: "float",
                 typing.Optional[float]: "float?", typing.Optional[str]: "str?"}
-signature = inspect.signature(op.kernel)
-arguments = ", ".join(f"{SCHEMA_TYPES[p.annotation]} {name}"
-                      for name, p in signature.parameters.items())
-returns = ", ".join(SCHEMA_TYPES[t] for t in typing.get_args(signature.return_annotation))
-print(f"schema: fa4::attention({arguments}) -> ({returns})")
+for name, custom in registered.items():
+    signature = inspect.signature(custom.kernel)
+    arguments = ", ".join(f"{SCHEMA_TYPES[p.annotation]} {name}"
+                          for name, p in signature.parameters.items())
+    returns = ", ".join(SCHEMA_TYPES[t] for t in typing.get_args(signature.return_annotation))
+    print(f"schema: {name}({arguments}) -> ({returns})")
 # CHECK: schema: fa4::attention(Tensor q, Tensor k, Tensor v, Tensor? sink, bool causal, float? scale, SymInt window_left, SymInt window_right, float softcap, bool return_lse, str? kernel_dir) -> (Tensor, Tensor)
+# CHECK-NEXT: schema: fa4::attention_varlen(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, Tensor cu_seqlens_k, Tensor? seqused_k, Tensor? sink, bool causal, float? scale, SymInt window_left, SymInt window_right, float softcap, bool return_lse, str? kernel_dir) -> (Tensor, Tensor)
+varlen_op = registered["fa4::attention_varlen"]
+print("varlen op:", varlen_op.mutates_args, varlen_op.device_types,
+      varlen_op.setup_context is op.setup_context)
+packed = tensor((700, 4, 64)), tensor((900, 2, 64)), tensor((900, 2, 64))
+tables = tensor((4,), torch.int32), tensor((4,), torch.int32)
+for return_lse in (True, False):
+    o, lse = varlen_op.fake(*packed, *tables, None, None, True, None, -1, 0, 0.0, return_lse,
+                            None)
+    print(f"varlen fake return_lse={return_lse}:", o.shape, o.dtype, lse.shape, lse.dtype)
+# CHECK-NEXT: varlen op: () cuda True
+# CHECK-NEXT: varlen fake return_lse=True: (700, 4, 64) torch.bfloat16 (4, 700) torch.float32
+# CHECK-NEXT: varlen fake return_lse=False: (700, 4, 64) torch.bfloat16 (0,) torch.float32
 
 # The fake kernel: O like q with v's head dim, LSE float32 [B, Hq, Sq] or
 # empty.

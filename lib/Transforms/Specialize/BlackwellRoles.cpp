@@ -81,7 +81,7 @@ void BlackwellPrefillRoles::build(Block &roles) {
     oReady.push_back(
         channel("o_ready" + suffix, 1, mma(), threads(kWarpgroup)));
   }
-  epi = channel("corr_epi", 1, threads(kWarpgroup), threads(1));
+  epi = channel("corr_epi", 1, threads(kWarpgroup), kernel.storeEndpoint());
 
   // Tensor Memory per Q stage: S (f32 scores), the O accumulator and P
   // (16-bit probabilities, written once S is read). fa4-allocate-tmem

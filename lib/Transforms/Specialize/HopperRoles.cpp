@@ -82,7 +82,7 @@ void HopperPrefillRoles::build(Block &roles) {
   // ring read by both, a staging tile per consumer for the store warp.
   q = channel("q", shape.qSlots(), tma(), threads(kWarpgroup));
   kv = channel("kv", plan.getKvStages(), tma(), threads(stages * kWarpgroup));
-  epi = channel("epilogue", stages, threads(kWarpgroup), threads(1));
+  epi = channel("epilogue", stages, threads(kWarpgroup), kernel.storeEndpoint());
   // Ping-pong: consumer c issues its wgmmas when it holds turn c, on
   // hardware barrier 1 + c, then passes the turn on, so that one consumer's
   // softmax overlaps the other's matrix products.

@@ -139,6 +139,10 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
   if (shape.varlen)
     arguments.append(shape.seqused ? 3 : 2,
                      LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1));
+  // Packed sequences: O [Tq, Hq, D] (contiguous), likewise, for the rows of
+  // a sequence's last Q stage, which are stored one by one.
+  if (shape.varlen)
+    arguments.push_back(LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1));
   // Each capture: a pointer to global memory, then its dynamic sizes.
   for (MemRefType capture : shape.captures) {
     arguments.push_back(LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1));
@@ -184,6 +188,7 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
     cuSeqlensK = entry.getArgument(next++);
     if (shape.seqused)
       sequsedK = entry.getArgument(next++);
+    outputRows = entry.getArgument(next++);
   }
   for (MemRefType type : shape.captures) {
     Capture capture{type, entry.getArgument(next++), {}};
@@ -238,17 +243,22 @@ std::pair<Value, Value> KernelBuilder::tmaRows(const Tile &tile, bool query,
                                                Value row) {
   if (!shape.varlen)
     return {row, tile.batch};
-  // The packed tensor's map is [T + 1 ends, T rows, H, D] over the tensor
-  // shifted back by T rows (the manifest's "varlen" maps): row r at end e
-  // is packed row e - T + r, in bounds while r < T. Anchored at the
-  // sequence's end, row j of the sequence is r = T - length + j: rows past
-  // the sequence are out of bounds, so loads read zeros and stores drop
-  // them.
-  Value total = query ? seqQ : seqKv;
+  // The packed tensor's map is [1, T, H, D] from its first row (the
+  // manifest's "varlen" maps): row j of the sequence is packed row start +
+  // j. Rows past the sequence belong to the next one (past T they read
+  // zeros): keys there are masked, queries there computed and not stored
+  // (partialStage). A map whose base lies before the tensor, so that such
+  // rows fall out of bounds, faults on the hardware when the base is not
+  // mapped memory.
   Value start = query ? tile.queryStart : tile.keyStart;
-  Value length = query ? tile.seqQ : tile.seqKv;
-  Value end = add(start, length);
-  return {add(arith::SubIOp::create(b, total, length), row), end};
+  return {add(start, row), idx(0)};
+}
+
+Value KernelBuilder::partialStage(const Tile &tile, int64_t stage) {
+  if (!shape.varlen)
+    return arith::ConstantOp::create(b, b.getBoolAttr(false));
+  Value end = add(tile.position, (stage + 1) * shape.positionsPerTile());
+  return arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, end, tile.seqQ);
 }
 
 Value KernelBuilder::sinkLogit(const Tile &tile, Value row) {
@@ -390,31 +400,95 @@ void KernelBuilder::buildLoadRole(Value q, Value kv, bool firstKeyBeforeQuery) {
 void KernelBuilder::buildStoreRole(Value epi, bool stagingPerStage) {
   int64_t stages = shape.plan.getQStages();
   Value oSmem = sharedBuffer("o_staging");
-  elected([&] {
-    forEachTile([&](const Tile &tile) {
-      Value firstHead = mul(tile.headBlock, shape.pack);
-      Value position = tile.position;
-      for (int64_t stage = 0; stage < stages; ++stage) {
-        Value handoff = add(mul(tile.ordinal, stages), stage);
-        ChannelWaitOp::create(b, epi, handoff);
-        Value row = add(position, stage * shape.positionsPerTile());
-        int64_t staging = stagingPerStage ? stage * shape.qTileBytes() : 0;
-        for (int64_t a = 0; a < shape.atoms(); ++a) {
-          Value box = smemView(
-              oSmem, idx(staging + a * KernelShape::atomBytes(shape.qRows())),
-              boxType(true));
-          auto [rowCoord, batchCoord] = tmaRows(tile, /*query=*/true, row);
-          nvgpu::TmaAsyncStoreOp::create(
-              b, box, oDesc,
-              ValueRange{idx(a * kAtom), firstHead, rowCoord, batchCoord},
-              /*predicate=*/Value());
+  // The TMA stores of a staged Q stage at row `row`, and the wait until
+  // they have read the tile.
+  auto storeStaged = [&](const Tile &tile, int64_t stage, Value row) {
+    Value firstHead = mul(tile.headBlock, shape.pack);
+    int64_t staging = stagingPerStage ? stage * shape.qTileBytes() : 0;
+    for (int64_t a = 0; a < shape.atoms(); ++a) {
+      Value box = smemView(
+          oSmem, idx(staging + a * KernelShape::atomBytes(shape.qRows())),
+          boxType(true));
+      auto [rowCoord, batchCoord] = tmaRows(tile, /*query=*/true, row);
+      nvgpu::TmaAsyncStoreOp::create(
+          b, box, oDesc,
+          ValueRange{idx(a * kAtom), firstHead, rowCoord, batchCoord},
+          /*predicate=*/Value());
+    }
+    NVVM::CpAsyncBulkCommitGroupOp::create(b);
+    // The staging tile is free once the stores have read it.
+    NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, b.getUnitAttr());
+  };
+  if (!shape.varlen) {
+    elected([&] {
+      forEachTile([&](const Tile &tile) {
+        for (int64_t stage = 0; stage < stages; ++stage) {
+          Value handoff = add(mul(tile.ordinal, stages), stage);
+          ChannelWaitOp::create(b, epi, handoff);
+          storeStaged(tile, stage,
+                      add(tile.position, stage * shape.positionsPerTile()));
+          ChannelReleaseOp::create(b, epi, handoff);
         }
-        NVVM::CpAsyncBulkCommitGroupOp::create(b);
-        // The staging tile is free once the stores have read it.
-        NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, b.getUnitAttr());
-        ChannelReleaseOp::create(b, epi, handoff);
-      }
+      });
+      NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, /*read=*/nullptr);
     });
-    NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, /*read=*/nullptr);
+    return;
+  }
+
+  // Packed sequences: the whole warp waits for each staged stage. One
+  // thread stores a stage inside its sequence by TMA; a stage that reaches
+  // past it (whose TMA store would write the next sequence's rows) is
+  // copied by the warp, 16 bytes a thread at a time, row by row inside the
+  // sequence. Every thread then releases the tile (storeEndpoint): its
+  // reads are done, and the elected thread's stores have read it.
+  Value lane = rem(gpu::ThreadIdOp::create(b, gpu::Dimension::x), 32);
+  int64_t atoms = shape.atoms(), rows = shape.qRows();
+  auto chunkType = VectorType::get({8}, shape.element);
+  forEachTile([&](const Tile &tile) {
+    for (int64_t stage = 0; stage < stages; ++stage) {
+      Value handoff = add(mul(tile.ordinal, stages), stage);
+      ChannelWaitOp::create(b, epi, handoff);
+      Value first = add(tile.position, stage * shape.positionsPerTile());
+      auto partial = scf::IfOp::create(b, partialStage(tile, stage),
+                                       /*withElseRegion=*/true);
+      {
+        OpBuilder::InsertionGuard branch(b);
+        b.setInsertionPointToStart(partial.elseBlock());
+        elected([&] { storeStaged(tile, stage, first); });
+
+        b.setInsertionPointToStart(partial.thenBlock());
+        Value staging = smemView(
+            oSmem, idx(stagingPerStage ? stage * shape.qTileBytes() : 0),
+            tileType(rows));
+        // Tile rows inside the sequence (positions times packed heads),
+        // each 8 chunks of 16 bytes per 64-column atom.
+        Value inside = mul(arith::SubIOp::create(b, tile.seqQ, first),
+                           shape.pack);
+        Value chunks = mul(inside, atoms * 8);
+        auto loop = scf::ForOp::create(b, lane, chunks, idx(32));
+        b.setInsertionPointToStart(loop.getBody());
+        Value c = loop.getInductionVar();
+        Value row = div(c, atoms * 8);
+        Value atom = rem(div(c, 8), atoms);
+        Value chunk = rem(c, 8);
+        // Chunk j of row r sits at chunk j xor (r mod 8) of the 128-byte
+        // swizzle the epilogues wrote.
+        Value swizzled = arith::XOrIOp::create(b, chunk, rem(row, 8));
+        Value value = vector::LoadOp::create(
+            b, chunkType, staging, ValueRange{atom, row, mul(swizzled, 8)});
+        // Element (start + position, head, column) of O [Tq, Hq, D].
+        Value position = add(add(tile.queryStart, first), div(row, shape.pack));
+        Value head = add(mul(tile.headBlock, shape.pack), rem(row, shape.pack));
+        Value flat = add(mul(add(mul(position, shape.queryHeads), head),
+                             shape.headDim),
+                         add(mul(atom, kAtom), mul(chunk, 8)));
+        Value address = LLVM::GEPOp::create(
+            b, outputRows.getType(), shape.element, outputRows,
+            ValueRange{arith::IndexCastOp::create(b, b.getI64Type(), flat)});
+        LLVM::StoreOp::create(b, value, address, /*alignment=*/16);
+      }
+      ChannelReleaseOp::create(b, epi, handoff);
+    }
   });
+  elected([&] { NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, /*read=*/nullptr); });
 }

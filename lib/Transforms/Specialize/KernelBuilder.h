@@ -164,10 +164,20 @@ public:
   void buildLoadRole(Value q, Value kv, bool firstKeyBeforeQuery);
   /// The TMA store role: writes O from the staging tile of hand-off `epi`,
   /// one per Q stage; with `stagingPerStage` each stage has its own tile.
+  /// Dense batches: one elected thread; packed sequences: the whole warp,
+  /// which copies the rows of a partial stage itself (the releasing side of
+  /// `epi` is then its 32 threads: storeEndpoint).
   void buildStoreRole(Value epi, bool stagingPerStage);
+  /// The threads of the store role that release the staging tile.
+  EndpointAttr storeEndpoint() { return threads(shape.varlen ? 32 : 1); }
   /// The TMA coordinates (row, batch) of row `row` of `tile`'s sequence in
   /// Q and O (`query`) or K and V.
   std::pair<Value, Value> tmaRows(const Tile &tile, bool query, Value row);
+  /// Whether Q stage `stage` of `tile` reaches past its packed sequence
+  /// (false for dense batches): the store role then copies its rows inside
+  /// the sequence itself, since the TMA store would write the next
+  /// sequence's.
+  Value partialStage(const Tile &tile, int64_t stage);
   /// The sink logit of row `row` of a Q tile of `tile` in log2 units (a
   /// global load: roles issue it early); null without sinks.
   Value sinkLogit(const Tile &tile, Value row);
@@ -196,6 +206,7 @@ public:
   // Packed sequences: the tables (i32 pointers; seqused_k where given). The
   // batch is then the number of sequences, Sq and Skv the packed totals.
   Value cuSeqlensQ, cuSeqlensK, sequsedK;
+  Value outputRows; // packed O [Tq, Hq, D] as a global pointer
   // Work tiles (batch x head blocks x tilesPerHead) and KV blocks of Skv
   // (dense batches only: a packed sequence's tiles have their own).
   Value tiles, tilesPerHead, kvBlocks;

@@ -37,10 +37,9 @@ DictionaryAttr specialize::buildManifest(const KernelShape &shape,
         named("box", ints({kAtom, heads, rows, 1})),
         named("swizzle", b.getStringAttr("128B")),
         named("oob_fill", b.getStringAttr("zero"))};
-    // Packed [T, H, D]: the map is (64-column atoms, H, T rows, T + 1 ends)
-    // with both outer strides one row, over the tensor's address minus T
-    // rows, so that a sequence's rows are addressed from its end and rows
-    // past it fall out of bounds (KernelBuilder::tmaRows).
+    // Packed [T, H, D]: the map is (64-column atoms, H, T rows, 1) from the
+    // tensor's first row; a sequence's rows are addressed from its start
+    // (KernelBuilder::tmaRows).
     if (shape.varlen)
       entries.push_back(named("varlen", b.getBoolAttr(true)));
     return dict(entries);
@@ -74,6 +73,8 @@ DictionaryAttr specialize::buildManifest(const KernelShape &shape,
     params.push_back(param("cu_seqlens_k", "pointer", "cu_seqlens_k.data"));
     if (shape.seqused)
       params.push_back(param("seqused_k", "pointer", "seqused_k.data"));
+    // The rows of a sequence's last Q stage are stored one by one.
+    params.push_back(param("output_rows", "pointer", "output.data"));
   }
   for (auto [index, capture] : llvm::enumerate(shape.captures)) {
     std::string name = "capture" + std::to_string(index);

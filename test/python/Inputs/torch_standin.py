@@ -78,6 +78,19 @@ class Tensor:
     def new_empty(self, shape, dtype=None):
         return Tensor(shape, dtype or self.dtype, self.device)
 
+    # Writes on the host side (no data): remembered as `filled`.
+    filled = None
+
+    def zero_(self):
+        self.filled = 0.0
+        return self
+
+    def __setitem__(self, index, value):
+        self.filled = value if isinstance(value, float) else f"tensor {value!r}"
+
+    def __getitem__(self, index):
+        return self
+
 
 torch = types.ModuleType("torch")
 torch.cuda = types.ModuleType("torch.cuda")
@@ -114,6 +127,7 @@ class FakeCuda:
         self.launches, self.maps = [], {}
         self.functions = {}  # CUfunction -> kernel name
         self.strides = {}  # global address -> byte strides of its tensor map
+        self.dims = {}  # global address -> dimensions of its tensor map
         self.kinds = []
 
     def __getattr__(self, name):
@@ -151,6 +165,7 @@ class FakeCuda:
     def cuTensorMapEncodeTiled(self, out, data_type, rank, address, dims, strides, *rest):
         ctypes.memmove(out.value, address.value.to_bytes(8, "little") + bytes(120), 128)
         self.strides[address.value] = list(strides)
+        self.dims[address.value] = list(dims)
         return 0
 
     def cuMemAllocAsync(self, out, size, stream):
@@ -180,22 +195,31 @@ class FakeCuda:
 
 
 def write_kernel(directory, name, element, heads_q, heads_kv, causal, lse, sink=False,
-                 head_dim=64, window=None, softcap=None):
+                 head_dim=64, window=None, softcap=None, varlen=False, seqused_k=False):
     """Writes the manifest (and a stand-in cubin) of a kernel named `name`
-    as fa4-compile would for that configuration."""
-    operands = [{"name": n, "element": element, "shape": [-1, -1, h, head_dim]}
+    as fa4-compile would for that configuration (`varlen`: packed
+    sequences, `seqused_k` with the keys each uses)."""
+    rows = [-1] if varlen else [-1, -1]
+    operands = [{"name": n, "element": element, "shape": rows + [h, head_dim]}
                 for n, h in (("query", heads_q), ("key", heads_kv), ("value", heads_kv),
                              ("output", heads_q))]
     params = [{"kind": "tensor_map", "name": f"m{i}", "source": f"tensor_maps[{i}]"}
               for i in range(4)]
-    params += [{"kind": "i32", "name": "batch", "source": "query.shape[0]"},
-               {"kind": "i32", "name": "seq_q", "source": "query.shape[1]"},
-               {"kind": "i32", "name": "seq_kv", "source": "key.shape[1]"},
-               {"kind": "f32", "name": "scale_log2", "source": "scale_log2"}]
+    if varlen:
+        params += [{"kind": "i32", "name": "sequence_bounds",
+                    "source": "cu_seqlens_q.shape[0]"},
+                   {"kind": "i32", "name": "total_q", "source": "query.shape[0]"},
+                   {"kind": "i32", "name": "total_kv", "source": "key.shape[0]"}]
+    else:
+        params += [{"kind": "i32", "name": "batch", "source": "query.shape[0]"},
+                   {"kind": "i32", "name": "seq_q", "source": "query.shape[1]"},
+                   {"kind": "i32", "name": "seq_kv", "source": "key.shape[1]"}]
+    params.append({"kind": "f32", "name": "scale_log2", "source": "scale_log2"})
     manifest = {
         "kernel": name, "arch": "sm_100a", "block": [512, 1, 1], "cluster": [1, 1, 1],
         "dynamic_smem_bytes": 197632, "files": {"cubin": f"{name}.cubin"},
-        "grid": {"rule": "persistent", "head_blocks": heads_q, "query_rows_per_cta": 256},
+        "grid": {"rule": "persistent_varlen" if varlen else "persistent",
+                 "head_blocks": heads_q, "query_rows_per_cta": 256},
         "causal": causal, "scale": 1 / head_dim ** 0.5,
         "scale_log2": 1.4426950408889634 / head_dim ** 0.5}
     if window:
@@ -205,14 +229,22 @@ def write_kernel(directory, name, element, heads_q, heads_kv, causal, lse, sink=
         manifest["score_cap"] = softcap * head_dim ** 0.5
         params.append({"kind": "f32", "name": "score_cap", "source": "score_cap"})
     if lse:
-        operands.append({"name": "lse", "element": "f32", "shape": [-1, heads_q, -1]})
+        operands.append({"name": "lse", "element": "f32",
+                         "shape": [heads_q, -1] if varlen else [-1, heads_q, -1]})
         params.append({"kind": "pointer", "name": "lse", "source": "lse.data"})
     if sink:
         operands.append({"name": "sink", "element": "f32", "shape": [heads_q]})
         params.append({"kind": "pointer", "name": "sink", "source": "sink.data"})
-    manifest.update(operands=operands, params=params, tensor_maps=[
-        {"operand": n, "operand_index": i, "element": element,
-         "box": [64, 1, 128, 1], "swizzle": "128B", "oob_fill": "zero"}
-        for i, n in enumerate(("query", "key", "value", "output"))])
+    if varlen:
+        for table in ("cu_seqlens_q", "cu_seqlens_k") + (("seqused_k",) if seqused_k else ()):
+            operands.append({"name": table, "element": "i32", "shape": [-1]})
+            params.append({"kind": "pointer", "name": table, "source": f"{table}.data"})
+        params.append({"kind": "pointer", "name": "output_rows", "source": "output.data"})
+    maps = [{"operand": n, "operand_index": i, "element": element,
+             "box": [64, 1, 128, 1], "swizzle": "128B", "oob_fill": "zero"}
+            for i, n in enumerate(("query", "key", "value", "output"))]
+    for entry in maps if varlen else ():
+        entry["varlen"] = True
+    manifest.update(operands=operands, params=params, tensor_maps=maps)
     (directory / f"{name}.json").write_text(json.dumps(manifest))
     (directory / f"{name}.cubin").write_bytes(b"\x7fELF")

@@ -1,0 +1,255 @@
+#!/usr/bin/env python3
+"""Checks the packed-sequence (varlen) kernels of DIR on this GPU against a
+float64 PyTorch reference computed sequence by sequence.
+
+Every varlen manifest of DIR runs over ragged batches: sequences of
+length 0 and 1, Sq != Skv both ways, a sequence with queries but no keys,
+many sequences (one CTA walks several), long ones crossing many tiles; with
+`seqused_k` each sequence's key range holds spare slots filled with
+garbage that must weigh nothing (NaN keys, huge finite values). O and LSE are NaN-poisoned before the
+launch. Passing means: every row a sequence owns is finite and
+||O - ref||_F / ||ref||_F is within 4 unit roundoffs of the dtype over
+them; |LSE - ref| <= 1e-3 (plus softcap * 2^-11 with a softcap:
+tanh.approx) where finite, -inf where the reference is; and every row no
+sequence owns is still NaN (nothing written past the sequences).
+
+The kernels of examples/varlen are known by name (`alibi_varlen` gets
+ALiBi slopes and their reference); any other varlen kernel with regions is
+skipped. With --torch, each kernel also runs through
+fa4.torch.attention_varlen and fa4.flash_attn_varlen_func (kernel_dir=DIR)
+on one batch and must agree with the direct launch bit for bit.
+
+usage: PYTHONPATH=python varlen-check.py DIR [--small] [--torch]
+"""
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+import torch
+
+from fa4 import runtime
+
+UNIT_ROUNDOFF = {torch.bfloat16: 2.0 ** -8, torch.float16: 2.0 ** -11}
+DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16}
+ELEMENTS = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32",
+            torch.int32: "i32"}
+
+# (query lengths, key lengths) per batch.
+BATCHES = [
+    ([300, 0, 1, 77, 1000], [300, 5, 0, 513, 1100]),
+    ([1100, 1, 129, 64], [1000, 1, 128, 300]),
+    ([2048], [2048]),
+    ([int(n) for n in torch.randint(0, 200, (40,), generator=torch.Generator()
+                                    .manual_seed(3))],
+     [int(n) for n in torch.randint(1, 260, (40,), generator=torch.Generator()
+                                    .manual_seed(4))]),
+]
+SMALL_BATCHES = [([130, 0, 1, 70], [200, 3, 0, 70]), ([1, 65], [7, 64])]
+
+
+def operand(t):
+    return runtime.Operand(t.data_ptr(), tuple(t.shape), ELEMENTS[t.dtype], tuple(t.stride()))
+
+
+def alibi_slopes(heads):
+    return torch.tensor([2.0 ** (-8.0 * (h + 1) / heads) for h in range(heads)])
+
+
+def reference(q, k, v, scale, causal, window, softcap, sink, slopes):
+    """One sequence in float64: q [Sq, Hq, D], k, v [Skv, Hkv, D]."""
+    sq, heads, _ = q.shape
+    skv = k.shape[0]
+    group = heads // k.shape[1]
+    qd = q.double().transpose(0, 1)
+    kd = k.double().transpose(0, 1).repeat_interleave(group, 0)
+    vd = v.double().transpose(0, 1).repeat_interleave(group, 0)
+    s = (qd @ kd.transpose(-1, -2)) * scale
+    if softcap:
+        s = softcap * torch.tanh(s / softcap)
+    i = torch.arange(sq, device=q.device).view(1, -1, 1)
+    j = torch.arange(skv, device=q.device).view(1, 1, -1)
+    if slopes is not None:
+        s = s + slopes.double().view(-1, 1, 1) * (j - i)
+    left, right = runtime.effective_window(window, causal)
+    diagonal = i + skv - sq
+    keep = torch.ones_like(s, dtype=torch.bool)
+    if left >= 0:
+        keep &= j >= diagonal - left
+    if right >= 0:
+        keep &= j <= diagonal + right
+    s = s.masked_fill(~keep, -math.inf)
+    if sink is not None:
+        s = torch.cat([s, sink.double().view(-1, 1, 1).expand(heads, sq, 1)], -1)
+        vd = torch.cat([vd, vd.new_zeros(heads, 1, vd.shape[2])], 1)
+    lse = torch.logsumexp(s, -1)
+    p = torch.exp(s - lse.unsqueeze(-1)).nan_to_num(0.0)
+    return (p @ vd).transpose(0, 1), lse
+
+
+def prefix(lengths, slack=0):
+    offsets = [0]
+    for n in lengths:
+        offsets.append(offsets[-1] + n + slack)
+    return offsets
+
+
+def inputs(kernel, lengths_q, lengths_k, g):
+    """Packed q, k, v, the tables (as lists and on the device), sinks and
+    captures of one batch."""
+    dtype, device = DTYPES[kernel.element], torch.device("cuda")
+    slack = 7 if kernel.seqused_k else 0
+    cu_q, cu_k = prefix(lengths_q), prefix(lengths_k, slack)
+    q = torch.randn(cu_q[-1], kernel.heads_q, kernel.head_dim, generator=g).to(dtype)
+    k, v = (torch.randn(cu_k[-1], kernel.heads_kv, kernel.head_dim, generator=g).to(dtype)
+            for _ in range(2))
+    if slack:
+        # Garbage in the unused slots, which the kernel reads past a
+        # sequence's last key and must weigh 0: NaN keys (masked), huge
+        # values (finite, as the kernels require of rows a sequence does not
+        # own: 0 x NaN is NaN).
+        for b, n in enumerate(lengths_k):
+            k[cu_k[b] + n:cu_k[b + 1]] = float("nan")
+            v[cu_k[b] + n:cu_k[b + 1]] = 3e4
+    table = (lambda xs: torch.tensor(xs, dtype=torch.int32, device=device))
+    tables = {"cu_seqlens_q": table(cu_q), "cu_seqlens_k": table(cu_k)}
+    if kernel.seqused_k:
+        tables["seqused_k"] = table(lengths_k)
+    sink = None
+    if kernel.sink:
+        sink = (math.log(max(max(lengths_k), 1)) + 2 * torch.randn(kernel.heads_q, generator=g))
+        sink[3::4] = -math.inf
+        sink = sink.to(device)
+    captures = {}
+    if kernel.captures:
+        captures["capture0"] = alibi_slopes(kernel.heads_q).to(device)
+    return (q.to(device), k.to(device), v.to(device), cu_q, cu_k, tables, sink, captures)
+
+
+def check(kernel, lengths_q, lengths_k, g):
+    q, k, v, cu_q, cu_k, tables, sink, captures = inputs(kernel, lengths_q, lengths_k, g)
+    out = torch.full_like(q, float("nan"))
+    operands = {"query": operand(q), "key": operand(k), "value": operand(v),
+                "output": operand(out)}
+    lse = None
+    if kernel.lse:
+        lse = torch.full((kernel.heads_q, q.shape[0]), float("nan"), device=q.device)
+        operands["lse"] = operand(lse)
+    if sink is not None:
+        operands["sink"] = operand(sink)
+    operands.update({name: operand(t) for name, t in {**tables, **captures}.items()})
+    grid = kernel.launch(operands, stream=torch.cuda.current_stream().cuda_stream,
+                         device=q.device.index)
+    torch.cuda.synchronize()
+
+    want_o = torch.full(q.shape, math.nan, dtype=torch.float64, device=q.device)
+    want_lse = torch.full((kernel.heads_q, q.shape[0]), math.nan, dtype=torch.float64,
+                          device=q.device)
+    softcap = kernel.softcap or 0.0
+    for b, (n_q, n_k) in enumerate(zip(lengths_q, lengths_k)):
+        if not n_q:
+            continue
+        rows, keys = slice(cu_q[b], cu_q[b] + n_q), slice(cu_k[b], cu_k[b] + n_k)
+        want_o[rows], want_lse[:, rows] = reference(
+            q[rows], k[keys], v[keys], kernel.scale, kernel.causal, kernel.window, softcap,
+            sink, captures.get("capture0"))
+    owned = ~torch.isnan(want_o[:, 0, 0])
+    problems = []
+    if not bool(torch.isnan(out[~owned]).all()):
+        problems.append("rows no sequence owns were written")
+    got = out[owned]
+    if not bool(torch.isfinite(got).all()):
+        problems.append(f"{int((~torch.isfinite(got)).sum())} O elements not finite")
+    norm = want_o[owned].norm().item()
+    relative = (got.double() - want_o[owned]).norm().item() / (norm or 1.0)
+    bound = 4 * UNIT_ROUNDOFF[q.dtype]
+    if not relative <= bound:
+        problems.append(f"relative error {relative:.3g} > {bound:.3g}")
+    text = f"grid {grid[0]}, O rel-err {relative:.2e}"
+    if lse is not None:
+        if not bool(torch.isnan(lse[:, ~owned]).all()):
+            problems.append("LSE of rows no sequence owns was written")
+        got_lse, ref_lse = lse[:, owned].double(), want_lse[:, owned]
+        finite = torch.isfinite(ref_lse)
+        if not bool((got_lse[~finite] == -math.inf).all()):
+            problems.append("LSE not -inf where no key is seen")
+        worst = ((got_lse[finite] - ref_lse[finite]).abs().nan_to_num(math.inf).max().item()
+                 if finite.any() else 0.0)
+        lse_bound = 1e-3 + softcap * 2.0 ** -11
+        if not worst <= lse_bound:
+            problems.append(f"LSE error {worst:.3g} > {lse_bound:.3g}")
+        text += f", LSE max-err {worst:.2e}"
+    return problems, text, (q, k, v, tables, sink, out, lse)
+
+
+def check_torch(kernel, directory, launched):
+    """fa4.torch.attention_varlen and flash_attn_varlen_func on the batch
+    `launched` (the direct launch's inputs and results) give the same bits."""
+    import fa4.torch
+    from fa4 import flash_attn_varlen_func
+    q, k, v, tables, sink, out, lse = launched
+    cu_q, cu_k = tables["cu_seqlens_q"], tables["cu_seqlens_k"]
+    used = tables.get("seqused_k")
+    options = dict(causal=kernel.causal, kernel_dir=str(directory))
+    window = kernel.window
+    got = fa4.torch.attention_varlen(q, k, v, cu_q, cu_k, seqused_k=used, window=window,
+                                     softcap=kernel.softcap or 0.0, sink=sink,
+                                     return_lse=kernel.lse, **options)
+    got_o, got_lse = got if kernel.lse else (got, None)
+    lengths = (cu_q[1:] - cu_q[:-1]).tolist()
+    owned = torch.zeros(q.shape[0], dtype=torch.bool, device=q.device)
+    for b, n in enumerate(lengths):
+        owned[cu_q[b]:cu_q[b] + n] = True
+    same = torch.equal(got_o[owned], out[owned])
+    if lse is not None:
+        same = same and torch.equal(got_lse[:, owned], lse[:, owned])
+    fa = flash_attn_varlen_func(q, k, v, cu_q, cu_k, max(lengths), 0, causal=kernel.causal,
+                                window_size=window, softcap=kernel.softcap or 0.0,
+                                return_attn_probs=kernel.lse, seqused_k=used, sink=sink,
+                                kernel_dir=str(directory))
+    fa_o = fa[0] if kernel.lse else fa
+    same_fa = torch.equal(fa_o[owned], out[owned])
+    return same, same_fa
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("directory")
+    parser.add_argument("--small", action="store_true")
+    parser.add_argument("--torch", action="store_true")
+    args = parser.parse_args()
+    directory = runtime.KernelDirectory(args.directory)
+    capability = torch.cuda.get_device_capability()
+    g = torch.Generator().manual_seed(11)
+    failed = total = 0
+    for kernel in directory:
+        if not kernel.varlen or not kernel.runs_on(capability):
+            continue
+        if kernel.captures and kernel.name != "alibi_varlen":
+            print(f"SKIP {kernel.name}: its regions have no reference here")
+            continue
+        launched = None
+        for lengths_q, lengths_k in SMALL_BATCHES if args.small else BATCHES:
+            problems, text, launched = check(kernel, lengths_q, lengths_k, g)
+            total += 1
+            failed += bool(problems)
+            print(f"{'FAIL' if problems else 'PASS'} {kernel.name} B={len(lengths_q)} "
+                  f"Tq={sum(lengths_q)} Tk={sum(lengths_k)}: {text}"
+                  f"{': ' + '; '.join(problems) if problems else ''}", flush=True)
+        if args.torch and not kernel.captures and launched is not None:
+            same, same_fa = check_torch(kernel, args.directory, launched)
+            total += 1
+            failed += not (same and same_fa)
+            print(f"{'PASS' if same and same_fa else 'FAIL'} {kernel.name} through "
+                  f"fa4.torch.attention_varlen: {'same' if same else 'DIFFERENT'}, "
+                  f"flash_attn_varlen_func: {'same' if same_fa else 'DIFFERENT'}")
+    if not total:
+        print(f"no varlen kernel of {args.directory} runs on this GPU")
+        return 1
+    print(f"{total - failed}/{total} passed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
