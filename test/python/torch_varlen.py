@@ -32,8 +32,11 @@ torch_standin.write_kernel(TMP, "varlen_seqused_sink", "bf16", 4, 2, False, Fals
 fake = FakeCuda()
 runtime.set_driver(fake)
 directory = runtime.KernelDirectory(TMP)
+print("fa4.attention_varlen is fa4.torch.attention_varlen:",
+      fa4.attention_varlen is fa4.torch.attention_varlen)
 print([repr(k) for k in directory if k.varlen])
-# CHECK: ['<fa4 kernel varlen_causal_lse sm_100a bf16 heads 4/2 head_dim 64 causal True varlen scale 0.125 lse True>', '<fa4 kernel varlen_seqused_sink sm_100a bf16 heads 4/2 head_dim 64 causal False sink varlen seqused_k scale 0.125 lse False>']
+# CHECK: fa4.attention_varlen is fa4.torch.attention_varlen: True
+# CHECK-NEXT: ['<fa4 kernel varlen_causal_lse sm_100a bf16 heads 4/2 head_dim 64 causal True varlen scale 0.125 lse True>', '<fa4 kernel varlen_seqused_sink sm_100a bf16 heads 4/2 head_dim 64 causal False sink varlen seqused_k scale 0.125 lse False>']
 
 
 def expect(name):
