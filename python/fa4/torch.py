@@ -551,6 +551,11 @@ def _check_kernels(path, shapes, batch, repeat):
         if not kernel.runs_on(capability):
             print(f"skip {kernel.name}: {kernel.arch} does not run on {arch_of(device)}")
             continue
+        if kernel.regions:
+            # Its captures and their reference are the region's own
+            # (scripts/device/regions-check.py).
+            print(f"skip {kernel.name}: it inlines {' and '.join(kernel.regions)} regions")
+            continue
         ran += 1
         dtype = next(t for t, e in _ELEMENTS.items() if e == kernel.element)
         heads_q = kernel.heads_q if kernel.heads_q != -1 else 4
