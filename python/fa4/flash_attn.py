@@ -141,7 +141,8 @@ def _check_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_
         raise ValueError(f"cu_seqlens_q and cu_seqlens_k must have one entry per sequence "
                          f"plus one, got {cu_seqlens_q.shape[0]} and {cu_seqlens_k.shape[0]}")
     for name, value in (("max_seqlen_q", max_seqlen_q), ("max_seqlen_k", max_seqlen_k)):
-        if not isinstance(value, numbers.Integral) or value < 0:
+        if (not isinstance(value, numbers.Integral) or isinstance(value, bool)
+                or value < 0):
             raise ValueError(f"{name} must be a non-negative int, got {value!r}")
     if block_table is not None:
         if not isinstance(block_table, torch.Tensor):

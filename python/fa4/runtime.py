@@ -19,6 +19,7 @@ comes from (test/python/runtime_cuda_h.py checks them against the header).
 import ctypes
 import json
 import math
+import numbers
 import os
 import re
 from collections import OrderedDict, namedtuple
@@ -607,15 +608,20 @@ def tensor_map_args(entry, operand, name=None):
 MAX_WINDOW_BOUND = (1 << 31) - 257
 
 
+def _is_int(value):
+    """An integer that is not a bool (numpy's too)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
 def effective_window(window, causal=False):
     """(left, right) as kernels record it: -1 for an unbounded side (any
     negative bound, or one past MAX_WINDOW_BOUND), right 0 when causal.
     Raises ValueError for a window that is not two integers or a causal
     one with a right bound other than 0 or -1."""
-    try:
-        left, right = (int(bound) for bound in window)
-    except (TypeError, ValueError):
-        raise ValueError(f"window must be (left, right) integers, got {window!r}") from None
+    if (not isinstance(window, (tuple, list)) or len(window) != 2
+            or not all(_is_int(bound) for bound in window)):
+        raise ValueError(f"window must be (left, right) integers, got {window!r}")
+    left, right = (int(bound) for bound in window)
     left, right = (-1 if b < 0 or b > MAX_WINDOW_BOUND else b for b in (left, right))
     if causal:
         if right > 0:
@@ -648,7 +654,7 @@ def _capability_of_arch(arch):
 
 def _ints(value, what, length=None):
     if (not isinstance(value, list) or (length and len(value) != length)
-            or not all(isinstance(v, int) for v in value)):
+            or not all(_is_int(v) for v in value)):
         raise ManifestError(f"'{what}' must be a list of{f' {length}' if length else ''} "
                             f"integers, got {value!r}")
     return tuple(value)
@@ -669,7 +675,7 @@ class Kernel:
         self._launches = OrderedDict()
         try:
             self._parse()
-        except (KeyError, TypeError, AttributeError, ValueError) as err:
+        except (KeyError, TypeError, AttributeError, ValueError, OverflowError) as err:
             if isinstance(err, ManifestError):
                 raise
             raise ManifestError(f"malformed manifest: {type(err).__name__}: {err}") from None
@@ -680,7 +686,8 @@ class Kernel:
         path = Path(json_path)
         try:
             manifest = json.loads(path.read_text())
-        except json.JSONDecodeError as err:
+        except (ValueError, RecursionError) as err:
+            # JSONDecodeError and UnicodeDecodeError are ValueErrors.
             raise ManifestError(f"{path}: not JSON: {err}") from None
         if not isinstance(manifest, dict):
             raise ManifestError(f"{path}: not a launch manifest (a JSON object)")
@@ -698,15 +705,39 @@ class Kernel:
                    if key not in m]
         if missing:
             raise ManifestError(f"not a launch manifest: missing {', '.join(missing)}")
+        for key in ("kernel", "arch"):
+            if not isinstance(m[key], str) or not m[key]:
+                raise ManifestError(f"'{key}' must be a non-empty string, got {m[key]!r}")
         self.name = m["kernel"]
         self.arch = m["arch"]
         self.block = _ints(m["block"], "block", 3)
+        if not all(1 <= n <= 1024 for n in self.block):
+            raise ManifestError(f"block {list(self.block)}: each size must lie in [1, 1024]")
+        files = m.get("files", {})
+        if not isinstance(files, dict) or not all(isinstance(f, str)
+                                                  for f in files.values()):
+            raise ManifestError(f"'files' must map kinds to file names, got {files!r}")
+        window = m.get("window", [-1, -1])
+        if (not isinstance(window, list) or len(window) != 2
+                or not all(_is_int(b) and b >= -1 for b in window)):
+            raise ManifestError(f"'window' must be [left, right] integers >= -1, got "
+                                f"{window!r}")
+        for key in ("scale", "softcap"):
+            value = m.get(key)
+            if value is not None and not (isinstance(value, (int, float))
+                                          and not isinstance(value, bool)
+                                          and math.isfinite(value) and value > 0):
+                raise ManifestError(f"'{key}' must be a positive, finite number, got "
+                                    f"{value!r}")
         self.cluster = _ints(m.get("cluster", [1, 1, 1]), "cluster", 3)
         if self.cluster[1:] != (1, 1) or self.cluster[0] < 1:
             raise ManifestError(f"cluster {list(self.cluster)}: the grid is 1-D, so only "
                                 "[n, 1, 1] clusters can divide it")
         self.dynamic_smem_bytes = int(m["dynamic_smem_bytes"])
         self.static_smem_bytes = int(m.get("ptxas", {}).get("static_smem_bytes", 0))
+        if not 0 <= self.dynamic_smem_bytes < 2 ** 31 or not 0 <= self.static_smem_bytes < 2 ** 31:
+            raise ManifestError(f"shared memory of {self.dynamic_smem_bytes} dynamic and "
+                                f"{self.static_smem_bytes} static bytes is out of range")
         grid = m["grid"]
         if grid.get("rule") not in ("persistent", "persistent_varlen"):
             raise ManifestError(f"grid rule {grid.get('rule')!r} is unknown (the runtime "
@@ -714,7 +745,7 @@ class Kernel:
         #: Whether the kernel takes packed sequences of variable lengths.
         self.varlen = grid["rule"] == "persistent_varlen"
         for key in ("head_blocks", "query_rows_per_cta"):
-            if not isinstance(grid.get(key), int) or grid[key] < 1:
+            if not _is_int(grid.get(key)) or grid[key] < 1:
                 raise ManifestError(f"the {grid['rule']} grid rule needs a positive '{key}'")
         self.head_blocks = grid["head_blocks"]
         self.query_rows_per_cta = grid["query_rows_per_cta"]
@@ -759,6 +790,9 @@ class Kernel:
             if encoding.element != self.operands[operand][0]:
                 raise ManifestError(f"tensor_maps[{index}]: element {encoding.element}, "
                                     f"operand '{operand}' is {self.operands[operand][0]}")
+            if entry.get("varlen", False) and operand not in _ACTIVATIONS:
+                raise ManifestError(f"tensor_maps[{index}]: a packed map over '{operand}', "
+                                    "which is not a packed [T, H, D] tensor")
             if bool(entry.get("varlen", False)) != self.varlen:
                 raise ManifestError(f"tensor_maps[{index}]: "
                                     f"{'a packed' if entry.get('varlen') else 'a dense'} map "
@@ -780,7 +814,7 @@ class Kernel:
                         or ref[1] >= len(self.operands[ref[0]][1])):
                     raise ManifestError(f"param '{name}': no operand dimension {source}")
             elif kind == "f32" and source in m:
-                if not isinstance(m[source], (int, float)):
+                if not isinstance(m[source], (int, float)) or isinstance(m[source], bool):
                     raise ManifestError(f"param '{name}': manifest key '{source}' is not "
                                         "a number")
                 ref = float(m[source])
@@ -937,6 +971,11 @@ class Kernel:
         if sm_count is None:
             drv = driver()
             sm_count = drv.device_info(drv.context()[1]).sm_count
+        for what, value in (("batch", batch), ("seq_q", seq_q), ("sm_count", sm_count)):
+            if not _is_int(value) or value < (what == "sm_count"):
+                raise ValueError(f"grid: {what} must be a non-negative integer"
+                                 f"{' (positive)' if what == 'sm_count' else ''}, got "
+                                 f"{value!r}")
         blocks = -(-seq_q // self.query_rows_per_cta)
         if self.varlen:
             tiles = self.head_blocks * (blocks + batch) if batch and seq_q else 0
@@ -970,8 +1009,14 @@ class Kernel:
             if len(op.shape) != len(shape):
                 raise ValueError(f"{name}: rank {len(op.shape)} (shape {list(op.shape)}), "
                                  f"kernel {self.name} takes rank {len(shape)}")
-            if not isinstance(op.ptr, int) or op.ptr < 0:
-                raise ValueError(f"{name}: the device address must be an int, got {op.ptr!r}")
+            if not _is_int(op.ptr) or not 0 <= op.ptr < 2 ** 64:
+                raise ValueError(f"{name}: the device address must be an int in [0, 2^64), "
+                                 f"got {op.ptr!r}")
+            if not all(_is_int(n) for n in op.shape) or (
+                    op.strides is not None and not all(_is_int(n) for n in op.strides)):
+                raise ValueError(f"{name}: shape {list(op.shape)} and strides "
+                                 f"{op.strides if op.strides is None else list(op.strides)}"
+                                 " must be integers")
             names = _dimension_names(name, self.varlen)
             for i, (have, want) in enumerate(zip(op.shape, shape)):
                 if have < 0 or (want != -1 and have != want):
@@ -1066,6 +1111,10 @@ class Kernel:
         (None: the values the kernel was compiled with). Raises ValueError
         for a scale or softcap that is not positive and finite, or whose
         kernel argument overflows an f32."""
+        for what, value in (("scale", scale), ("softcap", softcap)):
+            if value is not None and (not isinstance(value, numbers.Real)
+                                      or isinstance(value, bool)):
+                raise ValueError(f"{what} must be a real number, got {value!r}")
         scale = self.scale if scale is None else float(scale)
         if scale is None or not (math.isfinite(scale) and scale > 0):
             raise ValueError(f"scale must be positive and finite, got {scale}")
@@ -1079,10 +1128,11 @@ class Kernel:
         elif softcap:
             raise ValueError(f"kernel {self.name} has no softcap")
         for source, value in values.items():
-            if not value <= F32_MAX:
+            if not value <= F32_MAX or ctypes.c_float(value).value == 0.0:
                 raise ValueError(f"{source} = {value:g} (scale {scale}"
                                  f"{f', softcap {softcap}' if self.softcap else ''}) "
-                                 "overflows the kernel's f32 argument")
+                                 f"{'overflows' if value > 1 else 'underflows'} the "
+                                 "kernel's f32 argument")
         return values
 
     def arguments(self, operands, scale=None, softcap=None):

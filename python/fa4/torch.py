@@ -16,6 +16,7 @@ every kernel of DIR for this GPU against a float32 PyTorch reference.
 """
 
 import math
+import numbers
 import os
 from typing import Optional, Tuple
 
@@ -97,6 +98,23 @@ def _check(q, k, v, packed=False):
                          f"heads ({shape_k[-2]})")
 
 
+def _check_scalars(scale, softcap):
+    """(scale or None, softcap as a float); raises ValueError unless scale
+    is None or a positive, finite real and softcap 0 or one."""
+    for what, value in (("scale", scale), ("softcap", softcap)):
+        if value is not None and (not isinstance(value, numbers.Real)
+                                  or isinstance(value, bool)):
+            raise ValueError(f"{what} must be a real number, got {value!r}")
+    if scale is not None:
+        scale = float(scale)
+        if not (math.isfinite(scale) and scale > 0):
+            raise ValueError(f"scale must be positive and finite, got {scale}")
+    softcap = float(softcap or 0.0)
+    if not (math.isfinite(softcap) and softcap >= 0):
+        raise ValueError(f"softcap must be 0 (none) or positive and finite, got {softcap}")
+    return scale, softcap
+
+
 def _operand(t, element):
     return runtime.Operand(t.data_ptr(), tuple(t.shape), element, tuple(t.stride()))
 
@@ -147,14 +165,8 @@ def attention(q, k, v, causal=False, scale=None, return_lse=False, kernel_dir=No
     if (not (_HAS_OP and torch.compiler.is_compiling()) and torch.is_grad_enabled()
             and any(t is not None and t.requires_grad for t in (q, k, v, sink))):
         raise RuntimeError(_NO_BACKWARD)
-    if scale is not None:
-        scale = float(scale)
-        if not (math.isfinite(scale) and scale > 0):
-            raise ValueError(f"scale must be positive and finite, got {scale}")
+    scale, softcap = _check_scalars(scale, softcap)
     left, right = runtime.effective_window(window, causal)
-    softcap = float(softcap or 0.0)
-    if not (math.isfinite(softcap) and softcap >= 0):
-        raise ValueError(f"softcap must be 0 (none) or positive and finite, got {softcap}")
     kernel_dir = None if kernel_dir is None else str(kernel_dir)
     output, lse = _entry(q, k, v, sink, bool(causal), scale, left, right, softcap,
                          bool(return_lse), kernel_dir)
@@ -380,14 +392,8 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k=None, causal
     if (not (_HAS_OP and torch.compiler.is_compiling()) and torch.is_grad_enabled()
             and any(t is not None and t.requires_grad for t in (q, k, v, sink))):
         raise RuntimeError(_NO_BACKWARD)
-    if scale is not None:
-        scale = float(scale)
-        if not (math.isfinite(scale) and scale > 0):
-            raise ValueError(f"scale must be positive and finite, got {scale}")
+    scale, softcap = _check_scalars(scale, softcap)
     left, right = runtime.effective_window(window, causal)
-    softcap = float(softcap or 0.0)
-    if not (math.isfinite(softcap) and softcap >= 0):
-        raise ValueError(f"softcap must be 0 (none) or positive and finite, got {softcap}")
     kernel_dir = None if kernel_dir is None else str(kernel_dir)
     output, lse = _varlen_entry(q, k, v, *tables, sink, bool(causal), scale, left, right,
                                 softcap, bool(return_lse), kernel_dir)

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""fa4::attention and fa4.flash_attn_func on real PyTorch and a GPU.
+"""fa4::attention, fa4::attention_varlen and fa4.flash_attn_func on real
+PyTorch and a GPU.
 
 Checks, printing PASS or FAIL per line and exiting 1 on any failure:
   - torch.library.opcheck on fa4::attention (schema, fake kernel, AOT
@@ -15,6 +16,10 @@ Checks, printing PASS or FAIL per line and exiting 1 on any failure:
     against a float32 reference and S_dmask None;
   - inputs that require grad in grad mode: RuntimeError eagerly and under
     torch.compile; under torch.no_grad() the compiled call runs;
+  - torch.library.opcheck on fa4::attention_varlen (with LSE and
+    seqused_k, and without), and torch.compile(fullgraph=True,
+    dynamic=True) of fa4.torch.attention_varlen: one graph for two packed
+    sizes, bit-identical to eager;
   - CUDA graph capture of fa4.torch.attention (after warm-up launches on
     the capture's inputs), replayed on new inputs.
 
@@ -24,6 +29,10 @@ compiler library), as (dtype, head dim, Hq, Hkv, causal, LSE):
     bf16 128 32 8 causal LSE    bf16_d128_h32x8_causal_lse_attention
     f16   64 16 16              f16_d64_h16x16_attention
     bf16  64  8 8 LSE           bf16_d64_h8x8_lse_attention
+    bf16 128 32 8 causal, packed sequences
+                                bf16_d128_h32x8_causal_varlen_attention
+    bf16 128 32 8 causal LSE, packed with seqused_k
+                                bf16_d128_h32x8_causal_varlen_seqused_lse_attention
 `--compile-to DIR` writes them (on a machine with build/lib/libFA4CAPI.so
 and ptxas; PyTorch is not needed for that).
 
@@ -35,9 +44,12 @@ import argparse
 import os
 import sys
 
-# (element, head dim, Hq, Hkv, causal, LSE)
+# (element, head dim, Hq, Hkv, causal, LSE[, window, softcap, sink, varlen,
+# seqused_k])
 CONFIGURATIONS = [("bf16", 128, 32, 8, True, False), ("bf16", 128, 32, 8, True, True),
-                  ("f16", 64, 16, 16, False, False), ("bf16", 64, 8, 8, False, True)]
+                  ("f16", 64, 16, 16, False, False), ("bf16", 64, 8, 8, False, True),
+                  ("bf16", 128, 32, 8, True, False, None, None, False, True, False),
+                  ("bf16", 128, 32, 8, True, True, None, None, False, True, True)]
 
 
 def compile_to(directory):
@@ -92,7 +104,8 @@ class Checks:
         print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}")
         # The CUDA graph last: a failed capture can leave errors behind.
         for check in (self.opcheck, self.compiled, self.transposed_views,
-                      self.flash_attn_against_sdpa, self.requires_grad, self.cuda_graph):
+                      self.flash_attn_against_sdpa, self.requires_grad, self.varlen,
+                      self.cuda_graph):
             try:
                 check()
             except Exception as err:  # a check that crashes fails; the others still run
@@ -222,6 +235,55 @@ class Checks:
         self.report(ok, f"flash_attn_func(return_attn_probs=True): S_dmask {s_dmask}, LSE "
                     f"{list(lse.shape)} {lse.dtype}, max |O - ref| {o_error:.3g} (limit "
                     f"0.02), max |LSE - ref| {lse_error:.3g} (limit 0.001)")
+
+    def packed(self, lengths):
+        """bf16 packed q [T, 32, 128], k, v [T, 8, 128] and the int32 offsets
+        of sequences of `lengths`."""
+        total = sum(lengths)
+        offsets = self.torch.tensor([0] + lengths, device=self.device).cumsum(0).int()
+        return (self.randn(total, 32, 128), self.randn(total, 8, 128),
+                self.randn(total, 8, 128), offsets)
+
+    def varlen(self):
+        torch, fa4_torch = self.torch, self.fa4_torch
+        from torch._inductor.compile_fx import compile_fx
+        op = torch.ops.fa4.attention_varlen.default
+        q, k, v, offsets = self.packed([300, 0, 1, 129])
+        used = (offsets[1:] - offsets[:-1]).clamp(max=100).int()
+        cases = [("causal", (q, k, v, offsets, offsets, None, None, True, None, -1, 0, 0.0,
+                             False)),
+                 ("causal LSE seqused_k", (q, k, v, offsets, offsets, used, None, True, None,
+                                           -1, 0, 0.0, True))]
+        for label, args in cases:
+            try:
+                torch.library.opcheck(op, args + (self.kernel_dir,))
+                self.report(True, f"opcheck fa4::attention_varlen {label}")
+            except Exception as err:  # opcheck raises an OpCheckError or what the op raised
+                self.report(False, f"opcheck fa4::attention_varlen {label}: "
+                            f"{type(err).__name__}: {err}")
+        graphs = []
+
+        def backend(gm, example_inputs):
+            graphs.append(gm)
+            return compile_fx(gm, example_inputs)
+
+        def f(q, k, v, offsets):
+            return fa4_torch.attention_varlen(q * 2, k, v, offsets, offsets,
+                                              causal=True).float()
+
+        torch._dynamo.reset()
+        compiled = torch.compile(f, fullgraph=True, dynamic=True, backend=backend)
+        with torch.no_grad():
+            for lengths in ([300, 0, 1, 129], [513, 64, 700, 2]):
+                q, k, v, offsets = self.packed(lengths)
+                same = torch.equal(compiled(q, k, v, offsets), f(q, k, v, offsets))
+                self.report(same, f"torch.compile(attention_varlen) T={sum(lengths)}: "
+                            f"bit-identical to eager {same}")
+        ops = [node for gm in graphs for node in gm.graph.nodes
+               if node.target is torch.ops.fa4.attention_varlen.default]
+        self.report(len(graphs) == 1 and len(ops) == 1,
+                    f"torch.compile(attention_varlen): {len(graphs)} graph(s) for two packed "
+                    f"sizes (want 1), fa4::attention_varlen nodes {len(ops)} (want 1)")
 
     def requires_grad(self):
         torch, fa4_torch = self.torch, self.fa4_torch

@@ -206,6 +206,81 @@ except runtime.ManifestError as err:
 # CHECK-NEXT: tables in a dense manifest: sequence tables (cu_seqlens_q, ...) belong to the persistent_varlen grid rule, the manifest's is persistent
 # CHECK-NEXT: packed map in a dense manifest: tensor_maps[2]: a packed map under the persistent grid rule
 
+# What a fuzzing campaign found: each refused with a ManifestError or a
+# ValueError naming the value, never another exception.
+for label, change in [
+        ("infinite smem", lambda m: m.update(dynamic_smem_bytes=float("inf"))),
+        ("huge f32 source", lambda m: m.update(scale_log2=10 ** 400)),
+        ("packed map on a capture", lambda m: (m["operands"].append(
+            {"name": "capture0", "element": "bf16", "shape": [64]}), m["tensor_maps"].append(
+            {"operand": "capture0", "element": "bf16", "box": [64, 1], "swizzle": "128B",
+             "varlen": True}))),
+        ("window", lambda m: m.update(window=5)),
+        ("arch", lambda m: m.update(arch=5)),
+        ("scale", lambda m: m.update(scale="x")),
+        ("files", lambda m: m.update(files=1.5)),
+        ("block", lambda m: m.update(block=[-1, 0, 2 ** 40])),
+        ("bool rows", lambda m: m["grid"].update(query_rows_per_cta=True))]:
+    broken = json.loads(json.dumps(packed))
+    change(broken)
+    try:
+        runtime.Kernel(broken)
+        print(f"{label}: accepted")
+    except runtime.ManifestError as err:
+        print(f"{label}: {err}")
+# CHECK-NEXT: infinite smem: malformed manifest: OverflowError: cannot convert float infinity to integer
+# CHECK-NEXT: huge f32 source: malformed manifest: OverflowError: int too large to convert to float
+# CHECK-NEXT: packed map on a capture: tensor_maps[4]: a packed map over 'capture0', which is not a packed [T, H, D] tensor
+# CHECK-NEXT: window: 'window' must be [left, right] integers >= -1, got 5
+# CHECK-NEXT: arch: 'arch' must be a non-empty string, got 5
+# CHECK-NEXT: scale: 'scale' must be a positive, finite number, got 'x'
+# CHECK-NEXT: files: 'files' must map kinds to file names, got 1.5
+# CHECK-NEXT: block: block [-1, 0, 1099511627776]: each size must lie in [1, 1024]
+# CHECK-NEXT: bool rows: the persistent_varlen grid rule needs a positive 'query_rows_per_cta'
+good = dict(operands, cu_seqlens_k=(0x700000, (4,), "i32"))
+for label, call in [
+        ("infinite stride", lambda: kernel.arguments(
+            dict(good, key=(0x200000, (900, 2, 64), "bf16", (float("inf"), 64, 1))))),
+        ("fractional rows", lambda: kernel.arguments(
+            dict(good, query=(0x100000, (700.9, 4, 64), "bf16")))),
+        ("pointer past 2^64", lambda: kernel.arguments(
+            dict(good, cu_seqlens_q=(2 ** 64 + 16, (4,), "i32")))),
+        ("bool pointer", lambda: kernel.arguments(dict(good, cu_seqlens_q=(True, (4,), "i32")))),
+        ("negative batch", lambda: kernel.grid(-5, 700, 148)),
+        ("float rows", lambda: kernel.grid(3, 700.0, 148)),
+        ("underflowing scale", lambda: kernel.arguments(good, scale=1e-50)),
+        ("bool scale", lambda: kernel.arguments(good, scale=True)),
+        ("infinite window", lambda: fa4.torch.attention_varlen(q, k, v, cu_q, cu_k,
+                                                              window=(float("inf"), -1))),
+        ("string window", lambda: fa4.torch.attention_varlen(q, k, v, cu_q, cu_k,
+                                                            window="12")),
+        ("string scale", lambda: fa4.torch.attention_varlen(q, k, v, cu_q, cu_k, scale="0.1")),
+        ("list softcap", lambda: fa4.torch.attention_varlen(q, k, v, cu_q, cu_k, softcap=[1])),
+        ("bool max_seqlen", lambda: flash_attn_varlen_func(q, k, v, cu_q, cu_k, True, 5))]:
+    try:
+        call()
+        print(f"{label}: accepted")
+    except ValueError as err:
+        print(f"{label}: {err}")
+# CHECK-NEXT: infinite stride: key: shape [900, 2, 64] and strides [inf, 64, 1] must be integers
+# CHECK-NEXT: fractional rows: query: shape [700.9, 4, 64] and strides None must be integers
+# CHECK-NEXT: pointer past 2^64: cu_seqlens_q: the device address must be an int in [0, 2^64), got 18446744073709551632
+# CHECK-NEXT: bool pointer: cu_seqlens_q: the device address must be an int in [0, 2^64), got True
+# CHECK-NEXT: negative batch: grid: batch must be a non-negative integer, got -5
+# CHECK-NEXT: float rows: grid: seq_q must be a non-negative integer, got 700.0
+# CHECK-NEXT: underflowing scale: scale_log2 = 1.4427e-50 (scale 1e-50) underflows the kernel's f32 argument
+# CHECK-NEXT: bool scale: scale must be a real number, got True
+# CHECK-NEXT: infinite window: window must be (left, right) integers, got (inf, -1)
+# CHECK-NEXT: string window: window must be (left, right) integers, got '12'
+# CHECK-NEXT: string scale: scale must be a real number, got '0.1'
+# CHECK-NEXT: list softcap: softcap must be a real number, got [1]
+# CHECK-NEXT: bool max_seqlen: max_seqlen_q must be a non-negative int, got True
+(TMP / "zz_bytes.json").write_bytes(b'{"kernel": "\xff"}')
+(TMP / "zz_nested.json").write_text("[" * 100000 + "]" * 100000)
+print("unreadable manifests:", [(name, why.split(":")[0]) for name, why in
+                                runtime.KernelDirectory(TMP).errors])
+# CHECK-NEXT: unreadable manifests: [('zz_bytes.json', 'not JSON'), ('zz_nested.json', 'not JSON')]
+
 # flash_attn_varlen_func: flash-attn 2's signature over attention_varlen.
 expect("varlen_causal_lse")
 out, softmax_lse, s_dmask = flash_attn_varlen_func(q, k, v, cu_q, cu_k, 400, 500,
