@@ -30,8 +30,9 @@ struct GlobalTensor {
 /// A TMA tensor map over a global tensor, each list innermost dimension
 /// first as cuTensorMapEncodeTiled takes it: the box, the map's dimensions
 /// and strides (in elements) and the element its coordinate 0 addresses,
-/// relative to the tensor's first (negative for the packed sequences' maps,
-/// whose base lies before the tensor).
+/// relative to the tensor's first (0 for every map the kernels take; a
+/// negative base would address memory before the tensor, which faults on
+/// the hardware unless it is mapped).
 struct TensorMap {
   unsigned tensor;
   SmallVector<int64_t, 4> box, dims, strides;

@@ -460,10 +460,13 @@ void KernelBuilder::buildStoreRole(Value epi, bool stagingPerStage) {
         Value staging = smemView(
             oSmem, idx(stagingPerStage ? stage * shape.qTileBytes() : 0),
             tileType(rows));
-        // Tile rows inside the sequence (positions times packed heads),
-        // each 8 chunks of 16 bytes per 64-column atom.
-        Value inside = mul(arith::SubIOp::create(b, tile.seqQ, first),
-                           shape.pack);
+        // Tile rows inside the sequence (positions times packed heads; none
+        // for a stage wholly past it), each 8 chunks of 16 bytes per
+        // 64-column atom.
+        Value inside =
+            mul(arith::MaxSIOp::create(
+                    b, arith::SubIOp::create(b, tile.seqQ, first), idx(0)),
+                shape.pack);
         Value chunks = mul(inside, atoms * 8);
         auto loop = scf::ForOp::create(b, lane, chunks, idx(32));
         b.setInsertionPointToStart(loop.getBody());
