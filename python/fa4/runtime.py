@@ -560,8 +560,8 @@ def tensor_map_args(entry, operand, name=None):
         raise ValueError(f"{name}: {len(strides)} strides for shape {list(shape)}")
 
     varlen = bool(entry.get("varlen", False))
-    # A packed [T, H, D] tensor has one more map dimension: the end of a
-    # sequence (see below).
+    # A packed [T, H, D] tensor's map has one more dimension, of size 1 (see
+    # below), as the dense [B, S, H, D] one.
     if len(box) != rank + varlen:
         raise ValueError(f"{name}: a rank-{len(box)} tensor map box {list(box)} over a "
                          f"rank-{rank} {'packed ' if varlen else ''}operand of shape "
