@@ -98,6 +98,23 @@ def _check(q, k, v, packed=False):
                          f"heads ({shape_k[-2]})")
 
 
+def _options(q, k, v, sink, causal, scale, window, softcap, kernel_dir):
+    """The arguments both entry points share, checked and normalized as
+    their ops take them: (sink float32 or None, scale or None, the window
+    as `runtime.effective_window` folds causal into it, softcap, the
+    directory as a str or None). Raises RuntimeError for inputs that
+    require grad in grad mode."""
+    sink = _check_sink(sink, q)
+    # While torch.compile traces, a raise here would only say "Observed
+    # exception"; the op's autograd kernel refuses instead, with this text.
+    if (not (_HAS_OP and torch.compiler.is_compiling()) and torch.is_grad_enabled()
+            and any(t is not None and t.requires_grad for t in (q, k, v, sink))):
+        raise RuntimeError(_NO_BACKWARD)
+    scale, softcap = _check_scalars(scale, softcap)
+    window = runtime.effective_window(window, causal)
+    return sink, scale, window, softcap, None if kernel_dir is None else str(kernel_dir)
+
+
 def _check_scalars(scale, softcap):
     """(scale or None, softcap as a float); raises ValueError unless scale
     is None or a positive, finite real and softcap 0 or one."""
@@ -159,15 +176,8 @@ def attention(q, k, v, causal=False, scale=None, return_lse=False, kernel_dir=No
     compiled, fa4.MLIRError when the compiler refuses the problem,
     fa4.runtime.CudaError when the driver fails."""
     _check(q, k, v)
-    sink = _check_sink(sink, q)
-    # While torch.compile traces, a raise here would only say "Observed
-    # exception"; the op's autograd kernel refuses instead, with this text.
-    if (not (_HAS_OP and torch.compiler.is_compiling()) and torch.is_grad_enabled()
-            and any(t is not None and t.requires_grad for t in (q, k, v, sink))):
-        raise RuntimeError(_NO_BACKWARD)
-    scale, softcap = _check_scalars(scale, softcap)
-    left, right = runtime.effective_window(window, causal)
-    kernel_dir = None if kernel_dir is None else str(kernel_dir)
+    sink, scale, (left, right), softcap, kernel_dir = _options(
+        q, k, v, sink, causal, scale, window, softcap, kernel_dir)
     output, lse = _entry(q, k, v, sink, bool(causal), scale, left, right, softcap,
                          bool(return_lse), kernel_dir)
     return (output, lse) if return_lse else output
@@ -182,23 +192,35 @@ def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     window as `runtime.effective_window` gives it). Returns O and the LSE,
     an empty float32 tensor without `return_lse` (an op returns a fixed
     number of tensors)."""
-    heads_q, head_dim = q.shape[2], q.shape[3]
-    heads_kv = k.shape[2]
+    return _choose_and_run(q, k, v, sink, causal, scale, window_left, window_right,
+                           softcap, return_lse, kernel_dir)
+
+
+def _choose_and_run(q, k, v, sink, causal, scale, window_left, window_right, softcap,
+                    return_lse, kernel_dir, tables=None):
+    """Both ops' kernel: chooses the kernel of the problem (cached per
+    problem and device) and runs it; `tables` are the sequence tables of
+    packed q, k, v. Returns O and the LSE, an empty float32 tensor without
+    `return_lse` (an op returns a fixed number of tensors)."""
+    heads_q, head_dim = q.shape[-2], q.shape[-1]
+    heads_kv = k.shape[-2]
     if scale is None:
         scale = 1.0 / math.sqrt(head_dim)
     path = kernel_dir if kernel_dir is not None else os.environ.get("FA4_KERNEL_DIR")
     device = q.device
+    varlen = tables is not None
+    used = varlen and tables[2] is not None
     # Everything the choice depends on, the device standing for its arch.
     key = (path, device.index, q.dtype, heads_q, heads_kv, head_dim, causal, scale,
-           return_lse, window_left, window_right, softcap, sink is not None)
+           return_lse, window_left, window_right, softcap, sink is not None, varlen, used)
     kernel = _chosen.get(key)
     if kernel is None:
         problem = (_ELEMENTS[q.dtype], heads_q, heads_kv, head_dim, causal, scale,
                    return_lse, arch_of(device), (window_left, window_right), softcap,
-                   sink is not None, False, False)
+                   sink is not None, varlen, used)
         kernel = _chosen[key] = _choose(path, problem)
     result = _run(kernel, q, k, v, return_lse, sink=sink, scale=scale,
-                  softcap=softcap or None)
+                  softcap=softcap or None, tables=tables)
     if return_lse:
         return result
     return result, torch.empty((0,), dtype=torch.float32, device=device)
@@ -215,20 +237,21 @@ def _attention_fake(q, k, v, sink, causal, scale, window_left, window_right, sof
 
 
 def _no_backward(*args, **kwargs):
-    """`fa4::attention`'s autograd: its setup_context (called in the forward
+    """Both ops' autograd: its setup_context (called in the forward
     whenever an input requires grad in grad mode, eagerly and while
     torch.compile traces) refuses, so that gradients never stop silently."""
     raise RuntimeError(_NO_BACKWARD)
 
 
-def _register_op():
-    """`fa4::attention`, or None where torch.library has no custom ops
-    (PyTorch before 2.4, the tests' stand-in torch)."""
+def _register_op(name, kernel, fake):
+    """The custom op `name` running `kernel`, traced through `fake`, or None
+    where torch.library has no custom ops (PyTorch before 2.4, the tests'
+    stand-in torch)."""
     library = getattr(torch, "library", None)
     if not hasattr(library, "custom_op"):
         return None
-    op = library.custom_op("fa4::attention", mutates_args=(), device_types="cuda")(_attention)
-    op.register_fake(_attention_fake)
+    op = library.custom_op(name, mutates_args=(), device_types="cuda")(kernel)
+    op.register_fake(fake)
     # The same function as backward: it is never reached, setup_context
     # raises first.
     op.register_autograd(_no_backward, setup_context=_no_backward)
@@ -338,7 +361,7 @@ def _run(kernel, q, k, v, return_lse, fill=None, sink=None, scale=None,
     return (output, lse) if return_lse else output
 
 
-_op = _register_op()
+_op = _register_op("fa4::attention", _attention, _attention_fake)
 # Decided once: torch.compile traces `attention` and guards on these.
 _HAS_OP = _op is not None
 _entry = _op if _HAS_OP else _attention
@@ -388,13 +411,8 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k=None, causal
     arguments, the kernel choice and the errors are `attention`'s."""
     _check(q, k, v, packed=True)
     tables = _check_tables(q, cu_seqlens_q, cu_seqlens_k, seqused_k)
-    sink = _check_sink(sink, q)
-    if (not (_HAS_OP and torch.compiler.is_compiling()) and torch.is_grad_enabled()
-            and any(t is not None and t.requires_grad for t in (q, k, v, sink))):
-        raise RuntimeError(_NO_BACKWARD)
-    scale, softcap = _check_scalars(scale, softcap)
-    left, right = runtime.effective_window(window, causal)
-    kernel_dir = None if kernel_dir is None else str(kernel_dir)
+    sink, scale, (left, right), softcap, kernel_dir = _options(
+        q, k, v, sink, causal, scale, window, softcap, kernel_dir)
     output, lse = _varlen_entry(q, k, v, *tables, sink, bool(causal), scale, left, right,
                                 softcap, bool(return_lse), kernel_dir)
     return (output, lse) if return_lse else output
@@ -408,26 +426,9 @@ def _attention_varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                       kernel_dir: Optional[str]) -> Tuple[torch.Tensor, torch.Tensor]:
     """The kernel of `fa4::attention_varlen`: `_attention` for packed
     sequences (arguments checked by `attention_varlen`)."""
-    heads_q, head_dim = q.shape[1], q.shape[2]
-    heads_kv = k.shape[1]
-    if scale is None:
-        scale = 1.0 / math.sqrt(head_dim)
-    path = kernel_dir if kernel_dir is not None else os.environ.get("FA4_KERNEL_DIR")
-    device = q.device
-    used = seqused_k is not None
-    key = (path, device.index, q.dtype, heads_q, heads_kv, head_dim, causal, scale,
-           return_lse, window_left, window_right, softcap, sink is not None, "varlen", used)
-    kernel = _chosen.get(key)
-    if kernel is None:
-        problem = (_ELEMENTS[q.dtype], heads_q, heads_kv, head_dim, causal, scale,
-                   return_lse, arch_of(device), (window_left, window_right), softcap,
-                   sink is not None, True, used)
-        kernel = _chosen[key] = _choose(path, problem)
-    result = _run(kernel, q, k, v, return_lse, sink=sink, scale=scale,
-                  softcap=softcap or None, tables=(cu_seqlens_q, cu_seqlens_k, seqused_k))
-    if return_lse:
-        return result
-    return result, torch.empty((0,), dtype=torch.float32, device=device)
+    return _choose_and_run(q, k, v, sink, causal, scale, window_left, window_right,
+                           softcap, return_lse, kernel_dir,
+                           tables=(cu_seqlens_q, cu_seqlens_k, seqused_k))
 
 
 def _attention_varlen_fake(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, sink, causal,
@@ -441,19 +442,8 @@ def _attention_varlen_fake(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, sink,
     return output, lse
 
 
-def _register_varlen_op():
-    """`fa4::attention_varlen`, or None without torch.library custom ops."""
-    library = getattr(torch, "library", None)
-    if not hasattr(library, "custom_op"):
-        return None
-    op = library.custom_op("fa4::attention_varlen", mutates_args=(),
-                           device_types="cuda")(_attention_varlen)
-    op.register_fake(_attention_varlen_fake)
-    op.register_autograd(_no_backward, setup_context=_no_backward)
-    return op
-
-
-_varlen_op = _register_varlen_op()
+_varlen_op = _register_op("fa4::attention_varlen", _attention_varlen,
+                          _attention_varlen_fake)
 _varlen_entry = _varlen_op if _varlen_op is not None else _attention_varlen
 
 
