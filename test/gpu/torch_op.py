@@ -129,16 +129,20 @@ class Checks:
             ("bf16 8/8 LSE, transposed views", (*transposed, None, False, None, -1, -1, 0.0,
                                                 True)),
         ]
+        self.opcheck_cases("fa4::attention", op, cases)
+
+    def opcheck_cases(self, name, op, cases):
+        """torch.library.opcheck of `op` on each (label, arguments)."""
         for label, args in cases:
             try:
-                torch.library.opcheck(op, args + (self.kernel_dir,))
-                self.report(True, f"opcheck fa4::attention {label}")
+                self.torch.library.opcheck(op, args + (self.kernel_dir,))
+                self.report(True, f"opcheck {name} {label}")
             except Exception as err:  # opcheck raises an OpCheckError or what the op raised
-                self.report(False, f"opcheck fa4::attention {label}: {type(err).__name__}: "
-                            f"{err}")
+                self.report(False, f"opcheck {name} {label}: {type(err).__name__}: {err}")
 
-    def compiled(self):
-        torch, fa4_torch = self.torch, self.fa4_torch
+    def compile_counting(self, f):
+        """torch.compile(f, fullgraph=True, dynamic=True), and the list the
+        graphs it compiles are added to."""
         from torch._inductor.compile_fx import compile_fx
         graphs = []
 
@@ -146,12 +150,17 @@ class Checks:
             graphs.append(gm)
             return compile_fx(gm, example_inputs)
 
+        self.torch._dynamo.reset()
+        return self.torch.compile(f, fullgraph=True, dynamic=True, backend=backend), graphs
+
+    def compiled(self):
+        torch, fa4_torch = self.torch, self.fa4_torch
+
         def f(q, k, v):
             # Scaling by 2 is exact, so compiled and eager agree bit for bit.
             return fa4_torch.attention(q * 2, k, v, causal=True).float()
 
-        torch._dynamo.reset()
-        compiled = torch.compile(f, fullgraph=True, dynamic=True, backend=backend)
+        compiled, graphs = self.compile_counting(f)
         with torch.no_grad():
             for seq in (256, 384):
                 q, k, v = self.gqa_inputs(seq=seq)
@@ -246,7 +255,6 @@ class Checks:
 
     def varlen(self):
         torch, fa4_torch = self.torch, self.fa4_torch
-        from torch._inductor.compile_fx import compile_fx
         op = torch.ops.fa4.attention_varlen.default
         q, k, v, offsets = self.packed([300, 0, 1, 129])
         used = (offsets[1:] - offsets[:-1]).clamp(max=100).int()
@@ -254,25 +262,13 @@ class Checks:
                              False)),
                  ("causal LSE seqused_k", (q, k, v, offsets, offsets, used, None, True, None,
                                            -1, 0, 0.0, True))]
-        for label, args in cases:
-            try:
-                torch.library.opcheck(op, args + (self.kernel_dir,))
-                self.report(True, f"opcheck fa4::attention_varlen {label}")
-            except Exception as err:  # opcheck raises an OpCheckError or what the op raised
-                self.report(False, f"opcheck fa4::attention_varlen {label}: "
-                            f"{type(err).__name__}: {err}")
-        graphs = []
-
-        def backend(gm, example_inputs):
-            graphs.append(gm)
-            return compile_fx(gm, example_inputs)
+        self.opcheck_cases("fa4::attention_varlen", op, cases)
 
         def f(q, k, v, offsets):
             return fa4_torch.attention_varlen(q * 2, k, v, offsets, offsets,
                                               causal=True).float()
 
-        torch._dynamo.reset()
-        compiled = torch.compile(f, fullgraph=True, dynamic=True, backend=backend)
+        compiled, graphs = self.compile_counting(f)
         with torch.no_grad():
             for lengths in ([300, 0, 1, 129], [513, 64, 700, 2]):
                 q, k, v, offsets = self.packed(lengths)
