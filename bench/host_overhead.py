@@ -5,17 +5,23 @@ problem, in one process.
 At B=1, S=128 a kernel takes a few microseconds, so the host is the
 bottleneck: --calls calls are enqueued back to back and timed with
 time.perf_counter() (the GPU is synchronized before the clock starts and
-after it stops, outside the time). That is the host time per call. The GPU
-time per call is measured too (CUDA events around --iters calls enqueued
-while the GPU is stalled, so that they run back to back), and a host time
-not well above it is flagged: the enqueue loop may then have waited for
-the GPU. Rows:
+after it stops, outside the time), in --rounds rounds interleaved across
+the rows; the median round is the host time per call (a shared host's load
+varies from round to round). The GPU time per call is measured too (CUDA
+events around --iters calls enqueued while the GPU is stalled, so that they
+run back to back), and a host time not well above it is flagged: the
+enqueue loop may then have waited for the GPU. Rows:
 
-  fa4.torch.attention   the public path (through fa4::attention when
-                        torch.library has custom ops)
+  fa4.torch.attention   the public path: eagerly, with nothing that would
+                        intercept the op (no dispatch or function mode,
+                        transform, profiler or trace), the op's kernel
+                        called directly, its checks and choice remembered
+                        per configuration; else through fa4::attention
+  fa4::attention op     the custom op called with attention's normalized
+                        arguments (where torch.library has custom ops): the
+                        dispatcher and the op's kernel
   fa4 without the op    fa4.torch's kernel of the op called directly: the
-                        difference is attention's argument checks and the
-                        op's dispatch
+                        op row less this one is PyTorch's dispatch
   SDPA                  F.scaled_dot_product_attention on [B, H, S, D]
                         views, PyTorch's choice of backend (enable_gqa for
                         Hq != Hkv)
@@ -28,10 +34,11 @@ fa4 calls, the functions with the most time of their own first.
 
 usage: PYTHONPATH=python python3 bench/host_overhead.py DIR [--batch 1] [--seqlen 128]
        [--heads 32] [--kv-heads 8] [--head-dim 128] [--no-causal] [--calls 2000]
-       [--profile]
+       [--rounds 5] [--profile]
 """
 
 import argparse
+import contextlib
 import cProfile
 import math
 import pstats
@@ -45,9 +52,7 @@ import fa4.torch as fa4_torch
 
 
 def host_us(call, calls):
-    """Mean host microseconds per call of `calls` calls enqueued back to back."""
-    for _ in range(10):
-        call()
+    """Host microseconds per call of `calls` calls enqueued back to back."""
     torch.cuda.synchronize()
     start = time.perf_counter()
     for _ in range(calls):
@@ -87,6 +92,7 @@ def main(argv=None):
     parser.add_argument("--head-dim", type=int, default=128)
     parser.add_argument("--no-causal", dest="causal", action="store_false")
     parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=5)
     # Few enough to stay below the driver's queue of pending launches.
     parser.add_argument("--iters", type=int, default=200)
     parser.add_argument("--profile", action="store_true")
@@ -115,21 +121,44 @@ def main(argv=None):
         return fa4_torch._attention(q, k, v, None, causal, None, -1, window_right, 0.0,
                                     False, path)
 
+    def fa4_op():
+        return fa4_torch._op(q, k, v, None, causal, None, -1, window_right, 0.0, False,
+                             path)
+
     def sdpa():
         return F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal, enable_gqa=gqa)
 
-    rows = []
+    print(f"fa4.torch.attention calls the op's kernel directly here: "
+          f"{fa4_torch._nothing_intercepts()}")
+    calls = [("fa4.torch.attention", fa4_call)]
+    if fa4_torch._op is not None:
+        calls.append(("fa4::attention op", fa4_op))
+    calls += [("fa4 without the op", fa4_direct), ("SDPA", sdpa)]
+    calls = [(name, call, contextlib.nullcontext) for name, call in calls]
     with torch.no_grad():
-        for name, call in (("fa4.torch.attention", fa4_call),
-                           ("fa4 without the op", fa4_direct), ("SDPA", sdpa)):
-            host = host_us(call, args.calls)
-            rows.append((name, host, gpu_us(call, args.iters, host)))
         try:
             with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-                host = host_us(sdpa, args.calls)
-                rows.append(("SDPA flash", host, gpu_us(sdpa, args.iters, host)))
+                sdpa()
+            calls.append(("SDPA flash", sdpa,
+                          lambda: sdpa_kernel(SDPBackend.FLASH_ATTENTION)))
         except RuntimeError as err:
             print(f"SDPA flash skipped: {str(err).splitlines()[0]}")
+        # The rounds of the rows interleaved, so that a change of the host's
+        # load weighs on every row alike.
+        times = {name: [] for name, _, _ in calls}
+        for warm_up in [True] + [False] * args.rounds:
+            for name, call, context in calls:
+                with context():
+                    if warm_up:
+                        for _ in range(10):
+                            call()
+                    else:
+                        times[name].append(host_us(call, args.calls))
+        rows = []
+        for name, call, context in calls:
+            host = sorted(times[name])[len(times[name]) // 2]
+            with context():
+                rows.append((name, host, gpu_us(call, args.iters, host)))
         difference = (fa4_call().float() - sdpa().transpose(1, 2).float()).abs().max().item()
 
     print("| path | host us/call | GPU us/call |")
@@ -139,8 +168,11 @@ def main(argv=None):
         print(f"| {name} | {host:.1f}{flag} | {gpu:.1f} |")
     hosts = {name: host for name, host, _ in rows}
     public, direct = hosts["fa4.torch.attention"], hosts["fa4 without the op"]
-    print(f"host time fa4 / SDPA: {public / hosts['SDPA']:.2f}; checks and dispatch: "
-          f"{public - direct:.1f} us/call; max |fa4 - SDPA| {difference:.3g}")
+    dispatch = (f"; the op's dispatch: {hosts['fa4::attention op'] - direct:.1f} us/call"
+                if "fa4::attention op" in hosts else "")
+    print(f"host time fa4 / SDPA: {public / hosts['SDPA']:.2f}; attention less the op's "
+          f"kernel: {public - direct:.1f} us/call{dispatch}; max |fa4 - SDPA| "
+          f"{difference:.3g}")
     if not math.isfinite(difference) or difference > 2e-2:
         print("fa4 and SDPA disagree")
         return 1

@@ -73,6 +73,30 @@ def _options(dropout_p, softmax_scale, causal, window_size, softcap, alibi_slope
     return (window_size[0], 0 if causal else window_size[1])
 
 
+_checked = {}   # flash_attn_func's options (plain types only) -> fa4's window
+
+
+def _checked_options(dropout_p, softmax_scale, causal, window_size, softcap, alibi_slopes):
+    """`_options`, remembered for options of the plain types (for which equal
+    values check the same way: True == 1, but a bool softcap is refused)."""
+    if not (alibi_slopes is None and dropout_p.__class__ in (float, int)
+            and (softmax_scale is None or softmax_scale.__class__ is float)
+            and softcap.__class__ in (float, int) and window_size.__class__ is tuple
+            and len(window_size) == 2 and window_size[0].__class__ is int
+            and window_size[1].__class__ is int and causal.__class__ is bool):
+        return _options(dropout_p, softmax_scale, causal, window_size, softcap,
+                        alibi_slopes)
+    key = (dropout_p, softmax_scale, causal, window_size, softcap)
+    window = _checked.get(key)
+    if window is None:
+        window = _options(dropout_p, softmax_scale, causal, window_size, softcap,
+                          alibi_slopes)
+        if len(_checked) >= 256:
+            _checked.clear()
+        _checked[key] = window
+    return window
+
+
 def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
                     window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
                     deterministic=False, return_attn_probs=False, *, sink=None,
@@ -92,13 +116,12 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
     of each row's sum of exp(scale * q k), and S_dmask None (the module
     docstring says how this differs from flash-attn). Raises
     NotImplementedError for dropout_p > 0 and alibi_slopes."""
-    window = _options(dropout_p, softmax_scale, causal, window_size, softcap,
-                      alibi_slopes)
-    q, k, v = (t.contiguous() if isinstance(t, torch.Tensor) and t.dim()
-               and t.stride()[-1] != 1 else t for t in (q, k, v))
-    result = fa4_torch.attention(q, k, v, causal=causal, scale=softmax_scale,
-                                 return_lse=return_attn_probs, kernel_dir=kernel_dir,
-                                 window=window, softcap=softcap, sink=sink)
+    window = _checked_options(dropout_p, softmax_scale, causal, window_size, softcap,
+                              alibi_slopes)
+    # fa4.torch.attention, copying a q, k or v whose head dim is not
+    # unit-stride first.
+    result = fa4_torch._attend(q, k, v, causal, softmax_scale, return_attn_probs,
+                               kernel_dir, window, softcap, sink, True)
     if return_attn_probs:
         out, softmax_lse = result
         return out, softmax_lse, None
@@ -179,8 +202,8 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     checking the arguments (TypeError/ValueError)."""
     _check_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
                   block_table)
-    window = _options(dropout_p, softmax_scale, causal, window_size, softcap,
-                      alibi_slopes)
+    window = _checked_options(dropout_p, softmax_scale, causal, window_size, softcap,
+                              alibi_slopes)
     if block_table is not None:
         raise NotImplementedError("block_table: fa4's varlen kernels take contiguous K/V "
                                   "[total_k, Hkv, D], not pages; pass block_table=None")

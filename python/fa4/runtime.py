@@ -298,23 +298,24 @@ class Driver:
             self.call("cuInit", ctypes.c_uint(0))
             self._initialized = True
 
-    def context(self, device=None):
+    def context(self, device=None, current=None):
         """The context to launch in and its device: the current context when
         there is one (on `device`, when given), else `device`'s primary
-        context (device 0 by default), retained and made current."""
+        context (device 0 by default), retained and made current. `current`
+        is the current context when the caller has just asked for it."""
         self._init()
-        current = ctypes.c_void_p()
-        self.call("cuCtxGetCurrent", ctypes.byref(current))
+        if current is None:
+            current = self.current_context()
         wanted = None
         if device is not None:
             handle = ctypes.c_int()
             self.call("cuDeviceGet", ctypes.byref(handle), ctypes.c_int(device))
             wanted = handle.value
-        if current.value:
+        if current:
             on = ctypes.c_int()
             self.call("cuCtxGetDevice", ctypes.byref(on))
             if wanted is None or on.value == wanted:
-                return current.value, on.value
+                return current, on.value
         if wanted is None:
             handle = ctypes.c_int()
             self.call("cuDeviceGet", ctypes.byref(handle), ctypes.c_int(0))
@@ -403,23 +404,64 @@ class Driver:
                context=""):
         """cuLaunchKernelEx; `values` are the ctypes objects of the
         parameters, in order (kernelParams points at each)."""
-        attributes = (CUlaunchAttribute * 1)()
+        self.launch_prepared(PreparedLaunch(function, grid, block, cluster, shared_bytes,
+                                            stream, values), context)
+
+    def launch_prepared(self, prepared, context=""):
+        """cuLaunchKernelEx of a PreparedLaunch, as it was built: the one
+        driver call of a remembered launch. `context` (a string, or a
+        callable giving one, built only on failure) ends the error."""
+        rc = self._lib.cuLaunchKernelEx(prepared.config_ref, prepared.function,
+                                        prepared.params, None)
+        if rc != CUDA_SUCCESS:
+            name, description = self._error_text(rc)
+            raise CudaError("cuLaunchKernelEx", rc, name, description,
+                            context() if callable(context) else context)
+
+    def current_context(self):
+        """The calling thread's current CUcontext (0 for none): one
+        cuCtxGetCurrent, the context query of a remembered launch."""
+        if not self._initialized:
+            self._init()
+        current = ctypes.c_void_p()
+        # Not a reused c_void_p: ctypes drops the GIL during the call, and
+        # another thread's answer must not land in this one's.
+        rc = self._lib.cuCtxGetCurrent(ctypes.byref(current))
+        if rc != CUDA_SUCCESS:
+            name, description = self._error_text(rc)
+            raise CudaError("cuCtxGetCurrent", rc, name, description)
+        return current.value or 0
+
+
+class PreparedLaunch:
+    """Everything cuLaunchKernelEx takes for one launch, built once: the
+    CUlaunchConfig (with its cluster attribute), the function and the
+    kernelParams array. The config points at `attributes` and the array at
+    each of `values`, so this object keeps all of them alive; whatever the
+    values address on the device (a tensor-map block) its owner keeps."""
+
+    __slots__ = ("values", "attributes", "config", "config_ref", "function", "params")
+
+    def __init__(self, function, grid, block, cluster, shared_bytes, stream, values):
+        self.values = tuple(values)
+        self.attributes = (CUlaunchAttribute * 1)()
         count = 0
         if tuple(cluster) != (1, 1, 1):
-            attributes[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-            attributes[0].value.clusterDim.x = cluster[0]
-            attributes[0].value.clusterDim.y = cluster[1]
-            attributes[0].value.clusterDim.z = cluster[2]
+            attribute = self.attributes[0]
+            attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+            attribute.value.clusterDim.x = cluster[0]
+            attribute.value.clusterDim.y = cluster[1]
+            attribute.value.clusterDim.z = cluster[2]
             count = 1
-        config = CUlaunchConfig(
+        self.config = CUlaunchConfig(
             gridDimX=grid[0], gridDimY=grid[1], gridDimZ=grid[2],
             blockDimX=block[0], blockDimY=block[1], blockDimZ=block[2],
             sharedMemBytes=shared_bytes, hStream=stream,
-            attrs=attributes if count else None, numAttrs=count)
-        params = (ctypes.c_void_p * len(values))(
-            *[ctypes.addressof(value) for value in values])
-        self.call("cuLaunchKernelEx", ctypes.byref(config), ctypes.c_void_p(function),
-                  params, None, context=context)
+            attrs=self.attributes if count else None, numAttrs=count)
+        self.config_ref = ctypes.byref(self.config)
+        self.function = ctypes.c_void_p(function)
+        self.params = (ctypes.c_void_p * len(self.values))(
+            *[ctypes.addressof(value) for value in self.values])
 
 
 _driver = None
@@ -458,7 +500,9 @@ def set_driver(lib):
 # Operands and tensor maps (pure).
 
 Operand = namedtuple("Operand", "ptr shape element strides", defaults=(None,))
-_Launch = namedtuple("_Launch", "function grid values block stream")
+# A remembered launch: its grid, the tensor-map block (0: none) and the
+# stream it was allocated on, and the PreparedLaunch whose values address it.
+_Launch = namedtuple("_Launch", "grid block stream call")
 Operand.__doc__ = """A launch operand: device address, shape (outermost
 first), element type ('bf16', 'f16', 'f32') and strides in elements
 (outermost first; None for contiguous)."""
@@ -1231,45 +1275,85 @@ class Kernel:
         returns once enqueued.
 
         The tensor maps live in a stream-ordered allocation on `stream`. A
-        launch is remembered with its maps for the same context, stream and
-        operands (addresses, shapes, strides: everything the maps and the
-        parameters are made of), so that launching it again is one
-        cuLaunchKernelEx; the LAUNCH_CACHE_SIZE most recent are kept, and
-        a forgotten one's maps are freed on its stream after its kernels
-        (so a stream must outlive the launches remembered on it, or be
-        destroyed only after `close()`)."""
-        operands = self.check_operands(operands)
-        scalars = self.scalars(scale, softcap)
-        stream = _stream_handle(stream)
+        launch is remembered, keyed by everything it is made of: the
+        driver, the context it ran in, the stream, `device`, `scale` and
+        `softcap` (values and types) and the operands as given (names in
+        order, addresses, shapes, elements, strides). A call whose key
+        equals a remembered one (the current context included) skips the
+        checks, which passed for those same values, and is one
+        cuLaunchKernelEx of the kept config and parameters. The
+        LAUNCH_CACHE_SIZE most recently used are kept; a forgotten one's
+        maps are freed on its stream after its kernels (so a stream must
+        outlive the launches remembered on it, or be destroyed only after
+        `close()`)."""
+        if stream.__class__ is not int or stream < 0:
+            stream = _stream_handle(stream)
         drv = driver()
-        context, dev = drv.context(device)
-        key = (context, stream, tuple(sorted(scalars.items())), tuple(
-            (name, op.ptr, tuple(op.shape), op.element,
-             None if op.strides is None else tuple(op.strides))
-            for name, op in sorted(operands.items())))
-        prepared = self._launches.get(key)
+        current = prepared = None
+        if self._launches:
+            current = drv.current_context()
+            try:
+                key = (drv, current, stream, device, scale, scale.__class__, softcap,
+                       softcap.__class__, *operands.items())
+                prepared = self._launches.get(key)
+            except TypeError:
+                # An operand that cannot be part of a key as given (a list
+                # shape): found after the checks, below.
+                pass
         if prepared is None:
-            info = drv.device_info(dev)
-            self._check_device(info)
-            grid = self.grid(*self.extent(operands), info.sm_count)
-            if grid[0] == 0:
-                return grid
-            prepared = self._prepare(drv, context, operands, scalars, stream, grid)
-            self._launches[key] = prepared
-            while len(self._launches) > self.LAUNCH_CACHE_SIZE:
-                self._forget(drv, self._launches.popitem(last=False)[1])
+            prepared, key = self._launch_miss(drv, operands, stream, device, scale, softcap,
+                                              current)
+            if prepared is None:
+                return (0, 1, 1)
         else:
             self._launches.move_to_end(key)
         try:
-            drv.launch(prepared.function, prepared.grid, self.block, self.cluster,
-                       self.dynamic_smem_bytes, stream, prepared.values,
-                       context=f"of {self.name} with grid {list(prepared.grid)}, "
-                       f"block {list(self.block)}, {self.dynamic_smem_bytes} bytes of "
-                       "dynamic shared memory")
+            drv.launch_prepared(prepared.call, lambda: (
+                f"of {self.name} with grid {list(prepared.grid)}, block "
+                f"{list(self.block)}, {self.dynamic_smem_bytes} bytes of dynamic shared "
+                "memory"))
         except CudaError:
-            self._forget(drv, self._launches.pop(key))
+            self._forget(drv, self._launches.pop(key, prepared))
             raise
         return prepared.grid
+
+    def _launch_miss(self, drv, operands, stream, device, scale, softcap, current):
+        """The checks and the preparation of a launch not found by its key
+        as given; returns it, remembered, and its key, or (None, None) when
+        the grid is empty. `current` is the current context, or None when
+        not yet asked."""
+        given = self.check_operands(operands)
+        scalars = self.scalars(scale, softcap)
+        context, dev = drv.context(device, current)
+        # The context resolved (made current when it was not): the one a
+        # later call finds current.
+        key = (drv, context, stream, device, scale, scale.__class__, softcap,
+               softcap.__class__)
+        try:
+            as_given = key + tuple(operands.items())
+            hash(as_given)
+            key = as_given
+        except TypeError:
+            # Operands that cannot be a key as given (a list shape): keyed
+            # as checked, so that the same call finds this launch after its
+            # checks.
+            key += tuple((name, Operand(op.ptr, tuple(op.shape), op.element,
+                                        None if op.strides is None else tuple(op.strides)))
+                         for name, op in given.items())
+        prepared = self._launches.get(key)
+        if prepared is not None:
+            self._launches.move_to_end(key)
+            return prepared, key
+        info = drv.device_info(dev)
+        self._check_device(info)
+        grid = self.grid(*self.extent(given), info.sm_count)
+        if grid[0] == 0:
+            return None, None
+        prepared = self._prepare(drv, context, given, scalars, stream, grid)
+        self._launches[key] = prepared
+        while len(self._launches) > self.LAUNCH_CACHE_SIZE:
+            self._forget(drv, self._launches.popitem(last=False)[1])
+        return prepared, key
 
     def _prepare(self, drv, context, operands, scalars, stream, grid):
         """The function, parameter values and tensor maps of a launch; the
@@ -1300,7 +1384,9 @@ class Kernel:
                 values.append(ctypes.c_float(arg.value))
             else:
                 values.append(ctypes.c_uint64(arg.value))
-        return _Launch(function, grid, values, block, stream)
+        call = PreparedLaunch(function, grid, self.block, self.cluster,
+                              self.dynamic_smem_bytes, stream, values)
+        return _Launch(grid, block, stream, call)
 
     @staticmethod
     def _forget(drv, launch):

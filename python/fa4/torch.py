@@ -11,7 +11,8 @@ a problem no directory holds is compiled on demand (`fa4.jit`: in-process,
 cached across processes; `FA4_JIT=0` turns that off). The kernel is
 launched on the current stream. With torch.library (PyTorch 2.4 and later)
 `attention` runs as the custom op `fa4::attention` (`attention_varlen` as
-`fa4::attention_varlen`), which torch.compile keeps as one node of its graph. `python -m fa4.torch --check DIR` runs
+`fa4::attention_varlen`), which torch.compile keeps as one node of its graph;
+plain eager calls run the op's kernel directly. `python -m fa4.torch --check DIR` runs
 every kernel of DIR for this GPU against a float32 PyTorch reference.
 """
 
@@ -30,7 +31,17 @@ __all__ = ["attention", "attention_varlen", "arch_of", "jit_cache", "kernel_dire
 _ELEMENTS = {torch.bfloat16: "bf16", torch.float16: "f16"}
 _directories = {}   # resolved path -> KernelDirectory
 _chosen = {}        # (directory, device index, problem) -> Kernel
+_plans = {}         # everything an eager call's checks and choice read -> _Plan
 _jit = []           # the process's fa4.jit.KernelCache, once made
+#: Eager configurations remembered (`_plans`); all are forgotten when full.
+PLAN_CACHE_SIZE = 1024
+_Tensor = torch.Tensor
+_C = getattr(torch, "_C", None)
+# The current stream's raw handle and the current device without building
+# Python objects (what Inductor's generated code calls), where PyTorch has
+# them: torch.cuda.current_stream() and torch.cuda.device() cost microseconds.
+_raw_stream = getattr(_C, "_cuda_getCurrentRawStream", None)
+_current_device = getattr(_C, "_cuda_getDevice", None)
 
 
 def kernel_directory(path=None):
@@ -133,7 +144,9 @@ def _check_scalars(scale, softcap):
 
 
 def _operand(t, element):
-    return runtime.Operand(t.data_ptr(), tuple(t.shape), element, tuple(t.stride()))
+    # A plain tuple of the size and stride tuples as PyTorch gives them: what
+    # the runtime's remembered launches are keyed by, built cheaply.
+    return (t.data_ptr(), t.shape, element, t.stride())
 
 
 _NO_BACKWARD = ("fa4.torch.attention has no backward yet: q, k, v or sink requires grad, "
@@ -166,7 +179,12 @@ def attention(q, k, v, causal=False, scale=None, return_lse=False, kernel_dir=No
     (`fa4.jit`; the first call of a problem pays the compile, about a
     second; `FA4_JIT=0` turns it off). The work runs as the custom op
     `fa4::attention` when torch.library has custom ops (torch.compile
-    traces this function and keeps the op as one graph node).
+    traces this function and keeps the op as one graph node); eagerly,
+    when nothing would intercept the op (no dispatch or function mode,
+    functorch transform, profiler or TorchScript trace, and q, k, v and
+    sink exactly torch.Tensor), the op's kernel is called directly, without
+    the dispatcher's cost, and the checks and kernel choice of a
+    configuration are remembered.
 
     Raises TypeError/ValueError for unusable inputs, RuntimeError for inputs
     that require grad in grad mode (there is no backward yet; under
@@ -175,12 +193,217 @@ def attention(q, k, v, causal=False, scale=None, return_lse=False, kernel_dir=No
     LookupError when no kernel computes the problem and none could be
     compiled, fa4.MLIRError when the compiler refuses the problem,
     fa4.runtime.CudaError when the driver fails."""
+    return _attend(q, k, v, causal, scale, return_lse, kernel_dir, window, softcap, sink,
+                   False)
+
+
+def _attend(q, k, v, causal, scale, return_lse, kernel_dir, window, softcap, sink,
+            copy_strided_heads):
+    """`attention`; with `copy_strided_heads` (flash_attn_func) a q, k or v
+    whose head dim is not unit-stride is copied first instead of refused."""
+    # Eagerly, with nothing that would intercept the op, its kernel is
+    # called directly (see _eager); traced code always reaches the op.
+    if not (_HAS_OP and torch.compiler.is_compiling()) and _nothing_intercepts():
+        result = _eager(q, k, v, None, causal, scale, return_lse, kernel_dir, window,
+                        softcap, sink, copy_strided_heads)
+        if result is not None:
+            return result
+    if copy_strided_heads:
+        q, k, v = _copy_strided_heads(q, k, v)
     _check(q, k, v)
     sink, scale, (left, right), softcap, kernel_dir = _options(
         q, k, v, sink, causal, scale, window, softcap, kernel_dir)
     output, lse = _entry(q, k, v, sink, bool(causal), scale, left, right, softcap,
                          bool(return_lse), kernel_dir)
     return (output, lse) if return_lse else output
+
+
+def _copy_strided_heads(q, k, v):
+    """q, k, v with a head dim that is not unit-stride copied, as flash-attn does."""
+    return tuple(t.contiguous() if isinstance(t, torch.Tensor) and t.dim()
+                 and t.stride()[-1] != 1 else t for t in (q, k, v))
+
+
+def _interception_probe():
+    """A function saying whether nothing would intercept a call of the op
+    (no torch dispatch or function mode, no functorch transform, no
+    profiler, no TorchScript trace), or None where this PyTorch lacks one
+    of the probes (then `attention` always calls the op)."""
+    functorch = getattr(_C, "_functorch", None)
+    probes = (getattr(_C, "_len_torch_dispatch_stack", None),
+              getattr(_C, "_is_torch_function_mode_enabled", None),
+              getattr(functorch, "peek_interpreter_stack", None),
+              getattr(getattr(torch, "autograd", None), "_profiler_enabled", None),
+              getattr(_C, "_get_tracing_state", None))
+    if not all(callable(probe) for probe in probes):
+        return None
+    dispatch_modes, function_modes, transforms, profiling, tracing = probes
+
+    def nothing_intercepts():
+        return not (dispatch_modes() or function_modes() or transforms() is not None
+                    or profiling() or tracing() is not None)
+    return nothing_intercepts
+
+
+class _Plan:
+    """What an eager call's checks and kernel choice decided for one
+    configuration (the key of `_plans` holds everything they read): the
+    kernel, the scalars it launches with and the outputs' layout."""
+
+    __slots__ = ("kernel", "element", "dtype", "device", "index", "shape_q", "lse_shape",
+                 "scale", "softcap", "convert_sink", "copy_tables", "output_strides",
+                 "lse_strides")
+
+    def run(self, q, k, v, sink, tables, shape_k, shape_v, stride_q, stride_k, stride_v):
+        """Allocates the outputs and launches; the shapes and strides are
+        the ones the key was made of."""
+        device, element, shape_q = self.device, self.element, self.shape_q
+        output = _empty_like(q)
+        if self.output_strides is None:
+            # One shape and dtype are laid out the same way each time.
+            self.output_strides = output.stride()
+        operands = {"query": (q.data_ptr(), shape_q, element, stride_q),
+                    "key": (k.data_ptr(), shape_k, element, stride_k),
+                    "value": (v.data_ptr(), shape_v, element, stride_v),
+                    "output": (output.data_ptr(), shape_q, element, self.output_strides)}
+        lse = None
+        if self.lse_shape is not None:
+            lse = torch.empty(self.lse_shape, dtype=torch.float32, device=device)
+            if self.lse_strides is None:
+                self.lse_strides = lse.stride()
+            operands["lse"] = (lse.data_ptr(), self.lse_shape, "f32", self.lse_strides)
+        if sink is not None:
+            if self.convert_sink:
+                sink = sink.to(torch.float32).contiguous()
+            operands["sink"] = _operand(sink, "f32")
+        if tables is not None:
+            for name, table, copy in zip(runtime.TABLES, tables, self.copy_tables):
+                if table is not None:
+                    operands[name] = _operand(table.contiguous() if copy else table, "i32")
+        _launch(self.kernel, device, self.index, operands, self.scale, self.softcap)
+        return output if lse is None else (output, lse)
+
+
+def _empty_like(q):
+    """O for q: q's shape, dtype and device, contiguous (also for a strided
+    view). torch.empty_like takes about half torch.empty's host time."""
+    return torch.empty_like(q, memory_format=torch.contiguous_format)
+
+
+def _plain_options(scale, window, softcap):
+    """Whether the options are of the plain types, for which equal values
+    check the same way (True == 1 but a bool scale is refused)."""
+    return ((scale is None or scale.__class__ is float)
+            and (softcap.__class__ is float or softcap.__class__ is int)
+            and window.__class__ is tuple and len(window) == 2
+            and window[0].__class__ is int and window[1].__class__ is int)
+
+
+def _signature(t):
+    """What the checks read of an optional tensor: None, or its dtype,
+    device, shape and strides (its type: the caller knows it is a Tensor)."""
+    return None if t is None else (t.dtype, t.device, t.shape, t.stride())
+
+
+def _eager(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, softcap, sink,
+           copy_strided_heads):
+    """`attention` (`tables` None) or `attention_varlen` (`tables` the
+    sequence tables) eagerly: the op's kernel called directly, the checks
+    and the kernel choice done once per configuration. The key of `_plans`
+    is everything they read: the dtypes, devices, shapes and strides of
+    every tensor, the options with their types, the kernel directory (the
+    environment's when none is given). A plan is made only after the full
+    checks passed, so a call equal to its key would pass them too; whether
+    an input requires grad (not in the key) is checked on every call.
+    Returns None where this path does not apply: a tensor that is not
+    exactly a torch.Tensor (subclasses, fake tensors) or options of other
+    than the plain types (`_plain_options`)."""
+    if not (q.__class__ is _Tensor and k.__class__ is _Tensor and v.__class__ is _Tensor
+            and (sink is None or sink.__class__ is _Tensor)
+            and _plain_options(scale, window, softcap)):
+        return None
+    if tables is not None and not (
+            tables[0].__class__ is _Tensor and tables[1].__class__ is _Tensor
+            and (tables[2] is None or tables[2].__class__ is _Tensor)):
+        return None
+    shape_q, shape_k, shape_v = q.shape, k.shape, v.shape
+    stride_q, stride_k, stride_v = q.stride(), k.stride(), v.stride()
+    key = (q.dtype, k.dtype, v.dtype, q.device, k.device, v.device, shape_q, shape_k,
+           shape_v, stride_q, stride_k, stride_v, None if sink is None else _signature(sink),
+           None if tables is None else tuple(_signature(t) for t in tables),
+           causal, scale, window, softcap, return_lse, kernel_dir,
+           os.environ.get("FA4_KERNEL_DIR") if kernel_dir is None else None)
+    try:
+        plan = _plans.get(key)
+    except TypeError:
+        # Something unhashable (a list as kernel_dir): the checked path.
+        return None
+    if plan is None:
+        if copy_strided_heads:
+            copies = _copy_strided_heads(q, k, v)
+            if any(c is not t for c, t in zip(copies, (q, k, v))):
+                return _eager(*copies, tables, causal, scale, return_lse, kernel_dir,
+                              window, softcap, sink, False)
+        plan = _make_plan(q, k, v, tables, causal, scale, return_lse, kernel_dir, window,
+                          softcap, sink)
+        if plan.__class__ is not _Plan:
+            return plan   # the result of a call that launches nothing
+        if len(_plans) >= PLAN_CACHE_SIZE:
+            _plans.clear()
+        _plans[key] = plan
+    elif torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad
+                                      or (sink is not None and sink.requires_grad)):
+        raise RuntimeError(_NO_BACKWARD)
+    return plan.run(q, k, v, sink, tables, shape_k, shape_v, stride_q, stride_k, stride_v)
+
+
+def _make_plan(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, softcap,
+               sink):
+    """The full checks of a call, then its plan; for a call that launches
+    nothing (no query rows or sequences, no keys), its result instead."""
+    varlen = tables is not None
+    _check(q, k, v, packed=varlen)
+    checked_tables = _check_tables(q, *tables) if varlen else None
+    sink_f32, scale, (left, right), softcap, kernel_dir = _options(
+        q, k, v, sink, causal, scale, window, softcap, kernel_dir)
+    if varlen:
+        total_q, heads_q, _ = q.shape
+        work, keys = total_q and tables[0].shape[0] > 1, k.shape[0]
+        lse_shape = (heads_q, total_q)
+    else:
+        batch, seq_q, heads_q, _ = q.shape
+        work, keys = batch and seq_q, k.shape[1]
+        lse_shape = (batch, heads_q, seq_q)
+    if not (work and keys):
+        output, lse = _choose_and_run(q, k, v, sink_f32, bool(causal), scale, left, right,
+                                      softcap, bool(return_lse), kernel_dir, checked_tables)
+        return (output, lse) if return_lse else output
+    plan = _Plan()
+    plan.kernel, plan.scale = _kernel_of(q, k, sink_f32, bool(causal), scale, left, right,
+                                         softcap, bool(return_lse), kernel_dir,
+                                         checked_tables)
+    plan.softcap = softcap or None
+    plan.element, plan.dtype, plan.device = _ELEMENTS[q.dtype], q.dtype, q.device
+    plan.index, plan.shape_q = q.device.index, q.shape
+    plan.lse_shape = lse_shape if return_lse else None
+    plan.convert_sink = sink_f32 is not sink
+    plan.copy_tables = (tuple(c is not t for c, t in zip(checked_tables, tables))
+                        if varlen else None)
+    plan.output_strides = plan.lse_strides = None
+    return plan
+
+
+def _launch(kernel, device, index, operands, scale, softcap):
+    """Launches on the current stream of q's device, with that device current."""
+    if _raw_stream is not None:
+        stream = _raw_stream(index)
+    else:
+        stream = torch.cuda.current_stream(device).cuda_stream
+    if _current_device is not None and _current_device() == index:
+        kernel.launch(operands, stream, index, scale, softcap)
+        return
+    with torch.cuda.device(device):
+        kernel.launch(operands, stream, index, scale, softcap)
 
 
 def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
@@ -202,6 +425,19 @@ def _choose_and_run(q, k, v, sink, causal, scale, window_left, window_right, sof
     problem and device) and runs it; `tables` are the sequence tables of
     packed q, k, v. Returns O and the LSE, an empty float32 tensor without
     `return_lse` (an op returns a fixed number of tensors)."""
+    kernel, scale = _kernel_of(q, k, sink, causal, scale, window_left, window_right, softcap,
+                               return_lse, kernel_dir, tables)
+    result = _run(kernel, q, k, v, return_lse, sink=sink, scale=scale,
+                  softcap=softcap or None, tables=tables)
+    if return_lse:
+        return result
+    return result, torch.empty((0,), dtype=torch.float32, device=q.device)
+
+
+def _kernel_of(q, k, sink, causal, scale, window_left, window_right, softcap, return_lse,
+               kernel_dir, tables):
+    """The kernel of a checked problem (cached per problem and device) and
+    the scale it launches with (None: 1/sqrt(D))."""
     heads_q, head_dim = q.shape[-2], q.shape[-1]
     heads_kv = k.shape[-2]
     if scale is None:
@@ -219,11 +455,7 @@ def _choose_and_run(q, k, v, sink, causal, scale, window_left, window_right, sof
                    return_lse, arch_of(device), (window_left, window_right), softcap,
                    sink is not None, varlen, used)
         kernel = _chosen[key] = _choose(path, problem)
-    result = _run(kernel, q, k, v, return_lse, sink=sink, scale=scale,
-                  softcap=softcap or None, tables=tables)
-    if return_lse:
-        return result
-    return result, torch.empty((0,), dtype=torch.float32, device=device)
+    return kernel, scale
 
 
 def _attention_fake(q, k, v, sink, causal, scale, window_left, window_right, softcap,
@@ -325,7 +557,7 @@ def _run(kernel, q, k, v, return_lse, fill=None, sink=None, scale=None,
             return torch.empty(shape, dtype=dtype, device=device)
         return torch.full(shape, fill, dtype=dtype, device=device)
 
-    output = allocate(tuple(q.shape), q.dtype)
+    output = _empty_like(q) if fill is None else allocate(tuple(q.shape), q.dtype)
     if tables is not None:
         total_q, heads_q, _ = q.shape
         lse = allocate((heads_q, total_q), torch.float32) if return_lse else None
@@ -352,12 +584,9 @@ def _run(kernel, q, k, v, return_lse, fill=None, sink=None, scale=None,
             for name, table in zip(runtime.TABLES, tables):
                 if table is not None:
                     operands[name] = _operand(table, "i32")
-        with torch.cuda.device(device):
-            # Eager code, also under torch.compile (the op's kernel runs
-            # outside the trace), so this is a torch.cuda.Stream.
-            stream = torch.cuda.current_stream(device).cuda_stream
-            kernel.launch(operands, stream=stream, device=device.index, scale=scale,
-                          softcap=softcap)
+        # Eager code, also under torch.compile (the op's kernel runs outside
+        # the trace), so the stream is a real one.
+        _launch(kernel, device, device.index, operands, scale, softcap)
     return (output, lse) if return_lse else output
 
 
@@ -365,6 +594,10 @@ _op = _register_op("fa4::attention", _attention, _attention_fake)
 # Decided once: torch.compile traces `attention` and guards on these.
 _HAS_OP = _op is not None
 _entry = _op if _HAS_OP else _attention
+# Without the op nothing can intercept it; with it, where PyTorch cannot say
+# that nothing would, the op is always called.
+_nothing_intercepts = ((lambda: True) if not _HAS_OP
+                       else _interception_probe() or (lambda: False))
 
 
 def _check_tables(q, cu_seqlens_q, cu_seqlens_k, seqused_k):
@@ -409,6 +642,11 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k=None, causal
     are not read on the host: offsets past the tensors are clamped to them
     by the kernel, never read or written out of bounds. The other
     arguments, the kernel choice and the errors are `attention`'s."""
+    if not (_HAS_OP and torch.compiler.is_compiling()) and _nothing_intercepts():
+        result = _eager(q, k, v, (cu_seqlens_q, cu_seqlens_k, seqused_k), causal, scale,
+                        return_lse, kernel_dir, window, softcap, sink, False)
+        if result is not None:
+            return result
     _check(q, k, v, packed=True)
     tables = _check_tables(q, cu_seqlens_q, cu_seqlens_k, seqused_k)
     sink, scale, (left, right), softcap, kernel_dir = _options(

@@ -94,6 +94,8 @@ kernel = runtime.Kernel({
     "params": [], "tensor_maps": [{"operand": "query", "element": "bf16",
                                    "box": [64, 1, 128, 1], "swizzle": "128B"}]})
 query_map = runtime.tensor_map_args(kernel.tensor_maps[0], (0x1000, (1, 10, 1, 64), "bf16"))
+prepared = runtime.PreparedLaunch(0x10, (4, 1, 1), (512, 1, 1), (2, 1, 1), 100000, 7,
+                                  [ctypes.c_uint64(1), ctypes.c_int32(2), ctypes.c_float(3)])
 calls = [
     ("context", lambda: drv.context()),
     ("attribute", lambda: drv.attribute(runtime.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0)),
@@ -106,6 +108,12 @@ calls = [
     ("free_async", lambda: drv.free_async(0x1000, 7)),
     ("launch", lambda: drv.launch(0x10, (4, 1, 1), (512, 1, 1), (2, 1, 1), 100000, 7,
                                   [ctypes.c_uint64(1), ctypes.c_int32(2), ctypes.c_float(3)])),
+    # A remembered launch's kept config, function and parameter array,
+    # passed again as they are.
+    ("launch_prepared", lambda: drv.launch_prepared(prepared)),
+    ("launch_prepared again", lambda: drv.launch_prepared(prepared)),
+    ("current_context", lambda: (setattr(drv, "_initialized", True),
+                                 drv.current_context())),
     ("synchronize", lambda: drv.synchronize(7)),
     ("unload_module", lambda: drv.unload_module(0x10)),
 ]
@@ -127,6 +135,9 @@ print("stub error:", enumerators["CUDA_ERROR_STUB_LIBRARY"])
 # CHECK-NEXT: copy_to_device_async: cuMemcpyHtoDAsync_v2 -> 34
 # CHECK-NEXT: free_async: cuMemFreeAsync -> 34
 # CHECK-NEXT: launch: cuLaunchKernelEx -> 34
+# CHECK-NEXT: launch_prepared: cuLaunchKernelEx -> 34
+# CHECK-NEXT: launch_prepared again: cuLaunchKernelEx -> 34
+# CHECK-NEXT: current_context: cuCtxGetCurrent -> 34
 # CHECK-NEXT: synchronize: cuStreamSynchronize -> 34
 # CHECK-NEXT: unload_module: cuModuleUnload -> 34
 # CHECK-NEXT: stub error: 34{{$}}

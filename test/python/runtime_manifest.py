@@ -463,11 +463,11 @@ launch(gqa, fake, operands(), stream=0x5000)
 # CHECK-NEXT: cuLaunchKernelEx(grid (24, 1, 1), block (512, 1, 1), smem 197632, stream 0x5000, attrs [], function 0x2000, params ['0x7e0000000000', '0x7e0000000080', '0x7e0000000100', '0x7e0000000180', 3, 1000, 1100, 0.1803368777036667, '0x7f5000000000'], extra None)
 # CHECK-NEXT: --
 
-# The same operands on the same stream: the remembered launch, maps and all.
+# The same operands on the same stream: the remembered launch, maps and all,
+# found before any check: the current context is the one query.
 launch(gqa, fake, operands(), stream=0x5000)
 # CHECK: launched, grid (24, 1, 1)
 # CHECK-NEXT: cuCtxGetCurrent()
-# CHECK-NEXT: cuCtxGetDevice()
 # CHECK-NEXT: cuLaunchKernelEx(grid (24, 1, 1), block (512, 1, 1), smem 197632, stream 0x5000, attrs [], function 0x2000, params ['0x7e0000000000', '0x7e0000000080', '0x7e0000000100', '0x7e0000000180', 3, 1000, 1100, 0.1803368777036667, '0x7f5000000000'], extra None)
 # CHECK-NEXT: --
 
@@ -501,6 +501,151 @@ print("\n".join(fake.log))
 # CHECK-NEXT: cuMemFreeAsync(0x7e0000000000, 0x0)
 # CHECK-NEXT: cuMemFreeAsync(0x7e0000000000, 0x0)
 # CHECK-NEXT: cuModuleUnload(0x1000)
+
+# --- the remembered launch: what its key holds ------------------------------
+# A call equal to a remembered launch in everything the launch is made of is
+# that launch (one cuCtxGetCurrent, one cuLaunchKernelEx); a change of any
+# part misses, runs the checks and launches with the new values.
+class BlocksCuda(FakeCuda):
+    """Hands out a new tensor-map block per allocation, so that frees say
+    which launch was forgotten."""
+    blocks = 0
+
+    def cuMemAllocAsync(self, out, size, stream):
+        rc = super().cuMemAllocAsync(out, size, stream)
+        out._obj.value = 0x7e0000000000 + 0x1000 * BlocksCuda.blocks
+        BlocksCuda.blocks += 1
+        return rc
+
+
+(TMP / "w.json").write_text(json.dumps(windowed.manifest))
+(TMP / "w.cubin").write_bytes(b"\x7fELF")
+cached = runtime.Kernel.load(TMP / "gqa_causal_lse.json")
+capped = runtime.Kernel.load(TMP / "w.json")
+bfake = BlocksCuda()
+
+
+def again(label, kernel, ops, **kwargs):
+    """One launch: the driver calls by name (xN for N in a row), the tensor
+    maps' addresses and strides when encoded, and the parameters."""
+    runtime.set_driver(bfake) if runtime._driver is None or runtime._driver._lib is not bfake else None
+    bfake.kinds = [kind for _, kind, _ in kernel.params]
+    bfake.log.clear()
+    try:
+        kernel.launch(ops, **kwargs)
+    except (RuntimeError, ValueError) as err:
+        print(f"{label}: {type(err).__name__}: {err}")
+        return
+    names = []
+    for entry in bfake.log:
+        name = entry.split("(")[0]
+        if names and names[-1][0] == name:
+            names[-1][1] += 1
+        else:
+            names.append([name, 1])
+    text = " ".join(n if c == 1 else f"{n}x{c}" for n, c in names)
+    maps = [e.split(", ")[3] + " " + e.split("strides ")[1].split("]")[0] + "]"
+            for e in bfake.log if e.startswith("cuTensorMapEncodeTiled")][:1]
+    launched = [e for e in bfake.log if e.startswith("cuLaunchKernelEx")][-1]
+    stream = launched.split("stream ")[1].split(",")[0]
+    params = launched.split("params ")[1].split(", extra")[0]
+    print(f"{label}: {text}; {'query map ' + maps[0] + '; ' if maps else ''}stream {stream} "
+          f"params {params}")
+
+
+again("first", cached, operands(), stream=0x5000)
+again("same", cached, operands(), stream=0x5000)
+again("operands anew", cached, {name: tuple(op) for name, op in operands().items()},
+      stream=0x5000)
+again("lse address", cached, operands(lse=(L + 0x100, (3, 4, 1000), "f32")), stream=0x5000)
+again("query address", cached, operands(query=(Q + 0x100, (3, 1000, 4, 64), "bf16")),
+      stream=0x5000)
+again("key length", cached, operands(key=(K, (3, 1200, 2, 64), "bf16"),
+                                     value=(V, (3, 1200, 2, 64), "bf16")), stream=0x5000)
+again("query strides", cached, operands(query=(Q, (3, 1000, 4, 64), "bf16",
+                                               (256000, 64, 64000, 1))), stream=0x5000)
+again("stream", cached, operands(), stream=0x6000)
+again("scale", cached, operands(), stream=0x5000, scale=0.25)
+again("scale 1", cached, operands(), stream=0x5000, scale=1)
+again("scale True", cached, operands(), stream=0x5000, scale=True)
+again("device 0", cached, operands(), stream=0x5000, device=0)
+again("device 0 again", cached, operands(), stream=0x5000, device=0)
+# CHECK-LABEL: first: cuInit cuCtxGetCurrent cuDeviceGet cuDevicePrimaryCtxRetain cuCtxSetCurrent cuDeviceGetAttributex4 cuModuleLoadData cuModuleGetFunction cuFuncSetAttribute cuTensorMapEncodeTiledx4 cuMemAllocAsync cuMemcpyHtoDAsync_v2 cuLaunchKernelEx; query map 0x7f1000000000 [128, 512, 512000]; stream 0x5000 params ['0x7e0000000000', '0x7e0000000080', '0x7e0000000100', '0x7e0000000180', 3, 1000, 1100, 0.1803368777036667, '0x7f5000000000']
+# CHECK-NEXT: same: cuCtxGetCurrent cuLaunchKernelEx; stream 0x5000 params ['0x7e0000000000', '0x7e0000000080', '0x7e0000000100', '0x7e0000000180', 3, 1000, 1100, 0.1803368777036667, '0x7f5000000000']
+# CHECK-NEXT: operands anew: cuCtxGetCurrent cuLaunchKernelEx; stream 0x5000 params ['0x7e0000000000',
+# CHECK-NEXT: lse address: cuCtxGetCurrent cuCtxGetDevice cuTensorMapEncodeTiledx4 cuMemAllocAsync cuMemcpyHtoDAsync_v2 cuLaunchKernelEx; query map 0x7f1000000000 [128, 512, 512000]; stream 0x5000 params ['0x7e0000001000', '0x7e0000001080', '0x7e0000001100', '0x7e0000001180', 3, 1000, 1100, 0.1803368777036667, '0x7f5000000100']
+# CHECK-NEXT: query address: {{.*}}cuLaunchKernelEx; query map 0x7f1000000100 [128, 512, 512000]; stream 0x5000 params ['0x7e0000002000', {{.*}}, 3, 1000, 1100, 0.1803368777036667, '0x7f5000000000']
+# CHECK-NEXT: key length: {{.*}}cuLaunchKernelEx; query map 0x7f1000000000 [128, 512, 512000]; stream 0x5000 params ['0x7e0000003000', {{.*}}, 3, 1000, 1200, 0.1803368777036667, '0x7f5000000000']
+# CHECK-NEXT: query strides: {{.*}}cuLaunchKernelEx; query map 0x7f1000000000 [128000, 128, 512000]; stream 0x5000 params ['0x7e0000004000', {{.*}}, 3, 1000, 1100, 0.1803368777036667, '0x7f5000000000']
+# CHECK-NEXT: stream: cuCtxGetCurrent cuCtxGetDevice cuTensorMapEncodeTiledx4 cuMemAllocAsync cuMemcpyHtoDAsync_v2 cuLaunchKernelEx; query map 0x7f1000000000 [128, 512, 512000]; stream 0x6000 params ['0x7e0000005000', {{.*}}, 3, 1000, 1100, 0.1803368777036667, '0x7f5000000000']
+# CHECK-NEXT: scale: {{.*}}cuLaunchKernelEx; {{.*}} params ['0x7e0000006000', {{.*}}, 3, 1000, 1100, 0.3606737554073334, '0x7f5000000000']
+# CHECK-NEXT: scale 1: {{.*}}cuLaunchKernelEx; {{.*}} params ['0x7e0000007000', {{.*}}, 3, 1000, 1100, 1.4426950216293335, '0x7f5000000000']
+# CHECK-NEXT: scale True: ValueError: scale must be a real number, got True
+# CHECK-NEXT: device 0: cuCtxGetCurrent cuDeviceGet cuCtxGetDevice cuTensorMapEncodeTiledx4 {{.*}} params ['0x7e0000008000',
+# CHECK-NEXT: device 0 again: cuCtxGetCurrent cuLaunchKernelEx; stream 0x5000 params ['0x7e0000008000',
+
+# Another context current: a miss (this context's module is loaded), and
+# the first context's launch again once it is current again.
+bfake.current = (0xC001, 1)
+again("context 0xc001", cached, operands(), stream=0x5000)
+again("context 0xc001 again", cached, operands(), stream=0x5000)
+bfake.current = (0xC000, 0)
+again("context 0xc000", cached, operands(), stream=0x5000)
+# CHECK-NEXT: context 0xc001: cuCtxGetCurrent cuCtxGetDevice cuDeviceGetAttributex4 cuModuleLoadData {{.*}} params ['0x7e0000009000',
+# CHECK-NEXT: context 0xc001 again: cuCtxGetCurrent cuLaunchKernelEx; stream 0x5000 params ['0x7e0000009000',
+# CHECK-NEXT: context 0xc000: cuCtxGetCurrent cuLaunchKernelEx; stream 0x5000 params ['0x7e0000000000',
+
+# The softcap is a value of the call, as the scale.
+again("softcap 30", capped, operands(), stream=0x5000)
+again("softcap 50", capped, operands(), stream=0x5000, softcap=50.0)
+again("softcap 50 again", capped, operands(), stream=0x5000, softcap=50.0)
+# CHECK-NEXT: softcap 30: {{.*}}cuLaunchKernelEx; {{.*}} params [{{.*}}, 3, 1000, 1100, 0.1803368777036667, '0x7f5000000000', 240.0]
+# CHECK-NEXT: softcap 50: {{.*}}cuTensorMapEncodeTiledx4 {{.*}} params [{{.*}}, 3, 1000, 1100, 0.1803368777036667, '0x7f5000000000', 400.0]
+# CHECK-NEXT: softcap 50 again: cuCtxGetCurrent cuLaunchKernelEx; {{.*}} 400.0]
+
+# Operands that cannot be a key as given (a list shape) are checked each
+# time, then found under their checked form: no maps the second time.
+listed = operands(query=(Q, [3, 1000, 4, 64], "bf16"))
+again("list shape", cached, listed, stream=0x5000)
+again("list shape again", cached, listed, stream=0x5000)
+# CHECK-NEXT: list shape: cuCtxGetCurrent cuCtxGetDevice cuTensorMapEncodeTiledx4
+# CHECK-NEXT: list shape again: cuCtxGetCurrent cuCtxGetDevice cuLaunchKernelEx;
+
+# A remembered launch that fails is forgotten (its maps freed) and prepared
+# anew by the next call.
+bfake.fail = {"cuLaunchKernelEx": 1}
+again("failing", cached, operands(), stream=0x5000)
+print([e for e in bfake.log if not e.startswith("cuLaunchKernelEx")])
+bfake.fail = {}
+again("after the failure", cached, operands(), stream=0x5000)
+# CHECK-NEXT: failing: CudaError: cuLaunchKernelEx failed: CUDA_ERROR_INVALID_VALUE (invalid argument) of gqa_causal_lse with grid [24, 1, 1], block [512, 1, 1], 197632 bytes of dynamic shared memory
+# CHECK-NEXT: ['cuCtxGetCurrent()', 'cuMemFreeAsync(0x7e0000000000, 0x5000)']
+# CHECK-NEXT: after the failure: cuCtxGetCurrent cuCtxGetDevice cuTensorMapEncodeTiledx4 {{.*}} params ['0x7e000000
+
+# The bound: LAUNCH_CACHE_SIZE launches, least recently used forgotten first
+# (its maps freed on its stream); a hit makes a launch the most recent.
+cached.close()
+cached.LAUNCH_CACHE_SIZE = 3
+for label, stream in [("A", 0xA), ("B", 0xB), ("C", 0xC), ("A hit", 0xA), ("D", 0xD),
+                      ("A hit again", 0xA), ("B again", 0xB)]:
+    again(label, cached, operands(), stream=stream)
+    print("  freed", [e.split("(")[1] for e in bfake.log if e.startswith("cuMemFreeAsync")],
+          "remembered", len(cached._launches))
+# CHECK: A: {{.*}}cuTensorMapEncodeTiledx4 {{.*}}stream 0xa
+# CHECK-NEXT: freed [] remembered 1
+# CHECK-NEXT: B: {{.*}}cuTensorMapEncodeTiledx4 {{.*}}stream 0xb
+# CHECK-NEXT: freed [] remembered 2
+# CHECK-NEXT: C: {{.*}}cuTensorMapEncodeTiledx4 {{.*}}stream 0xc
+# CHECK-NEXT: freed [] remembered 3
+# CHECK-NEXT: A hit: cuCtxGetCurrent cuLaunchKernelEx; stream 0xa
+# CHECK-NEXT: freed [] remembered 3
+# CHECK-NEXT: D: {{.*}}cuTensorMapEncodeTiledx4 {{.*}}stream 0xd
+# CHECK-NEXT: freed ['0x{{[0-9a-f]+}}, 0xb)'] remembered 3
+# CHECK-NEXT: A hit again: cuCtxGetCurrent cuLaunchKernelEx; stream 0xa
+# CHECK-NEXT: freed [] remembered 3
+# CHECK-NEXT: B again: {{.*}}cuTensorMapEncodeTiledx4 {{.*}}stream 0xb
+# CHECK-NEXT: freed ['0x{{[0-9a-f]+}}, 0xc)'] remembered 3
+runtime.set_driver(None)
 
 # Nothing to compute: no module, no maps, no launch.
 launch(runtime.Kernel.load(TMP / "gqa_causal_lse.json"), FakeCuda(),

@@ -194,6 +194,7 @@ for label, call in cases:
 # arch cannot change; the stand-in's can, so forget the choices.)
 torch.cuda.capability = (9, 0)
 fa4.torch._chosen.clear()
+fa4.torch._plans.clear()
 try:
     attention(q, k, v, causal=True, return_lse=True)
 except LookupError as err:

@@ -55,6 +55,17 @@ def custom_op(name, fn=None, *, mutates_args, device_types=None):
 
 torch.library = types.SimpleNamespace(custom_op=custom_op)
 torch.compiler = types.SimpleNamespace(is_compiling=lambda: compiling[0])
+# PyTorch's probes of what would intercept a call of the op (attention calls
+# the op's kernel directly only when none does); a dispatch mode until the
+# end, so that the calls below reach the op.
+probes = {"dispatch modes": 1, "function modes": False, "transforms": None,
+          "profiler": False, "tracing": None}
+torch._C = types.SimpleNamespace(
+    _len_torch_dispatch_stack=lambda: probes["dispatch modes"],
+    _is_torch_function_mode_enabled=lambda: probes["function modes"],
+    _functorch=types.SimpleNamespace(peek_interpreter_stack=lambda: probes["transforms"]),
+    _get_tracing_state=lambda: probes["tracing"])
+torch.autograd = types.SimpleNamespace(_profiler_enabled=lambda: probes["profiler"])
 os.environ["FA4_JIT"] = "0"
 
 import fa4.torch  # noqa: E402
@@ -116,6 +127,7 @@ TMP = Path(tempfile.mkdtemp(prefix="fa4-op-"))
 atexit.register(shutil.rmtree, TMP, True)
 torch_standin.write_kernel(TMP, "gqa_causal_lse", "bf16", 4, 2, True, True)
 torch_standin.write_kernel(TMP, "gqa_causal", "bf16", 4, 2, True, False)
+torch_standin.write_kernel(TMP, "gqa_packed", "bf16", 4, 2, True, False, varlen=True)
 fake = FakeCuda()
 runtime.set_driver(fake)
 fake.kinds = [kind for _, kind, _ in runtime.KernelDirectory(TMP).find(
@@ -158,4 +170,69 @@ print("no_grad: op called", len(op.calls) - calls)
 # CHECK-NEXT: compiling=False: op called 0, fa4.torch.attention has no backward yet
 # CHECK-NEXT: compiling=True: op called 1
 # CHECK-NEXT: no_grad: op called 1
+
+# With nothing to intercept it, an eager call runs the op's kernel directly
+# (the dispatcher's cost saved); each probe that says something would, and
+# torch.compile's tracing, sends it through the op again.
+probes["dispatch modes"] = 0
+varlen_calls = len(varlen_op.calls)
+for label, change in [("nothing", {}), ("dispatch mode", {"dispatch modes": 1}),
+                      ("function mode", {"function modes": True}),
+                      ("functorch transform", {"transforms": object()}),
+                      ("profiler", {"profiler": True}), ("jit trace", {"tracing": object()}),
+                      ("compiling", {})]:
+    saved = dict(probes)
+    probes.update(change)
+    compiling[0] = label == "compiling"
+    calls, launches = len(op.calls), len(fake.launches)
+    fa4.torch.attention(q, k, v, causal=True, kernel_dir=TMP)
+    print(f"{label}: op called {len(op.calls) - calls}, launched "
+          f"{len(fake.launches) - launches}")
+    probes.update(saved)
+compiling[0] = False
+# CHECK-NEXT: nothing: op called 0, launched 1
+# CHECK-NEXT: dispatch mode: op called 1, launched 1
+# CHECK-NEXT: function mode: op called 1, launched 1
+# CHECK-NEXT: functorch transform: op called 1, launched 1
+# CHECK-NEXT: profiler: op called 1, launched 1
+# CHECK-NEXT: jit trace: op called 1, launched 1
+# CHECK-NEXT: compiling: op called 1, launched 1
+
+# A tensor of another type (a subclass: fake tensors, parameters) reaches
+# the op too.
+class Subclass(torch.Tensor):
+    pass
+
+
+calls = len(op.calls)
+fa4.torch.attention(Subclass((2, 300, 4, 64), torch.bfloat16, q.device), k, v, causal=True,
+                    kernel_dir=TMP)
+print("subclass: op called", len(op.calls) - calls)
+# CHECK-NEXT: subclass: op called 1
+
+# The direct call is as checked as the op's: the same errors, in grad mode
+# the same refusal.
+grad_mode[0] = True
+for label, args, kwargs in [("grad", (grad_q, k, v), {}),
+                            ("heads", (tensor((2, 300, 3, 64)), k, v), {}),
+                            ("scale", (q, k, v), {"scale": -1.0})]:
+    try:
+        fa4.torch.attention(*args, causal=True, kernel_dir=TMP, **kwargs)
+        print(f"direct {label}: accepted")
+    except (RuntimeError, ValueError) as err:
+        print(f"direct {label}: {type(err).__name__}: {str(err)[:60]}")
+# CHECK-NEXT: direct grad: RuntimeError: fa4.torch.attention has no backward yet: q, k, v or sink req
+# CHECK-NEXT: direct heads: ValueError: query heads (3) must be a multiple of key/value heads (2)
+# CHECK-NEXT: direct scale: ValueError: scale must be positive and finite, got -1.0
+
+# attention_varlen likewise.
+fake.kinds = [kind for _, kind, _ in runtime.KernelDirectory(TMP).find(
+    "bf16", 4, 2, 64, causal=True, varlen=True).params]
+launches = len(fake.launches)
+fa4.torch.attention_varlen(*packed, *tables, causal=True, kernel_dir=TMP)
+probes["profiler"] = True
+fa4.torch.attention_varlen(*packed, *tables, causal=True, kernel_dir=TMP)
+print("varlen: op called", len(varlen_op.calls) - varlen_calls, "launched",
+      len(fake.launches) - launches)
+# CHECK-NEXT: varlen: op called 1 launched 2
 runtime.set_driver(None)

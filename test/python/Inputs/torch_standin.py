@@ -30,6 +30,9 @@ class Device:
     def __eq__(self, other):
         return (self.type, self.index) == (other.type, other.index)
 
+    def __hash__(self):
+        return hash((self.type, self.index))
+
     def __str__(self):
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
@@ -92,12 +95,29 @@ class Tensor:
         return self
 
 
+def caching_allocator():
+    """Makes torch.empty hand out one address per shape and dtype, as
+    PyTorch's caching allocator does when each call's outputs are freed
+    before the next (the launches of repeated calls are then the same)."""
+    blocks = {}
+
+    def empty(shape, dtype, device):
+        key = (tuple(shape), dtype.name, str(device))
+        if key not in blocks:
+            blocks[key] = Tensor(shape, dtype, device).data_ptr()
+        return Tensor(shape, dtype, device, ptr=blocks[key])
+    torch.empty = empty
+
+
 torch = types.ModuleType("torch")
 torch.cuda = types.ModuleType("torch.cuda")
 torch.bfloat16, torch.float16, torch.float32, torch.int32 = (
     DType(n) for n in ("bfloat16", "float16", "float32", "int32"))
 torch.Tensor = Tensor
 torch.empty = lambda shape, dtype, device: Tensor(shape, dtype, device)
+torch.contiguous_format = "contiguous_format"
+# Through torch.empty, as it is when called (caching_allocator replaces it).
+torch.empty_like = lambda t, memory_format=None: torch.empty(t.shape, t.dtype, t.device)
 torch.cuda.capability = (10, 0)
 torch.cuda.get_device_capability = lambda device=None: torch.cuda.capability
 torch.cuda.current_stream = lambda device=None: types.SimpleNamespace(cuda_stream=0x5000)
@@ -121,14 +141,21 @@ def tensor(shape, dtype=torch.bfloat16, device=cuda0, **kwargs):
 class FakeCuda:
     """A libcuda that remembers the tensor maps copied and each launch:
     `launches` holds '<kernel> grid <x> stream <s> params [...]' with the
-    parameters decoded by `kinds` (set it to the kernel's param kinds)."""
+    parameters decoded by `kinds` (set it to the kernel's param kinds);
+    `calls` the name of every driver function called."""
 
     def __init__(self):
+        self.calls = []  # the name of every driver function called, in order
         self.launches, self.maps = [], {}
         self.functions = {}  # CUfunction -> kernel name
         self.strides = {}  # global address -> byte strides of its tensor map
         self.dims = {}  # global address -> dimensions of its tensor map
         self.kinds = []
+
+    def __getattribute__(self, name):
+        if name.startswith("cu"):
+            object.__getattribute__(self, "calls").append(name)
+        return object.__getattribute__(self, name)
 
     def __getattr__(self, name):
         def call(*args):
@@ -169,7 +196,9 @@ class FakeCuda:
         return 0
 
     def cuMemAllocAsync(self, out, size, stream):
-        out._obj.value = 0x7e0000000000
+        # A block per allocation, so that each remembered launch's maps stay
+        # its own.
+        out._obj.value = 0x7e0000000000 + 0x1000 * len(self.maps)
         return 0
 
     def cuMemcpyHtoDAsync_v2(self, destination, source, size, stream):
