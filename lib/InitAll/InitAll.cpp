@@ -3,6 +3,7 @@
 #include "fa4/InitAll.h"
 
 #include "fa4/Conversion/Passes.h"
+#include "fa4/Dialect/FA4/IR/BufferizableOpInterfaceImpl.h"
 #include "fa4/Dialect/FA4/IR/FA4Dialect.h"
 #include "fa4/Dialect/FA4/IR/FA4Interfaces.h"
 #include "fa4/Transforms/Passes.h"
@@ -20,18 +21,26 @@
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -51,6 +60,16 @@ void fa4::registerAllDialects(mlir::DialectRegistry &registry) {
                   mlir::NVVM::NVVMDialect,
                   mlir::scf::SCFDialect, mlir::ub::UBDialect,
                   mlir::vector::VectorDialect>();
+  // The tensor level: fa4.attention on tensors, the linalg that
+  // fa4-raise-attention reads, and their bufferization.
+  registry.insert<mlir::bufferization::BufferizationDialect,
+                  mlir::linalg::LinalgDialect, mlir::tensor::TensorDialect>();
+  mlir::fa4::registerBufferizableOpInterfaceExternalModels(registry);
+  mlir::arith::registerBufferizableOpInterfaceExternalModels(registry);
+  mlir::bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
+      registry);
+  mlir::linalg::registerBufferizableOpInterfaceExternalModels(registry);
+  mlir::tensor::registerBufferizableOpInterfaceExternalModels(registry);
 
   // What fa4's passes ask of upstream ops.
   mlir::fa4::registerExternalModels(registry);
@@ -81,6 +100,7 @@ void fa4::registerAllPasses() {
   mlir::fa4::registerFA4ConversionPasses();
   mlir::fa4::registerCompilePipeline();
 
+  mlir::bufferization::registerOneShotBufferizePass();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();

@@ -175,13 +175,13 @@ bool exceeds32(std::optional<int64_t> value) {
 LogicalResult mlir::fa4::checkKernelLimits(AttentionOp op, PlanAttr plan) {
   struct Operand {
     StringRef name;
-    MemRefType type;
+    ShapedType type;
     std::array<StringRef, 4> dims;
   };
   bool varlen = op.isVarlen();
   auto activation = [&](StringRef name, Value value, StringRef seq,
                         StringRef heads, StringRef dim) {
-    Operand operand{name, cast<MemRefType>(value.getType()), {}};
+    Operand operand{name, cast<ShapedType>(value.getType()), {}};
     if (varlen)
       operand.dims = {seq == "seq_q" ? "total_q" : "total_kv", heads, dim, ""};
     else
@@ -193,10 +193,15 @@ LogicalResult mlir::fa4::checkKernelLimits(AttentionOp op, PlanAttr plan) {
       activation("key", op.getKey(), "seq_kv", "heads_kv", "head_dim_qk"),
       activation("value", op.getValue(), "seq_kv", "heads_kv", "head_dim_v"),
       activation("output", op.getOutput(), "seq_q", "heads_q", "head_dim_v")};
-  if (TypedValue<MemRefType> lse = op.getLse()) {
+  // A memref's layout is checked here; a tensor's is bufferization's choice.
+  auto isContiguous = [](ShapedType type) {
+    auto memref = dyn_cast<MemRefType>(type);
+    return !memref || memref.getLayout().isIdentity();
+  };
+  if (TypedValue<ShapedType> lse = op.getLse()) {
     // The LSE is written through a plain pointer, element (b, h, i) at
     // (b * Hq + h) * Sq + i (packed: h * Tq + i).
-    if (!lse.getType().getLayout().isIdentity())
+    if (!isContiguous(lse.getType()))
       return op.emitOpError()
              << "the kernel writes LSE to a contiguous "
              << (varlen ? "[Hq, Tq]" : "[B, Hq, Sq]") << " tensor, got "
@@ -212,18 +217,18 @@ LogicalResult mlir::fa4::checkKernelLimits(AttentionOp op, PlanAttr plan) {
                              {"cu_seqlens_k", op.getCuSeqlensK()},
                              {"seqused_k", op.getSequsedK()}})
     if (table)
-      operands.push_back({name, cast<MemRefType>(table.getType()),
+      operands.push_back({name, cast<ShapedType>(table.getType()),
                           {name == "seqused_k" ? "batch" : "batch + 1"}});
   // The sinks are read through a plain pointer, head h at element h.
-  if (TypedValue<MemRefType> sink = op.getSink();
-      sink && !sink.getType().getLayout().isIdentity())
+  if (TypedValue<ShapedType> sink = op.getSink();
+      sink && !isContiguous(sink.getType()))
     return op.emitOpError()
            << "the kernel reads the sinks from a contiguous [Hq] tensor, got "
            << sink.getType();
 
   // The kernel takes each dynamic size of a capture as an i32.
   for (auto [index, capture] : llvm::enumerate(op.getCaptures())) {
-    auto type = cast<MemRefType>(capture.getType());
+    auto type = cast<ShapedType>(capture.getType());
     for (unsigned i = 0, e = type.getRank(); i < e; ++i)
       if (!type.isDynamicDim(i) && type.getDimSize(i) > kMax32)
         return op.emitOpError()
@@ -247,10 +252,11 @@ LogicalResult mlir::fa4::checkKernelLimits(AttentionOp op, PlanAttr plan) {
       continue; // LSE and the tables: plain pointers
     // A TMA descriptor gives each outer dimension a byte stride and the
     // tensor a base address: both 16-byte aligned, strides below 2^40.
+    auto memref = dyn_cast<MemRefType>(operand.type);
     SmallVector<int64_t> strides;
     int64_t offset;
-    if (failed(operand.type.getStridesAndOffset(strides, offset)))
-      continue; // the verifier refuses these
+    if (!memref || failed(memref.getStridesAndOffset(strides, offset)))
+      continue; // tensors have no strides yet; the verifier refuses the rest
     int64_t elementBytes = operand.type.getElementTypeBitWidth() / 8;
     for (unsigned i = 0; i + 1 < strides.size(); ++i) {
       if (ShapedType::isDynamic(strides[i]))
@@ -276,7 +282,7 @@ LogicalResult mlir::fa4::checkKernelLimits(AttentionOp op, PlanAttr plan) {
   }
 
   // What the kernel computes from the sizes, in 32 bits.
-  MemRefType query = op.getQuery().getType();
+  ShapedType query = op.getQuery().getType();
   unsigned seqDim = op.getSequenceDim();
   int64_t seqQ = query.getDimSize(seqDim);
   int64_t seqKv = op.getKey().getType().getDimSize(seqDim);

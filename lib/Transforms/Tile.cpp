@@ -248,6 +248,11 @@ struct FA4TilePass : public fa4::impl::FA4TileBase<FA4TilePass> {
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                     UnitAttr::get(ctx));
     for (AttentionOp op : ops) {
+      if (op.isTensorForm()) {
+        op.emitOpError() << "is on tensors; fa4-tile builds kernels from "
+                            "memrefs: bufferize first (one-shot-bufferize)";
+        return signalPassFailure();
+      }
       PlanAttr plan = op.getPlanAttr();
       if (!plan) {
         op.emitOpError() << "has no plan; run fa4-plan first";

@@ -52,3 +52,12 @@ func.func @threshold_f16(%q: memref<1x256x1x64xf16>, %o: memref<1x256x1x64xf16>)
   fa4.attention ins(%q, %q, %q : memref<1x256x1x64xf16>, memref<1x256x1x64xf16>, memref<1x256x1x64xf16>) outs(%o : memref<1x256x1x64xf16>) {plan = #plan}
   return
 }
+
+// -----
+
+// Kernels are built from memrefs: the tensor form is bufferized first.
+func.func @tensors(%q: tensor<1x128x2x64xbf16>, %k: tensor<1x128x2x64xbf16>, %v: tensor<1x128x2x64xbf16>, %o: tensor<1x128x2x64xbf16>) -> tensor<1x128x2x64xbf16> {
+  // expected-error @+1 {{is on tensors; fa4-tile builds kernels from memrefs: bufferize first (one-shot-bufferize)}}
+  %r = fa4.attention ins(%q, %k, %v : tensor<1x128x2x64xbf16>, tensor<1x128x2x64xbf16>, tensor<1x128x2x64xbf16>) outs(%o : tensor<1x128x2x64xbf16>) {plan = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 128, headDim = 64, qStages = 2, kvStages = 4, gqaPack = 1, scheduler = linear, softmaxRegs = 232, correctionRegs = 0, producerRegs = 40, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8>} -> tensor<1x128x2x64xbf16>
+  return %r : tensor<1x128x2x64xbf16>
+}

@@ -244,6 +244,50 @@ def FA4InsertBarriers : Pass<"fa4-insert-barriers", "::mlir::ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def FA4RaiseAttention : Pass<"fa4-raise-attention"> {
+  let summary = "Replace attention written in linalg on tensors with fa4.attention";
+  let description = [{
+    Finds scaled dot-product attention spelled in `linalg` on tensors, as
+    torch-mlir and IREE lower SDPA or as written by hand, and replaces it
+    with the tensor form of `fa4.attention` (bufferize it with
+    `one-shot-bufferize` before `fa4-compile`). What it recognizes, from
+    the P V contraction backwards:
+
+    - the contractions: any `linalg` op that is a contraction (named
+      `matmul`/`batch_matmul` or a `linalg.generic` with contraction
+      indexing maps), K read transposed through the indexing map or through
+      a `linalg.transpose`/permuting generic;
+    - the scores `alpha * S + sum_k beta_k * B_k`: S = Q K^T, the scale
+      `alpha` a product of constant multiplies and divides (of S, or of Q
+      or K before the contraction), `B_k` additive masks or biases read
+      through broadcasting indexing maps (they become a score region with
+      the tensors as captures);
+    - the numerically stable softmax over the key dimension: `linalg.softmax`
+      or `exp(E - max_j E) / sum_j exp(E - max_j E)` in any split of
+      elementwise ops, with `exp` or `exp2` (base 2 scores are rescaled by
+      ln 2), or the division by the sum applied after the P V contraction;
+    - element type casts anywhere along the way, computed in f32 by the
+      kernel;
+    - heads and GQA: the contraction's batch dimensions shared by Q, K and
+      V (the last static one is the head, the others collapse into the
+      batch), and a second query dimension that K and V do not have (Q
+      `[B, Hkv, G, S, D]` against K `[B, Hkv, S, D]`: grouped-query
+      attention with G query heads per key/value head).
+
+    Operands are brought to fa4's `[B, S, H, D]` with `linalg.transpose`
+    and reshapes, and the output back to the original layout. Near misses
+    are left alone: a softmax reduced over another dimension, a softmax
+    without the max subtraction (its result overflows where fa4's does
+    not), a mask that multiplies the scores, a contraction of Q with K
+    that is not over the head dimension, outputs not in Q's 16-bit type, K
+    and V of different layouts.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::fa4::FA4Dialect"];
+}
+
 def FA4Tile : Pass<"fa4-tile", "::mlir::ModuleOp"> {
   let summary = "Write every planned attention as a sequential tiled program";
   let description = [{

@@ -4,7 +4,7 @@
 
 // Inputs must be f16 or bf16.
 func.func @f(%q: memref<2x128x8x64xf32>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>) {
-  // expected-error @+1 {{operand #0 must be 3D/4D memref of 16-bit float or bfloat16 type values}}
+  // expected-error @+1 {{operand #0 must be 3D/4D memref or tensor of f16 or bf16, but got 'memref<2x128x8x64xf32>'}}
   fa4.attention ins(%q, %k, %v : memref<2x128x8x64xf32>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>)
   return
 }
@@ -22,7 +22,7 @@ func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x64xbf16>, %v: memref<
 
 // LSE is f32.
 func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>, %lse: memref<2x8x128xf16>) {
-  // expected-error @+1 {{operand #4 must be 2D/3D memref of 32-bit float values}}
+  // expected-error @+1 {{operand #4 must be 2D/3D memref or tensor of f32, but got 'memref<2x8x128xf16>'}}
   fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) lse(%lse : memref<2x8x128xf16>)
   return
 }
@@ -465,7 +465,7 @@ func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memre
 
 // The sinks are f32.
 func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>, %s: memref<8xbf16>) {
-  // expected-error @+1 {{operand #4 must be 1D memref of 32-bit float values}}
+  // expected-error @+1 {{operand #4 must be 1D memref or tensor of f32, but got 'memref<8xbf16>'}}
   fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) sink(%s : memref<8xbf16>)
   return
 }
@@ -697,7 +697,7 @@ func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %o: memre
 
 // The tables are int32.
 func.func @f(%q: memref<?x8x64xbf16>, %k: memref<?x2x64xbf16>, %o: memref<?x8x64xbf16>, %c: memref<?xi64>) {
-  // expected-error @+1 {{operand #4 must be 1D memref of 32-bit signless integer values, but got 'memref<?xi64>'}}
+  // expected-error @+1 {{operand #4 must be 1D memref or tensor of i32, but got 'memref<?xi64>'}}
   fa4.attention ins(%q, %k, %k : memref<?x8x64xbf16>, memref<?x2x64xbf16>, memref<?x2x64xbf16>) outs(%o : memref<?x8x64xbf16>) varlen(%c, %c : memref<?xi64>, memref<?xi64>)
   return
 }
@@ -760,5 +760,67 @@ func.func @f(%q: memref<100x8x64xbf16>, %k: memref<?x2x64xbf16>, %o: memref<100x
 func.func @f(%q: memref<100x8x64xbf16>, %k: memref<?x2x64xbf16>, %o: memref<90x8x64xbf16>, %c: memref<?xi32>) {
   // expected-error @+1 {{total_q mismatch: query dimension 0 is 100 but output dimension 0 is 90}}
   fa4.attention ins(%q, %k, %k : memref<100x8x64xbf16>, memref<?x2x64xbf16>, memref<?x2x64xbf16>) outs(%o : memref<90x8x64xbf16>) varlen(%c, %c : memref<?xi32>, memref<?xi32>)
+  return
+}
+
+// -----
+
+// The tensor form: all operands tensors.
+func.func @f(%q: tensor<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: tensor<2x256x2x64xbf16>, %o: tensor<2x128x8x64xbf16>) {
+  // expected-error @+1 {{operand #1 is a memref but query is a tensor: the operands are all memrefs or all tensors}}
+  %r = fa4.attention ins(%q, %k, %v : tensor<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, tensor<2x256x2x64xbf16>) outs(%o : tensor<2x128x8x64xbf16>) -> tensor<2x128x8x64xbf16>
+  return
+}
+
+// -----
+
+// The tensor form returns O and, with lse, the LSE.
+func.func @f(%q: tensor<2x128x8x64xbf16>, %k: tensor<2x256x2x64xbf16>, %v: tensor<2x256x2x64xbf16>, %o: tensor<2x128x8x64xbf16>, %l: tensor<2x8x128xf32>) {
+  // expected-error @+1 {{on tensors returns the output and the lse it writes, of types 'tensor<2x128x8x64xbf16>', 'tensor<2x8x128xf32>', got 'tensor<2x128x8x64xbf16>'}}
+  %r = fa4.attention ins(%q, %k, %v : tensor<2x128x8x64xbf16>, tensor<2x256x2x64xbf16>, tensor<2x256x2x64xbf16>) outs(%o : tensor<2x128x8x64xbf16>) lse(%l : tensor<2x8x128xf32>) -> tensor<2x128x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x128x8x64xbf16>, %k: tensor<2x256x2x64xbf16>, %v: tensor<2x256x2x64xbf16>, %o: tensor<2x128x8x64xbf16>) {
+  // expected-error @+1 {{on tensors returns the output it writes, of types 'tensor<2x128x8x64xbf16>', got 'tensor<2x128x8x64xf16>'}}
+  %r = fa4.attention ins(%q, %k, %v : tensor<2x128x8x64xbf16>, tensor<2x256x2x64xbf16>, tensor<2x256x2x64xbf16>) outs(%o : tensor<2x128x8x64xbf16>) -> tensor<2x128x8x64xf16>
+  return
+}
+
+// -----
+
+// The memref form writes in place.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>) {
+  // expected-error @+1 {{on memrefs writes output and lse in place and has no results, got 1}}
+  %r = fa4.attention ins(%q, %k, %v : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) -> tensor<2x128x8x64xbf16>
+  return
+}
+
+// -----
+
+// On tensors the regions read captures with tensor.extract / tensor.dim.
+func.func @f(%q: tensor<2x128x8x64xbf16>, %k: tensor<2x256x2x64xbf16>, %v: tensor<2x256x2x64xbf16>, %o: tensor<2x128x8x64xbf16>, %t: tensor<8xf32>) {
+  %r = fa4.attention ins(%q, %k, %v : tensor<2x128x8x64xbf16>, tensor<2x256x2x64xbf16>, tensor<2x256x2x64xbf16>) outs(%o : tensor<2x128x8x64xbf16>) captures(%t : tensor<8xf32>) -> tensor<2x128x8x64xbf16> score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %table: tensor<8xf32>):
+    %c9 = arith.constant 9 : index
+    // expected-error @+1 {{'tensor.dim' op in a score region must take a constant dimension of a captured operand, within its rank}}
+    %n = tensor.dim %table, %c9 : tensor<8xf32>
+    fa4.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x128x8x64xbf16>, %k: tensor<2x256x2x64xbf16>, %v: tensor<2x256x2x64xbf16>, %o: tensor<2x128x8x64xbf16>, %t: tensor<8xf32>) {
+  %r = fa4.attention ins(%q, %k, %v : tensor<2x128x8x64xbf16>, tensor<2x256x2x64xbf16>, tensor<2x256x2x64xbf16>) outs(%o : tensor<2x128x8x64xbf16>) captures(%t : tensor<8xf32>) -> tensor<2x128x8x64xbf16> score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %table: tensor<8xf32>):
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{'tensor.insert' op in a score region must compute integers, index, f16, bf16 or f32 scalars, got 'tensor<8xf32>'}}
+    %w = tensor.insert %s into %table[%c0] : tensor<8xf32>
+    fa4.yield %s : f32
+  }
   return
 }

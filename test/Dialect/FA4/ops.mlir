@@ -168,3 +168,43 @@ func.func @varlen(%q: memref<?x8x64xbf16>, %k: memref<?x2x64xbf16>,
                 seqused_k(%u : memref<4xi32>) {window = array<i64: 255, 0>}
   return
 }
+
+// -----
+
+// The tensor form: destination-passing style, O and LSE returned.
+// CHECK-LABEL: func @tensor_form
+// CHECK: %{{.*}}:2 = fa4.attention ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<2x256x8x64xbf16>, tensor<2x256x2x64xbf16>, tensor<2x256x2x64xbf16>) outs(%{{.*}} : tensor<2x256x8x64xbf16>) lse(%{{.*}} : tensor<2x8x256xf32>) sink(%{{.*}} : tensor<8xf32>) {causal} -> tensor<2x256x8x64xbf16>, tensor<2x8x256xf32>
+func.func @tensor_form(%q: tensor<2x256x8x64xbf16>, %k: tensor<2x256x2x64xbf16>,
+                       %v: tensor<2x256x2x64xbf16>, %o: tensor<2x256x8x64xbf16>,
+                       %l: tensor<2x8x256xf32>, %s: tensor<8xf32>)
+    -> (tensor<2x256x8x64xbf16>, tensor<2x8x256xf32>) {
+  %r:2 = fa4.attention ins(%q, %k, %v : tensor<2x256x8x64xbf16>, tensor<2x256x2x64xbf16>, tensor<2x256x2x64xbf16>)
+      outs(%o : tensor<2x256x8x64xbf16>) lse(%l : tensor<2x8x256xf32>) sink(%s : tensor<8xf32>) {causal}
+      -> tensor<2x256x8x64xbf16>, tensor<2x8x256xf32>
+  return %r#0, %r#1 : tensor<2x256x8x64xbf16>, tensor<2x8x256xf32>
+}
+
+// -----
+
+// Packed sequences and a score region reading a captured tensor.
+// CHECK-LABEL: func @tensor_varlen_region
+// CHECK: fa4.attention
+// CHECK-SAME: varlen(%{{.*}}, %{{.*}} : tensor<?xi32>, tensor<?xi32>) captures(%{{.*}} : tensor<8xf32>) -> tensor<?x8x64xbf16> score {
+// CHECK: tensor.dim %{{.*}}, %{{.*}} : tensor<8xf32>
+// CHECK: tensor.extract %{{.*}}[%{{.*}}] : tensor<8xf32>
+func.func @tensor_varlen_region(%q: tensor<?x8x64xbf16>, %k: tensor<?x8x64xbf16>,
+                                %v: tensor<?x8x64xbf16>, %o: tensor<?x8x64xbf16>,
+                                %cq: tensor<?xi32>, %ck: tensor<?xi32>, %t: tensor<8xf32>)
+    -> tensor<?x8x64xbf16> {
+  %r = fa4.attention ins(%q, %k, %v : tensor<?x8x64xbf16>, tensor<?x8x64xbf16>, tensor<?x8x64xbf16>)
+      outs(%o : tensor<?x8x64xbf16>) varlen(%cq, %ck : tensor<?xi32>, tensor<?xi32>)
+      captures(%t : tensor<8xf32>) -> tensor<?x8x64xbf16> score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %table: tensor<8xf32>):
+    %c0 = arith.constant 0 : index
+    %n = tensor.dim %table, %c0 : tensor<8xf32>
+    %slope = tensor.extract %table[%h] : tensor<8xf32>
+    %x = arith.mulf %s, %slope : f32
+    fa4.yield %x : f32
+  }
+  return %r : tensor<?x8x64xbf16>
+}

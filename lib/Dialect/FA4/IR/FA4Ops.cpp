@@ -62,14 +62,15 @@ namespace {
 /// every diagnostic says which dimension of which operand is wrong.
 struct NamedOperand {
   StringRef name;
-  MemRefType type;
+  ShapedType type;
   std::array<StringRef, 4> dimNames;
 
   int64_t dim(unsigned i) const { return type.getDimSize(i); }
 };
 
 /// Verifies the properties of one operand on its own: positive static sizes,
-/// static head counts and head dims, and a unit-stride innermost dimension.
+/// static head counts and head dims, and (memrefs) a unit-stride innermost
+/// dimension.
 LogicalResult verifyOperandShape(AttentionOp op, const NamedOperand &operand,
                                  ArrayRef<unsigned> mustBeStatic) {
   for (unsigned i = 0, e = operand.type.getRank(); i < e; ++i) {
@@ -85,9 +86,12 @@ LogicalResult verifyOperandShape(AttentionOp op, const NamedOperand &operand,
              << operand.name << " dimension " << i << " ("
              << operand.dimNames[i] << ") must be static";
   }
+  auto memref = dyn_cast<MemRefType>(operand.type);
+  if (!memref)
+    return success(); // a tensor's layout is bufferization's choice
   SmallVector<int64_t> strides;
   int64_t offset;
-  if (failed(operand.type.getStridesAndOffset(strides, offset)) ||
+  if (failed(memref.getStridesAndOffset(strides, offset)) ||
       strides.back() != 1)
     return op.emitOpError()
            << operand.name << " must have unit stride in its innermost ("
@@ -109,6 +113,14 @@ LogicalResult verifySameDim(AttentionOp op, StringRef what,
                           << " dimension " << bDim << " is " << y;
 }
 
+/// Whether a table the kernel reads through a plain pointer can be one: a
+/// contiguous memref in global memory (a tensor bufferizes to one).
+bool isContiguousGlobal(ShapedType type) {
+  auto memref = dyn_cast<MemRefType>(type);
+  return !memref ||
+         (memref.getLayout().isIdentity() && !memref.getMemorySpace());
+}
+
 LogicalResult verifyPositiveFinite(AttentionOp op, StringRef name,
                                    std::optional<APFloat> value) {
   if (!value)
@@ -121,6 +133,29 @@ LogicalResult verifyPositiveFinite(AttentionOp op, StringRef name,
 } // namespace
 
 LogicalResult AttentionOp::verify() {
+  // Memrefs throughout, or tensors throughout with O (and LSE) as results.
+  bool tensors = isTensorForm();
+  for (OpOperand &operand : getOperation()->getOpOperands())
+    if (isa<TensorType>(operand.get().getType()) != tensors)
+      return emitOpError()
+             << "operand #" << operand.getOperandNumber() << " is a "
+             << (tensors ? "memref" : "tensor") << " but query is a "
+             << (tensors ? "tensor" : "memref")
+             << ": the operands are all memrefs or all tensors";
+  if (!tensors && getNumResults() != 0)
+    return emitOpError() << "on memrefs writes output and lse in place and "
+                            "has no results, got "
+                         << getNumResults();
+  if (tensors) {
+    SmallVector<Type> expected = {getOutput().getType()};
+    if (getLse())
+      expected.push_back(getLse().getType());
+    if (getResultTypes() != TypeRange(expected))
+      return emitOpError()
+             << "on tensors returns the output"
+             << (getLse() ? " and the lse" : "") << " it writes, of types "
+             << TypeRange(expected) << ", got " << getResultTypes();
+  }
   // Packed sequences drop the batch dimension of Q, K, V and O.
   bool varlen = isVarlen();
   if (static_cast<bool>(getCuSeqlensK()) != varlen)
@@ -132,7 +167,7 @@ LogicalResult AttentionOp::verify() {
   for (auto [name, value] :
        {std::pair<StringRef, Value>{"query", getQuery()}, {"key", getKey()},
         {"value", getValue()}, {"output", getOutput()}})
-    if (cast<MemRefType>(value.getType()).getRank() != rank)
+    if (cast<ShapedType>(value.getType()).getRank() != rank)
       return emitOpError()
              << name << " must be "
              << (varlen ? "[total, heads, head_dim] with variable lengths"
@@ -140,7 +175,7 @@ LogicalResult AttentionOp::verify() {
              << ", got " << value.getType();
   auto named = [&](StringRef name, Value value, StringRef seq, StringRef heads,
                    StringRef dim) {
-    NamedOperand operand{name, cast<MemRefType>(value.getType()), {}};
+    NamedOperand operand{name, cast<ShapedType>(value.getType()), {}};
     if (varlen)
       operand.dimNames = {seq == "seq_q" ? "total_q" : "total_kv", heads, dim,
                           ""};
@@ -192,7 +227,7 @@ LogicalResult AttentionOp::verify() {
     for (const NamedOperand *table : {&cuQ, &cuK}) {
       if (failed(verifyOperandShape(*this, *table, {})))
         return failure();
-      if (!table->type.getLayout().isIdentity() || table->type.getMemorySpace())
+      if (!isContiguousGlobal(table->type))
         return emitOpError() << table->name
                              << " must be a contiguous tensor in global "
                                 "memory, got "
@@ -200,11 +235,11 @@ LogicalResult AttentionOp::verify() {
     }
     if (failed(verifySameDim(*this, "batch + 1", cuQ, 0, cuK, 0)))
       return failure();
-    if (TypedValue<MemRefType> used = getSequsedK()) {
+    if (TypedValue<ShapedType> used = getSequsedK()) {
       NamedOperand u{"seqused_k", used.getType(), {"batch", "", "", ""}};
       if (failed(verifyOperandShape(*this, u, {})))
         return failure();
-      if (!u.type.getLayout().isIdentity() || u.type.getMemorySpace())
+      if (!isContiguousGlobal(u.type))
         return emitOpError() << "seqused_k must be a contiguous tensor in "
                                 "global memory, got "
                              << u.type;
@@ -223,7 +258,7 @@ LogicalResult AttentionOp::verify() {
                          << ") must be a multiple of key/value heads ("
                          << getNumKeyValueHeads() << ")";
 
-  if (TypedValue<MemRefType> lse = getLse()) {
+  if (TypedValue<ShapedType> lse = getLse()) {
     if (lse.getType().getRank() != rank - 1)
       return emitOpError() << "lse must be "
                            << (varlen ? "[heads_q, total_q] with variable "
@@ -246,7 +281,7 @@ LogicalResult AttentionOp::verify() {
     }
   }
 
-  if (TypedValue<MemRefType> sink = getSink()) {
+  if (TypedValue<ShapedType> sink = getSink()) {
     // One logit per query head; its size may be left to run time.
     NamedOperand s{"sink", sink.getType(), {"heads_q", "", "", ""}};
     if (failed(verifyOperandShape(*this, s, {})) ||
@@ -292,6 +327,30 @@ LogicalResult AttentionOp::verify() {
                            << getGroupSize() << ")";
   }
   return success();
+}
+
+MutableOperandRange AttentionOp::getDpsInitsMutable() {
+  // O and LSE are adjacent operands (segments 3 and 4).
+  return MutableOperandRange(getOperation(),
+                             getOutputMutable().getOperandNumber(),
+                             getLse() ? 2 : 1);
+}
+
+void AttentionOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  // The tensor form is pure; the memref form reads its inputs and writes O
+  // (and LSE).
+  for (OpOperand &operand : getOperation()->getOpOperands()) {
+    if (!isa<MemRefType>(operand.get().getType()))
+      continue;
+    if (isDpsInit(&operand))
+      effects.emplace_back(MemoryEffects::Write::get(), &operand,
+                           SideEffects::DefaultResource::get());
+    else
+      effects.emplace_back(MemoryEffects::Read::get(), &operand,
+                           SideEffects::DefaultResource::get());
+  }
 }
 
 //===----------------------------------------------------------------------===//

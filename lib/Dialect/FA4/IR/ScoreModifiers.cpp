@@ -6,13 +6,16 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace mlir::fa4;
 
-bool fa4::isReadableCapture(MemRefType type) {
-  return type.getLayout().isIdentity() && !type.getMemorySpace();
+bool fa4::isReadableCapture(ShapedType type) {
+  auto memref = dyn_cast<MemRefType>(type);
+  return !memref ||
+         (memref.getLayout().isIdentity() && !memref.getMemorySpace());
 }
 
 /// Scalars the kernels compute with: integers, index, and 16/32-bit floats
@@ -82,19 +85,35 @@ static LogicalResult verifyRegion(Operation *op, Region &region,
                << "f16, bf16 or f32 scalars, got " << type;
     if (isa<arith::ArithDialect>(inner.getDialect()) || isModifierMathOp(&inner))
       continue;
-    if (auto load = dyn_cast<memref::LoadOp>(inner)) {
-      if (!isCapture(load.getMemRef()))
-        return load.emitOpError()
+    // Reads of the captures: memref.load / memref.dim, or at the tensor
+    // level tensor.extract / tensor.dim (bufferization turns them into the
+    // former).
+    Value read;
+    if (auto load = dyn_cast<memref::LoadOp>(inner))
+      read = load.getMemRef();
+    else if (auto extract = dyn_cast<tensor::ExtractOp>(inner))
+      read = extract.getTensor();
+    if (read) {
+      if (!isCapture(read))
+        return inner.emitOpError()
                << "in a " << what << " region must read a captured operand";
       continue;
     }
+    std::optional<int64_t> index;
+    Value source;
     if (auto dim = dyn_cast<memref::DimOp>(inner)) {
-      std::optional<int64_t> index = dim.getConstantIndex();
-      if (!isCapture(dim.getSource()) || !index || *index < 0 ||
-          *index >= cast<MemRefType>(dim.getSource().getType()).getRank())
-        return dim.emitOpError() << "in a " << what
-                                 << " region must take a constant dimension "
-                                    "of a captured operand, within its rank";
+      index = dim.getConstantIndex();
+      source = dim.getSource();
+    } else if (auto dim = dyn_cast<tensor::DimOp>(inner)) {
+      index = dim.getConstantIndex();
+      source = dim.getSource();
+    }
+    if (source) {
+      if (!isCapture(source) || !index || *index < 0 ||
+          *index >= cast<ShapedType>(source.getType()).getRank())
+        return inner.emitOpError() << "in a " << what
+                                   << " region must take a constant dimension "
+                                      "of a captured operand, within its rank";
       continue;
     }
     return inner.emitOpError()
@@ -102,8 +121,8 @@ static LogicalResult verifyRegion(Operation *op, Region &region,
            << " region: only arith ops, the math ops the kernels lower "
               "(absf, absi, ceil, floor, round, exp, exp2, expm1, log, log2, "
               "log10, log1p, sqrt, rsqrt, tanh, sin, cos, erf, copysign, "
-              "powf, fma), and memref.load and memref.dim of the captured "
-              "operands";
+              "powf, fma), and memref.load and memref.dim (tensor.extract and "
+              "tensor.dim on tensors) of the captured operands";
   }
   return success();
 }
@@ -111,8 +130,7 @@ static LogicalResult verifyRegion(Operation *op, Region &region,
 LogicalResult fa4::verifyScoreModifiers(Operation *op, Region &score,
                                         Region &mask, TypeRange captures) {
   for (auto [index, type] : llvm::enumerate(captures)) {
-    auto memref = cast<MemRefType>(type);
-    if (!isReadableCapture(memref))
+    if (!isReadableCapture(cast<ShapedType>(type)))
       return op->emitOpError()
              << "capture #" << index
              << " must be a row-major memref in global memory (identity "

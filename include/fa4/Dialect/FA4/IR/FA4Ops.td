@@ -8,28 +8,46 @@ include "fa4/Dialect/FA4/IR/FA4Interfaces.td"
 include "fa4/Dialect/FA4/IR/FA4Types.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/IR/CommonTypeConstraints.td"
+include "mlir/Interfaces/DestinationStyleOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Dialect/NVGPU/IR/NVGPUTypes.td"
 
 // Q, K, V and O: [batch, sequence, heads, head_dim] in a 16-bit float type.
 def FA4_ActivationMemRef : MemRefRankOf<[F16, BF16], [4]>;
-// The attention's Q, K, V and O: [batch, sequence, heads, head_dim], or
-// packed sequences [total, heads, head_dim] with variable lengths.
-def FA4_AttentionMemRef : MemRefRankOf<[F16, BF16], [3, 4]>;
-// LSE: [batch, heads_q, seq_q] in f32 ([heads_q, total_q] with variable
-// lengths).
+// The memref types of the tiled program's operands.
 def FA4_LseMemRef : MemRefRankOf<[F32], [2, 3]>;
-// Sequence starts (B + 1 prefix sums) and lengths of a packed batch.
 def FA4_SeqLensMemRef : MemRefRankOf<[I32], [1]>;
 def FA4_SinkMemRef : MemRefRankOf<[F32], [1]>;
-// What score and mask regions may read: tables in global memory.
 def FA4_CaptureMemRef : MemRefOf<[F16, BF16, F32, I8, I16, I32, I64]>;
 
+// The attention's operands are memrefs, or ranked tensors of the same ranks
+// and element types at the tensor level (destination-passing style, before
+// bufferization).
+class FA4_Shaped<list<Type> elements, list<int> ranks, string summary>
+    : AnyTypeOf<[MemRefRankOf<elements, ranks>, TensorRankOf<elements, ranks>],
+                summary, "::mlir::ShapedType">;
+// Q, K, V and O: [batch, sequence, heads, head_dim], or packed sequences
+// [total, heads, head_dim] with variable lengths.
+def FA4_AttentionShaped
+    : FA4_Shaped<[F16, BF16], [3, 4], "3D/4D memref or tensor of f16 or bf16">;
+// LSE: [batch, heads_q, seq_q] in f32 ([heads_q, total_q] with variable
+// lengths).
+def FA4_LseShaped : FA4_Shaped<[F32], [2, 3], "2D/3D memref or tensor of f32">;
+// Sequence starts (B + 1 prefix sums) and lengths of a packed batch.
+def FA4_SeqLensShaped : FA4_Shaped<[I32], [1], "1D memref or tensor of i32">;
+def FA4_SinkShaped : FA4_Shaped<[F32], [1], "1D memref or tensor of f32">;
+// What score and mask regions may read: tables in global memory.
+def FA4_CaptureShaped
+    : AnyTypeOf<[MemRefOf<[F16, BF16, F32, I8, I16, I32, I64]>,
+                 RankedTensorOf<[F16, BF16, F32, I8, I16, I32, I64]>],
+                "memref or ranked tensor of f16, bf16, f32 or i8-i64",
+                "::mlir::ShapedType">;
 
 def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
-                                           IsolatedFromAbove]> {
-  let summary = "scaled dot-product attention on memrefs (forward)";
+    IsolatedFromAbove, DeclareOpInterfaceMethods<DestinationStyleOpInterface>,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "scaled dot-product attention (forward), on memrefs or tensors";
   let description = [{
     Computes, for every batch `b`, query head `h`, query row `i` and value
     column `d`:
@@ -109,7 +127,15 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
     are skipped; a mask region masks per element in every block visited.
     Rows that the mask leaves no key produce `O = 0` and `LSE = -inf`.
 
-    The result is written to `output` (and `lse`); the op has no results.
+    On memrefs the result is written to `output` (and `lse`) and the op has
+    no results. On tensors (every operand a ranked tensor of the same shape
+    rules) the op is in destination-passing style: `output` and `lse` are
+    the inits, never read, and the op returns the values written into them,
+    O and then LSE. Score and mask regions then take their captures as
+    tensors and read them with `tensor.extract` / `tensor.dim`. Upstream
+    `one-shot-bufferize` turns the tensor form into the memref form (see
+    `BufferizableOpInterfaceImpl.h`): with identity layouts at the function
+    boundary the kernel gets the function's buffers, without copies.
 
     Example:
 
@@ -143,34 +169,42 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
       %t = arith.addf %s, %bias : f32
       fa4.yield %t : f32
     }
+    // The tensor form, before bufferization.
+    %o2, %lse2 = fa4.attention ins(%qt, %kt, %vt : tensor<2x1024x32x128xbf16>,
+                     tensor<2x1024x8x128xbf16>, tensor<2x1024x8x128xbf16>)
+                   outs(%init : tensor<2x1024x32x128xbf16>)
+                   lse(%lse_init : tensor<2x32x1024xf32>) {causal}
+                   -> tensor<2x1024x32x128xbf16>, tensor<2x32x1024xf32>
     ```
 
-    Lowering: this op is the input of the kernel pipeline. It does not map to
-    a PTX instruction of its own; the pipeline turns it into one
+    Lowering: this op (on memrefs) is the input of the kernel pipeline. It
+    does not map to a PTX instruction of its own; the pipeline turns it into one
     warp-specialized kernel (tcgen05 MMA and Tensor Memory on sm_100a, wgmma
     on sm_90a) plus a launch manifest.
   }];
 
   let arguments = (ins
-    Arg<FA4_AttentionMemRef, "queries [B, Sq, Hq, Dqk]", [MemRead]>:$query,
-    Arg<FA4_AttentionMemRef, "keys [B, Skv, Hkv, Dqk]", [MemRead]>:$key,
-    Arg<FA4_AttentionMemRef, "values [B, Skv, Hkv, Dv]", [MemRead]>:$value,
-    Arg<FA4_AttentionMemRef, "output [B, Sq, Hq, Dv]", [MemWrite]>:$output,
-    Arg<Optional<FA4_LseMemRef>, "log-sum-exp [B, Hq, Sq]", [MemWrite]>:$lse,
-    Arg<Optional<FA4_SinkMemRef>, "sink logits [Hq]", [MemRead]>:$sink,
-    Arg<Optional<FA4_SeqLensMemRef>, "query sequence starts [B + 1]",
-        [MemRead]>:$cuSeqlensQ,
-    Arg<Optional<FA4_SeqLensMemRef>, "key sequence starts [B + 1]",
-        [MemRead]>:$cuSeqlensK,
-    Arg<Optional<FA4_SeqLensMemRef>, "keys used per sequence [B]",
-        [MemRead]>:$sequsedK,
-    Arg<Variadic<FA4_CaptureMemRef>, "what the regions read", [MemRead]>:$captures,
+    Arg<FA4_AttentionShaped, "queries [B, Sq, Hq, Dqk]">:$query,
+    Arg<FA4_AttentionShaped, "keys [B, Skv, Hkv, Dqk]">:$key,
+    Arg<FA4_AttentionShaped, "values [B, Skv, Hkv, Dv]">:$value,
+    Arg<FA4_AttentionShaped, "output [B, Sq, Hq, Dv]">:$output,
+    Arg<Optional<FA4_LseShaped>, "log-sum-exp [B, Hq, Sq]">:$lse,
+    Arg<Optional<FA4_SinkShaped>, "sink logits [Hq]">:$sink,
+    Arg<Optional<FA4_SeqLensShaped>, "query sequence starts [B + 1]">
+        :$cuSeqlensQ,
+    Arg<Optional<FA4_SeqLensShaped>, "key sequence starts [B + 1]">
+        :$cuSeqlensK,
+    Arg<Optional<FA4_SeqLensShaped>, "keys used per sequence [B]">:$sequsedK,
+    Arg<Variadic<FA4_CaptureShaped>, "what the regions read">:$captures,
     UnitAttr:$causal,
     OptionalAttr<ConfinedAttr<DenseI64ArrayAttr, [DenseArrayCount<2>]>>:$window,
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<F32Attr>:$softcap,
     OptionalAttr<FA4_PlanAttr>:$plan
   );
+  // The tensor form's results: O, then LSE when present (the values written
+  // into `output` and `lse`).
+  let results = (outs Variadic<AnyRankedTensor>:$results);
   let regions = (region AnyRegion:$scoreMod, AnyRegion:$maskMod);
 
   let builders = [
@@ -180,8 +214,8 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
                    "ValueRange":$captures, "bool":$causal,
                    "DenseI64ArrayAttr":$window, "FloatAttr":$scale,
                    "FloatAttr":$softcap, "PlanAttr":$plan), [{
-      build($_builder, $_state, query, key, value, output, lse, sink,
-            /*cuSeqlensQ=*/Value(), /*cuSeqlensK=*/Value(),
+      build($_builder, $_state, /*results=*/TypeRange(), query, key, value,
+            output, lse, sink, /*cuSeqlensQ=*/Value(), /*cuSeqlensK=*/Value(),
             /*sequsedK=*/Value(), captures, causal, window, scale, softcap,
             plan);
     }]>
@@ -198,12 +232,16 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
     (`seqused_k` `(` $sequsedK^ `:` type($sequsedK) `)`)?
     (`captures` `(` $captures^ `:` type($captures) `)`)?
     attr-dict
+    (`->` type($results)^)?
     (`score` $scoreMod^)?
     (`mask` $maskMod^)?
   }];
 
   let extraClassDeclaration = [{
     static constexpr int64_t kUnboundedWindow = -1;
+
+    /// Whether the operands are tensors (the form before bufferization).
+    bool isTensorForm() { return isa<TensorType>(getQuery().getType()); }
 
     /// Whether the batch is packed sequences of variable lengths.
     bool isVarlen() { return static_cast<bool>(getCuSeqlensQ()); }

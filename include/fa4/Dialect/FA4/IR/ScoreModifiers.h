@@ -31,8 +31,9 @@ enum ModifierArgument : unsigned {
 /// Checks the score region `score` and mask region `mask` of `op` (each
 /// empty or one block with the arguments above plus one per `captures`
 /// type, ending in fa4.yield of f32 / i1, holding only arith ops and isModifierMathOp ops on
-/// scalars and memref.load / memref.dim of the captures), and that each
-/// capture is a contiguous memref in global memory.
+/// scalars and memref.load / memref.dim of the captures, tensor.extract /
+/// tensor.dim where they are tensors), and that each memref capture is
+/// contiguous in global memory.
 LogicalResult verifyScoreModifiers(Operation *op, Region &score, Region &mask,
                                    TypeRange captures);
 
@@ -40,9 +41,10 @@ LogicalResult verifyScoreModifiers(Operation *op, Region &score, Region &mask,
 /// lowers to NVVM (directly or through libdevice) and fa4-sim evaluates.
 bool isModifierMathOp(Operation *op);
 
-/// Whether `type` is a capture the kernels can read: row-major
-/// (identity layout) in the default memory space.
-bool isReadableCapture(MemRefType type);
+/// Whether `type` is a capture the kernels can read: a row-major (identity
+/// layout) memref in the default memory space, or a tensor (bufferized to
+/// one).
+bool isReadableCapture(ShapedType type);
 
 } // namespace mlir::fa4
 
