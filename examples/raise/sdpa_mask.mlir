@@ -13,7 +13,7 @@
 #id4 = affine_map<(b, h, i, j) -> (b, h, i, j)>
 #mask = affine_map<(b, h, i, j) -> (0, 0, i, j)>
 #row = affine_map<(b, h, i, j) -> (b, h, i, 0)>
-func.func @torch_mask(%q: tensor<?x8x?x64xf16>, %k: tensor<?x8x?x64xf16>, %v: tensor<?x8x?x64xf16>, %m: tensor<1x1x?x?xf16>) -> tensor<?x8x?x64xf16> {
+func.func @sdpa_mask(%q: tensor<?x8x?x64xf16>, %k: tensor<?x8x?x64xf16>, %v: tensor<?x8x?x64xf16>, %m: tensor<1x1x?x?xf16>) -> tensor<?x8x?x64xf16> {
   %c0 = arith.constant 0 : index
   %c2 = arith.constant 2 : index
   %b = tensor.dim %q, %c0 : tensor<?x8x?x64xf16>

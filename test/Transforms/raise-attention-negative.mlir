@@ -271,3 +271,97 @@ func.func @k_not_transposed(%q: tensor<?x8x?x64xf16>, %k: tensor<?x8x64x?xf16>, 
   } -> tensor<?x8x?x64xf16>
   return %o : tensor<?x8x?x64xf16>
 }
+
+// -----
+
+// P V divided, IREE-style, by the sum of another row: the divisor reads the
+// two batch dimensions swapped.
+// CHECK-LABEL: func.func @iree_div_swap(
+// CHECK-NOT: fa4.attention
+// IREE-style: P = exp(S - max) unnormalized, O = (P V) / sum, but the sum
+// [B, X, S] is read at (x, b, i) instead of (b, x, i).
+#q = affine_map<(b, x, i, j, d) -> (b, x, i, d)>
+#k = affine_map<(b, x, i, j, d) -> (b, x, j, d)>
+#s = affine_map<(b, x, i, j, d) -> (b, x, i, j)>
+#p = affine_map<(b, x, i, e, j) -> (b, x, i, j)>
+#v = affine_map<(b, x, i, e, j) -> (b, x, j, e)>
+#o = affine_map<(b, x, i, e, j) -> (b, x, i, e)>
+#id4 = affine_map<(b, x, i, j) -> (b, x, i, j)>
+#row = affine_map<(b, x, i, j) -> (b, x, i)>
+#oid = affine_map<(b, x, i, e) -> (b, x, i, e)>
+#swapped = affine_map<(b, x, i, e) -> (x, b, i)>
+func.func @iree_div_swap(%q: tensor<2x2x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>) -> tensor<2x2x16x64xf16> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %es = tensor.empty() : tensor<2x2x16x32xf32>
+  %sf = linalg.fill ins(%zero : f32) outs(%es : tensor<2x2x16x32xf32>) -> tensor<2x2x16x32xf32>
+  %s = linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<2x2x16x64xf16>, tensor<2x2x32x64xf16>) outs(%sf : tensor<2x2x16x32xf32>) {
+  ^bb0(%a: f16, %bb: f16, %acc: f32):
+    %x = arith.extf %a : f16 to f32
+    %y = arith.extf %bb : f16 to f32
+    %m = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x16x32xf32>
+  %er = tensor.empty() : tensor<2x2x16xf32>
+  %mf = linalg.fill ins(%ninf : f32) outs(%er : tensor<2x2x16xf32>) -> tensor<2x2x16xf32>
+  %max = linalg.reduce ins(%s : tensor<2x2x16x32xf32>) outs(%mf : tensor<2x2x16xf32>) dimensions = [3]
+    (%in: f32, %acc: f32) {
+      %y = arith.maximumf %in, %acc : f32
+      linalg.yield %y : f32
+    }
+  %p = linalg.generic {indexing_maps = [#id4, #row, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %max : tensor<2x2x16x32xf32>, tensor<2x2x16xf32>) outs(%es : tensor<2x2x16x32xf32>) {
+  ^bb0(%in: f32, %mx: f32, %o: f32):
+    %d = arith.subf %in, %mx : f32
+    %e = math.exp %d : f32
+    linalg.yield %e : f32
+  } -> tensor<2x2x16x32xf32>
+  %zf = linalg.fill ins(%zero : f32) outs(%er : tensor<2x2x16xf32>) -> tensor<2x2x16xf32>
+  %sum = linalg.reduce ins(%p : tensor<2x2x16x32xf32>) outs(%zf : tensor<2x2x16xf32>) dimensions = [3]
+    (%in: f32, %acc: f32) {
+      %y = arith.addf %in, %acc : f32
+      linalg.yield %y : f32
+    }
+  %eo = tensor.empty() : tensor<2x2x16x64xf32>
+  %of = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x2x16x64xf32>) -> tensor<2x2x16x64xf32>
+  // expected-remark @+1 {{not raised to fa4.attention: the sum divides P V along the wrong dimensions}}
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %v : tensor<2x2x16x32xf32>, tensor<2x2x32x64xf16>) outs(%of : tensor<2x2x16x64xf32>) {
+  ^bb0(%a: f32, %bb: f16, %acc: f32):
+    %y = arith.extf %bb : f16 to f32
+    %m = arith.mulf %a, %y : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x16x64xf32>
+  %eh = tensor.empty() : tensor<2x2x16x64xf16>
+  %n = linalg.generic {indexing_maps = [#oid, #swapped, #oid], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%o, %sum : tensor<2x2x16x64xf32>, tensor<2x2x16xf32>) outs(%eh : tensor<2x2x16x64xf16>) {
+  ^bb0(%x: f32, %l: f32, %out: f16):
+    %d = arith.divf %x, %l : f32
+    %t = arith.truncf %d : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<2x2x16x64xf16>
+  return %n : tensor<2x2x16x64xf16>
+}
+
+// -----
+
+// K's type leaves its head dim dynamic: the kernel needs it static.
+// CHECK-LABEL: func.func @kdyn(
+// CHECK-NOT: fa4.attention
+// K typed tensor<?x?xf16> (its head dim dynamic in the type); Q and V static.
+func.func @kdyn(%q: tensor<4x64xf16>, %k: tensor<?x?xf16>, %v: tensor<8x64xf16>) -> tensor<4x64xf16> {
+  %zero = arith.constant 0.0 : f16
+  %es = tensor.empty() : tensor<4x8xf16>
+  %sf = linalg.fill ins(%zero : f16) outs(%es : tensor<4x8xf16>) -> tensor<4x8xf16>
+  %s = linalg.generic {indexing_maps = [affine_map<(i, j, d) -> (i, d)>, affine_map<(i, j, d) -> (j, d)>, affine_map<(i, j, d) -> (i, j)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%q, %k : tensor<4x64xf16>, tensor<?x?xf16>) outs(%sf : tensor<4x8xf16>) {
+  ^bb0(%a: f16, %b: f16, %acc: f16):
+    %x = arith.mulf %a, %b : f16
+    %r = arith.addf %acc, %x : f16
+    linalg.yield %r : f16
+  } -> tensor<4x8xf16>
+  %p = linalg.softmax dimension(1) ins(%s : tensor<4x8xf16>) outs(%es : tensor<4x8xf16>) -> tensor<4x8xf16>
+  %eo = tensor.empty() : tensor<4x64xf16>
+  %of = linalg.fill ins(%zero : f16) outs(%eo : tensor<4x64xf16>) -> tensor<4x64xf16>
+  // expected-remark @+1 {{not raised to fa4.attention: K has a dynamic head count or head dim (dimension 1)}}
+  %o = linalg.matmul ins(%p, %v : tensor<4x8xf16>, tensor<8x64xf16>) outs(%of : tensor<4x64xf16>) -> tensor<4x64xf16>
+  return %o : tensor<4x64xf16>
+}

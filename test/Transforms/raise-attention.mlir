@@ -224,3 +224,165 @@ func.func @iree_gqa(%q: tensor<2x8x4x128x64xbf16>, %k: tensor<2x8x256x64xbf16>, 
   } -> tensor<2x8x4x128x64xbf16>
   return %n : tensor<2x8x4x128x64xbf16>
 }
+
+// -----
+
+// A scale on Q scales Q K^T only: the mask added after it keeps its own
+// weight (the region adds it unscaled).
+// CHECK-LABEL: func.func @qkscale_mask(
+// CHECK: fa4.attention {{.*}} {scale = 1.250000e-01 : f32} {{.*}} score {
+// CHECK-NOT: arith.mulf
+// CHECK: fa4.yield
+// Q pre-scaled by 0.125, additive mask: the raiser also scales the mask by 0.125.
+func.func @qkscale_mask(%q: tensor<1x4x64xf16>, %k: tensor<1x8x64xf16>, %v: tensor<1x8x64xf16>, %m: tensor<1x4x8xf16>) -> tensor<1x4x64xf16> {
+  %zero = arith.constant 0.0 : f32
+  %eq = tensor.empty() : tensor<1x4x64xf16>
+  %qs = linalg.generic {indexing_maps = [affine_map<(b, i, d) -> (b, i, d)>, affine_map<(b, i, d) -> (b, i, d)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%q : tensor<1x4x64xf16>) outs(%eq : tensor<1x4x64xf16>) {
+  ^bb0(%a: f16, %o: f16):
+    %c = arith.constant 0.125 : f16
+    %r = arith.mulf %a, %c : f16
+    linalg.yield %r : f16
+  } -> tensor<1x4x64xf16>
+  %es = tensor.empty() : tensor<1x4x8xf32>
+  %sf = linalg.fill ins(%zero : f32) outs(%es : tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, i, j, d) -> (b, i, d)>, affine_map<(b, i, j, d) -> (b, j, d)>, affine_map<(b, i, j, d) -> (b, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%qs, %k : tensor<1x4x64xf16>, tensor<1x8x64xf16>) outs(%sf : tensor<1x4x8xf32>) {
+  ^bb0(%a: f16, %b: f16, %acc: f32):
+    %x = arith.extf %a : f16 to f32
+    %y = arith.extf %b : f16 to f32
+    %p = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x8xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, i, j) -> (b, i, j)>, affine_map<(b, i, j) -> (b, i, j)>, affine_map<(b, i, j) -> (b, i, j)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s, %m : tensor<1x4x8xf32>, tensor<1x4x8xf16>) outs(%es : tensor<1x4x8xf32>) {
+  ^bb0(%a: f32, %b: f16, %o: f32):
+    %y = arith.extf %b : f16 to f32
+    %r = arith.addf %a, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x8xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<1x4x8xf32>) outs(%es : tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  %pb0 = tensor.empty() : tensor<1x4x8xf16>
+  %pb = linalg.generic {indexing_maps = [affine_map<(b, i, j) -> (b, i, j)>, affine_map<(b, i, j) -> (b, i, j)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%p : tensor<1x4x8xf32>) outs(%pb0 : tensor<1x4x8xf16>) {
+  ^bb0(%a: f32, %o: f16):
+    %t = arith.truncf %a : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<1x4x8xf16>
+  %eo = tensor.empty() : tensor<1x4x64xf16>
+  %zh = arith.constant 0.0 : f16
+  %of = linalg.fill ins(%zh : f16) outs(%eo : tensor<1x4x64xf16>) -> tensor<1x4x64xf16>
+  %o = linalg.batch_matmul ins(%pb, %v : tensor<1x4x8xf16>, tensor<1x8x64xf16>) outs(%of : tensor<1x4x64xf16>) -> tensor<1x4x64xf16>
+  return %o : tensor<1x4x64xf16>
+}
+
+// -----
+
+// GQA with a mask over the key/value heads: the group size is the loop's
+// static size (2), though the scores' type leaves it dynamic, and the region
+// reads the mask at head / 2.
+// CHECK-LABEL: func.func @gqa_dyn_group_mask(
+// CHECK: fa4.attention {{.*}} -> tensor<1x4x4x64xf16> score {
+// CHECK: %[[H:.*]] = arith.divui %{{.*}}, %c2 : index
+// CHECK: tensor.extract %{{.*}}[%[[H]], %{{.*}}, %{{.*}}] : tensor<2x4x8xf16>
+// GQA: Q [B=1, H=2, G=2, S, D], K/V [B, H, T, D]; the scores' type has the
+// group dimension dynamic; an additive mask [H, S, T] read at (h, i, j).
+#q = affine_map<(b, h, g, i, j, d) -> (b, h, g, i, d)>
+#k = affine_map<(b, h, g, i, j, d) -> (b, h, j, d)>
+#s = affine_map<(b, h, g, i, j, d) -> (b, h, g, i, j)>
+#p = affine_map<(b, h, g, i, e, j) -> (b, h, g, i, j)>
+#v = affine_map<(b, h, g, i, e, j) -> (b, h, j, e)>
+#o = affine_map<(b, h, g, i, e, j) -> (b, h, g, i, e)>
+#id = affine_map<(b, h, g, i, j) -> (b, h, g, i, j)>
+#m = affine_map<(b, h, g, i, j) -> (h, i, j)>
+func.func @gqa_dyn_group_mask(%q: tensor<1x2x2x4x64xf16>, %k: tensor<1x2x8x64xf16>, %v: tensor<1x2x8x64xf16>, %mask: tensor<2x4x8xf16>) -> tensor<1x2x2x4x64xf16> {
+  %zero = arith.constant 0.0 : f16
+  %c2 = arith.constant 2 : index
+  %es = tensor.empty(%c2) : tensor<1x2x?x4x8xf16>
+  %sf = linalg.fill ins(%zero : f16) outs(%es : tensor<1x2x?x4x8xf16>) -> tensor<1x2x?x4x8xf16>
+  %s = linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x2x2x4x64xf16>, tensor<1x2x8x64xf16>) outs(%sf : tensor<1x2x?x4x8xf16>) {
+  ^bb0(%a: f16, %bb: f16, %acc: f16):
+    %x = arith.mulf %a, %bb : f16
+    %r = arith.addf %acc, %x : f16
+    linalg.yield %r : f16
+  } -> tensor<1x2x?x4x8xf16>
+  %sm = linalg.generic {indexing_maps = [#id, #m, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : tensor<1x2x?x4x8xf16>, tensor<2x4x8xf16>) outs(%es : tensor<1x2x?x4x8xf16>) {
+  ^bb0(%a: f16, %bb: f16, %o: f16):
+    %r = arith.addf %a, %bb : f16
+    linalg.yield %r : f16
+  } -> tensor<1x2x?x4x8xf16>
+  %p = linalg.softmax dimension(4) ins(%sm : tensor<1x2x?x4x8xf16>) outs(%es : tensor<1x2x?x4x8xf16>) -> tensor<1x2x?x4x8xf16>
+  %eo = tensor.empty() : tensor<1x2x2x4x64xf16>
+  %of = linalg.fill ins(%zero : f16) outs(%eo : tensor<1x2x2x4x64xf16>) -> tensor<1x2x2x4x64xf16>
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %v : tensor<1x2x?x4x8xf16>, tensor<1x2x8x64xf16>) outs(%of : tensor<1x2x2x4x64xf16>) {
+  ^bb0(%a: f16, %bb: f16, %acc: f16):
+    %x = arith.mulf %a, %bb : f16
+    %r = arith.addf %acc, %x : f16
+    linalg.yield %r : f16
+  } -> tensor<1x2x2x4x64xf16>
+  return %o : tensor<1x2x2x4x64xf16>
+}
+
+// -----
+
+// A single [S, D] attention with a mask: unit batch and heads.
+// CHECK-LABEL: func.func @mask2d(
+// CHECK: fa4.attention {{.*}} captures(%{{.*}} : tensor<4x8xf16>) {scale = 1.250000e-01 : f32} -> tensor<1x4x1x64xf16> score {
+// CHECK-NEXT: ^bb0(%{{[^:]*}}: f32, %{{[^:]*}}: index, %{{[^:]*}}: index, %[[I:[^:]*]]: index, %[[J:[^:]*]]: index, %[[T:[^:]*]]: tensor<4x8xf16>):
+// CHECK: tensor.extract %[[T]][%[[I]], %[[J]]] : tensor<4x8xf16>
+func.func @mask2d(%q: tensor<4x64xf16>, %k: tensor<8x64xf16>, %v: tensor<8x64xf16>, %m: tensor<4x8xf16>) -> tensor<4x64xf16> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %es = tensor.empty() : tensor<4x8xf32>
+  %sf = linalg.fill ins(%zero : f32) outs(%es : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(i, j, d) -> (i, d)>, affine_map<(i, j, d) -> (j, d)>, affine_map<(i, j, d) -> (i, j)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%q, %k : tensor<4x64xf16>, tensor<8x64xf16>) outs(%sf : tensor<4x8xf32>) {
+  ^bb0(%a: f16, %b: f16, %acc: f32):
+    %x = arith.extf %a : f16 to f32
+    %y = arith.extf %b : f16 to f32
+    %p = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%s, %m : tensor<4x8xf32>, tensor<4x8xf16>) outs(%es : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f16, %o: f32):
+    %c = arith.constant 0.125 : f32
+    %x = arith.mulf %a, %c : f32
+    %y = arith.extf %b : f16 to f32
+    %r = arith.addf %x, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  %p = linalg.softmax dimension(1) ins(%sm : tensor<4x8xf32>) outs(%es : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %pb0 = tensor.empty() : tensor<4x8xf16>
+  %pb = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%p : tensor<4x8xf32>) outs(%pb0 : tensor<4x8xf16>) {
+  ^bb0(%a: f32, %o: f16):
+    %t = arith.truncf %a : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<4x8xf16>
+  %eo = tensor.empty() : tensor<4x64xf16>
+  %zh = arith.constant 0.0 : f16
+  %of = linalg.fill ins(%zh : f16) outs(%eo : tensor<4x64xf16>) -> tensor<4x64xf16>
+  %o = linalg.matmul ins(%pb, %v : tensor<4x8xf16>, tensor<8x64xf16>) outs(%of : tensor<4x64xf16>) -> tensor<4x64xf16>
+  return %o : tensor<4x64xf16>
+}
+
+// -----
+
+// The output's type leaves a static size dynamic: the result is cast to it.
+// CHECK-LABEL: func.func @odyn(
+// CHECK: %[[C:.*]] = tensor.cast %{{.*}} : tensor<4x64xf16> to tensor<4x?xf16>
+// CHECK: return %[[C]]
+// The P V result typed tensor<4x?xf16> though V's value dim is static 64.
+func.func @odyn(%q: tensor<4x64xf16>, %k: tensor<8x64xf16>, %v: tensor<8x64xf16>) -> tensor<4x?xf16> {
+  %zero = arith.constant 0.0 : f16
+  %c64 = arith.constant 64 : index
+  %es = tensor.empty() : tensor<4x8xf16>
+  %sf = linalg.fill ins(%zero : f16) outs(%es : tensor<4x8xf16>) -> tensor<4x8xf16>
+  %s = linalg.generic {indexing_maps = [affine_map<(i, j, d) -> (i, d)>, affine_map<(i, j, d) -> (j, d)>, affine_map<(i, j, d) -> (i, j)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%q, %k : tensor<4x64xf16>, tensor<8x64xf16>) outs(%sf : tensor<4x8xf16>) {
+  ^bb0(%a: f16, %b: f16, %acc: f16):
+    %x = arith.mulf %a, %b : f16
+    %r = arith.addf %acc, %x : f16
+    linalg.yield %r : f16
+  } -> tensor<4x8xf16>
+  %p = linalg.softmax dimension(1) ins(%s : tensor<4x8xf16>) outs(%es : tensor<4x8xf16>) -> tensor<4x8xf16>
+  %eo = tensor.empty(%c64) : tensor<4x?xf16>
+  %of = linalg.fill ins(%zero : f16) outs(%eo : tensor<4x?xf16>) -> tensor<4x?xf16>
+  %o = linalg.matmul ins(%p, %v : tensor<4x8xf16>, tensor<8x64xf16>) outs(%of : tensor<4x?xf16>) -> tensor<4x?xf16>
+  return %o : tensor<4x?xf16>
+}

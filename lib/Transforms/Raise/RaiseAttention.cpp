@@ -12,6 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ScoreExpressions.h"
+
 #include "fa4/Dialect/FA4/IR/FA4Ops.h"
 #include "fa4/Dialect/FA4/IR/ScoreModifiers.h"
 #include "fa4/Transforms/Passes.h"
@@ -34,405 +36,15 @@ namespace mlir::fa4 {
 
 using namespace mlir;
 using namespace mlir::fa4;
+using namespace mlir::fa4::raise;
 
 namespace {
-
-//===----------------------------------------------------------------------===//
-// Scalar expressions over the score domain
-//===----------------------------------------------------------------------===//
-
-struct Expr {
-  enum class Kind {
-    Leaf,     // a tensor read at `map` of the root coordinates
-    Constant, // `constant`
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Max,
-    Neg,
-    Exp,
-    Exp2,
-    ReduceMax, // over root dimension `dim`
-    ReduceSum,
-    Softmax, // linalg.softmax along root dimension `dim`
-  };
-  Kind kind;
-  Value value;
-  AffineMap map;
-  double constant = 0;
-  unsigned dim = 0;
-  SmallVector<const Expr *, 2> operands;
-};
-
-bool same(const Expr *a, const Expr *b) {
-  if (a == b)
-    return true;
-  if (!a || !b || a->kind != b->kind ||
-      a->operands.size() != b->operands.size())
-    return false;
-  switch (a->kind) {
-  case Expr::Kind::Leaf:
-    return a->value == b->value && a->map == b->map;
-  case Expr::Kind::Constant:
-    return a->constant == b->constant;
-  case Expr::Kind::ReduceMax:
-  case Expr::Kind::ReduceSum:
-  case Expr::Kind::Softmax:
-    if (a->dim != b->dim)
-      return false;
-    break;
-  default:
-    break;
-  }
-  for (auto [x, y] : llvm::zip(a->operands, b->operands))
-    if (!same(x, y))
-      return false;
-  return true;
-}
-
-/// The float a value holds everywhere: a scalar or splat constant, or a
-/// linalg.fill of one.
-std::optional<double> constantOf(Value value) {
-  if (auto fill = value.getDefiningOp<linalg::FillOp>())
-    return constantOf(fill.getInputs()[0]);
-  FloatAttr scalar;
-  if (matchPattern(value, m_Constant(&scalar)))
-    return scalar.getValueAsDouble();
-  DenseFPElementsAttr splat;
-  if (matchPattern(value, m_Constant(&splat)) && splat.isSplat())
-    return splat.getSplatValue<APFloat>().convertToDouble();
-  return std::nullopt;
-}
-
-/// Whether `e` has a node of one of `kinds`.
-bool contains(const Expr *e, std::initializer_list<Expr::Kind> kinds) {
-  if (llvm::is_contained(kinds, e->kind))
-    return true;
-  return llvm::any_of(e->operands,
-                      [&](const Expr *x) { return contains(x, kinds); });
-}
-
-bool isElementwise(linalg::LinalgOp op) {
-  if (op->getNumResults() != 1 || op.getNumDpsInits() != 1 ||
-      !op.isAllParallelLoops() || !op.hasPureTensorSemantics())
-    return false;
-  OpOperand *init = op.getDpsInitOperand(0);
-  return op.getMatchingIndexingMap(init).isIdentity() &&
-         !op.payloadUsesValueFromOperand(init);
-}
-
-bool isContraction(Value value) {
-  auto op = value.getDefiningOp<linalg::LinalgOp>();
-  return op && op->getNumResults() == 1 && op.getNumDpsInputs() == 2 &&
-         linalg::isaContractionOpInterface(op) && op.hasPureTensorSemantics();
-}
-
-/// Builds expression trees; every op it inlines is remembered, so that what
-/// the raising leaves unused can be erased.
-class ExprBuilder {
-public:
-  /// The expression of `value` read at `map` (root coordinates -> the
-  /// value's dimensions).
-  const Expr *trace(Value value, AffineMap map) {
-    if (std::optional<double> c = constantOf(value))
-      return constant(*c);
-    if (auto softmax = value.getDefiningOp<linalg::SoftmaxOp>()) {
-      auto dim = dyn_cast<AffineDimExpr>(
-          map.getResult(softmax.getDimension()));
-      if (dim) {
-        remember(softmax);
-        return make({Expr::Kind::Softmax, {}, {}, 0, dim.getPosition(),
-                     {trace(softmax.getInput(), map)}});
-      }
-    }
-    if (auto op = value.getDefiningOp<linalg::LinalgOp>()) {
-      if (isElementwise(op)) {
-        auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
-        if (const Expr *e = scalar(op, yield.getOperand(0), map)) {
-          remember(op);
-          return e;
-        }
-      } else if (const Expr *e = expandReductions ? reduction(op, map)
-                                                  : nullptr) {
-        remember(op);
-        return e;
-      }
-    }
-    return make({Expr::Kind::Leaf, value, map, 0, 0, {}});
-  }
-
-  /// The expression a reduction's body reduces, in its iteration
-  /// coordinates.
-  const Expr *reducedOperand(linalg::LinalgOp op, Expr::Kind &kind) {
-    AffineMap identity =
-        AffineMap::getMultiDimIdentityMap(op.getNumLoops(), op.getContext());
-    return reductionBody(op, identity, kind);
-  }
-
-  const SetVector<Operation *> &inlined() const { return ops; }
-
-  /// Whether reductions become nodes (else leaves, read as tensors).
-  bool expandReductions = true;
-
-private:
-  const Expr *make(Expr e) {
-    storage.push_back(std::move(e));
-    return &storage.back();
-  }
-  const Expr *constant(double c) {
-    return make({Expr::Kind::Constant, {}, {}, c, 0, {}});
-  }
-  void remember(Operation *op) { ops.insert(op); }
-
-  /// A scalar of `op`'s body as an expression; null where the body does
-  /// something the model does not express.
-  const Expr *scalar(linalg::LinalgOp op, Value v, AffineMap map) {
-    if (auto argument = dyn_cast<BlockArgument>(v)) {
-      if (argument.getOwner() != op.getBlock())
-        return nullptr;
-      OpOperand *operand = op.getMatchingOpOperand(argument);
-      if (op.isDpsInit(operand))
-        return nullptr;
-      if (!isa<RankedTensorType>(operand->get().getType())) {
-        std::optional<double> c = constantOf(operand->get());
-        return c ? constant(*c) : nullptr;
-      }
-      return trace(operand->get(),
-                   op.getMatchingIndexingMap(operand).compose(map));
-    }
-    Operation *def = v.getDefiningOp();
-    if (!def)
-      return nullptr;
-    if (def->getBlock() != op.getBlock()) {
-      std::optional<double> c = constantOf(v);
-      return c ? constant(*c) : nullptr;
-    }
-    if (std::optional<double> c = constantOf(v))
-      return constant(*c);
-    // Casts only round; the kernel computes in f32 throughout.
-    if (isa<arith::ExtFOp, arith::TruncFOp>(def))
-      return scalar(op, def->getOperand(0), map);
-    auto unary = [&](Expr::Kind kind) -> const Expr * {
-      const Expr *x = scalar(op, def->getOperand(0), map);
-      return x ? make({kind, {}, {}, 0, 0, {x}}) : nullptr;
-    };
-    auto binary = [&](Expr::Kind kind) -> const Expr * {
-      const Expr *x = scalar(op, def->getOperand(0), map);
-      const Expr *y = x ? scalar(op, def->getOperand(1), map) : nullptr;
-      return y ? make({kind, {}, {}, 0, 0, {x, y}}) : nullptr;
-    };
-    if (isa<arith::AddFOp>(def))
-      return binary(Expr::Kind::Add);
-    if (isa<arith::SubFOp>(def))
-      return binary(Expr::Kind::Sub);
-    if (isa<arith::MulFOp>(def))
-      return binary(Expr::Kind::Mul);
-    if (isa<arith::DivFOp>(def))
-      return binary(Expr::Kind::Div);
-    if (isa<arith::MaximumFOp, arith::MaxNumFOp>(def))
-      return binary(Expr::Kind::Max);
-    if (isa<arith::NegFOp>(def))
-      return unary(Expr::Kind::Neg);
-    if (isa<math::ExpOp>(def))
-      return unary(Expr::Kind::Exp);
-    if (isa<math::Exp2Op>(def))
-      return unary(Expr::Kind::Exp2);
-    return nullptr;
-  }
-
-  /// What the body of a one-input reduction combines with its accumulator
-  /// (max or sum), read at `iterations` (root -> iteration coordinates).
-  const Expr *reductionBody(linalg::LinalgOp op, AffineMap iterations,
-                            Expr::Kind &kind) {
-    auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
-    Operation *combine = yield.getOperand(0).getDefiningOp();
-    if (!combine || combine->getNumOperands() != 2)
-      return nullptr;
-    if (isa<arith::MaximumFOp, arith::MaxNumFOp>(combine))
-      kind = Expr::Kind::ReduceMax;
-    else if (isa<arith::AddFOp>(combine))
-      kind = Expr::Kind::ReduceSum;
-    else
-      return nullptr;
-    BlockArgument accumulator = op.getRegionOutputArgs()[0];
-    // The neutral start: a sum from 0, a max from below every finite score.
-    std::optional<double> start = constantOf(op.getDpsInitOperand(0)->get());
-    if (!start || (kind == Expr::Kind::ReduceSum ? *start != 0.0
-                                                 : *start > -1e30))
-      return nullptr;
-    for (unsigned side : {0u, 1u})
-      if (combine->getOperand(side) == accumulator)
-        return scalar(op, combine->getOperand(1 - side), iterations);
-    return nullptr;
-  }
-
-  /// A reduction of one input over one dimension, read at `map` (root ->
-  /// the result's dimensions), which must leave out exactly one root
-  /// dimension: the reduced one.
-  const Expr *reduction(linalg::LinalgOp op, AffineMap map) {
-    if (op->getNumResults() != 1 || op.getNumDpsInputs() != 1 ||
-        op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 1 ||
-        !op.hasPureTensorSemantics())
-      return nullptr;
-    SmallVector<unsigned> reduced;
-    op.getReductionDims(reduced);
-    // The result keeps every loop but the reduced one, in any order, with
-    // unit dimensions read at 0 (keepdim).
-    AffineMap result = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-    MLIRContext *ctx = op.getContext();
-    SmallVector<std::optional<unsigned>> loopAt(result.getNumResults());
-    llvm::SmallBitVector kept(op.getNumLoops());
-    for (auto [p, e] : llvm::enumerate(result.getResults())) {
-      if (auto dim = dyn_cast<AffineDimExpr>(e)) {
-        loopAt[p] = dim.getPosition();
-        kept.set(dim.getPosition());
-      } else if (!isa<AffineConstantExpr>(e) ||
-                 cast<AffineConstantExpr>(e).getValue() != 0) {
-        return nullptr;
-      }
-    }
-    if (kept.count() + 1 != op.getNumLoops() || kept.test(reduced[0]))
-      return nullptr;
-    // Where each kept loop is in root coordinates; the reduced loop is the
-    // one root dimension the read leaves out.
-    SmallVector<AffineExpr> iterations(op.getNumLoops());
-    llvm::SmallBitVector used(map.getNumDims());
-    for (unsigned p = 0; p < loopAt.size(); ++p) {
-      if (!loopAt[p])
-        continue;
-      auto dim = dyn_cast<AffineDimExpr>(map.getResult(p));
-      if (!dim)
-        return nullptr;
-      iterations[*loopAt[p]] = dim;
-      used.set(dim.getPosition());
-    }
-    if (used.count() + 1 != map.getNumDims())
-      return nullptr;
-    unsigned rootReduced = used.find_first_unset();
-    iterations[reduced[0]] = getAffineDimExpr(rootReduced, ctx);
-    AffineMap iterationMap = AffineMap::get(map.getNumDims(), 0, iterations, ctx);
-    Expr::Kind kind;
-    const Expr *operand = reductionBody(op, iterationMap, kind);
-    if (!operand)
-      return nullptr;
-    return make({kind, {}, {}, 0, rootReduced, {operand}});
-  }
-
-  std::deque<Expr> storage;
-  SetVector<Operation *> ops;
-};
-
-//===----------------------------------------------------------------------===//
-// The scores as a linear form
-//===----------------------------------------------------------------------===//
-
-/// `alpha * S + sum beta_k * B_k`: the scores, with S the QK^T contraction.
-struct LinearScores {
-  double alpha = 0;
-  const Expr *scores = nullptr;
-  SmallVector<std::pair<const Expr *, double>> biases;
-
-  void scale(double factor) {
-    alpha *= factor;
-    for (auto &bias : biases)
-      bias.second *= factor;
-  }
-};
-
-FailureOr<LinearScores> linearScores(const Expr *e) {
-  using Kind = Expr::Kind;
-  switch (e->kind) {
-  case Kind::Leaf: {
-    LinearScores l;
-    if (isContraction(e->value)) {
-      l.alpha = 1;
-      l.scores = e;
-    } else {
-      l.biases.push_back({e, 1.0});
-    }
-    return l;
-  }
-  case Kind::Neg: {
-    FailureOr<LinearScores> l = linearScores(e->operands[0]);
-    if (succeeded(l))
-      l->scale(-1);
-    return l;
-  }
-  case Kind::Add:
-  case Kind::Sub: {
-    FailureOr<LinearScores> x = linearScores(e->operands[0]);
-    FailureOr<LinearScores> y = linearScores(e->operands[1]);
-    if (failed(x) || failed(y))
-      return failure();
-    if (e->kind == Kind::Sub)
-      y->scale(-1);
-    if (x->scores && y->scores && !same(x->scores, y->scores))
-      return failure();
-    x->alpha += y->alpha;
-    if (!x->scores)
-      x->scores = y->scores;
-    x->biases.append(y->biases);
-    return x;
-  }
-  case Kind::Mul:
-  case Kind::Div: {
-    // Only by constants: a mask that multiplies the scores is not additive.
-    const Expr *factor = e->operands[1];
-    const Expr *other = e->operands[0];
-    if (e->kind == Kind::Mul && factor->kind != Kind::Constant)
-      std::swap(factor, other);
-    if (factor->kind != Kind::Constant || factor->constant == 0.0)
-      return failure();
-    FailureOr<LinearScores> l = linearScores(other);
-    if (succeeded(l))
-      l->scale(e->kind == Kind::Mul ? factor->constant
-                                    : 1.0 / factor->constant);
-    return l;
-  }
-  default:
-    return failure();
-  }
-}
-
-/// A contraction operand as `factor * source` read through a permutation.
-struct ScaledSource {
-  Value source;
-  AffineMap map; // operand dimensions -> source dimensions
-  double factor = 1;
-};
-
-FailureOr<ScaledSource> scaledSource(ExprBuilder &builder, Value operand) {
-  auto type = cast<RankedTensorType>(operand.getType());
-  const Expr *e = builder.trace(
-      operand, AffineMap::getMultiDimIdentityMap(type.getRank(),
-                                                 operand.getContext()));
-  double factor = 1;
-  while (e->kind == Expr::Kind::Mul || e->kind == Expr::Kind::Div) {
-    const Expr *c = e->operands[1], *x = e->operands[0];
-    if (e->kind == Expr::Kind::Mul && c->kind != Expr::Kind::Constant)
-      std::swap(c, x);
-    if (c->kind != Expr::Kind::Constant || c->constant == 0.0)
-      return failure();
-    factor *= e->kind == Expr::Kind::Mul ? c->constant : 1.0 / c->constant;
-    e = x;
-  }
-  if (e->kind != Expr::Kind::Leaf || !e->map.isPermutation())
-    return failure();
-  return ScaledSource{e->value, e->map, factor};
-}
 
 //===----------------------------------------------------------------------===//
 // Dimension roles
 //===----------------------------------------------------------------------===//
 
 enum class Role { Batch, Head, Group, Query, Key, HeadDim, ValueDim };
-
-/// An operand brought to fa4's layout: each fa4 dimension (batch, sequence,
-/// heads, head dim) as the list of source dimensions it collapses, in order.
-struct Layout {
-  SmallVector<SmallVector<unsigned>, 4> groups;
-};
 
 /// The roles of one attention: which iteration dimension of each
 /// contraction is what.
@@ -445,7 +57,9 @@ struct Attention {
   // Batch dimensions of S in the order they collapse.
   SmallVector<unsigned> scoreBatch;
   std::optional<unsigned> scoreHead, scoreGroup;
-  unsigned scoreQuery = 0, scoreKey = 0;
+  unsigned scoreKey = 0;
+  // Query heads per key/value head (the group loop's static size).
+  int64_t groupSize = 1;
   LinearScores scores;
   bool base2 = false;
   // The contractions' operands and the roles of their loops.
@@ -487,7 +101,8 @@ private:
   Value toFa4(Location loc, Value source, ArrayRef<Role> sourceRoles,
               ArrayRef<unsigned> batchKeys, Role sequence, Role inner);
   Value fromFa4(Location loc, Value result, ArrayRef<Role> outputRoles,
-                ArrayRef<unsigned> batchKeys, RankedTensorType outputType);
+                ArrayRef<unsigned> batchKeys, ArrayRef<OpFoldResult> sizes,
+                RankedTensorType outputType);
   void buildScoreRegion(Location loc, AttentionOp op, const Attention &a,
                         int64_t groupSize);
 
@@ -650,7 +265,8 @@ LogicalResult Raiser::match(linalg::LinalgOp pv, Attention &a,
   a.kOperand = kOperand;
   a.pOperand = pOperand;
   a.vOperand = vOperand;
-  a.scores.scale(q->factor * k->factor);
+  // A factor on Q or K scales Q K^T only, not the biases added to it.
+  a.scores.alpha *= q->factor * k->factor;
 
   // Roles of Q K^T's loops.
   SmallVector<int64_t> sizes = a.qk.getStaticLoopRanges();
@@ -671,6 +287,7 @@ LogicalResult Raiser::match(linalg::LinalgOp pv, Attention &a,
       return failure();
     }
     loopRoles[other] = Role::Group;
+    a.groupSize = sizes[other];
   }
   loopRoles[queryLoop] = Role::Query;
   // Batch loops in Q's order; the last static one is the head.
@@ -728,8 +345,6 @@ LogicalResult Raiser::match(linalg::LinalgOp pv, Attention &a,
       a.scoreHead = t;
     if (*loopRoles[loop] == Role::Group)
       a.scoreGroup = t;
-    if (*loopRoles[loop] == Role::Query)
-      a.scoreQuery = t;
   }
   for (unsigned loop : batchLoops)
     if (loop != headLoop)
@@ -841,9 +456,10 @@ LogicalResult Raiser::match(linalg::LinalgOp pv, Attention &a,
         why = "the sum divides P V along the wrong dimensions";
         return failure();
       }
-      Role role = a.scoreRoles[sumDim.getPosition()];
-      unsigned outputDim = divisorDim.getPosition();
-      if (pvRoles[outputMap.getDimPosition(outputDim)] != role) {
+      // The output dimension that divisor dimension p reads must be the
+      // score dimension the sum kept there (not merely one of its role).
+      unsigned outputLoop = outputMap.getDimPosition(divisorDim.getPosition());
+      if (pvScoreDim[outputLoop] != sumDim.getPosition()) {
         why = "the sum divides P V along the wrong dimensions";
         return failure();
       }
@@ -960,6 +576,7 @@ Value Raiser::toFa4(Location loc, Value source, ArrayRef<Role> sourceRoles,
 /// the original output (`outputRoles` per dimension).
 Value Raiser::fromFa4(Location loc, Value result, ArrayRef<Role> outputRoles,
                       ArrayRef<unsigned> batchKeys,
+                      ArrayRef<OpFoldResult> sizes,
                       RankedTensorType outputType) {
   SmallVector<unsigned> batch, heads, order;
   std::optional<unsigned> seq, dim;
@@ -988,10 +605,15 @@ Value Raiser::fromFa4(Location loc, Value result, ArrayRef<Role> outputRoles,
   order.push_back(*seq);
   order.append(heads);
   order.push_back(*dim);
-  // The original's sizes, in fa4's order.
+  // The output's sizes (`sizes`, per output dimension), in fa4's order.
+  SmallVector<OpFoldResult> outputShape;
   SmallVector<int64_t> shape;
-  for (unsigned d : order)
-    shape.push_back(outputType.getDimSize(d));
+  for (unsigned d : order) {
+    outputShape.push_back(sizes[d]);
+    std::optional<int64_t> size = getConstantIntValue(sizes[d]);
+    shape.push_back(size ? *size : ShapedType::kDynamic);
+  }
+  Type element = outputType.getElementType();
   Value value = result;
   // Drop the unit dimensions toFa4 added, then split the groups.
   SmallVector<ReassociationIndices> drop;
@@ -1020,11 +642,24 @@ Value Raiser::fromFa4(Location loc, Value result, ArrayRef<Role> outputRoles,
     if (!heads.empty())
       group(heads.size());
     group(1);
-    // At most one dynamic size per group (the batch, checked by match): the
-    // expansion infers it.
+    // A collapsed dimension whose parts are all static is static: say so
+    // first (a tensor.cast), as tensor.expand_shape requires.
+    SmallVector<int64_t> collapsed(valueType.getShape());
+    for (auto [i, indices] : llvm::enumerate(split)) {
+      int64_t product = 1;
+      for (int64_t index : indices)
+        product = ShapedType::isDynamic(shape[index]) || product < 0
+                      ? ShapedType::kDynamic
+                      : product * shape[index];
+      if (!ShapedType::isDynamic(product))
+        collapsed[i] = product;
+    }
+    auto collapsedType = RankedTensorType::get(collapsed, element);
+    if (collapsedType != valueType)
+      value = tensor::CastOp::create(rewriter, loc, collapsedType, value);
     value = tensor::ExpandShapeOp::create(
-        rewriter, loc, RankedTensorType::get(shape, outputType.getElementType()),
-        value, split);
+        rewriter, loc, RankedTensorType::get(shape, element), value, split,
+        outputShape);
   }
   SmallVector<int64_t> inverse(order.size());
   for (auto [position, d] : llvm::enumerate(order))
@@ -1038,6 +673,9 @@ Value Raiser::fromFa4(Location loc, Value result, ArrayRef<Role> outputRoles,
     value = linalg::TransposeOp::create(rewriter, loc, value, init, inverse)
                 ->getResult(0);
   }
+  // The original's type may know more or fewer sizes statically.
+  if (value.getType() != outputType)
+    value = tensor::CastOp::create(rewriter, loc, outputType, value);
   return value;
 }
 
@@ -1058,13 +696,14 @@ void Raiser::buildScoreRegion(Location loc, AttentionOp op,
   Value head = body->getArgument(kModifierHead);
   Value query = body->getArgument(kModifierQuery);
   Value key = body->getArgument(kModifierKey);
-  Value group = groupSize > 1 ? head : Value();
-  if (group) {
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  // fa4's head h is group member h mod G of key/value head h / G.
+  Value group = zero;
+  if (groupSize > 1) {
     Value size = arith::ConstantIndexOp::create(rewriter, loc, groupSize);
     group = arith::RemUIOp::create(rewriter, loc, head, size);
     head = arith::DivUIOp::create(rewriter, loc, head, size);
   }
-  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
   // fa4's batch is the scores' batch dimensions collapsed, outermost first.
   DenseMap<unsigned, Value> batchIndex;
   auto scoresType = cast<RankedTensorType>(a.qk->getResult(0).getType());
@@ -1157,7 +796,8 @@ LogicalResult Raiser::raise(linalg::LinalgOp pv) {
                       "broadcast");
     }
     auto scoresType = cast<RankedTensorType>(a.qk->getResult(0).getType());
-    for (unsigned t : ArrayRef<unsigned>(a.scoreBatch).drop_front())
+    for (unsigned t : ArrayRef<unsigned>(a.scoreBatch).drop_front(
+             a.scoreBatch.empty() ? 0 : 1))
       if (scoresType.isDynamicDim(t))
         return refuse("a bias over batch dimensions whose inner sizes are "
                       "dynamic");
@@ -1215,20 +855,38 @@ LogicalResult Raiser::raise(linalg::LinalgOp pv) {
   if (outputType.getRank() != static_cast<int64_t>(outputRoles.size()))
     return refuse("the output is reshaped after P V");
 
-  int64_t groupSize =
-      a.scoreGroup ? cast<RankedTensorType>(a.qk->getResult(0).getType())
-                         .getDimSize(*a.scoreGroup)
-                   : 1;
-  auto headDim = [&](Value source, ArrayRef<Role> roles, Role inner) {
+  int64_t groupSize = a.groupSize;
+  // Head counts and head dims shape the kernel: static in every operand.
+  for (auto [name, source, roles] :
+       {std::tuple<StringRef, Value, ArrayRef<Role>>{"Q", a.q.source, qRoles},
+        {"K", a.k.source, kRoles},
+        {"V", a.v.source, vRoles}}) {
     auto type = cast<RankedTensorType>(source.getType());
-    for (unsigned d = 0; d < roles.size(); ++d)
-      if (roles[d] == inner)
-        return type.getDimSize(d);
-    return ShapedType::kDynamic;
-  };
-  if (ShapedType::isDynamic(headDim(a.q.source, qRoles, Role::HeadDim)) ||
-      ShapedType::isDynamic(headDim(a.v.source, vRoles, Role::ValueDim)))
-    return refuse("a head dimension is dynamic");
+    for (auto [d, role] : llvm::enumerate(roles))
+      if (type.isDynamicDim(d) &&
+          llvm::is_contained({Role::Head, Role::Group, Role::HeadDim,
+                              Role::ValueDim},
+                             role))
+        return refuse(Twine(name) + " has a dynamic head count or head dim "
+                                    "(dimension " +
+                      Twine(d) + ")");
+  }
+
+  // The output's sizes: static where any operand fixes them, else those of
+  // Q's dimension of the same score dimension.
+  SmallVector<int64_t> pvSizes = a.pv.getStaticLoopRanges();
+  AffineMap outputMap = a.pv.getMatchingIndexingMap(a.pv.getDpsInitOperand(0));
+  SmallVector<int64_t> staticResultSizes;
+  SmallVector<std::optional<unsigned>> resultFromQ;
+  for (unsigned d = 0; d < outputRoles.size(); ++d) {
+    staticResultSizes.push_back(pvSizes[outputMap.getDimPosition(d)]);
+    auto same = llvm::find(qKeys, outputKeys[d]);
+    resultFromQ.push_back(same == qKeys.end()
+                              ? std::nullopt
+                              : std::optional<unsigned>(same - qKeys.begin()));
+    if (ShapedType::isDynamic(staticResultSizes.back()) && !resultFromQ.back())
+      return refuse("the output has a dynamic size that Q does not have");
+  }
 
   Location loc = pv.getLoc();
   rewriter.setInsertionPoint(anchor);
@@ -1260,8 +918,14 @@ LogicalResult Raiser::raise(linalg::LinalgOp pv) {
       /*plan=*/nullptr);
   if (!captures.empty())
     buildScoreRegion(loc, raised, a, groupSize);
+  SmallVector<OpFoldResult> resultSizes;
+  for (auto [d, size] : llvm::enumerate(staticResultSizes))
+    resultSizes.push_back(
+        ShapedType::isDynamic(size)
+            ? tensor::getMixedSize(rewriter, loc, a.q.source, *resultFromQ[d])
+            : OpFoldResult(rewriter.getIndexAttr(size)));
   Value result = fromFa4(loc, raised->getResult(0), outputRoles, outputKeys,
-                         outputType);
+                         resultSizes, outputType);
   rewriter.replaceAllUsesWith(a.output, result);
 
   // Erase what only the attention used.
