@@ -365,3 +365,13 @@ func.func @kdyn(%q: tensor<4x64xf16>, %k: tensor<?x?xf16>, %v: tensor<8x64xf16>)
   %o = linalg.matmul ins(%p, %v : tensor<4x8xf16>, tensor<8x64xf16>) outs(%of : tensor<4x64xf16>) -> tensor<4x64xf16>
   return %o : tensor<4x64xf16>
 }
+
+// -----
+
+// Linalg on memrefs is left alone (the pass reads tensors).
+// CHECK-LABEL: func.func @memrefs(
+// CHECK: linalg.batch_matmul
+func.func @memrefs(%q: memref<2x16x64xf16>, %k: memref<2x64x32xf16>, %s: memref<2x16x32xf16>) {
+  linalg.batch_matmul ins(%q, %k : memref<2x16x64xf16>, memref<2x64x32xf16>) outs(%s : memref<2x16x32xf16>)
+  return
+}

@@ -952,11 +952,11 @@ LogicalResult Raiser::raise(linalg::LinalgOp pv) {
 struct FA4RaiseAttentionPass
     : public fa4::impl::FA4RaiseAttentionBase<FA4RaiseAttentionPass> {
   void runOnOperation() override {
-    // P V candidates: contractions whose operand is a softmax, outermost
-    // first so that an attention is raised from its last contraction.
+    // P V candidates: contractions on tensors, last first, so that an
+    // attention is raised from its P V before its Q K^T is tried.
     SmallVector<linalg::LinalgOp> contractions;
     getOperation()->walk([&](linalg::LinalgOp op) {
-      if (isContraction(op->getResult(0)))
+      if (op->getNumResults() == 1 && isContraction(op->getResult(0)))
         contractions.push_back(op);
     });
     IRRewriter rewriter(&getContext());
