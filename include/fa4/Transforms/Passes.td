@@ -280,7 +280,9 @@ def FA4RaiseAttention : Pass<"fa4-raise-attention"> {
     without the max subtraction (its result overflows where fa4's does
     not), a mask that multiplies the scores, a contraction of Q with K
     that is not over the head dimension, outputs not in Q's 16-bit type, K
-    and V of different layouts.
+    and V of different layouts, dynamic head counts or head dims. Each
+    gets a remark at its P V contraction saying why. Linalg on memrefs is
+    not read.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",
