@@ -56,7 +56,6 @@ struct Attention {
   SmallVector<Role> scoreRoles;
   // Batch dimensions of S in the order they collapse.
   SmallVector<unsigned> scoreBatch;
-  std::optional<unsigned> scoreHead, scoreGroup;
   unsigned scoreKey = 0;
   // Query heads per key/value head (the group loop's static size).
   int64_t groupSize = 1;
@@ -338,14 +337,8 @@ LogicalResult Raiser::match(linalg::LinalgOp pv, Attention &a,
   // The score tensor's dimensions.
   a.scoreRoles.clear();
   a.scoreBatch.clear();
-  for (unsigned t = 0; t < scoreMap.getNumResults(); ++t) {
-    unsigned loop = scoreMap.getDimPosition(t);
-    a.scoreRoles.push_back(*loopRoles[loop]);
-    if (loop == headLoop)
-      a.scoreHead = t;
-    if (*loopRoles[loop] == Role::Group)
-      a.scoreGroup = t;
-  }
+  for (unsigned t = 0; t < scoreMap.getNumResults(); ++t)
+    a.scoreRoles.push_back(*loopRoles[scoreMap.getDimPosition(t)]);
   for (unsigned loop : batchLoops)
     if (loop != headLoop)
       a.scoreBatch.push_back(scoreMap.getResultPosition(
