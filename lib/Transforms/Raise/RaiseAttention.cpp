@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Layout.h"
 #include "ScoreExpressions.h"
 
 #include "fa4/Dialect/FA4/IR/FA4Ops.h"
@@ -43,8 +44,6 @@ namespace {
 //===----------------------------------------------------------------------===//
 // Dimension roles
 //===----------------------------------------------------------------------===//
-
-enum class Role { Batch, Head, Group, Query, Key, HeadDim, ValueDim };
 
 /// The roles of one attention: which iteration dimension of each
 /// contraction is what.
@@ -95,13 +94,9 @@ public:
 private:
   LogicalResult match(linalg::LinalgOp pv, Attention &a, ExprBuilder &builder,
                       std::string &why);
-  LogicalResult matchProbabilities(const Expr *p, Attention &a, bool &normalized,
+  LogicalResult matchProbabilities(const Expr *p, Attention &a,
+                                   bool &normalized,
                                    const Expr *&unnormalized, std::string &why);
-  Value toFa4(Location loc, Value source, ArrayRef<Role> sourceRoles,
-              ArrayRef<unsigned> batchKeys, Role sequence, Role inner);
-  Value fromFa4(Location loc, Value result, ArrayRef<Role> outputRoles,
-                ArrayRef<unsigned> batchKeys, ArrayRef<OpFoldResult> sizes,
-                RankedTensorType outputType);
   void buildScoreRegion(Location loc, AttentionOp op, const Attention &a,
                         int64_t groupSize);
 
@@ -131,7 +126,8 @@ LogicalResult Raiser::matchProbabilities(const Expr *p, Attention &a,
     const Expr *numerator = p;
     if (p->kind == Kind::Div) {
       const Expr *sum = p->operands[1];
-      if (sum->kind != Kind::ReduceSum || !same(sum->operands[0], p->operands[0])) {
+      if (sum->kind != Kind::ReduceSum ||
+          !same(sum->operands[0], p->operands[0])) {
         why = "P is a quotient, but not of exponentials by their sum";
         return failure();
       }
@@ -412,7 +408,8 @@ LogicalResult Raiser::match(linalg::LinalgOp pv, Attention &a,
       current = user->getResult(0);
       continue;
     }
-    if (normalized || e->kind != Expr::Kind::Div || !isCurrent(e->operands[0]) ||
+    if (normalized || e->kind != Expr::Kind::Div ||
+        !isCurrent(e->operands[0]) ||
         e->operands[1]->kind != Expr::Kind::Leaf)
       break;
     // The divisor: the sum over the keys of P's numerator, broadcast along
@@ -468,208 +465,6 @@ LogicalResult Raiser::match(linalg::LinalgOp pv, Attention &a,
   }
   a.output = current;
   return success();
-}
-
-/// `source` permuted and reshaped to [batch, sequence, heads, inner].
-Value Raiser::toFa4(Location loc, Value source, ArrayRef<Role> sourceRoles,
-                    ArrayRef<unsigned> batchKeys, Role sequence, Role inner) {
-  auto type = cast<RankedTensorType>(source.getType());
-  // The order of the source's dimensions in fa4's layout.
-  SmallVector<unsigned> batch, heads, order;
-  std::optional<unsigned> seq, dim;
-  for (unsigned d = 0; d < sourceRoles.size(); ++d) {
-    switch (sourceRoles[d]) {
-    case Role::Batch:
-      batch.push_back(d);
-      break;
-    case Role::Head:
-      heads.insert(heads.begin(), d);
-      break;
-    case Role::Group:
-      heads.push_back(d);
-      break;
-    default:
-      if (sourceRoles[d] == sequence)
-        seq = d;
-      else if (sourceRoles[d] == inner)
-        dim = d;
-    }
-  }
-  // Batch dimensions collapse in the scores' order, in every operand.
-  llvm::sort(batch, [&](unsigned x, unsigned y) {
-    return batchKeys[x] < batchKeys[y];
-  });
-  order.append(batch);
-  order.push_back(*seq);
-  order.append(heads);
-  order.push_back(*dim);
-  Value value = source;
-  if (!llvm::equal(order, llvm::seq<unsigned>(0, order.size()))) {
-    SmallVector<OpFoldResult> sizes;
-    for (unsigned d : order)
-      sizes.push_back(tensor::getMixedSize(rewriter, loc, source, d));
-    Value init =
-        tensor::EmptyOp::create(rewriter, loc, sizes, type.getElementType());
-    SmallVector<int64_t> permutation(order.begin(), order.end());
-    value = linalg::TransposeOp::create(rewriter, loc, source, init,
-                                        permutation)
-                ->getResult(0);
-  }
-  // Collapse the batch and head groups; an empty one becomes a unit
-  // dimension next to the sequence.
-  SmallVector<ReassociationIndices> collapse;
-  int64_t next = 0;
-  auto group = [&](size_t count) {
-    ReassociationIndices indices;
-    for (size_t i = 0; i < count; ++i)
-      indices.push_back(next++);
-    collapse.push_back(indices);
-  };
-  bool unitBatch = batch.empty(), unitHeads = heads.empty();
-  if (unitBatch || unitHeads) {
-    // Expand the sequence dimension into [1?, S, 1?].
-    auto valueType = cast<RankedTensorType>(value.getType());
-    SmallVector<ReassociationIndices> expand;
-    SmallVector<int64_t> shape;
-    SmallVector<OpFoldResult> outputShape;
-    int64_t result = 0;
-    for (unsigned d = 0; d < valueType.getRank(); ++d) {
-      ReassociationIndices indices;
-      bool isSeq = d == batch.size();
-      if (isSeq && unitBatch) {
-        indices.push_back(result++);
-        shape.push_back(1);
-        outputShape.push_back(rewriter.getIndexAttr(1));
-      }
-      indices.push_back(result++);
-      shape.push_back(valueType.getDimSize(d));
-      outputShape.push_back(tensor::getMixedSize(rewriter, loc, value, d));
-      if (isSeq && unitHeads) {
-        indices.push_back(result++);
-        shape.push_back(1);
-        outputShape.push_back(rewriter.getIndexAttr(1));
-      }
-      expand.push_back(indices);
-    }
-    value = tensor::ExpandShapeOp::create(
-        rewriter, loc,
-        RankedTensorType::get(shape, valueType.getElementType()), value,
-        expand, outputShape);
-  }
-  group(unitBatch ? 1 : batch.size());
-  group(1);
-  group(unitHeads ? 1 : heads.size());
-  group(1);
-  if (cast<RankedTensorType>(value.getType()).getRank() != 4)
-    value = tensor::CollapseShapeOp::create(rewriter, loc, value, collapse);
-  return value;
-}
-
-/// The raised op's O [batch, sequence, heads, value dim] in the layout of
-/// the original output (`outputRoles` per dimension).
-Value Raiser::fromFa4(Location loc, Value result, ArrayRef<Role> outputRoles,
-                      ArrayRef<unsigned> batchKeys,
-                      ArrayRef<OpFoldResult> sizes,
-                      RankedTensorType outputType) {
-  SmallVector<unsigned> batch, heads, order;
-  std::optional<unsigned> seq, dim;
-  for (unsigned d = 0; d < outputRoles.size(); ++d) {
-    switch (outputRoles[d]) {
-    case Role::Batch:
-      batch.push_back(d);
-      break;
-    case Role::Head:
-      heads.insert(heads.begin(), d);
-      break;
-    case Role::Group:
-      heads.push_back(d);
-      break;
-    case Role::Query:
-      seq = d;
-      break;
-    default:
-      dim = d;
-    }
-  }
-  llvm::sort(batch, [&](unsigned x, unsigned y) {
-    return batchKeys[x] < batchKeys[y];
-  });
-  order.append(batch);
-  order.push_back(*seq);
-  order.append(heads);
-  order.push_back(*dim);
-  // The output's sizes (`sizes`, per output dimension), in fa4's order.
-  SmallVector<OpFoldResult> outputShape;
-  SmallVector<int64_t> shape;
-  for (unsigned d : order) {
-    outputShape.push_back(sizes[d]);
-    std::optional<int64_t> size = getConstantIntValue(sizes[d]);
-    shape.push_back(size ? *size : ShapedType::kDynamic);
-  }
-  Type element = outputType.getElementType();
-  Value value = result;
-  // Drop the unit dimensions toFa4 added, then split the groups.
-  SmallVector<ReassociationIndices> drop;
-  if (batch.empty() || heads.empty()) {
-    if (batch.empty() && heads.empty())
-      drop = {{0, 1, 2}, {3}};
-    else if (batch.empty())
-      drop = {{0, 1}, {2}, {3}};
-    else
-      drop = {{0}, {1, 2}, {3}};
-    value = tensor::CollapseShapeOp::create(rewriter, loc, value, drop);
-  }
-  auto valueType = cast<RankedTensorType>(value.getType());
-  if (valueType.getRank() != static_cast<int64_t>(order.size())) {
-    SmallVector<ReassociationIndices> split;
-    int64_t next = 0;
-    auto group = [&](size_t count) {
-      ReassociationIndices indices;
-      for (size_t i = 0; i < count; ++i)
-        indices.push_back(next++);
-      split.push_back(indices);
-    };
-    if (!batch.empty())
-      group(batch.size());
-    group(1);
-    if (!heads.empty())
-      group(heads.size());
-    group(1);
-    // A collapsed dimension whose parts are all static is static: say so
-    // first (a tensor.cast), as tensor.expand_shape requires.
-    SmallVector<int64_t> collapsed(valueType.getShape());
-    for (auto [i, indices] : llvm::enumerate(split)) {
-      int64_t product = 1;
-      for (int64_t index : indices)
-        product = ShapedType::isDynamic(shape[index]) || product < 0
-                      ? ShapedType::kDynamic
-                      : product * shape[index];
-      if (!ShapedType::isDynamic(product))
-        collapsed[i] = product;
-    }
-    auto collapsedType = RankedTensorType::get(collapsed, element);
-    if (collapsedType != valueType)
-      value = tensor::CastOp::create(rewriter, loc, collapsedType, value);
-    value = tensor::ExpandShapeOp::create(
-        rewriter, loc, RankedTensorType::get(shape, element), value, split,
-        outputShape);
-  }
-  SmallVector<int64_t> inverse(order.size());
-  for (auto [position, d] : llvm::enumerate(order))
-    inverse[d] = position;
-  if (!llvm::equal(order, llvm::seq<unsigned>(0, order.size()))) {
-    SmallVector<OpFoldResult> sizes;
-    for (unsigned d = 0; d < order.size(); ++d)
-      sizes.push_back(tensor::getMixedSize(rewriter, loc, value, inverse[d]));
-    Value init = tensor::EmptyOp::create(rewriter, loc, sizes,
-                                         outputType.getElementType());
-    value = linalg::TransposeOp::create(rewriter, loc, value, init, inverse)
-                ->getResult(0);
-  }
-  // The original's type may know more or fewer sizes statically.
-  if (value.getType() != outputType)
-    value = tensor::CastOp::create(rewriter, loc, outputType, value);
-  return value;
 }
 
 void Raiser::buildScoreRegion(Location loc, AttentionOp op,
@@ -883,10 +678,12 @@ LogicalResult Raiser::raise(linalg::LinalgOp pv) {
 
   Location loc = pv.getLoc();
   rewriter.setInsertionPoint(anchor);
-  Value q = toFa4(loc, a.q.source, qRoles, qKeys, Role::Query, Role::HeadDim);
-  Value k = toFa4(loc, a.k.source, kRoles, kKeys, Role::Key, Role::HeadDim);
-  Value v =
-      toFa4(loc, a.v.source, vRoles, vKeys, Role::Key, Role::ValueDim);
+  Value q = toFa4Layout(rewriter, loc, a.q.source, qRoles, qKeys, Role::Query,
+                        Role::HeadDim);
+  Value k = toFa4Layout(rewriter, loc, a.k.source, kRoles, kKeys, Role::Key,
+                        Role::HeadDim);
+  Value v = toFa4Layout(rewriter, loc, a.v.source, vRoles, vKeys, Role::Key,
+                        Role::ValueDim);
   auto qShape = cast<RankedTensorType>(q.getType());
   auto vShape = cast<RankedTensorType>(v.getType());
   SmallVector<OpFoldResult> outputSizes = {
@@ -917,8 +714,8 @@ LogicalResult Raiser::raise(linalg::LinalgOp pv) {
         ShapedType::isDynamic(size)
             ? tensor::getMixedSize(rewriter, loc, a.q.source, *resultFromQ[d])
             : OpFoldResult(rewriter.getIndexAttr(size)));
-  Value result = fromFa4(loc, raised->getResult(0), outputRoles, outputKeys,
-                         resultSizes, outputType);
+  Value result = fromFa4Layout(rewriter, loc, raised->getResult(0), outputRoles,
+                               outputKeys, resultSizes, outputType);
   rewriter.replaceAllUsesWith(a.output, result);
 
   // Erase what only the attention used.

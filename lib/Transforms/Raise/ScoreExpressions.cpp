@@ -245,8 +245,9 @@ const Expr *ExprBuilder::scalar(linalg::LinalgOp op, Value v, AffineMap map) {
   return nullptr;
 }
 
-const Expr *ExprBuilder::reductionBody(linalg::LinalgOp op, AffineMap iterations,
-                          Expr::Kind &kind) {
+const Expr *ExprBuilder::reductionBody(linalg::LinalgOp op,
+                                       AffineMap iterations,
+                                       Expr::Kind &kind) {
   auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
   Operation *combine = yield.getOperand(0).getDefiningOp();
   if (!combine || combine->getNumOperands() != 2)
