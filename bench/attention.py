@@ -2,8 +2,8 @@
 """Times fa4 attention kernels against PyTorch SDPA's cuDNN and
 FlashAttention-2 backends on the same inputs, in one run.
 
-bf16, [B, S, H, D] with H = 2048 / D heads (32 at D 64, 16 at D 128, 8 at
-D 256),
+bf16, [B, S, H, D] with H = 2048 / D heads, rounded down (32 at D 64, 21
+at D 96, 16 at D 128, 10 at D 192, 8 at D 256),
 B = tokens / S so that every row of the table does the same number of
 tokens, Sq = Skv = S. Each call is timed with CUDA events: the median of
 --iters calls after --warmup. TFLOP/s counts 4 * B * H * S^2 * D
@@ -66,7 +66,7 @@ def sdpa(backend, q, k, v, causal):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("directory")
-    parser.add_argument("--head-dims", default="64,128,256")
+    parser.add_argument("--head-dims", default="64,96,128,192,256")
     parser.add_argument("--seqlens", default="1024,2048,4096,8192,16384")
     parser.add_argument("--tokens", type=int, default=16384)
     parser.add_argument("--warmup", type=int, default=5)

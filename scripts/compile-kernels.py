@@ -8,11 +8,11 @@ their manifests. Kernel names say the configuration, e.g.
 `bf16_d128_h16x16_causal_lse_attention`.
 
 Sets:
-  check  bf16/f16 x head dim 64/128 (and 256 for sm_90a) x causal or not x
-         heads (Hq, Hkv) in (4, 4), (8, 2), (8, 1) (GQA ratios 1, 4, 8),
-         with LSE
-  bench  bf16, head dim 64 (32 heads), 128 (16 heads) and for sm_90a 256
-         (8 heads), causal or not, without LSE
+  check  bf16/f16 x head dim 64/96/128/192 (and 256 for sm_90a) x causal
+         or not x heads (Hq, Hkv) in (4, 4), (8, 2), (8, 1) (GQA ratios 1,
+         4, 8), with LSE
+  bench  bf16, head dims 64, 96, 128, 192 and for sm_90a 256 (2048 / D
+         heads, rounded down), causal or not, without LSE
   masks  the score stages with LSE: causal and symmetric sliding windows,
          softcap (with GQA, with a window and f16), GQA ratios 7 and 5,
          attention sinks (causal GQA, a symmetric window, softcap with GQA
@@ -44,7 +44,7 @@ from fa4.jit import kernel_name, module_text  # noqa: E402
 def configurations(name, arch):
     """(element, head dim, Hq, Hkv, causal, lse, window or None, softcap or
     None[, sink[, varlen[, seqused_k]]]) of each kernel of set `name`."""
-    head_dims = [64, 128, 256] if arch == "sm_90a" else [64, 128]
+    head_dims = [64, 96, 128, 192] + ([256] if arch == "sm_90a" else [])
     if name == "check":
         for element, head_dim, causal, (heads_q, heads_kv) in itertools.product(
                 ["bf16", "f16"], head_dims, [False, True], [(4, 4), (8, 2), (8, 1)]):

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Compiles fa4.attention over a matrix of configurations to sm_100a and
-checks each kernel with ptxas.
+"""Compiles fa4.attention over a matrix of configurations to one target
+(sm_100a by default) and checks each kernel with ptxas.
 
 For every configuration it writes the attention module, runs the fa4
 pipeline with fa4-opt up to PTX, assembles it with `ptxas -v` and prints one
@@ -14,6 +14,11 @@ sinks (causal, with LSE), at both head dims for MHA and a GQA ratio that
 packs no heads (7).
 
 usage: config-matrix.py --fa4-opt PATH --ptxas PATH [--work DIR]
+                        [--arch sm_100a|sm_90a] [--head-dims 64,128]
+                        [--stage-head-dims 64,128]
+
+--head-dims sets the head dims of the full and causal rows, --stage-head-dims
+those of the score-stage rows (default: the same as --head-dims).
 """
 
 import argparse
@@ -42,9 +47,13 @@ MASKS = {"full": "", "causal": "causal",
          "window": "causal, window = array<i64: 1000, 0>",
          "softcap": "softcap = 30.0 : f32",
          "sink": "causal"}
-STAGE_CONFIGS = [(mask, "bf16", head_dim, ratio)
-                 for mask in ("window", "softcap", "sink")
-                 for head_dim in HEAD_DIMS for ratio in (1, 7)]
+
+
+def stage_configs(head_dims):
+    """The score-stage rows: MHA and a ratio that packs no heads (7)."""
+    return [(mask, "bf16", head_dim, ratio)
+            for mask in ("window", "softcap", "sink")
+            for head_dim in head_dims for ratio in (1, 7)]
 
 
 def module(dtype, head_dim, ratio, mask):
@@ -81,7 +90,13 @@ def main():
     parser.add_argument("--fa4-opt", required=True)
     parser.add_argument("--ptxas", required=True)
     parser.add_argument("--work")
+    parser.add_argument("--arch", default="sm_100a", choices=["sm_100a", "sm_90a"])
+    parser.add_argument("--head-dims", default=",".join(map(str, HEAD_DIMS)))
+    parser.add_argument("--stage-head-dims")
     args = parser.parse_args()
+    head_dims = [int(d) for d in args.head_dims.split(",")]
+    stage_dims = ([int(d) for d in args.stage_head_dims.split(",")]
+                  if args.stage_head_dims else head_dims)
     work = args.work or tempfile.mkdtemp(prefix="fa4-matrix-")
     os.makedirs(work, exist_ok=True)
     extract = os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -89,17 +104,18 @@ def main():
 
     configs = [("causal" if causal else "full", dtype, head_dim, ratio)
                for causal, dtype, head_dim, ratio in itertools.product(
-                   CAUSAL, DTYPES, HEAD_DIMS, GQA_RATIOS)]
-    for mask, dtype, head_dim, ratio in configs + STAGE_CONFIGS:
+                   CAUSAL, DTYPES, head_dims, GQA_RATIOS)]
+    pipeline = PIPELINE.replace("fa4-plan,", f"fa4-plan{{arch={args.arch}}},")
+    for mask, dtype, head_dim, ratio in configs + stage_configs(stage_dims):
         name = f"{mask}_{dtype}_d{head_dim}_gqa{ratio}"
         source = os.path.join(work, name + ".mlir")
         binary = os.path.join(work, name + ".bin.mlir")
         ptx = os.path.join(work, name + ".ptx")
         with open(source, "w") as f:
             f.write(module(dtype, head_dim, ratio, mask))
-        run([args.fa4_opt, source, f"--pass-pipeline={PIPELINE}", "-o", binary])
+        run([args.fa4_opt, source, f"--pass-pipeline={pipeline}", "-o", binary])
         run([sys.executable, extract, binary, ptx])
-        report = run([args.ptxas, "-arch=sm_100a", "-v", ptx, "-o",
+        report = run([args.ptxas, f"-arch={args.arch}", "-v", ptx, "-o",
                       os.path.join(work, name + ".cubin")]).stderr
         spill = re.search(r"(\d+) bytes spill stores", report).group(1)
         registers = re.search(r"Used (\d+) registers", report).group(1)

@@ -76,12 +76,13 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
            << "query/key head dim " << headDim << " and value head dim "
            << op.getHeadDimV() << " differ; " << arch
            << " kernels need them equal";
-  bool supported = headDim == 64 || headDim == 128 || (hopper && headDim == 256);
-  if (!supported)
+  // The MMAs step through K 16 elements at a time, and the head dim is
+  // the N of P V (at most 256); tiles round it up to 64-column atoms.
+  if (headDim % 16 != 0 || headDim > limits::kMaxHeadDim)
     return op.emitOpError() << "head dim " << headDim
                             << " is not supported on " << arch
-                            << (hopper ? " (supported: 64, 128, 256)"
-                                       : " (supported: 64, 128)");
+                            << " (supported: multiples of 16 up to "
+                            << limits::kMaxHeadDim << ")";
   // A Q tile is one tcgen05 M=128 tile on sm_100a, one consumer
   // warpgroup's wgmma M=64 tile on sm_90a.
   int64_t blockM = hopper ? 64 : 128;
@@ -99,10 +100,10 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
            << std::gcd(groupSize, blockM);
 
   bool causal = op.getCausal();
-  // sm_90a at head dim 256: 64-key blocks keep S and P small next to the
-  // 128-register O fragment, and a ring of 3 K/V tiles fits beside Q and
-  // the O staging.
-  bool wide = hopper && headDim == 256;
+  // sm_90a past head dim 128: 64-key blocks keep S and P small next to the
+  // O fragment (up to 128 registers), and a ring of 3 K/V tiles fits beside
+  // Q and the O staging.
+  bool wide = hopper && headDim > 128;
   // Score and mask regions add per-element code to the sm_90a consumer,
   // whose 128-key S fragment, the next block's and O already fill its
   // registers (96 bytes of spills for ALiBi at head dim 128): 64-key
@@ -128,14 +129,45 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   if (!options.scheduler.empty())
     scheduler = *symbolizeScheduler(options.scheduler);
 
+  // sm_100a: two Q stages (ping-pong softmax warpgroups) where their S and
+  // O fit the 512 TMEM columns (head dims up to 128), else one.
+  int64_t qStages = positiveOr(
+      options.qStages,
+      hopper || PlanAttr::tmemColumns(2, blockN, headDim) <=
+                    limits::kTmemColumns
+          ? 2
+          : 1);
+  // The deepest K/V ring up to the default that fits shared memory (never
+  // below the 2 slots the protocol needs; the verifier reports a plan that
+  // does not fit even so).
+  int64_t kvStages = options.kvStages;
+  if (kvStages <= 0) {
+    kvStages = wide ? 3 : hopper ? 4 : 3;
+    while (kvStages > 2 &&
+           PlanAttr::sharedMemoryBytes(target, qStages, kvStages, blockM,
+                                       blockN, headDim) > limits::kSmemBytes)
+      --kvStages;
+    // The smallest plan of this head dim does not fit: say so in its terms
+    // (a plan the options chose is the verifier's to report).
+    int64_t smallest = PlanAttr::sharedMemoryBytes(target, qStages, kvStages,
+                                                   blockM, blockN, headDim);
+    if (options.qStages <= 0 && smallest > limits::kSmemBytes)
+      return op.emitOpError()
+             << "head dim " << headDim << " does not fit " << arch << ": "
+             << qStages << " Q stage" << (qStages == 1 ? "" : "s")
+             << ", a " << kvStages << "-slot K/V ring and the O staging of "
+             << llvm::alignTo(headDim, 64) << "-column tiles need " << smallest
+             << " bytes of shared memory, more than the " << limits::kSmemBytes
+             << " available";
+  }
+
   // sm_90a (FlashAttention-3): two consumer warpgroups at 240 registers, the
   // producer at the minimum; a ring of two K/V pairs; MUFU ex2 only (the
   // Hopper Tensor Cores do not outrun it). sm_100a: the FA4 budgets.
   auto emitError = [&] { return op.emitOpError() << "invalid plan: "; };
   PlanAttr plan = PlanAttr::getChecked(
-      emitError, op.getContext(), target, blockM, blockN, headDim,
-      positiveOr(options.qStages, 2),
-      positiveOr(options.kvStages, wide ? 3 : hopper ? 4 : 3), gqaPack,
+      emitError, op.getContext(), target, blockM, blockN, headDim, qStages,
+      kvStages, gqaPack,
       scheduler, positiveOr(options.softmaxRegs, hopper ? 232 : 200),
       positiveOr(options.correctionRegs, hopper ? 0 : 64),
       positiveOr(options.producerRegs, hopper ? 40 : 48),

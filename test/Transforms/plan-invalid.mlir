@@ -53,8 +53,8 @@
 // SCHED: fa4-plan: unknown scheduler 'random' (expected linear, lpt or paired)
 // The sm_90a plan and what it refuses.
 // HOPPER-NOT: error: {{.*}}@mha
-// HOPPER-NOT: head dim 256 is not supported
-// HOPPER: error: 'fa4.attention' op head dim 96 is not supported on sm_90a (supported: 64, 128, 256)
+// HOPPER-NOT: head dim 256
+// HOPPER: error: 'fa4.attention' op head dim 100 is not supported on sm_90a (supported: multiples of 16 up to 256)
 // HOPPER: error: 'fa4.attention' op query/key head dim 128 and value head dim 64 differ; sm_90a kernels need them equal
 
 // A plannable op for the option diagnostics.
@@ -77,7 +77,7 @@ func.func @mha(%q: memref<1x256x4x128xbf16>, %k: memref<1x256x4x128xbf16>,
 
 func.func @head_dim_256(%q: memref<1x256x4x256xbf16>, %k: memref<1x256x4x256xbf16>,
                         %v: memref<1x256x4x256xbf16>, %o: memref<1x256x4x256xbf16>) {
-  // expected-error @+1 {{head dim 256 is not supported on sm_100a (supported: 64, 128)}}
+  // expected-error @+1 {{head dim 256 does not fit sm_100a: 1 Q stage, a 2-slot K/V ring and the O staging of 256-column tiles need 264192 bytes of shared memory, more than the 232448 available}}
   fa4.attention ins(%q, %k, %v : memref<1x256x4x256xbf16>, memref<1x256x4x256xbf16>,
                     memref<1x256x4x256xbf16>) outs(%o : memref<1x256x4x256xbf16>)
   return
@@ -85,11 +85,11 @@ func.func @head_dim_256(%q: memref<1x256x4x256xbf16>, %k: memref<1x256x4x256xbf1
 
 // -----
 
-func.func @head_dim_96(%q: memref<1x256x4x96xbf16>, %k: memref<1x256x4x96xbf16>,
-                       %v: memref<1x256x4x96xbf16>, %o: memref<1x256x4x96xbf16>) {
-  // expected-error @+1 {{head dim 96 is not supported on sm_100a (supported: 64, 128)}}
-  fa4.attention ins(%q, %k, %v : memref<1x256x4x96xbf16>, memref<1x256x4x96xbf16>,
-                    memref<1x256x4x96xbf16>) outs(%o : memref<1x256x4x96xbf16>)
+func.func @head_dim_100(%q: memref<1x256x4x100xbf16>, %k: memref<1x256x4x100xbf16>,
+                        %v: memref<1x256x4x100xbf16>, %o: memref<1x256x4x100xbf16>) {
+  // expected-error @+1 {{head dim 100 is not supported on sm_100a (supported: multiples of 16 up to 256)}}
+  fa4.attention ins(%q, %k, %v : memref<1x256x4x100xbf16>, memref<1x256x4x100xbf16>,
+                    memref<1x256x4x100xbf16>) outs(%o : memref<1x256x4x100xbf16>)
   return
 }
 

@@ -28,13 +28,17 @@ def FA4Plan : Pass<"fa4-plan"> {
     128-key blocks, a ring of 4 K/V tiles, registers 232 (consumers) / 40
     (load and store), MUFU exp2 only, rescale threshold 8, `linear`
     scheduler (non-causal) or `paired` (causal); correctionRegs and pvSplit
-    are 0 there; at head dim 256, 64-key blocks and a ring of 3 K/V tiles.
-    Every option overrides one choice; 0 (or an empty string) leaves it to
+    are 0 there; past head dim 128, 64-key blocks and a ring of 3 K/V
+    tiles. On sm_100a two Q stages where their S and O fit the 512 TMEM
+    columns (head dims up to 128), one above; on both, the deepest K/V ring
+    up to the default that fits shared memory. Every option overrides one choice; 0 (or an empty string) leaves it to
     the pass.
 
     The pass refuses, with an error at the op, what the kernels cannot do:
-    head dims other than 64 and 128 (and 256 on sm_90a), different
-    query/key and value head dims, a `gqa-pack` that does not divide both
+    head dims that are not multiples of 16 up to 256 (one that is not a
+    multiple of 64 fills its tiles' last 64-column atom in part), a head dim whose smallest
+    plan exceeds shared memory (above 192 on sm_100a), different query/key
+    and value head dims, a `gqa-pack` that does not divide both
     the GQA ratio and the Q tile's rows, any plan outside the ranges
     `#fa4.plan` checks or that exceeds the TMEM columns, shared memory or
     registers of one SM, and operands the kernel cannot address

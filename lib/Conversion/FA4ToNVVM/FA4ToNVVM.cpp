@@ -273,18 +273,22 @@ struct MmaLowering : ConvertOpToLLVMPattern<MmaOp> {
     // In a CFG (a function body after scf-to-cf) the steps become a loop
     // over groups of steps, unrolled within a group, so that only the two
     // group bases stay live: unrolled, LLVM would hoist every step's
-    // operands out of enclosing loops. Every group advances the operands by
-    // the same amount: TMEM columns and MN-major rows advance linearly, a
-    // K-major operand within its 64-element atom, then by the atom stride.
-    // The largest such group of at most an atom's steps that leaves at least
-    // two groups; inside a structured region, or with no such group, the
-    // steps are unrolled.
+    // operands out of enclosing loops. TMEM columns and MN-major rows
+    // advance linearly; a K-major operand advances within its 64-element
+    // atom, then by the atom stride, so its groups must not straddle atoms:
+    // a group of a whole atom advances by the stride, a smaller one (a K
+    // that is not a multiple of 64, e.g. head dim 96) within the atom and,
+    // after the atom's last group, to the next atom. The largest group of at
+    // most an atom's steps that leaves at least two groups; inside a
+    // structured region, or with no such group, the steps are unrolled.
     bool kMajor = aTile || !bMnMajor;
     int64_t groupSteps = 0;
     for (int64_t g = kStepsPerAtom; g >= 1 && !groupSteps; --g)
       if (steps % g == 0 && steps / g >= 2 &&
-          (!kMajor || steps <= kStepsPerAtom || g == kStepsPerAtom))
+          (!kMajor || steps <= kStepsPerAtom || kStepsPerAtom % g == 0))
         groupSteps = g;
+    bool crossesAtoms =
+        kMajor && steps > kStepsPerAtom && groupSteps != kStepsPerAtom;
     if (!isa<FunctionOpInterface>(op->getParentOp()) || !groupSteps) {
       for (int64_t step = 0; step < steps; ++step)
         issue(rewriter, aStart, bStart, step,
@@ -312,17 +316,39 @@ struct MmaLowering : ConvertOpToLLVMPattern<MmaOp> {
                                            adaptor.getAccumulate(), later)
                             .getResult()
                       : always);
-    Value nextA =
-        aTile ? LLVM::AddOp::create(rewriter, loc, a,
-                                    c64(rewriter, aOffset(groupSteps)))
-                    .getResult()
-              : offsetTmemAddress(rewriter, loc, a,
-                                  i32Constant(rewriter, loc,
-                                              aOffset(groupSteps)));
-    Value nextB = LLVM::AddOp::create(rewriter, loc, bDesc,
-                                      c64(rewriter, bOffset(groupSteps)));
     Value nextGroup = LLVM::AddOp::create(rewriter, loc, group,
                                           i32Constant(rewriter, loc, 1));
+    // The next group's offset from this one's: the group's steps, or, for a
+    // K-major operand whose atom ends with this group, the way from the
+    // atom's last group to the next atom's start.
+    Value atomEnd;
+    if (crossesAtoms)
+      atomEnd = LLVM::ICmpOp::create(
+          rewriter, loc, LLVM::ICmpPredicate::eq,
+          LLVM::AndOp::create(
+              rewriter, loc, nextGroup,
+              i32Constant(rewriter, loc, kStepsPerAtom / groupSteps - 1)),
+          i32Constant(rewriter, loc, 0));
+    auto advance = [&](auto offset, bool operandKMajor, Type type) -> Value {
+      auto constant = [&](int64_t value) -> Value {
+        return type == i64 ? c64(rewriter, value).getResult()
+                           : i32Constant(rewriter, loc, value);
+      };
+      Value within = constant(offset(groupSteps));
+      if (!crossesAtoms || !operandKMajor)
+        return within;
+      Value across = constant(offset(kStepsPerAtom) -
+                              offset(kStepsPerAtom - groupSteps));
+      return LLVM::SelectOp::create(rewriter, loc, atomEnd, across, within);
+    };
+    Value nextA =
+        aTile ? LLVM::AddOp::create(rewriter, loc, a,
+                                    advance(aOffset, true, i64))
+                    .getResult()
+              : offsetTmemAddress(rewriter, loc, a,
+                                  advance(aOffset, false, i32));
+    Value nextB = LLVM::AddOp::create(rewriter, loc, bDesc,
+                                      advance(bOffset, !bMnMajor, i64));
     Value more = LLVM::ICmpOp::create(rewriter, loc, LLVM::ICmpPredicate::ult,
                                       nextGroup,
                                       i32Constant(rewriter, loc, groups));

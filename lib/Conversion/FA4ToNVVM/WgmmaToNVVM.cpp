@@ -148,26 +148,44 @@ struct WgmmaLowering : ConvertOpToLLVMPattern<WgmmaOp> {
     auto elementType = NVVM::WGMMATypesAttr::get(
         ctx, bf16 ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16);
     auto scaleIn = NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one);
+    // Descriptors of step 0; a later step's operand starts a constant number
+    // of 16-byte units further, which adds to the start-address field
+    // without carrying out of it (shared addresses stay below 2^18). Each
+    // step's add is pinned to its wgmma: a plain add of a loop-invariant
+    // base (Q's) would be hoisted out of the KV loop by LLVM, every step's
+    // descriptor then live through it (24 registers at head dim 192).
+    Value bStart = smemDescriptor(
+        rewriter, loc, bAddress,
+        wgmma::smemDescriptorFields(bMnMajor ? atomStrideBytes(bType)
+                                             : tcgen05::kKMajorLeadingBytes,
+                                    tcgen05::kPatternBytes));
+    Value aStart =
+        aTile ? smemDescriptor(rewriter, loc, aAddress,
+                               wgmma::smemDescriptorFields(
+                                   tcgen05::kKMajorLeadingBytes,
+                                   tcgen05::kKMajorStrideBytes))
+              : Value();
+    auto stepDescriptor = [&](Value start, int64_t bytes) -> Value {
+      if (bytes == 0)
+        return start;
+      return LLVM::InlineAsmOp::create(
+                 rewriter, loc, i64, ValueRange{start},
+                 "add.s64 $0, $1, " + std::to_string(bytes / 16) + ";",
+                 "=l,l", /*has_side_effects=*/true, /*is_align_stack=*/false,
+                 LLVM::TailCallKind::None, /*asm_dialect=*/nullptr,
+                 /*operand_attrs=*/nullptr)
+          .getResult(0);
+    };
     for (int64_t step = 0; step < steps; ++step) {
       // Only the first step of a product without accumulator overwrites.
       bool accumulate = adaptor.getAcc() || step > 0;
       int64_t bOffset =
           bMnMajor ? tcgen05::mnMajorStepBytes(step)
                    : tcgen05::kMajorStepBytes(step, atomStrideBytes(bType));
-      Value bDesc = smemDescriptor(
-          rewriter, loc,
-          LLVM::AddOp::create(rewriter, loc, bAddress, c64(bOffset)),
-          wgmma::smemDescriptorFields(bMnMajor ? atomStrideBytes(bType)
-                                               : tcgen05::kKMajorLeadingBytes,
-                                      tcgen05::kPatternBytes));
+      Value bDesc = stepDescriptor(bStart, bOffset);
       if (aTile) {
-        Value aDesc = smemDescriptor(
-            rewriter, loc,
-            LLVM::AddOp::create(
-                rewriter, loc, aAddress,
-                c64(tcgen05::kMajorStepBytes(step, atomStrideBytes(aTile)))),
-            wgmma::smemDescriptorFields(tcgen05::kKMajorLeadingBytes,
-                                        tcgen05::kKMajorStrideBytes));
+        Value aDesc = stepDescriptor(
+            aStart, tcgen05::kMajorStepBytes(step, atomStrideBytes(aTile)));
         // B layout `row` is the transposed (MN-major) B.
         acc = NVVM::WgmmaMmaAsyncOp::create(
             rewriter, loc, structType, acc, aDesc, bDesc, shape, elementType,

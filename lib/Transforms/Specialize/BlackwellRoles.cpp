@@ -439,10 +439,10 @@ void BlackwellPrefillRoles::buildMma() {
                     Value accumulate) {
         ChannelWaitOp::create(b, pFirst[stage], k);
         MmaOp::create(b, pTop[stage], v.first, oRegion[stage], accumulate,
-                      OperandMajor::mn);
+                      OperandMajor::mn, /*depth=*/IntegerAttr());
         ChannelWaitOp::create(b, pSecond[stage], k);
         MmaOp::create(b, pBottom[stage], v.second, oRegion[stage], trueValue,
-                      OperandMajor::mn);
+                      OperandMajor::mn, /*depth=*/IntegerAttr());
       };
 
       // Per KV block: the previous block's PVs, then this block's QK^T, for
@@ -468,7 +468,7 @@ void BlackwellPrefillRoles::buildMma() {
                vParts(arith::SubIOp::create(b, kHandoff, idx(1))), accumulate);
           }
           MmaOp::create(b, qTile[stage], kTile, sRegion[stage], falseValue,
-                        OperandMajor::k);
+                        OperandMajor::k, shape.depthAttr(b));
           ChannelCommitOp::create(b, s[stage], k);
         }
         ChannelReleaseOp::create(b, kv, kHandoff);

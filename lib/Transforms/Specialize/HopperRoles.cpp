@@ -218,7 +218,7 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
       Value handoff = mul(add(tile.kvBase, n), 2);
       ChannelWaitOp::create(b, kv, handoff);
       Value scores = WgmmaOp::create(b, sType, qTile, kvTile(handoff), Value(),
-                                     OperandMajor::k);
+                                     OperandMajor::k, shape.depthAttr(b));
       NVVM::WgmmaGroupSyncAlignedOp::create(b);
       return scores;
     };
@@ -227,7 +227,8 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
       Value handoff = add(mul(add(tile.kvBase, n), 2), 1);
       ChannelWaitOp::create(b, kv, handoff);
       Value product =
-          WgmmaOp::create(b, oType, p, kvTile(handoff), o, OperandMajor::mn);
+          WgmmaOp::create(b, oType, p, kvTile(handoff), o, OperandMajor::mn,
+                          /*depth=*/IntegerAttr());
       NVVM::WgmmaGroupSyncAlignedOp::create(b);
       return product;
     };

@@ -442,7 +442,10 @@ void KernelBuilder::buildStoreRole(Value epi, bool stagingPerStage) {
   // sequence. Every thread then releases the tile (storeEndpoint): its
   // reads are done, and the elected thread's stores have read it.
   Value lane = rem(gpu::ThreadIdOp::create(b, gpu::Dimension::x), 32);
-  int64_t atoms = shape.atoms(), rows = shape.qRows();
+  int64_t rows = shape.qRows();
+  // 16-byte chunks of a row's headDim columns (a partly filled last atom
+  // is copied as far as the row goes).
+  int64_t rowChunks = shape.headDim / 8;
   auto chunkType = VectorType::get({8}, shape.element);
   forEachTile([&](const Tile &tile) {
     for (int64_t stage = 0; stage < stages; ++stage) {
@@ -461,19 +464,20 @@ void KernelBuilder::buildStoreRole(Value epi, bool stagingPerStage) {
             oSmem, idx(stagingPerStage ? stage * shape.qTileBytes() : 0),
             tileType(rows));
         // Tile rows inside the sequence (positions times packed heads; none
-        // for a stage wholly past it), each 8 chunks of 16 bytes per
-        // 64-column atom.
+        // for a stage wholly past it), each rowChunks chunks of 16 bytes,
+        // 8 per 64-column atom.
         Value inside =
             mul(arith::MaxSIOp::create(
                     b, arith::SubIOp::create(b, tile.seqQ, first), idx(0)),
                 shape.pack);
-        Value chunks = mul(inside, atoms * 8);
+        Value chunks = mul(inside, rowChunks);
         auto loop = scf::ForOp::create(b, lane, chunks, idx(32));
         b.setInsertionPointToStart(loop.getBody());
         Value c = loop.getInductionVar();
-        Value row = div(c, atoms * 8);
-        Value atom = rem(div(c, 8), atoms);
-        Value chunk = rem(c, 8);
+        Value row = div(c, rowChunks);
+        Value column = rem(c, rowChunks); // in chunks
+        Value atom = div(column, 8);
+        Value chunk = rem(column, 8);
         // Chunk j of row r sits at chunk j xor (r mod 8) of the 128-byte
         // swizzle the epilogues wrote.
         Value swizzled = arith::XOrIOp::create(b, chunk, rem(row, 8));

@@ -67,7 +67,15 @@ struct KernelShape {
   SmallVector<MemRefType> captures;
 
   bool hopper() const { return plan.getArch() == Arch::sm_90a; }
-  int64_t atoms() const { return headDim / kAtom; }
+  /// 64-column swizzle atoms of a Q, K, V or O tile; a head dim that is
+  /// not a multiple of 64 fills the last in part (TMA zero-fills the
+  /// columns past the tensor, the TMA store skips them).
+  int64_t atoms() const { return llvm::divideCeil(headDim, kAtom); }
+  /// The contraction depth QK^T names when the last atom is partly filled
+  /// (its MMAs read headDim columns, not the atoms' width), else null.
+  IntegerAttr depthAttr(Builder &b) const {
+    return headDim % kAtom ? b.getI64IntegerAttr(headDim) : IntegerAttr();
+  }
   int64_t qRows() const { return plan.getBlockM(); }
   int64_t kvRows() const { return plan.getBlockN(); }
   /// Query positions of one Q tile (pack heads share each position).
@@ -78,11 +86,11 @@ struct KernelShape {
   }
   /// Blocks of `pack` query heads.
   int64_t headBlocks() const { return queryHeads / pack; }
-  int64_t qTileBytes() const { return qRows() * headDim * 2; }
+  int64_t qTileBytes() const { return atoms() * atomBytes(qRows()); }
   /// Q slots: sm_90a double-buffers each consumer's Q where it fits, so
   /// that the next tile's loads before the consumer is done with this one.
   int64_t qSlots() const { return plan.getQSlots(); }
-  int64_t kvTileBytes() const { return kvRows() * headDim * 2; }
+  int64_t kvTileBytes() const { return atoms() * atomBytes(kvRows()); }
   /// Bytes of one 64-column atom of a `rows`-row tile.
   static int64_t atomBytes(int64_t rows) { return rows * kAtom * 2; }
   int64_t statsBytes() const {

@@ -29,10 +29,10 @@
 // CHECK: nvvm.tcgen05.mma %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[TRUE]] {
 // CHECK: llvm.mlir.constant(6 : i64)
 // CHECK: nvvm.tcgen05.mma %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[TRUE]] {
+// CHECK: %[[NEXT:.*]] = llvm.add %[[GROUP]]
 // CHECK: %[[STRIDE:.*]] = llvm.mlir.constant(1024 : i64)
 // CHECK-NEXT: %[[NEXTA:.*]] = llvm.add %[[A]], %[[STRIDE]] : i64
 // CHECK: %[[NEXTB:.*]] = llvm.add %[[B]], %{{.*}} : i64
-// CHECK: %[[NEXT:.*]] = llvm.add %[[GROUP]]
 // CHECK: %[[GROUPS:.*]] = llvm.mlir.constant(2 : i32)
 // CHECK: %[[MORE:.*]] = llvm.icmp "ult" %[[NEXT]], %[[GROUPS]]
 // CHECK: llvm.cond_br %[[MORE]], ^[[QK]](%[[NEXT]], %[[NEXTA]], %[[NEXTB]] : i32, i64, i64), ^{{.*}} {loop_annotation = #[[NOUNROLL:.*]]}
@@ -57,6 +57,27 @@
 // CHECK-NOT: nvvm.tcgen05.mma
 // CHECK: llvm.cond_br {{.*}}, ^[[PV]]({{.*}}), ^{{.*}} {loop_annotation = #[[NOUNROLL]]}
 // CHECK: nvvm.tcgen05.commit %{{.*}} : !llvm.ptr<3>
+
+// Head dim 96 (depth 96 over two atoms, the second half filled): 6 steps
+// as 3 groups of 2 that do not straddle an atom. A group advances both
+// operands by 64 bytes (4 units) within the atom; after the atom's second
+// group (the next group even) to the next atom: 1024 - 4 = 1020 units.
+// CHECK-LABEL: gpu.func @qk_depth96
+// CHECK: ^[[D96:.*]](%[[G:.*]]: i32, %[[DA:.*]]: i64, %[[DB:.*]]: i64):
+// CHECK-COUNT-2: nvvm.tcgen05.mma
+// CHECK-NOT: nvvm.tcgen05.mma
+// CHECK: %[[DNEXT:.*]] = llvm.add %[[G]], %{{.*}} : i32
+// CHECK: %[[ONE:.*]] = llvm.mlir.constant(1 : i32)
+// CHECK: %[[ODD:.*]] = llvm.and %[[DNEXT]], %[[ONE]] : i32
+// CHECK: %[[END:.*]] = llvm.icmp "eq" %[[ODD]], %{{.*}} : i32
+// CHECK-DAG: %[[WITHIN:.*]] = llvm.mlir.constant(4 : i64)
+// CHECK-DAG: %[[ACROSS:.*]] = llvm.mlir.constant(1020 : i64)
+// CHECK: %[[STEPA:.*]] = llvm.select %[[END]], %[[ACROSS]], %[[WITHIN]] : i1, i64
+// CHECK: llvm.add %[[DA]], %[[STEPA]] : i64
+// CHECK: llvm.select %[[END]], %{{.*}}, %{{.*}} : i1, i64
+// CHECK: %[[DGROUPS:.*]] = llvm.mlir.constant(3 : i32)
+// CHECK: llvm.icmp "ult" %[[DNEXT]], %[[DGROUPS]]
+// CHECK: llvm.cond_br {{.*}}, ^[[D96]]({{.*}}), ^{{.*}} {loop_annotation = #[[NOUNROLL]]}
 
 // Inside a structured region (before scf-to-cf) the steps are unrolled.
 // CHECK-LABEL: gpu.func @unrolled
@@ -104,6 +125,11 @@ module attributes {gpu.container_module} {
       %p96 = fa4.tmem.view %p[0] : !fa4.tmem<128x128xbf16> -> !fa4.tmem<128x96xbf16>
       fa4.mma %p96, %vlo, %o, %first b_major(mn) : !fa4.tmem<128x96xbf16>, memref<2x96x64xbf16, strided<[8192, 64, 1]>, #gpu.address_space<workgroup>>, !fa4.tmem<128x128xf32>
       fa4.mma.commit %bars[%c1] : !bars
+      gpu.return
+    }
+
+    gpu.func @qk_depth96(%first: i1, %q: !tile, %k: !tile, %s: !fa4.tmem<128x128xf32>) kernel {
+      fa4.mma %q, %k, %s, %first b_major(k) depth(96) : !tile, !tile, !fa4.tmem<128x128xf32>
       gpu.return
     }
 

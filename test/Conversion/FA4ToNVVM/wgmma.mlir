@@ -11,8 +11,16 @@
 // swizzle = 1 << 62, no version bit.
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK-DAG: llvm.mlir.constant(4611686293305360384 : i64)
-// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
-// CHECK-COUNT-7: nvvm.wgmma.mma_async {{.*}} D[<f32>, <one>]
+// CHECK: nvvm.wgmma.mma_async %[[A0:.*]], %[[B0:.*]], %{{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// Each later step's descriptors are step 0's plus its offset in 16-byte
+// units, an add pinned to the step (LLVM may not hoist it out of a loop):
+// 32 bytes per step within an atom, then the atom stride (K: 128 rows x
+// 128 B = 1024 units; Q: 64 rows, 512).
+// CHECK: llvm.inline_asm has_side_effects "add.s64 $0, $1, 2;", "=l,l" %[[B0]] : (i64) -> i64
+// CHECK: llvm.inline_asm has_side_effects "add.s64 $0, $1, 2;", "=l,l" %[[A0]] : (i64) -> i64
+// CHECK: llvm.inline_asm has_side_effects "add.s64 $0, $1, 1024;", "=l,l" %[[B0]] : (i64) -> i64
+// CHECK: llvm.inline_asm has_side_effects "add.s64 $0, $1, 512;", "=l,l" %[[A0]] : (i64) -> i64
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} D[<f32>, <one>]
 // CHECK-NOT: nvvm.wgmma.mma_async
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // The wait carries S's 64 registers through.

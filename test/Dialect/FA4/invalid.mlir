@@ -319,8 +319,8 @@ func.func @f(%q: memref<1x128x4x64xbf16>, %k: memref<1x128x2x64xbf16>, %v: memre
 
 // -----
 
-// expected-error @+1 {{headDim must be 64, 128 or 256 on sm_90a, got 96}}
-#bad_hopper_head_dim = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 128, headDim = 96, qStages = 2, kvStages = 2, gqaPack = 1, scheduler = paired, softmaxRegs = 232, correctionRegs = 0, producerRegs = 40, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8>
+// expected-error @+1 {{headDim must be a positive multiple of 16 up to 256, got 40}}
+#bad_hopper_head_dim = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 128, headDim = 40, qStages = 2, kvStages = 2, gqaPack = 1, scheduler = paired, softmaxRegs = 232, correctionRegs = 0, producerRegs = 40, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8>
 
 // -----
 
@@ -339,9 +339,9 @@ func.func @f(%q: memref<1x128x4x64xbf16>, %k: memref<1x128x2x64xbf16>, %v: memre
 
 // -----
 
-// fa4-specialize lays Q, K, V and O out in 64-column atoms.
-// expected-error @+1 {{headDim must be a multiple of 64 on sm_100a (whole 128-byte swizzle atoms), got 80}}
-#bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 80, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
+// Two Q stages of head dim 192 need more TMEM than an SM has (one fits).
+// expected-error @+1 {{plan needs 640 TMEM columns (2 Q stages x (128 S + 192 O)), more than the 512 available}}
+#bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 192, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
 
 // -----
 

@@ -246,3 +246,21 @@ func.func @f() {
   %t = fa4.tmem.base %slot2 : memref<1xi32, #gpu.address_space<workgroup>> -> !fa4.tmem<128x512xf32>
   return
 }
+
+// -----
+
+!tile = memref<2x128x64xbf16, #gpu.address_space<workgroup>>
+func.func @f(%q: !tile, %k: !tile, %s: !fa4.tmem<128x128xf32>, %acc: i1) {
+  // expected-error @+1 {{'fa4.mma' op depth 144 must end in a's last atom (a has 2 atoms of 64: depth in [80, 128])}}
+  fa4.mma %q, %k, %s, %acc b_major(k) depth(144) : !tile, !tile, !fa4.tmem<128x128xf32>
+  return
+}
+
+// -----
+
+!tile = memref<2x128x64xbf16, #gpu.address_space<workgroup>>
+func.func @f(%p: !fa4.tmem<128x128xbf16>, %v: !tile, %o: !fa4.tmem<128x128xf32>, %acc: i1) {
+  // expected-error @+1 {{'fa4.mma' op depth applies to a shared-memory a only; a register or Tensor Memory a has its K as its size}}
+  fa4.mma %p, %v, %o, %acc b_major(mn) depth(128) : !fa4.tmem<128x128xbf16>, !tile, !fa4.tmem<128x128xf32>
+  return
+}

@@ -62,3 +62,38 @@ func.func @f(%s: vector<64xf32>) {
   %r = fa4.wgmma.wait -1, %s : vector<64xf32>
   return
 }
+
+// -----
+
+// A depth must end in a's last atom: 2 atoms hold K in [80, 128].
+func.func @depth_short(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %k: memref<2x128x64xbf16, #gpu.address_space<workgroup>>) {
+  // expected-error @+1 {{'fa4.wgmma' op depth 48 must end in a's last atom (a has 2 atoms of 64: depth in [80, 128])}}
+  %s = fa4.wgmma %q, %k b_major(k) depth(48) : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x128x64xbf16, #gpu.address_space<workgroup>> -> vector<64xf32>
+  return
+}
+
+// -----
+
+func.func @depth_register_a(%p: vector<32xbf16>, %v: memref<1x64x64xbf16, #gpu.address_space<workgroup>>, %o: vector<32xf32>) {
+  // expected-error @+1 {{'fa4.wgmma' op depth applies to a shared-memory a only; a register or Tensor Memory a has its K as its size}}
+  %r = fa4.wgmma %p, %v, %o b_major(mn) depth(64) : vector<32xbf16>, memref<1x64x64xbf16, #gpu.address_space<workgroup>>, vector<32xf32> -> vector<32xf32>
+  return
+}
+
+// -----
+
+// An MN-major b must hold the atoms N ends in, no more: N = 48 in 2 atoms.
+func.func @n_atoms(%p: vector<64xbf16>, %v: memref<2x128x64xbf16, #gpu.address_space<workgroup>>, %o: vector<24xf32>) {
+  // expected-error @+1 {{'fa4.wgmma' op b holds K x N = 128 x 128 but the MMA is M x N x K = 64 x 48 x 128}}
+  %r = fa4.wgmma %p, %v, %o b_major(mn) : vector<64xbf16>, memref<2x128x64xbf16, #gpu.address_space<workgroup>>, vector<24xf32> -> vector<24xf32>
+  return
+}
+
+// -----
+
+// The depth must be a multiple of the K step.
+func.func @depth_step(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %k: memref<2x128x64xbf16, #gpu.address_space<workgroup>>) {
+  // expected-error @+1 {{'fa4.wgmma' op K must be a multiple of 16, got 100}}
+  %s = fa4.wgmma %q, %k b_major(k) depth(100) : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x128x64xbf16, #gpu.address_space<workgroup>> -> vector<64xf32>
+  return
+}

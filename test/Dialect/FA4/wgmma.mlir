@@ -22,3 +22,24 @@ func.func @qk_pv(%q: !q, %k: !kv, %v: !kv, %o: vector<64xf32>) -> vector<64xf32>
   fa4.wgmma.wait 0
   return %o2 : vector<64xf32>
 }
+
+// -----
+
+// Head dim 96: Q and K fill their second atom in part; S = Q K^T reads
+// depth 96 of K, and O (N = 96) reads V's first 96 columns of two atoms.
+!q = memref<2x64x64xbf16, #gpu.address_space<workgroup>>
+!kv = memref<2x128x64xbf16, #gpu.address_space<workgroup>>
+
+// CHECK-LABEL: func @head_dim_96
+// CHECK: fa4.wgmma %{{.*}}, %{{.*}} b_major(k) depth(96) : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x128x64xbf16, #gpu.address_space<workgroup>> -> vector<64xf32>
+// CHECK: fa4.wgmma %{{.*}}, %{{.*}}, %{{.*}} b_major(mn) : vector<64xbf16>, memref<2x128x64xbf16, #gpu.address_space<workgroup>>, vector<48xf32> -> vector<48xf32>
+func.func @head_dim_96(%q: !q, %k: !kv, %v: !kv, %o: vector<48xf32>) -> vector<48xf32> {
+  %s = fa4.wgmma %q, %k b_major(k) depth(96) : !q, !kv -> vector<64xf32>
+  nvvm.wgmma.commit.group.sync.aligned
+  %s1 = fa4.wgmma.wait 0, %s : vector<64xf32>
+  %p = arith.truncf %s1 : vector<64xf32> to vector<64xbf16>
+  %o1 = fa4.wgmma %p, %v, %o b_major(mn) : vector<64xbf16>, !kv, vector<48xf32> -> vector<48xf32>
+  nvvm.wgmma.commit.group.sync.aligned
+  %o2 = fa4.wgmma.wait 0, %o1 : vector<48xf32>
+  return %o2 : vector<48xf32>
+}

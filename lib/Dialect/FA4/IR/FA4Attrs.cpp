@@ -35,15 +35,23 @@ static int64_t qSlots(Arch arch, int64_t qStages, int64_t headDim) {
   return arch == Arch::sm_90a && headDim <= 128 ? 2 * qStages : qStages;
 }
 
-static int64_t smemBytes(Arch arch, int64_t qStages, int64_t kvStages,
-                         int64_t blockM, int64_t blockN, int64_t headDim) {
+/// Tiles hold whole 64-column swizzle atoms, the last partly filled where
+/// the head dim is not a multiple of 64.
+static int64_t tileColumns(int64_t headDim) {
+  return llvm::alignTo(headDim, 64);
+}
+
+int64_t PlanAttr::sharedMemoryBytes(Arch arch, int64_t qStages,
+                                    int64_t kvStages, int64_t blockM,
+                                    int64_t blockN, int64_t headDim) {
   const int64_t elementBytes = 2;
+  int64_t columns = tileColumns(headDim);
   if (arch == Arch::sm_90a)
-    return elementBytes * headDim *
+    return elementBytes * columns *
                ((qSlots(arch, qStages, headDim) + qStages) * blockM +
                 kvStages * blockN) +
            limits::kSmemReservedBytes;
-  return elementBytes * headDim *
+  return elementBytes * columns *
              (qStages * blockM + kvStages * blockN + blockM) +
          qStages * blockM * 2 * int64_t(sizeof(float)) +
          limits::kSmemReservedBytes;
@@ -58,7 +66,8 @@ static int64_t registersPerCta(Arch arch, int64_t qStages, int64_t softmaxRegs,
          (qStages * softmaxRegs + correction + producerRegs);
 }
 
-static int64_t tmemColumns(int64_t qStages, int64_t blockN, int64_t headDim) {
+int64_t PlanAttr::tmemColumns(int64_t qStages, int64_t blockN,
+                              int64_t headDim) {
   // S is blockN f32 columns (P aliases it as 16-bit); O is headDim columns.
   return qStages * (blockN + headDim);
 }
@@ -80,15 +89,11 @@ int64_t PlanAttr::getRegistersPerCta() const {
 /// consumer warpgroup, and the fields only the sm_100a pipeline uses at 0.
 static LogicalResult
 verifyHopperFields(function_ref<InFlightDiagnostic()> emitError,
-                   int64_t blockM, int64_t headDim, int64_t correctionRegs,
-                   int64_t pvSplit) {
+                   int64_t blockM, int64_t correctionRegs, int64_t pvSplit) {
   if (blockM != 64)
     return emitError() << "blockM must be 64 on sm_90a (one wgmma M=64 tile "
                           "per consumer warpgroup), got "
                        << blockM;
-  if (headDim != 64 && headDim != 128 && headDim != 256)
-    return emitError() << "headDim must be 64, 128 or 256 on sm_90a, got "
-                       << headDim;
   if (correctionRegs != 0)
     return emitError() << "correctionRegs must be 0 on sm_90a (no correction "
                           "warpgroup), got "
@@ -111,8 +116,8 @@ PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, Arch arch,
   // Every parameter is bounded before the resource formulas below use it,
   // so that they cannot overflow.
   bool hopper = arch == Arch::sm_90a;
-  if (hopper && failed(verifyHopperFields(emitError, blockM, headDim,
-                                          correctionRegs, pvSplit)))
+  if (hopper &&
+      failed(verifyHopperFields(emitError, blockM, correctionRegs, pvSplit)))
     return failure();
   if (!hopper && blockM != 128)
     return emitError() << "blockM must be 128 on sm_100a (one tcgen05 M=128 "
@@ -126,14 +131,11 @@ PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, Arch arch,
     return emitError() << "blockN must be 128 on sm_100a (64 only on "
                           "sm_90a), got "
                        << blockN;
+  // A multiple of the MMAs' K step (16); tiles round it up to whole
+  // 128-byte swizzle atoms of 64 columns.
   if (headDim <= 0 || headDim % 16 != 0 || headDim > limits::kMaxHeadDim)
     return emitError() << "headDim must be a positive multiple of 16 up to "
                        << limits::kMaxHeadDim << ", got " << headDim;
-  // Q, K, V and O tiles are whole 128-byte swizzle atoms of 64 columns.
-  if (!hopper && headDim % 64 != 0)
-    return emitError() << "headDim must be a multiple of 64 on sm_100a "
-                          "(whole 128-byte swizzle atoms), got "
-                       << headDim;
   if (qStages < 1 || qStages > 2)
     return emitError() << "qStages must be 1 or 2, got " << qStages;
   if (kvStages < 2 || kvStages > limits::kMaxKvStages)
@@ -189,7 +191,8 @@ PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, Arch arch,
                          << headDim << " O)), more than the "
                          << limits::kTmemColumns << " available";
   }
-  int64_t smem = smemBytes(arch, qStages, kvStages, blockM, blockN, headDim);
+  int64_t smem =
+      sharedMemoryBytes(arch, qStages, kvStages, blockM, blockN, headDim);
   if (smem > limits::kSmemBytes)
     return emitError() << "plan needs " << smem
                        << " bytes of shared memory (" << qStages

@@ -188,7 +188,35 @@ LogicalResult TmemStoreOp::verify() {
 int64_t MmaOp::getK() {
   if (auto tmem = dyn_cast<TmemType>(getA().getType()))
     return tmem.getElements();
+  if (std::optional<uint64_t> depth = getDepth())
+    return static_cast<int64_t>(*depth);
   return cast<MemRefType>(getA().getType()).getDimSize(0) * kAtomElements;
+}
+
+/// The atoms a K-major or MN-major extent of `elements` fills, the last in
+/// part when it is not a multiple of 64.
+static int64_t atomsOf(int64_t elements) {
+  return llvm::divideCeil(elements, MmaOp::kAtomElements);
+}
+
+/// Checks an explicit contraction depth against a shared-memory A tile:
+/// it is set only where a's K comes from a tile, and ends in a's last atom.
+static LogicalResult verifyDepth(Operation *op, std::optional<uint64_t> depth,
+                                 Type a) {
+  if (!depth)
+    return success();
+  auto tile = dyn_cast<MemRefType>(a);
+  if (!tile)
+    return op->emitOpError()
+           << "depth applies to a shared-memory a only; a register or Tensor "
+              "Memory a has its K as its size";
+  int64_t k = static_cast<int64_t>(*depth), atoms = tile.getDimSize(0);
+  if (atomsOf(k) != atoms)
+    return op->emitOpError()
+           << "depth " << k << " must end in a's last atom (a has " << atoms
+           << " atoms of 64: depth in [" << (atoms - 1) * 64 + 16 << ", "
+           << atoms * 64 << "])";
+  return success();
 }
 
 /// Checks that `tile` is a static [atoms, rows, 64] tile in shared memory.
@@ -215,15 +243,18 @@ static LogicalResult verifyBOperand(Operation *op, MemRefType b,
   if (b.getElementType() != elementType)
     return op->emitOpError() << "a and b element types differ: "
                              << elementType << " vs " << b.getElementType();
+  // b's atoms run along K (K-major) or N (MN-major): the MMA reads the
+  // atoms that extent ends in, the last perhaps in part.
   bool kMajor = major == OperandMajor::k;
-  int64_t atoms = b.getDimSize(0) * MmaOp::kAtomElements;
+  int64_t atoms = b.getDimSize(0);
   int64_t rows = b.getDimSize(1);
-  int64_t bN = kMajor ? rows : atoms, bK = kMajor ? atoms : rows;
-  if (bN != n || bK != k)
+  int64_t alongAtoms = kMajor ? k : n, alongRows = kMajor ? n : k;
+  if (rows != alongRows || atomsOf(alongAtoms) != atoms)
     return op->emitOpError()
-           << "b holds " << (kMajor ? "N x K = " : "K x N = ")
-           << (kMajor ? bN : bK) << " x " << (kMajor ? bK : bN)
-           << " but the MMA is M x N x K = " << m << " x " << n << " x " << k;
+           << "b holds " << (kMajor ? "N x K = " : "K x N = ") << rows << " x "
+           << atoms * MmaOp::kAtomElements
+           << " but the MMA is M x N x K = " << m << " x " << n
+           << " x " << k;
   return success();
 }
 
@@ -256,6 +287,8 @@ LogicalResult MmaOp::verify() {
                            << aTile.getDimSize(1);
     elementType = aTile.getElementType();
   }
+  if (failed(verifyDepth(*this, getDepth(), getA().getType())))
+    return failure();
   int64_t k = getK();
   if (k % 16 != 0)
     return emitOpError() << "K must be a multiple of 16, got " << k;
@@ -271,6 +304,8 @@ LogicalResult MmaOp::verify() {
 int64_t WgmmaOp::getK() {
   if (auto fragment = dyn_cast<VectorType>(getA().getType()))
     return fragment.getNumElements() * 2;
+  if (std::optional<uint64_t> depth = getDepth())
+    return static_cast<int64_t>(*depth);
   return cast<MemRefType>(getA().getType()).getDimSize(0) *
          MmaOp::kAtomElements;
 }
@@ -297,6 +332,8 @@ LogicalResult WgmmaOp::verify() {
                            << aTile.getDimSize(1);
     elementType = aTile.getElementType();
   }
+  if (failed(verifyDepth(*this, getDepth(), getA().getType())))
+    return failure();
   int64_t k = getK();
   if (k % 16 != 0)
     return emitOpError() << "K must be a multiple of 16, got " << k;

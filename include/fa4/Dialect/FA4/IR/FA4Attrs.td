@@ -118,12 +118,13 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     On `sm_90a` (FlashAttention-3 structure) a Q stage is the 64-row tile of
     one consumer warpgroup (`blockM = 64`), `softmaxRegs` is the consumers'
     budget and `producerRegs` the load/store warpgroup's; `correctionRegs`
-    and `pvSplit` do not apply and must be 0. Head dims 64, 128 and 256
-    there; Q is double-buffered up to head dim 128.
+    and `pvSplit` do not apply and must be 0. Q is double-buffered there up
+    to head dim 128.
 
     The verifier checks each parameter's range before anything is computed
     from it: `blockN` 64 or 128 (128 on sm_100a), `headDim` a multiple of 16
-    up to 256 (of 64 on sm_100a: whole swizzle atoms), `qStages` 1 or 2,
+    up to 256 (tiles hold whole 64-column swizzle atoms, the last partly
+    filled where the head dim is not a multiple of 64), `qStages` 1 or 2,
     `kvStages` 2 to 16, `gqaPack` a divisor of `blockM`, register budgets
     multiples of 8 in [24, 256], `emulatedExp2` 0 to 16, `pvSplit` a
     multiple of 32 below `blockN` on sm_100a (whole 32-column P fragments),
@@ -131,7 +132,7 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     these ranges. It then checks what the plan asks of one SM: registers
     (`128 x (qStages x softmaxRegs + correctionRegs + producerRegs) <=
     65536`), TMEM columns on sm_100a (`qStages x (blockN + headDim) <= 512`)
-    and shared memory (`<= 227 KB`).
+    and shared memory (`<= 227 KB`, tiles counted at their atoms' width).
 
     Example:
 
@@ -175,6 +176,14 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     int64_t getQSlots() const;
     /// Registers one CTA asks for through setmaxnreg.
     int64_t getRegistersPerCta() const;
+    /// What a plan of these parameters asks of one SM (before they are
+    /// verified: the planner sizes its choices with them): shared memory in
+    /// bytes, barriers' reserve included, and sm_100a Tensor Memory columns.
+    static int64_t sharedMemoryBytes(Arch arch, int64_t qStages,
+                                     int64_t kvStages, int64_t blockM,
+                                     int64_t blockN, int64_t headDim);
+    static int64_t tmemColumns(int64_t qStages, int64_t blockN,
+                               int64_t headDim);
   }];
 }
 

@@ -923,10 +923,21 @@ def FA4_MmaOp : FA4_Op<"mma",
       keys x head dim); with `b_major = mn` a K x N tile `[N/64, K, 64]` (V
       of PV: keys x head dim).
 
+    A head dim that is not a multiple of 64 fills its last atom in part
+    (TMA zero-fills the columns past the tensor): a K-major contraction then
+    names its `depth`, the K the MMA reads (a multiple of 16 within the last
+    atom; by default all of a's atoms), and an MN-major `b` may hold more
+    atoms' columns than N, up to the atom N ends in.
+
     Completion is observed only through `fa4.mma.commit`.
 
     ```mlir
     fa4.mma %q, %k, %s, %false b_major(k)
+        : memref<2x128x64xbf16, #gpu.address_space<workgroup>>,
+          memref<2x128x64xbf16, #gpu.address_space<workgroup>>,
+          !fa4.tmem<128x128xf32>
+    // Head dim 96: two atoms, K = 96.
+    fa4.mma %q, %k, %s, %false b_major(k) depth(96)
         : memref<2x128x64xbf16, #gpu.address_space<workgroup>>,
           memref<2x128x64xbf16, #gpu.address_space<workgroup>>,
           !fa4.tmem<128x128xf32>
@@ -944,9 +955,10 @@ def FA4_MmaOp : FA4_Op<"mma",
     FA4_SmemTile:$b,
     FA4_TmemType:$d,
     I1:$accumulate,
-    FA4_OperandMajor:$b_major);
+    FA4_OperandMajor:$b_major,
+    OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$depth);
   let assemblyFormat = [{
-    $a `,` $b `,` $d `,` $accumulate `b_major` `(` $b_major `)` attr-dict `:` qualified(type($a)) `,` type($b) `,` qualified(type($d))
+    $a `,` $b `,` $d `,` $accumulate `b_major` `(` $b_major `)` (`depth` `(` $depth^ `)`)? attr-dict `:` qualified(type($a)) `,` type($b) `,` qualified(type($d))
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -1003,7 +1015,7 @@ def FA4_WgmmaOp : FA4_Op<"wgmma", [MemoryEffects<[MemRead]>,
     - `a` (64 x K): a K-major shared-memory tile `[K/64, 64, 64]` (Q) or a
       16-bit register fragment (P).
     - `b`: as in `fa4.mma`, an N x K tile with `b_major = k`, a K x N tile
-      with `b_major = mn`.
+      with `b_major = mn`; `depth` and partly filled last atoms as there.
 
     ```mlir
     %s = fa4.wgmma %q, %k b_major(k)
@@ -1025,10 +1037,11 @@ def FA4_WgmmaOp : FA4_Op<"wgmma", [MemoryEffects<[MemRead]>,
     AnyTypeOf<[FA4_SmemTile, FA4_WgmmaFragment]>:$a,
     FA4_SmemTile:$b,
     Optional<FA4_WgmmaAccumulator>:$acc,
-    FA4_OperandMajor:$b_major);
+    FA4_OperandMajor:$b_major,
+    OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$depth);
   let results = (outs FA4_WgmmaAccumulator:$result);
   let assemblyFormat = [{
-    $a `,` $b (`,` $acc^)? `b_major` `(` $b_major `)` attr-dict `:` type($a) `,` type($b) (`,` type($acc)^)? `->` type($result)
+    $a `,` $b (`,` $acc^)? `b_major` `(` $b_major `)` (`depth` `(` $depth^ `)`)? attr-dict `:` type($a) `,` type($b) (`,` type($acc)^)? `->` type($result)
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
