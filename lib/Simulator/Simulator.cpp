@@ -41,7 +41,8 @@ namespace {
 struct Shape {
   /// Packed sequences: batch is their number, seqQ and seqKv the rows of
   /// the packed tensors (padding included).
-  int64_t batch, seqQ, seqKv, headsQ, headsKv, headDim;
+  /// Dqk (Q, K) and Dv (V, O).
+  int64_t batch, seqQ, seqKv, headsQ, headsKv, headDim, headDimV;
   bool causal;
   /// Packed sequences of variable lengths: each one's first query and key
   /// rows, its query rows and the keys it attends (seqused_k applied).
@@ -70,11 +71,13 @@ struct Shape {
   int64_t lseIndex(int64_t b, int64_t h, int64_t i) const {
     return varlen ? h * seqQ + startQ[b] + i : (b * headsQ + h) * seqQ + i;
   }
-  /// An activation tensor's shape for `heads` heads of `rows` per sequence.
-  SmallVector<int64_t, 4> activation(int64_t rows, int64_t heads) const {
+  /// An activation tensor's shape for `heads` heads of `rows` per sequence
+  /// and head dim `dim`.
+  SmallVector<int64_t, 4> activation(int64_t rows, int64_t heads,
+                                     int64_t dim) const {
     if (varlen)
-      return {rows, heads, headDim};
-    return {batch, rows, heads, headDim};
+      return {rows, heads, dim};
+    return {batch, rows, heads, dim};
   }
   /// The captured operands' shapes (dynamic sizes resolved) and the
   /// regions that read them; null regions where the launch has none.
@@ -253,6 +256,8 @@ FailureOr<Shape> resolveShape(LaunchOp launch, const Problem &problem,
   shape.headsQ = pick(q, headsDim, problem.headsQ, "heads-q");
   shape.headsKv = pick(k, headsDim, problem.headsKv, "heads-kv");
   shape.headDim = pick(q, headsDim + 1, problem.headDim, "head-dim");
+  shape.headDimV = pick(cast<MemRefType>(operands[2].getType()), headsDim + 1,
+                        std::nullopt, "head-dim-v");
   shape.dtype = q.getElementType().isBF16() ? "bf16" : "f16";
   if (problem.dtype && *problem.dtype != shape.dtype) {
     os << "error: the kernel was compiled for dtype " << shape.dtype << ", not "
@@ -372,8 +377,8 @@ std::vector<GlobalTensor> makeTensors(LaunchOp launch, const Shape &s,
         x = roundToHalf(half, normal(rng));
     tensors.push_back(std::move(t));
   };
-  add("query", element, s.activation(s.seqQ, s.headsQ), true);
-  add("key", element, s.activation(s.seqKv, s.headsKv), true);
+  add("query", element, s.activation(s.seqQ, s.headsQ, s.headDim), true);
+  add("key", element, s.activation(s.seqKv, s.headsKv, s.headDim), true);
   if (risingKeys(seed)) {
     // Key j scaled by 0.5 + 6 j / Skv: scores from about N(0, 0.25) to
     // N(0, 42), the row maximum growing by ~20 (log2) along the sequence.
@@ -384,8 +389,8 @@ std::vector<GlobalTensor> makeTensors(LaunchOp launch, const Shape &s,
       keys[i] = roundToHalf(half, keys[i] * (0.5f + 6.0f * j / s.seqKv));
     }
   }
-  add("value", element, s.activation(s.seqKv, s.headsKv), true);
-  add("output", element, s.activation(s.seqQ, s.headsQ), false);
+  add("value", element, s.activation(s.seqKv, s.headsKv, s.headDimV), true);
+  add("output", element, s.activation(s.seqQ, s.headsQ, s.headDimV), false);
   Type f32 = Float32Type::get(launch.getContext());
   if (s.lse)
     add("lse", f32,
@@ -595,7 +600,7 @@ Reference reference(const std::vector<GlobalTensor> &t, const Shape &s,
                     double scale) {
   Reference ref;
   int64_t rows = s.varlen ? s.seqQ : s.batch * s.seqQ;
-  ref.output.assign(rows * s.headsQ * s.headDim, 0.0);
+  ref.output.assign(rows * s.headsQ * s.headDimV, 0.0);
   ref.lse.assign(rows * s.headsQ, -std::numeric_limits<double>::infinity());
   ref.owned.assign(rows, !s.varlen);
   int64_t group = s.headsQ / s.headsKv;
@@ -666,11 +671,12 @@ Reference reference(const std::vector<GlobalTensor> &t, const Shape &s,
         double sum = std::exp(sink - max);
         for (int64_t j = first; j < keys; ++j)
           sum += (scores[j] = std::exp(scores[j] - max));
-        double *o = &ref.output[(s.queryRow(b, i) * s.headsQ + h) * s.headDim];
+        double *o =
+            &ref.output[(s.queryRow(b, i) * s.headsQ + h) * s.headDimV];
         for (int64_t j = first; j < keys; ++j) {
           const float *v =
-              &t[2].data[(s.keyRow(b, j) * s.headsKv + kvHead) * s.headDim];
-          for (int64_t d = 0; d < s.headDim; ++d)
+              &t[2].data[(s.keyRow(b, j) * s.headsKv + kvHead) * s.headDimV];
+          for (int64_t d = 0; d < s.headDimV; ++d)
             o[d] += scores[j] / sum * v[d];
         }
         ref.lse[s.lseIndex(b, h, i)] = max + std::log(sum);
@@ -807,7 +813,7 @@ LogicalResult mlir::fa4::sim::simulate(ModuleOp module, const Problem &problem,
         const std::vector<float> &o = tensors[3].data;
         double diff = 0, norm = 0;
         int64_t unwritten = -1, stray = -1;
-        int64_t rowElements = shape->headsQ * shape->headDim;
+        int64_t rowElements = shape->headsQ * shape->headDimV;
         for (size_t i = 0; i < o.size(); ++i) {
           if (!ref.owned[i / rowElements]) {
             if (!std::isnan(o[i])) {
@@ -825,8 +831,8 @@ LogicalResult mlir::fa4::sim::simulate(ModuleOp module, const Problem &problem,
         }
         if (unwritten >= 0 || stray >= 0) {
           int64_t at = unwritten >= 0 ? unwritten : stray;
-          int64_t d = at % shape->headDim,
-                  h = at / shape->headDim % shape->headsQ,
+          int64_t d = at % shape->headDimV,
+                  h = at / shape->headDimV % shape->headsQ,
                   row = at / rowElements;
           std::string element =
               shape->varlen
@@ -895,7 +901,10 @@ LogicalResult mlir::fa4::sim::simulate(ModuleOp module, const Problem &problem,
          << (shape->varlen ? " Tq=" : " Sq=") << shape->seqQ
          << (shape->varlen ? " Tkv=" : " Skv=") << shape->seqKv
          << " Hq=" << shape->headsQ
-         << " Hkv=" << shape->headsKv << " D=" << shape->headDim << " "
+         << " Hkv=" << shape->headsKv << " D=" << shape->headDim;
+      if (shape->headDimV != shape->headDim)
+        os << " Dv=" << shape->headDimV;
+      os << " "
          << shape->dtype << (shape->causal ? " causal" : "");
       if (shape->windowLeft >= 0 || (shape->windowRight >= 0 && !shape->causal))
         os << " window [" << shape->windowLeft << ", " << shape->windowRight

@@ -70,19 +70,17 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   Arch target = *symbolizeArch(options.arch);
   bool hopper = target == Arch::sm_90a;
   StringRef arch = stringifyArch(target);
-  int64_t headDim = op.getHeadDimQK();
-  if (op.getHeadDimV() != headDim)
-    return op.emitOpError()
-           << "query/key head dim " << headDim << " and value head dim "
-           << op.getHeadDimV() << " differ; " << arch
-           << " kernels need them equal";
-  // The MMAs step through K 16 elements at a time, and the head dim is
-  // the N of P V (at most 256); tiles round it up to 64-column atoms.
-  if (headDim % 16 != 0 || headDim > limits::kMaxHeadDim)
-    return op.emitOpError() << "head dim " << headDim
-                            << " is not supported on " << arch
-                            << " (supported: multiples of 16 up to "
-                            << limits::kMaxHeadDim << ")";
+  int64_t headDim = op.getHeadDimQK(), headDimV = op.getHeadDimV();
+  // The MMAs step through K 16 elements at a time, and Dv is the N of P V
+  // (at most 256); tiles round both up to 64-column atoms.
+  for (auto [name, dim] : {std::pair<StringRef, int64_t>{"", headDim},
+                           {"value ", headDimV}})
+    if (dim % 16 != 0 || dim > limits::kMaxHeadDim)
+      return op.emitOpError() << name << "head dim " << dim
+                              << " is not supported on " << arch
+                              << " (supported: multiples of 16 up to "
+                              << limits::kMaxHeadDim << ")";
+  int64_t widest = std::max(headDim, headDimV);
   // A Q tile is one tcgen05 M=128 tile on sm_100a, one consumer
   // warpgroup's wgmma M=64 tile on sm_90a.
   int64_t blockM = hopper ? 64 : 128;
@@ -103,7 +101,7 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // sm_90a past head dim 128: 64-key blocks keep S and P small next to the
   // O fragment (up to 128 registers), and a ring of 3 K/V tiles fits beside
   // Q and the O staging.
-  bool wide = hopper && headDim > 128;
+  bool wide = hopper && widest > 128;
   // Score and mask regions add per-element code to the sm_90a consumer,
   // whose 128-key S fragment, the next block's and O already fill its
   // registers (96 bytes of spills for ALiBi at head dim 128): 64-key
@@ -133,7 +131,7 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // O fit the 512 TMEM columns (head dims up to 128), else one.
   int64_t qStages = positiveOr(
       options.qStages,
-      hopper || PlanAttr::tmemColumns(2, blockN, headDim) <=
+      hopper || PlanAttr::tmemColumns(2, blockN, headDimV) <=
                     limits::kTmemColumns
           ? 2
           : 1);
@@ -145,20 +143,24 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
     kvStages = wide ? 3 : hopper ? 4 : 3;
     while (kvStages > 2 &&
            PlanAttr::sharedMemoryBytes(target, qStages, kvStages, blockM,
-                                       blockN, headDim) > limits::kSmemBytes)
+                                       blockN, headDim,
+                                       headDimV) > limits::kSmemBytes)
       --kvStages;
     // The smallest plan of this head dim does not fit: say so in its terms
     // (a plan the options chose is the verifier's to report).
-    int64_t smallest = PlanAttr::sharedMemoryBytes(target, qStages, kvStages,
-                                                   blockM, blockN, headDim);
-    if (options.qStages <= 0 && smallest > limits::kSmemBytes)
-      return op.emitOpError()
-             << "head dim " << headDim << " does not fit " << arch << ": "
-             << qStages << " Q stage" << (qStages == 1 ? "" : "s")
-             << ", a " << kvStages << "-slot K/V ring and the O staging of "
-             << llvm::alignTo(headDim, 64) << "-column tiles need " << smallest
-             << " bytes of shared memory, more than the " << limits::kSmemBytes
-             << " available";
+    int64_t smallest = PlanAttr::sharedMemoryBytes(
+        target, qStages, kvStages, blockM, blockN, headDim, headDimV);
+    if (options.qStages <= 0 && smallest > limits::kSmemBytes) {
+      InFlightDiagnostic diag = op.emitOpError() << "head dim " << headDim;
+      if (headDimV != headDim)
+        diag << " (value " << headDimV << ")";
+      return diag << " does not fit " << arch << ": " << qStages << " Q stage"
+                  << (qStages == 1 ? "" : "s") << ", a " << kvStages
+                  << "-slot K/V ring and the O staging of "
+                  << llvm::alignTo(widest, 64) << "-column tiles need "
+                  << smallest << " bytes of shared memory, more than the "
+                  << limits::kSmemBytes << " available";
+    }
   }
 
   // sm_90a (FlashAttention-3): two consumer warpgroups at 240 registers, the
@@ -166,8 +168,9 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // Hopper Tensor Cores do not outrun it). sm_100a: the FA4 budgets.
   auto emitError = [&] { return op.emitOpError() << "invalid plan: "; };
   PlanAttr plan = PlanAttr::getChecked(
-      emitError, op.getContext(), target, blockM, blockN, headDim, qStages,
-      kvStages, gqaPack,
+      emitError, op.getContext(), target, blockM, blockN, headDim,
+      headDimV != headDim ? std::optional<int64_t>(headDimV) : std::nullopt,
+      qStages, kvStages, gqaPack,
       scheduler, positiveOr(options.softmaxRegs, hopper ? 232 : 200),
       positiveOr(options.correctionRegs, hopper ? 0 : 64),
       positiveOr(options.producerRegs, hopper ? 40 : 48),

@@ -131,7 +131,8 @@ void TiledProgramBuilder::buildTiles(Value query, Value key, Value value,
   Type element = op.getQuery().getType().getElementType();
   Type f32 = b.getF32Type();
   int64_t rows = plan.getBlockM(), blockN = plan.getBlockN();
-  int64_t headDim = op.getHeadDimQK(), pack = plan.getGqaPack();
+  int64_t headDim = op.getHeadDimQK(), headDimV = op.getHeadDimV();
+  int64_t pack = plan.getGqaPack();
   int64_t positions = rows / pack, stages = plan.getQStages();
   int64_t headBlocks = op.getNumQueryHeads() / pack;
 
@@ -163,7 +164,7 @@ void TiledProgramBuilder::buildTiles(Value query, Value key, Value value,
       ceilDiv(keyLimit(add(position, positions - 1), seqQ, seqKv), blockN);
 
   auto rowType = RankedTensorType::get({rows}, f32);
-  auto accType = tile(rows, headDim, f32);
+  auto accType = tile(rows, headDimV, f32);
   auto kvLoop = scf::ForOp::create(
       b, idx(0), blocks, idx(1),
       ValueRange{splat(accType, 0.0f),
@@ -178,7 +179,7 @@ void TiledProgramBuilder::buildTiles(Value query, Value key, Value value,
     Value firstKey = mul(kvLoop.getInductionVar(), blockN);
     Value k = TileLoadOp::create(b, tile(blockN, headDim, element), key,
                                  batchIndex, firstKey, kvHead, 1);
-    Value v = TileLoadOp::create(b, tile(blockN, headDim, element), value,
+    Value v = TileLoadOp::create(b, tile(blockN, headDimV, element), value,
                                  batchIndex, firstKey, kvHead, 1);
     Value scores = TileMatmulOp::create(b, tile(rows, blockN, f32), q, k,
                                         Value(), /*transpose_b=*/true);
@@ -227,7 +228,7 @@ void TiledProgramBuilder::buildTiles(Value query, Value key, Value value,
     finalSum = sink.getNewSum();
   }
   Value normalized = TileNormalizeOp::create(
-      b, tile(rows, headDim, element), finalO, finalSum);
+      b, tile(rows, headDimV, element), finalO, finalSum);
   TileStoreOp::create(b, normalized, output, batchIndex, position, head,
                       pack);
   if (lse)

@@ -65,3 +65,26 @@ func.func @d256(%q: memref<?x?x8x256xbf16>, %k: memref<?x?x8x256xbf16>,
                 outs(%o : memref<?x?x8x256xbf16>)
   return
 }
+
+// -----
+
+// Dqk 192, Dv 128 (DeepSeek prefill): the plan records Dv. sm_100a: two
+// Q stages of 128 S + 128 O columns; Q tiles of 3 atoms, ring slots as wide
+// as K (3 atoms) holding V in 2, an O staging of 2: exactly 227 KB with a
+// ring of 2. sm_90a: the 64-key blocks of a head dim past 128.
+// HOPPER: plan = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 64, headDim = 192, headDimV = 128, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 232, correctionRegs = 0, producerRegs = 40, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8>
+// BLACKWELL: plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 192, headDimV = 128, qStages = 2, kvStages = 2, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
+// SYNC90-LABEL: gpu.func @dv128_attention
+// SYNC90: fa4.wgmma {{.*}} b_major(k) : memref<3x64x64xbf16, #gpu.address_space<workgroup>>, memref<3x64x64xbf16, #gpu.address_space<workgroup>> -> vector<32xf32>
+// SYNC90: fa4.wgmma {{.*}} b_major(mn) : vector<32xbf16>, memref<2x64x64xbf16, #gpu.address_space<workgroup>>, vector<64xf32> -> vector<64xf32>
+// SYNC100-LABEL: gpu.func @dv128_attention
+// SYNC100-SAME: fa4.dynamic_smem_bytes = 231428 : i64
+// SYNC100-SAME: fa4.tmem_columns = 512 : i64
+// SYNC100: fa4.mma {{.*}} b_major(mn) : !fa4.tmem<128x96xbf16>, memref<2x96x64xbf16, strided<[8192, 64, 1]>, #gpu.address_space<workgroup>>, !fa4.tmem<128x128xf32>
+// SYNC100: fa4.mma {{.*}} b_major(k) : memref<3x128x64xbf16, #gpu.address_space<workgroup>>, memref<3x128x64xbf16, #gpu.address_space<workgroup>>, !fa4.tmem<128x128xf32>
+func.func @dv128(%q: memref<?x?x8x192xbf16>, %k: memref<?x?x8x192xbf16>,
+                 %v: memref<?x?x8x128xbf16>, %o: memref<?x?x8x128xbf16>) {
+  fa4.attention ins(%q, %k, %v : memref<?x?x8x192xbf16>, memref<?x?x8x192xbf16>, memref<?x?x8x128xbf16>)
+                outs(%o : memref<?x?x8x128xbf16>)
+  return
+}

@@ -55,7 +55,7 @@
 // HOPPER-NOT: error: {{.*}}@mha
 // HOPPER-NOT: head dim 256
 // HOPPER: error: 'fa4.attention' op head dim 100 is not supported on sm_90a (supported: multiples of 16 up to 256)
-// HOPPER: error: 'fa4.attention' op query/key head dim 128 and value head dim 64 differ; sm_90a kernels need them equal
+// HOPPER: error: 'fa4.attention' op value head dim 72 is not supported on sm_90a (supported: multiples of 16 up to 256)
 
 // A plannable op for the option diagnostics.
 func.func @mha(%q: memref<1x256x4x128xbf16>, %k: memref<1x256x4x128xbf16>,
@@ -95,11 +95,11 @@ func.func @head_dim_100(%q: memref<1x256x4x100xbf16>, %k: memref<1x256x4x100xbf1
 
 // -----
 
-func.func @dv_differs(%q: memref<1x256x4x128xbf16>, %k: memref<1x256x4x128xbf16>,
-                      %v: memref<1x256x4x64xbf16>, %o: memref<1x256x4x64xbf16>) {
-  // expected-error @+1 {{query/key head dim 128 and value head dim 64 differ; sm_100a kernels need them equal}}
+func.func @dv_unsupported(%q: memref<1x256x4x128xbf16>, %k: memref<1x256x4x128xbf16>,
+                          %v: memref<1x256x4x72xbf16>, %o: memref<1x256x4x72xbf16>) {
+  // expected-error @+1 {{value head dim 72 is not supported on sm_100a (supported: multiples of 16 up to 256)}}
   fa4.attention ins(%q, %k, %v : memref<1x256x4x128xbf16>, memref<1x256x4x128xbf16>,
-                    memref<1x256x4x64xbf16>) outs(%o : memref<1x256x4x64xbf16>)
+                    memref<1x256x4x72xbf16>) outs(%o : memref<1x256x4x72xbf16>)
   return
 }
 

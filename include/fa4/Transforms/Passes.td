@@ -37,8 +37,7 @@ def FA4Plan : Pass<"fa4-plan"> {
     The pass refuses, with an error at the op, what the kernels cannot do:
     head dims that are not multiples of 16 up to 256 (one that is not a
     multiple of 64 fills its tiles' last 64-column atom in part), a head dim whose smallest
-    plan exceeds shared memory (above 192 on sm_100a), different query/key
-    and value head dims, a `gqa-pack` that does not divide both
+    plan exceeds shared memory (above 192 on sm_100a), a `gqa-pack` that does not divide both
     the GQA ratio and the Q tile's rows, any plan outside the ranges
     `#fa4.plan` checks or that exceeds the TMEM columns, shared memory or
     registers of one SM, and operands the kernel cannot address

@@ -49,7 +49,7 @@ SmallVector<SharedBuffer> BlackwellPrefillRoles::sharedBuffers() const {
   // Tiles are in the 128-byte swizzle, whose pattern spans 1024 bytes.
   return {{"q", shape.qSlots() * shape.qTileBytes(), 1024},
           {"kv", shape.plan.getKvStages() * shape.kvTileBytes(), 1024},
-          {"o_staging", shape.qTileBytes(), 1024},
+          {"o_staging", shape.oTileBytes(), 1024},
           {"statistics", shape.statsBytes(), 16}};
 }
 
@@ -95,7 +95,7 @@ void BlackwellPrefillRoles::build(Block &roles) {
                                prefix.str() + std::to_string(stage)));
   };
   tmemBuffers("s", plan.getBlockN(), f32Type, sTmem);
-  tmemBuffers("o", shape.headDim, f32Type, oTmem);
+  tmemBuffers("o", shape.headDimV, f32Type, oTmem);
   tmemBuffers("p", plan.getBlockN(), shape.element, pTmem);
 
   OpBuilder::InsertionGuard inner(b);
@@ -302,10 +302,11 @@ void BlackwellPrefillRoles::buildCorrection() {
   auto chunkType = VectorType::get({kOChunk}, f32Type);
   Value statsBuffer = statistics();
   Value staging =
-      smemView(kernel.sharedBuffer("o_staging"), idx(0), tileType(kRows));
+      smemView(kernel.sharedBuffer("o_staging"), idx(0),
+               tileType(kRows, shape.vAtoms()));
   Value row = rem(gpu::ThreadIdOp::create(b, gpu::Dimension::x), kRows);
   Value one = f32(1.0f), zero = f32(0.0f);
-  int64_t oChunks = shape.headDim / kOChunk;
+  int64_t oChunks = shape.headDimV / kOChunk;
 
   kernel.forEachTile([&](const Tile &tile) {
     Value base = tile.kvBase, statsBase = tile.statsBase;
@@ -412,7 +413,7 @@ void BlackwellPrefillRoles::buildMma() {
         qHandoff.push_back(add(mul(ordinal, stages), stage));
         ChannelWaitOp::create(b, q, qHandoff.back());
         qTile.push_back(smemView(qSmem, idx(stage * shape.qTileBytes()),
-                                 tileType(shape.qRows())));
+                                 tileType(shape.qRows(), shape.qkAtoms())));
         sRegion.push_back(sTmem[stage]);
         // P[0, split) and P[split, blockN): 16-bit, two per column.
         pTop.push_back(tmemView(pTmem[stage], 0, split, shape.element));
@@ -423,8 +424,8 @@ void BlackwellPrefillRoles::buildMma() {
       // The two row ranges of a V tile the two PV MMAs read.
       auto vParts = [&](Value handoff) {
         Value offset = mul(rem(handoff, kvStages), shape.kvTileBytes());
-        Value v = smemView(kvSmem, offset, tileType(shape.kvRows()));
-        int64_t atoms = shape.atoms();
+        int64_t atoms = shape.vAtoms();
+        Value v = smemView(kvSmem, offset, tileType(shape.kvRows(), atoms));
         Value top = memref::SubViewOp::create(
             b, v, ArrayRef<int64_t>{0, 0, 0},
             ArrayRef<int64_t>{atoms, split, kAtom}, ArrayRef<int64_t>{1, 1, 1});
@@ -452,7 +453,8 @@ void BlackwellPrefillRoles::buildMma() {
         Value k = add(base, n);
         Value kHandoff = mul(k, 2);
         Value kOffset = mul(rem(kHandoff, kvStages), shape.kvTileBytes());
-        Value kTile = smemView(kvSmem, kOffset, tileType(shape.kvRows()));
+        Value kTile = smemView(kvSmem, kOffset,
+                               tileType(shape.kvRows(), shape.qkAtoms()));
         ChannelWaitOp::create(b, kv, kHandoff);
         Value started =
             arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, n, idx(0));

@@ -72,7 +72,7 @@ SmallVector<SharedBuffer> HopperPrefillRoles::sharedBuffers() const {
   // warpgroup owns its rows' statistics in registers).
   return {{"q", shape.qSlots() * shape.qTileBytes(), 1024},
           {"kv", shape.plan.getKvStages() * shape.kvTileBytes(), 1024},
-          {"o_staging", shape.plan.getQStages() * shape.qTileBytes(), 1024}};
+          {"o_staging", shape.plan.getQStages() * shape.oTileBytes(), 1024}};
 }
 
 void HopperPrefillRoles::build(Block &roles) {
@@ -107,7 +107,7 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
   PlanAttr plan = shape.plan;
   int64_t blockN = plan.getBlockN(), stages = plan.getQStages();
   int64_t kvStages = plan.getKvStages();
-  int64_t sCount = blockN / 2, oCount = shape.headDim / 2;
+  int64_t sCount = blockN / 2, oCount = shape.headDimV / 2;
   Type f32Type = b.getF32Type(), i32Type = b.getI32Type();
   auto sType = VectorType::get({sCount}, f32Type);
   auto oType = VectorType::get({oCount}, f32Type);
@@ -166,7 +166,8 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
 
   Value staging =
       smemView(kernel.sharedBuffer("o_staging"),
-               idx(stage * shape.qTileBytes()), tileType(shape.qRows()));
+               idx(stage * shape.oTileBytes()),
+               tileType(shape.qRows(), shape.vAtoms()));
   // Maxima on the score stage's transformed scores; the factor to log2
   // units fused into the exponent's FMA.
   Value outer = kernel.getScoreStage().outerScale();
@@ -180,10 +181,11 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
   Value zeroO = vector::BroadcastOp::create(b, oType, zero);
 
   auto pType = VectorType::get({sCount}, shape.element);
-  auto kvTile = [&](Value handoff) {
+  // K (Dqk columns) or V (Dv) in the ring slot of `handoff`.
+  auto kvTile = [&](Value handoff, int64_t atoms) {
     return smemView(kernel.sharedBuffer("kv"),
                     mul(rem(handoff, kvStages), shape.kvTileBytes()),
-                    tileType(shape.kvRows()));
+                    tileType(shape.kvRows(), atoms));
   };
 
   // Consumer 0 takes the first turn; it takes consumer 1's last hand-off
@@ -197,7 +199,7 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
     Value qTile =
         smemView(kernel.sharedBuffer("q"),
                  mul(rem(qHandoff, shape.qSlots()), shape.qTileBytes()),
-                 tileType(shape.qRows()));
+                 tileType(shape.qRows(), shape.qkAtoms()));
     // Row r is query position first + r / pack; the rows of the Q tile see
     // keys between those of its first and last.
     Value first = add(tile.position, stage * shape.positionsPerTile());
@@ -217,7 +219,8 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
     auto issueScores = [&](Value n) {
       Value handoff = mul(add(tile.kvBase, n), 2);
       ChannelWaitOp::create(b, kv, handoff);
-      Value scores = WgmmaOp::create(b, sType, qTile, kvTile(handoff), Value(),
+      Value scores = WgmmaOp::create(b, sType, qTile,
+                                     kvTile(handoff, shape.qkAtoms()), Value(),
                                      OperandMajor::k, shape.depthAttr(b));
       NVVM::WgmmaGroupSyncAlignedOp::create(b);
       return scores;
@@ -227,7 +230,8 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
       Value handoff = add(mul(add(tile.kvBase, n), 2), 1);
       ChannelWaitOp::create(b, kv, handoff);
       Value product =
-          WgmmaOp::create(b, oType, p, kvTile(handoff), o, OperandMajor::mn,
+          WgmmaOp::create(b, oType, p, kvTile(handoff, shape.vAtoms()), o,
+                          OperandMajor::mn,
                           /*depth=*/IntegerAttr());
       NVVM::WgmmaGroupSyncAlignedOp::create(b);
       return product;

@@ -342,14 +342,15 @@ void KernelBuilder::buildLoadRole(Value q, Value kv, bool firstKeyBeforeQuery) {
       Value position = tile.position, ordinal = tile.ordinal;
       Value firstHead = mul(tile.headBlock, shape.pack);
       Value kvHead = div(firstHead, shape.groupSize);
-      // One box per 64-column atom of a tile at byte `offset` of `buffer`.
+      // One box per 64-column atom of a tile of `atoms` atoms at byte
+      // `offset` of `buffer`.
       auto loadTile = [&](Value desc, Value channelValue, Value handoff,
-                          Value buffer, Value offset, bool packed, Value head,
-                          Value rowIndex) {
+                          Value buffer, Value offset, bool packed,
+                          int64_t atoms, Value head, Value rowIndex) {
         ChannelAcquireOp::create(b, channelValue, handoff);
         int64_t atomBytes =
             KernelShape::atomBytes(packed ? shape.qRows() : shape.kvRows());
-        for (int64_t a = 0; a < shape.atoms(); ++a) {
+        for (int64_t a = 0; a < atoms; ++a) {
           Value box =
               smemView(buffer, add(offset, a * atomBytes), boxType(packed));
           auto [rowCoord, batchCoord] = tmaRows(tile, packed, rowIndex);
@@ -364,7 +365,8 @@ void KernelBuilder::buildLoadRole(Value q, Value kv, bool firstKeyBeforeQuery) {
         Value handoff = add(mul(add(tile.kvBase, n), 2), which);
         Value offset = mul(rem(handoff, kvStages), shape.kvTileBytes());
         loadTile(which ? vDesc : kDesc, kv, handoff, kvSmem, offset, false,
-                 kvHead, mul(add(tile.firstBlock, n), plan.getBlockN()));
+                 which ? shape.vAtoms() : shape.qkAtoms(), kvHead,
+                 mul(add(tile.firstBlock, n), plan.getBlockN()));
       };
       if (firstKeyBeforeQuery) {
         Value anyBlock = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
@@ -378,7 +380,8 @@ void KernelBuilder::buildLoadRole(Value q, Value kv, bool firstKeyBeforeQuery) {
         Value handoff = add(mul(ordinal, stages), stage);
         loadTile(qDesc, q, handoff, qSmem,
                  mul(rem(handoff, shape.qSlots()), shape.qTileBytes()), true,
-                 firstHead, add(position, stage * shape.positionsPerTile()));
+                 shape.qkAtoms(), firstHead,
+                 add(position, stage * shape.positionsPerTile()));
       }
       forRange(tile.blocks, [&](Value n) {
         if (firstKeyBeforeQuery) {
@@ -404,8 +407,8 @@ void KernelBuilder::buildStoreRole(Value epi, bool stagingPerStage) {
   // they have read the tile.
   auto storeStaged = [&](const Tile &tile, int64_t stage, Value row) {
     Value firstHead = mul(tile.headBlock, shape.pack);
-    int64_t staging = stagingPerStage ? stage * shape.qTileBytes() : 0;
-    for (int64_t a = 0; a < shape.atoms(); ++a) {
+    int64_t staging = stagingPerStage ? stage * shape.oTileBytes() : 0;
+    for (int64_t a = 0; a < shape.vAtoms(); ++a) {
       Value box = smemView(
           oSmem, idx(staging + a * KernelShape::atomBytes(shape.qRows())),
           boxType(true));
@@ -445,7 +448,7 @@ void KernelBuilder::buildStoreRole(Value epi, bool stagingPerStage) {
   int64_t rows = shape.qRows();
   // 16-byte chunks of a row's headDim columns (a partly filled last atom
   // is copied as far as the row goes).
-  int64_t rowChunks = shape.headDim / 8;
+  int64_t rowChunks = shape.headDimV / 8;
   auto chunkType = VectorType::get({8}, shape.element);
   forEachTile([&](const Tile &tile) {
     for (int64_t stage = 0; stage < stages; ++stage) {
@@ -461,8 +464,8 @@ void KernelBuilder::buildStoreRole(Value epi, bool stagingPerStage) {
 
         b.setInsertionPointToStart(partial.thenBlock());
         Value staging = smemView(
-            oSmem, idx(stagingPerStage ? stage * shape.qTileBytes() : 0),
-            tileType(rows));
+            oSmem, idx(stagingPerStage ? stage * shape.oTileBytes() : 0),
+            tileType(rows, shape.vAtoms()));
         // Tile rows inside the sequence (positions times packed heads; none
         // for a stage wholly past it), each rowChunks chunks of 16 bytes,
         // 8 per 64-column atom.
@@ -487,7 +490,7 @@ void KernelBuilder::buildStoreRole(Value epi, bool stagingPerStage) {
         Value position = add(add(tile.queryStart, first), div(row, shape.pack));
         Value head = add(mul(tile.headBlock, shape.pack), rem(row, shape.pack));
         Value flat = add(mul(add(mul(position, shape.queryHeads), head),
-                             shape.headDim),
+                             shape.headDimV),
                          add(mul(atom, kAtom), mul(chunk, 8)));
         Value address = LLVM::GEPOp::create(
             b, outputRows.getType(), shape.element, outputRows,

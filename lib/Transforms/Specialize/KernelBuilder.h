@@ -58,9 +58,10 @@ protected:
 
   // Types and views.
   MemRefType sharedType(ArrayRef<int64_t> shapeDims, Type element);
-  /// A swizzled tile of `rows` rows: [atoms, rows, 64].
-  MemRefType tileType(int64_t rows) {
-    return sharedType({shape.atoms(), rows, kAtom}, shape.element);
+  /// A swizzled tile of `rows` rows and `atoms` 64-column atoms: [atoms,
+  /// rows, 64].
+  MemRefType tileType(int64_t rows, int64_t atoms) {
+    return sharedType({atoms, rows, kAtom}, shape.element);
   }
   /// The TMA box of a tile: [1, positions, heads, 64] for Q and O (packed
   /// query heads), [1, blockN, 1, 64] for K and V.

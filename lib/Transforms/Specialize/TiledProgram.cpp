@@ -450,9 +450,10 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
       return kernel.emitOpError() << "needs one element type for Q, K, V, P "
                                      "and O, got "
                                   << element << " and " << type;
-  for (MemRefType tensor : {keyTensor, valueTensor, outputTensor})
-    if (tensor.getDimSize(3) != queryTensor.getDimSize(3))
-      return kernel.emitOpError() << "needs one head dim for Q, K, V and O";
+  if (keyTensor.getDimSize(3) != queryTensor.getDimSize(3) ||
+      outputTensor.getDimSize(3) != valueTensor.getDimSize(3))
+    return kernel.emitOpError()
+           << "needs one head dim for Q and K and one for V and O";
   if (query.getDimSize(0) != plan.getBlockM() ||
       key.getDimSize(0) != plan.getBlockN() ||
       p.value.getTile().getType().getDimSize(0) != plan.getBlockN())
@@ -460,8 +461,9 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
                              "blockN");
   if (query.getDimSize(1) != plan.getHeadDim() ||
       key.getDimSize(1) != plan.getHeadDim() ||
-      p.value.getTile().getType().getDimSize(1) != plan.getHeadDim())
-    return disagree(p.query, "tiles must have headDim columns");
+      p.value.getTile().getType().getDimSize(1) != plan.getValueHeadDim())
+    return disagree(p.query, "Q and K tiles must have headDim columns, V "
+                             "tiles Dv");
   auto heads = [](auto op) { return static_cast<int64_t>(op.getHeads()); };
   if (pack != plan.getGqaPack() || heads(p.query) != pack ||
       heads(p.mask) != pack || heads(p.store) != pack ||
@@ -483,7 +485,8 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
                << "has program choices the plan cannot hold: ";
       },
       plan.getContext(), plan.getArch(), plan.getBlockM(), plan.getBlockN(),
-      plan.getHeadDim(), plan.getQStages(), plan.getKvStages(), pack,
+      plan.getHeadDim(), plan.getHeadDimV(), plan.getQStages(),
+      plan.getKvStages(), pack,
       p.coords.getScheduler(), plan.getSoftmaxRegs(), plan.getCorrectionRegs(),
       plan.getProducerRegs(), static_cast<int64_t>(p.softmax.getEmulated()),
       plan.getPvSplit(), static_cast<int64_t>(p.softmax.getThreshold()));
@@ -491,6 +494,7 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
     return failure();
   shape.element = query.getElementType();
   shape.headDim = query.getDimSize(1);
+  shape.headDimV = plan.getValueHeadDim();
   shape.queryHeads = queryHeads;
   shape.groupSize = group;
   shape.pack = pack;

@@ -46,7 +46,8 @@ struct TiledProgram {
 struct KernelShape {
   PlanAttr plan;
   Type element;
-  int64_t headDim, queryHeads, groupSize, pack;
+  /// Dqk (Q and K) and Dv (V and O).
+  int64_t headDim, headDimV, queryHeads, groupSize, pack;
   bool causal, lse;
   /// Packed sequences of variable lengths (cu_seqlens tables), and whether
   /// a seqused_k table limits each sequence's keys.
@@ -67,10 +68,12 @@ struct KernelShape {
   SmallVector<MemRefType> captures;
 
   bool hopper() const { return plan.getArch() == Arch::sm_90a; }
-  /// 64-column swizzle atoms of a Q, K, V or O tile; a head dim that is
-  /// not a multiple of 64 fills the last in part (TMA zero-fills the
-  /// columns past the tensor, the TMA store skips them).
-  int64_t atoms() const { return llvm::divideCeil(headDim, kAtom); }
+  /// 64-column swizzle atoms of a Q or K tile (qkAtoms) and of a V or O
+  /// tile (vAtoms); a head dim that is not a multiple of 64 fills the last
+  /// in part (TMA zero-fills the columns past the tensor, the TMA store
+  /// skips them).
+  int64_t qkAtoms() const { return llvm::divideCeil(headDim, kAtom); }
+  int64_t vAtoms() const { return llvm::divideCeil(headDimV, kAtom); }
   /// The contraction depth QK^T names when the last atom is partly filled
   /// (its MMAs read headDim columns, not the atoms' width), else null.
   IntegerAttr depthAttr(Builder &b) const {
@@ -86,11 +89,15 @@ struct KernelShape {
   }
   /// Blocks of `pack` query heads.
   int64_t headBlocks() const { return queryHeads / pack; }
-  int64_t qTileBytes() const { return atoms() * atomBytes(qRows()); }
+  int64_t qTileBytes() const { return qkAtoms() * atomBytes(qRows()); }
+  int64_t oTileBytes() const { return vAtoms() * atomBytes(qRows()); }
   /// Q slots: sm_90a double-buffers each consumer's Q where it fits, so
   /// that the next tile's loads before the consumer is done with this one.
   int64_t qSlots() const { return plan.getQSlots(); }
-  int64_t kvTileBytes() const { return atoms() * atomBytes(kvRows()); }
+  /// A slot of the K/V ring holds a K or a V tile: the wider of the two.
+  int64_t kvTileBytes() const {
+    return std::max(qkAtoms(), vAtoms()) * atomBytes(kvRows());
+  }
   /// Bytes of one 64-column atom of a `rows`-row tile.
   static int64_t atomBytes(int64_t rows) { return rows * kAtom * 2; }
   int64_t statsBytes() const {

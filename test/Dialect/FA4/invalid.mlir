@@ -292,7 +292,7 @@ func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memre
 
 // The plan's head dim is the operands'.
 func.func @f(%q: memref<1x128x2x64xbf16>, %k: memref<1x128x2x64xbf16>, %v: memref<1x128x2x64xbf16>, %o: memref<1x128x2x64xbf16>) {
-  // expected-error @+1 {{plan headDim 128 does not match head dims (qk 64, v 64)}}
+  // expected-error @+1 {{plan head dims (qk 128, v 128) do not match the operands' (qk 64, v 64)}}
   fa4.attention ins(%q, %k, %v : memref<1x128x2x64xbf16>, memref<1x128x2x64xbf16>, memref<1x128x2x64xbf16>) outs(%o : memref<1x128x2x64xbf16>) {plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 128, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>}
   return
 }
@@ -824,3 +824,20 @@ func.func @f(%q: tensor<2x128x8x64xbf16>, %k: tensor<2x256x2x64xbf16>, %v: tenso
   }
   return
 }
+
+// -----
+
+// Dv = Dqk has one spelling: no headDimV.
+// expected-error @+1 {{headDimV equals headDim (128); omit it}}
+#bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 128, headDimV = 128, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
+
+// -----
+
+// expected-error @+1 {{headDimV must be a positive multiple of 16 up to 256, got 264}}
+#bad = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 64, headDim = 128, headDimV = 264, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 232, correctionRegs = 0, producerRegs = 40, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8>
+
+// -----
+
+// Two Q stages of (192, 256): 768 TMEM columns.
+// expected-error @+1 {{plan needs 768 TMEM columns (2 Q stages x (128 S + 256 O)), more than the 512 available}}
+#bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 192, headDimV = 256, qStages = 2, kvStages = 2, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>

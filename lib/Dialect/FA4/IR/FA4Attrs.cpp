@@ -26,7 +26,8 @@ void FA4Dialect::registerAttributes() {
 // PlanAttr
 //===----------------------------------------------------------------------===//
 
-/// Q stages (two slots each on sm_90a up to head dim 128), the K/V ring, the O staging (one
+/// Q stages (two slots each on sm_90a up to head dim 128), the K/V ring (a
+/// slot holds a K or a V tile, the wider of the two), the O staging (one
 /// tile on sm_100a, one per consumer warpgroup on sm_90a; all 16-bit), on
 /// sm_100a the per-row statistics exchange (two f32 per row and Q stage: the
 /// rescale factor or row sum, and the row max) and the reserve for
@@ -43,18 +44,19 @@ static int64_t tileColumns(int64_t headDim) {
 
 int64_t PlanAttr::sharedMemoryBytes(Arch arch, int64_t qStages,
                                     int64_t kvStages, int64_t blockM,
-                                    int64_t blockN, int64_t headDim) {
+                                    int64_t blockN, int64_t headDim,
+                                    int64_t headDimV) {
   const int64_t elementBytes = 2;
-  int64_t columns = tileColumns(headDim);
-  if (arch == Arch::sm_90a)
-    return elementBytes * columns *
-               ((qSlots(arch, qStages, headDim) + qStages) * blockM +
-                kvStages * blockN) +
-           limits::kSmemReservedBytes;
-  return elementBytes * columns *
-             (qStages * blockM + kvStages * blockN + blockM) +
-         qStages * blockM * 2 * int64_t(sizeof(float)) +
-         limits::kSmemReservedBytes;
+  int64_t qk = tileColumns(headDim), v = tileColumns(headDimV);
+  int64_t slot = std::max(qk, v);
+  int64_t qTiles = qSlots(arch, qStages, std::max(headDim, headDimV));
+  int64_t oTiles = arch == Arch::sm_90a ? qStages : 1;
+  int64_t statistics =
+      arch == Arch::sm_90a ? 0 : qStages * blockM * 2 * int64_t(sizeof(float));
+  return elementBytes *
+             (qk * qTiles * blockM + slot * kvStages * blockN +
+              v * oTiles * blockM) +
+         statistics + limits::kSmemReservedBytes;
 }
 
 /// sm_100a: a softmax warpgroup per Q stage, the correction and the producer
@@ -67,9 +69,9 @@ static int64_t registersPerCta(Arch arch, int64_t qStages, int64_t softmaxRegs,
 }
 
 int64_t PlanAttr::tmemColumns(int64_t qStages, int64_t blockN,
-                              int64_t headDim) {
-  // S is blockN f32 columns (P aliases it as 16-bit); O is headDim columns.
-  return qStages * (blockN + headDim);
+                              int64_t headDimV) {
+  // S is blockN f32 columns (P aliases it as 16-bit); O is Dv columns.
+  return qStages * (blockN + headDimV);
 }
 
 int64_t PlanAttr::getNumWarpgroups() const {
@@ -77,7 +79,8 @@ int64_t PlanAttr::getNumWarpgroups() const {
 }
 
 int64_t PlanAttr::getQSlots() const {
-  return qSlots(getArch(), getQStages(), getHeadDim());
+  return qSlots(getArch(), getQStages(),
+                std::max(getHeadDim(), getValueHeadDim()));
 }
 
 int64_t PlanAttr::getRegistersPerCta() const {
@@ -108,7 +111,8 @@ verifyHopperFields(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult
 PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, Arch arch,
                  int64_t blockM, int64_t blockN, int64_t headDim,
-                 int64_t qStages, int64_t kvStages, int64_t gqaPack,
+                 std::optional<int64_t> headDimV, int64_t qStages,
+                 int64_t kvStages, int64_t gqaPack,
                  Scheduler scheduler, int64_t softmaxRegs,
                  int64_t correctionRegs, int64_t producerRegs,
                  int64_t emulatedExp2, int64_t pvSplit,
@@ -136,6 +140,15 @@ PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, Arch arch,
   if (headDim <= 0 || headDim % 16 != 0 || headDim > limits::kMaxHeadDim)
     return emitError() << "headDim must be a positive multiple of 16 up to "
                        << limits::kMaxHeadDim << ", got " << headDim;
+  if (headDimV && (*headDimV <= 0 || *headDimV % 16 != 0 ||
+                   *headDimV > limits::kMaxHeadDim))
+    return emitError() << "headDimV must be a positive multiple of 16 up to "
+                       << limits::kMaxHeadDim << ", got " << *headDimV;
+  // One spelling per plan: Dv = Dqk is the absent headDimV.
+  if (headDimV && *headDimV == headDim)
+    return emitError() << "headDimV equals headDim (" << headDim
+                       << "); omit it";
+  int64_t valueHeadDim = headDimV.value_or(headDim);
   if (qStages < 1 || qStages > 2)
     return emitError() << "qStages must be 1 or 2, got " << qStages;
   if (kvStages < 2 || kvStages > limits::kMaxKvStages)
@@ -184,15 +197,15 @@ PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, Arch arch,
                 << " warpgroups, more than " << limits::kRegistersPerSm;
   }
   if (arch == Arch::sm_100a) {
-    int64_t columns = tmemColumns(qStages, blockN, headDim);
+    int64_t columns = tmemColumns(qStages, blockN, valueHeadDim);
     if (columns > limits::kTmemColumns)
       return emitError() << "plan needs " << columns << " TMEM columns ("
                          << qStages << " Q stages x (" << blockN << " S + "
-                         << headDim << " O)), more than the "
+                         << valueHeadDim << " O)), more than the "
                          << limits::kTmemColumns << " available";
   }
-  int64_t smem =
-      sharedMemoryBytes(arch, qStages, kvStages, blockM, blockN, headDim);
+  int64_t smem = sharedMemoryBytes(arch, qStages, kvStages, blockM, blockN,
+                                   headDim, valueHeadDim);
   if (smem > limits::kSmemBytes)
     return emitError() << "plan needs " << smem
                        << " bytes of shared memory (" << qStages

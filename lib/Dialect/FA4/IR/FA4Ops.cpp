@@ -316,10 +316,11 @@ LogicalResult AttentionOp::verify() {
 
   if (PlanAttr plan = getPlanAttr()) {
     if (plan.getHeadDim() != getHeadDimQK() ||
-        plan.getHeadDim() != getHeadDimV())
-      return emitOpError() << "plan headDim " << plan.getHeadDim()
-                           << " does not match head dims (qk " << getHeadDimQK()
-                           << ", v " << getHeadDimV() << ")";
+        plan.getValueHeadDim() != getHeadDimV())
+      return emitOpError() << "plan head dims (qk " << plan.getHeadDim()
+                           << ", v " << plan.getValueHeadDim()
+                           << ") do not match the operands' (qk "
+                           << getHeadDimQK() << ", v " << getHeadDimV() << ")";
     if (getNumQueryHeads() % (plan.getGqaPack() * getNumKeyValueHeads()) != 0)
       return emitOpError() << "plan gqaPack " << plan.getGqaPack()
                            << " must divide the query heads per key/value "

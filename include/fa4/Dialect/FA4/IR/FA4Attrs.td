@@ -105,7 +105,8 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     |---|---|
     | `arch` | `sm_100a` (tcgen05, TMEM) or `sm_90a` (wgmma) |
     | `blockM`, `blockN` | rows of a Q tile, rows of a K/V block |
-    | `headDim` | Dqk = Dv |
+    | `headDim` | Dqk, the head dim of Q and K |
+    | `headDimV` | Dv, the head dim of V and O, where it differs from Dqk (absent: Dv = Dqk) |
     | `qStages` | Q tiles in flight per CTA; one softmax warpgroup each |
     | `kvStages` | slots of the K/V shared-memory ring (K and V alternate) |
     | `gqaPack` | query heads of one KV head packed into the rows of a Q tile |
@@ -124,14 +125,15 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     The verifier checks each parameter's range before anything is computed
     from it: `blockN` 64 or 128 (128 on sm_100a), `headDim` a multiple of 16
     up to 256 (tiles hold whole 64-column swizzle atoms, the last partly
-    filled where the head dim is not a multiple of 64), `qStages` 1 or 2,
+    filled where the head dim is not a multiple of 64), `headDimV` likewise
+    and different from `headDim` where given, `qStages` 1 or 2,
     `kvStages` 2 to 16, `gqaPack` a divisor of `blockM`, register budgets
     multiples of 8 in [24, 256], `emulatedExp2` 0 to 16, `pvSplit` a
     multiple of 32 below `blockN` on sm_100a (whole 32-column P fragments),
     `rescaleThreshold` 0 to 64; `fa4-specialize` builds every plan within
     these ranges. It then checks what the plan asks of one SM: registers
     (`128 x (qStages x softmaxRegs + correctionRegs + producerRegs) <=
-    65536`), TMEM columns on sm_100a (`qStages x (blockN + headDim) <= 512`)
+    65536`), TMEM columns on sm_100a (`qStages x (blockN + Dv) <= 512`)
     and shared memory (`<= 227 KB`, tiles counted at their atoms' width).
 
     Example:
@@ -152,6 +154,7 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     "int64_t":$blockM,
     "int64_t":$blockN,
     "int64_t":$headDim,
+    OptionalParameter<"std::optional<int64_t>">:$headDimV,
     "int64_t":$qStages,
     "int64_t":$kvStages,
     "int64_t":$gqaPack,
@@ -176,14 +179,19 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     int64_t getQSlots() const;
     /// Registers one CTA asks for through setmaxnreg.
     int64_t getRegistersPerCta() const;
+    /// Dv: headDimV where given, else headDim.
+    int64_t getValueHeadDim() const {
+      return getHeadDimV().value_or(getHeadDim());
+    }
     /// What a plan of these parameters asks of one SM (before they are
     /// verified: the planner sizes its choices with them): shared memory in
     /// bytes, barriers' reserve included, and sm_100a Tensor Memory columns.
     static int64_t sharedMemoryBytes(Arch arch, int64_t qStages,
                                      int64_t kvStages, int64_t blockM,
-                                     int64_t blockN, int64_t headDim);
+                                     int64_t blockN, int64_t headDim,
+                                     int64_t headDimV);
     static int64_t tmemColumns(int64_t qStages, int64_t blockN,
-                               int64_t headDim);
+                               int64_t headDimV);
   }];
 }
 
