@@ -8,11 +8,12 @@ their manifests. Kernel names say the configuration, e.g.
 `bf16_d128_h16x16_causal_lse_attention`.
 
 Sets:
-  check  bf16/f16 x head dim 64/96/128/192 (and 256 for sm_90a) x causal
-         or not x heads (Hq, Hkv) in (4, 4), (8, 2), (8, 1) (GQA ratios 1,
-         4, 8), with LSE
+  check  bf16/f16 x head dim 64/96/128/192 (and 256 for sm_90a), and Dqk
+         192 with Dv 128, x causal or not x heads (Hq, Hkv) in (4, 4),
+         (8, 2), (8, 1) (GQA ratios 1, 4, 8), with LSE
   bench  bf16, head dims 64, 96, 128, 192 and for sm_90a 256 (2048 / D
-         heads, rounded down), causal or not, without LSE
+         heads, rounded down), and (192, 128) at 10 heads, causal or not,
+         without LSE
   masks  the score stages with LSE: causal and symmetric sliding windows,
          softcap (with GQA, with a window and f16), GQA ratios 7 and 5,
          attention sinks (causal GQA, a symmetric window, softcap with GQA
@@ -43,16 +44,24 @@ from fa4.jit import kernel_name, module_text  # noqa: E402
 
 def configurations(name, arch):
     """(element, head dim, Hq, Hkv, causal, lse, window or None, softcap or
-    None[, sink[, varlen[, seqused_k]]]) of each kernel of set `name`."""
+    None[, sink[, varlen[, seqused_k[, V's head dim]]]]) of each kernel of
+    set `name`: `kernel_name`'s and `module_text`'s arguments."""
     head_dims = [64, 96, 128, 192] + ([256] if arch == "sm_90a" else [])
     if name == "check":
         for element, head_dim, causal, (heads_q, heads_kv) in itertools.product(
                 ["bf16", "f16"], head_dims, [False, True], [(4, 4), (8, 2), (8, 1)]):
             yield element, head_dim, heads_q, heads_kv, causal, True, None, None
+        # DeepSeek's prefill: Dqk 192, Dv 128.
+        for element, causal, (heads_q, heads_kv) in itertools.product(
+                ["bf16", "f16"], [False, True], [(4, 4), (8, 2), (8, 1)]):
+            yield (element, 192, heads_q, heads_kv, causal, True, None, None, False, False,
+                   False, 128)
     elif name == "bench":
         for head_dim, causal in itertools.product(head_dims, [False, True]):
             heads = 2048 // head_dim
             yield "bf16", head_dim, heads, heads, causal, False, None, None
+        for causal in (False, True):
+            yield "bf16", 192, 10, 10, causal, False, None, None, False, False, False, 128
     elif name == "masks":
         yield "bf16", 128, 8, 8, True, True, (255, 0), None
         yield "bf16", 64, 4, 4, False, True, (100, 60), None

@@ -103,7 +103,7 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
                     kernel_dir=None):
     """flash-attn 2's `flash_attn_func` on fa4 kernels.
 
-    q [B, Sq, Hq, D], k and v [B, Skv, Hkv, D] (Hq a multiple of Hkv),
+    q [B, Sq, Hq, D], k [B, Skv, Hkv, D], v [B, Skv, Hkv, Dv] (Hq a multiple of Hkv),
     bfloat16 or float16 CUDA tensors; a head dim that is not unit-stride is
     copied first, as flash-attn does. `softmax_scale` defaults to
     1/sqrt(D); `causal` is aligned to the bottom-right corner; query row i
@@ -111,7 +111,7 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
     window_size[1] (-1: unbounded; causal makes the right bound 0);
     `softcap` > 0 caps the scores to softcap * tanh(s / softcap).
 
-    Returns out [B, Sq, Hq, D], or with `return_attn_probs` (out,
+    Returns out [B, Sq, Hq, Dv], or with `return_attn_probs` (out,
     softmax_lse, S_dmask): softmax_lse [B, Hq, Sq] float32, the natural log
     of each row's sum of exp(scale * q k), and S_dmask None (the module
     docstring says how this differs from flash-attn). Raises
@@ -147,10 +147,10 @@ def _check_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_
                             ("v", v, kv_layout)):
         if t.dim() != (4 if name != "q" and block_table is not None else 3):
             raise ValueError(f"{name} must be {layout}, got shape {list(t.shape)}")
-    if not q.shape[-1] == k.shape[-1] == v.shape[-1]:
-        raise ValueError(f"head dims differ: q {q.shape[-1]}, k {k.shape[-1]}, "
-                         f"v {v.shape[-1]}")
-    if k.shape != v.shape:
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"head dims differ: q {q.shape[-1]}, k {k.shape[-1]} (q and k "
+                         "share one; v may have its own)")
+    if k.shape[:-1] != v.shape[:-1]:
         raise ValueError(f"k and v shapes differ: {list(k.shape)} and {list(v.shape)}")
     heads_q, heads_kv = q.shape[-2], k.shape[-2]
     if heads_kv == 0 or heads_q % heads_kv:
@@ -191,12 +191,12 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
                            deterministic=False, return_attn_probs=False, block_table=None,
                            *, seqused_k=None, sink=None, kernel_dir=None):
     """flash-attn 2's `flash_attn_varlen_func` on fa4 kernels: q [total_q,
-    Hq, D], k and v [total_k, Hkv, D], sequence b being query rows
+    Hq, D], k [total_k, Hkv, D] and v [total_k, Hkv, Dv], sequence b being query rows
     cu_seqlens_q[b] to cu_seqlens_q[b + 1] and key rows cu_seqlens_k[b] to
     cu_seqlens_k[b + 1] (int32, batch + 1 entries). causal and the window
     are aligned to each sequence's bottom-right corner, as flash-attn does.
 
-    Returns out [total_q, Hq, D], or with `return_attn_probs` (out,
+    Returns out [total_q, Hq, Dv], or with `return_attn_probs` (out,
     softmax_lse [Hq, total_q] float32, None). Raises NotImplementedError
     for dropout_p > 0, alibi_slopes and block_table (paged K/V), after
     checking the arguments (TypeError/ValueError)."""

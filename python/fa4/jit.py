@@ -13,7 +13,7 @@ written into a private temporary directory and renamed into place, so
 processes that compile the same problem at once each get a complete entry
 and one of them keeps it.
 
-The problem is what shapes the code: dtype, head counts and head dim,
+The problem is what shapes the code: dtype, head counts and head dims,
 causal, LSE, window, whether there is a softcap, sinks, packed sequences
 (varlen, seqused_k), arch. The scale and
 the softcap's value are launch arguments (`runtime.Kernel.scalars`).
@@ -42,16 +42,19 @@ def _window_attribute(window, causal):
 
 
 def module_text(name, element, head_dim, heads_q, heads_kv, causal, lse, window=None,
-                softcap=None, sink=False, varlen=False, seqused_k=False):
+                softcap=None, sink=False, varlen=False, seqused_k=False, head_dim_v=None):
     """The fa4.attention module of one configuration: dynamic batch and
     sequence lengths, the function named `name`. With `varlen` the batch
     is packed sequences ([T, H, D] tensors, the cu_seqlens tables, LSE
-    [Hq, Tq]), with `seqused_k` also the keys each sequence uses."""
-    def tensor(heads):
-        return (f"memref<?x{heads}x{head_dim}x{element}>" if varlen
-                else f"memref<?x?x{heads}x{head_dim}x{element}>")
-    q, kv = tensor(heads_q), tensor(heads_kv)
-    arguments = f"%q: {q}, %k: {kv}, %v: {kv}, %o: {q}"
+    [Hq, Tq]), with `seqused_k` also the keys each sequence uses;
+    `head_dim_v` is V's and O's head dim (None: `head_dim`)."""
+    def tensor(heads, depth):
+        return (f"memref<?x{heads}x{depth}x{element}>" if varlen
+                else f"memref<?x?x{heads}x{depth}x{element}>")
+    head_dim_v = head_dim if head_dim_v is None else head_dim_v
+    q, k = tensor(heads_q, head_dim), tensor(heads_kv, head_dim)
+    v, o = tensor(heads_kv, head_dim_v), tensor(heads_q, head_dim_v)
+    arguments = f"%q: {q}, %k: {k}, %v: {v}, %o: {o}"
     clauses = ""
     if lse:
         lse_type = f"memref<{heads_q}x?xf32>" if varlen else f"memref<?x{heads_q}x?xf32>"
@@ -75,17 +78,19 @@ def module_text(name, element, head_dim, heads_q, heads_kv, causal, lse, window=
         attributes.append(f"softcap = {float(softcap)} : f32")
     attributes = f" {{{', '.join(attributes)}}}" if attributes else ""
     return (f"func.func @{name}({arguments}) {{\n"
-            f"  fa4.attention ins(%q, %k, %v : {q}, {kv}, {kv}) outs(%o : {q})"
+            f"  fa4.attention ins(%q, %k, %v : {q}, {k}, {v}) outs(%o : {o})"
             f"{clauses}{attributes}\n"
             f"  return\n}}\n")
 
 
 def kernel_name(element, head_dim, heads_q, heads_kv, causal, lse, window=None,
-                softcap=None, sink=False, varlen=False, seqused_k=False):
-    """A name that says the configuration, e.g. bf16_d128_h16x16_causal_lse."""
+                softcap=None, sink=False, varlen=False, seqused_k=False, head_dim_v=None):
+    """A name that says the configuration, e.g. bf16_d128_h16x16_causal_lse
+    (bf16_d192v128_... where V's head dim is another)."""
     window = _window_attribute(window, causal)
     left, right = (("m1" if b < 0 else str(b)) for b in window) if window else ("", "")
-    return (f"{element}_d{head_dim}_h{heads_q}x{heads_kv}"
+    depth_v = "" if head_dim_v in (None, head_dim) else f"v{head_dim_v}"
+    return (f"{element}_d{head_dim}{depth_v}_h{heads_q}x{heads_kv}"
             f"{'_causal' if causal else ''}"
             f"{f'_window{left}x{right}' if window else ''}"
             f"{f'_softcap{softcap:g}' if softcap else ''}{'_sink' if sink else ''}"
@@ -141,11 +146,12 @@ class KernelCache:
 
     def kernel(self, dtype, heads_q, heads_kv, head_dim, causal=False, lse=False,
                arch="sm_100a", window=(-1, -1), softcap=False, sink=False, varlen=False,
-               seqused_k=False):
+               seqused_k=False, head_dim_v=None):
         """The kernel of the problem from the cache, compiled first if no
         entry has it. `softcap` says whether there is one (its value is an
-        argument); `varlen` and `seqused_k` as `module_text`'s. Raises RuntimeError when the compiler is missing and
-        fa4.MLIRError when it refuses the problem."""
+        argument); `varlen`, `seqused_k` and `head_dim_v` as `module_text`'s.
+        Raises RuntimeError when the compiler is missing and fa4.MLIRError
+        when it refuses the problem."""
         window = runtime.effective_window(window, causal)
         problem = dict(dtype=str(dtype), heads_q=int(heads_q), heads_kv=int(heads_kv),
                        head_dim=int(head_dim), causal=bool(causal), lse=bool(lse),
@@ -156,6 +162,8 @@ class KernelCache:
             problem.update(varlen=True, seqused_k=bool(seqused_k))
         elif seqused_k:
             raise ValueError("seqused_k belongs to packed sequences: pass varlen=True")
+        if head_dim_v is not None and int(head_dim_v) != int(head_dim):
+            problem.update(head_dim_v=int(head_dim_v))
         key = self.key(problem)
         with self._lock:
             if key not in self._kernels:
@@ -168,7 +176,7 @@ class KernelCache:
                            problem["heads_kv"], problem["causal"], problem["lse"],
                            problem["window"], 1.0 if problem["softcap"] else None,
                            problem["sink"], problem.get("varlen", False),
-                           problem.get("seqused_k", False))
+                           problem.get("seqused_k", False), problem.get("head_dim_v"))
         manifest = entry / f"{name}_attention.json"
         if not manifest.exists():
             self._compile(entry, name, problem)
@@ -179,7 +187,8 @@ class KernelCache:
                              problem["heads_q"], problem["heads_kv"], problem["causal"],
                              problem["lse"], problem["window"],
                              1.0 if problem["softcap"] else None, problem["sink"],
-                             problem.get("varlen", False), problem.get("seqused_k", False))
+                             problem.get("varlen", False), problem.get("seqused_k", False),
+                             problem.get("head_dim_v"))
         start = time.perf_counter()
         with capi.Context(self.library) as context:
             compilation = context.compile(source, f"arch={problem['arch']}")

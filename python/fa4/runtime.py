@@ -888,7 +888,14 @@ class Kernel:
 
     @property
     def head_dim(self):
+        """Q's and K's head dim (Dqk)."""
         return self.operands["query"][1][-1]
+
+    @property
+    def head_dim_v(self):
+        """V's and O's head dim (Dv): the head dim unless the kernel was
+        compiled for a narrower or wider V (e.g. Dqk 192, Dv 128)."""
+        return self.operands["value"][1][-1]
 
     @property
     def seqused_k(self):
@@ -940,7 +947,9 @@ class Kernel:
 
     def __repr__(self):
         return (f"<fa4 kernel {self.name} {self.arch} {self.element} heads "
-                f"{self.heads_q}/{self.heads_kv} head_dim {self.head_dim} causal "
+                f"{self.heads_q}/{self.heads_kv} head_dim {self.head_dim}"
+                f"{'' if self.head_dim_v == self.head_dim else f' head_dim_v {self.head_dim_v}'}"
+                f" causal "
                 f"{self.causal}{self._masking_repr()} scale {self.scale} lse {self.lse}>")
 
     def _masking_repr(self):
@@ -952,7 +961,7 @@ class Kernel:
 
     def mismatches(self, dtype=None, heads_q=None, heads_kv=None, head_dim=None,
                    causal=None, scale=None, lse=None, arch=None, window=None,
-                   softcap=None, sink=None, varlen=None, seqused_k=None):
+                   softcap=None, sink=None, varlen=None, seqused_k=None, head_dim_v=None):
         """Why this kernel does not compute the problem: a list of reasons,
         empty when it does. Arguments left None are not compared; -1 in the
         manifest accepts any size; any scale matches and softcap only
@@ -961,8 +970,9 @@ class Kernel:
         compared with causal folded in (see `effective_window`); sink
         whether it takes attention sinks; varlen whether the batch is packed
         sequences of variable lengths and seqused_k whether it gives the keys
-        each uses; arch is the device's ('sm_100a' for 10.0), which the
-        kernel's arch must run on (`runs_on`)."""
+        each uses; head_dim_v is V's head dim (None: head_dim's, when
+        head_dim is given); arch is the device's ('sm_100a' for 10.0), which
+        the kernel's arch must run on (`runs_on`)."""
         reasons = []
 
         def compare(what, have, want):
@@ -973,6 +983,11 @@ class Kernel:
         compare("heads_q", self.heads_q, heads_q)
         compare("heads_kv", self.heads_kv, heads_kv)
         compare("head_dim", self.head_dim, head_dim)
+        # Unless given, V's head dim is the problem's head dim: said only for
+        # a kernel whose V has its own (the head_dim reason covers the rest).
+        if head_dim_v is not None or self.head_dim_v != self.head_dim:
+            compare("head_dim_v", self.head_dim_v,
+                    head_dim if head_dim_v is None else head_dim_v)
         compare("causal", self.causal, None if causal is None else bool(causal))
         compare("lse", self.lse, None if lse is None else bool(lse))
         compare("sink", self.sink, None if sink is None else bool(sink))
@@ -1079,10 +1094,12 @@ class Kernel:
                     raise ValueError(f"{name}: address {op.ptr:#x} is not "
                                      f"{CAPTURE_ELEMENT_BYTES[element]}-byte aligned")
         q, k, v, o = (tuple(given[n].shape) for n in ("query", "key", "value", "output"))
-        if k != v:
+        # V and O may have their own head dim (the kernel's shapes say which).
+        if k[:-1] != v[:-1]:
             raise ValueError(f"key shape {list(k)} and value shape {list(v)} differ")
-        if o != q:
-            raise ValueError(f"output shape {list(o)} is not the query shape {list(q)}")
+        if o != q[:-1] + v[-1:]:
+            raise ValueError(f"output shape {list(o)} is not the query shape with the "
+                             f"value head dim, {list(q[:-1] + v[-1:])}")
         if not self.varlen and k[0] != q[0]:
             raise ValueError(f"batch: query has {q[0]}, key {k[0]}")
         if k[-1] != q[-1]:
@@ -1429,13 +1446,13 @@ class KernelDirectory:
 
     def find(self, dtype, heads_q, heads_kv, head_dim, causal=False, scale=None,
              lse=False, arch=None, window=(-1, -1), softcap=0.0, sink=False,
-             varlen=False, seqused_k=False):
+             varlen=False, seqused_k=False, head_dim_v=None):
         """The first kernel (by file name) that computes the problem; scale
         None means 1/sqrt(head_dim), arch None any arch, window (-1, -1) and
         softcap 0 none, sink whether it takes attention sinks, varlen whether
         the batch is packed sequences (cu_seqlens_q/k) and seqused_k whether
-        it also gives the keys each uses. Raises LookupError saying why each
-        kernel was rejected."""
+        it also gives the keys each uses, head_dim_v V's head dim (None:
+        head_dim). Raises LookupError saying why each kernel was rejected."""
         if scale is None:
             scale = 1.0 / math.sqrt(head_dim)
         # Every kernel takes any scale and softcap value (`scalars`); they
@@ -1445,7 +1462,8 @@ class KernelDirectory:
                        lse=bool(lse), arch=arch,
                        window=effective_window(window, causal),
                        softcap=float(softcap or 0.0), sink=bool(sink),
-                       varlen=bool(varlen), seqused_k=bool(seqused_k))
+                       varlen=bool(varlen), seqused_k=bool(seqused_k),
+                       head_dim_v=None if head_dim_v == head_dim else head_dim_v)
         if problem["seqused_k"] and not problem["varlen"]:
             raise ValueError("seqused_k belongs to packed sequences: pass varlen=True")
         rejected = []
@@ -1458,7 +1476,8 @@ class KernelDirectory:
         rejected += [f"  {name}: not a usable manifest: {why}" for name, why in self.errors]
         # The packing is said only where the problem has it.
         wanted = " ".join(f"{key}={value}" for key, value in problem.items()
-                          if value or key not in ("varlen", "seqused_k"))
+                          if (value or key not in ("varlen", "seqused_k"))
+                          and (key != "head_dim_v" or value is not None))
         if not rejected:
             raise LookupError(f"no fa4 kernel for {wanted}: {self.path} has no kernel "
                               "manifests (*.json)")

@@ -98,9 +98,11 @@ def _check(q, k, v, packed=False):
     if not packed and not shape_q[0] == shape_k[0] == shape_v[0]:
         raise ValueError(f"batch sizes differ: q {shape_q[0]}, k {shape_k[0]}, "
                          f"v {shape_v[0]}")
-    if not shape_q[-1] == shape_k[-1] == shape_v[-1]:
-        raise ValueError(f"head dims differ: q {shape_q[-1]}, k {shape_k[-1]}, "
-                         f"v {shape_v[-1]}")
+    # V (and O) may have a head dim of their own; a kernel compiled for it
+    # is found or compiled like any other.
+    if shape_q[-1] != shape_k[-1]:
+        raise ValueError(f"head dims differ: q {shape_q[-1]}, k {shape_k[-1]} (q and k "
+                         "share one; v may have its own)")
     # Element by element: torch.compile compares symbolic sizes one by one.
     if shape_k[-3] != shape_v[-3] or shape_k[-2] != shape_v[-2]:
         raise ValueError(f"k and v shapes differ: {list(shape_k)} and {list(shape_v)}")
@@ -158,7 +160,7 @@ def attention(q, k, v, causal=False, scale=None, return_lse=False, kernel_dir=No
               window=(-1, -1), softcap=0.0, sink=None):
     """softmax(scale * q k^T) v per head, with grouped K/V heads.
 
-    q [B, Sq, Hq, D], k and v [B, Skv, Hkv, D]: CUDA tensors of one dtype
+    q and k [B, Sq or Skv, Hq or Hkv, D], v [B, Skv, Hkv, Dv]: CUDA tensors of one dtype
     (bfloat16 or float16) with a unit-stride head dim and 16-byte aligned
     other strides (views such as a transposed [B, H, S, D] tensor are taken
     without a copy), Hq a multiple of Hkv. `causal` masks
@@ -169,7 +171,8 @@ def attention(q, k, v, causal=False, scale=None, return_lse=False, kernel_dir=No
     the softmax. `sink` [Hq] (a floating tensor on q's device, read as
     float32) adds one logit per query head to each row's softmax denominator
     and nothing else (attention sinks, gpt-oss style; -inf is none). `scale`
-    defaults to 1/sqrt(D). Returns O [B, Sq, Hq, D] in q's dtype, and with
+    defaults to 1/sqrt(D). Dv is D unless a kernel for another V head dim
+    exists or compiles (e.g. D 192, Dv 128). Returns O [B, Sq, Hq, Dv] in q's dtype, and with
     `return_lse` also the natural-log LSE [B, Hq, Sq] in float32, which
     includes the sink. Rows that see no key give O = 0 and LSE = -inf (the
     sink with sinks).
@@ -250,22 +253,24 @@ class _Plan:
     configuration (the key of `_plans` holds everything they read): the
     kernel, the scalars it launches with and the outputs' layout."""
 
-    __slots__ = ("kernel", "element", "dtype", "device", "index", "shape_q", "lse_shape",
+    __slots__ = ("kernel", "element", "dtype", "device", "index", "shape_q", "shape_o",
+                 "lse_shape",
                  "scale", "softcap", "convert_sink", "copy_tables", "output_strides",
                  "lse_strides")
 
     def run(self, q, k, v, sink, tables, shape_k, shape_v, stride_q, stride_k, stride_v):
         """Allocates the outputs and launches; the shapes and strides are
         the ones the key was made of."""
-        device, element, shape_q = self.device, self.element, self.shape_q
-        output = _empty_like(q)
+        device, element, shape_q, shape_o = self.device, self.element, self.shape_q, self.shape_o
+        output = (_empty_like(q) if shape_o is shape_q
+                  else torch.empty(shape_o, dtype=self.dtype, device=device))
         if self.output_strides is None:
             # One shape and dtype are laid out the same way each time.
             self.output_strides = output.stride()
         operands = {"query": (q.data_ptr(), shape_q, element, stride_q),
                     "key": (k.data_ptr(), shape_k, element, stride_k),
                     "value": (v.data_ptr(), shape_v, element, stride_v),
-                    "output": (output.data_ptr(), shape_q, element, self.output_strides)}
+                    "output": (output.data_ptr(), shape_o, element, self.output_strides)}
         lse = None
         if self.lse_shape is not None:
             lse = torch.empty(self.lse_shape, dtype=torch.float32, device=device)
@@ -282,6 +287,12 @@ class _Plan:
                     operands[name] = _operand(table.contiguous() if copy else table, "i32")
         _launch(self.kernel, device, self.index, operands, self.scale, self.softcap)
         return output if lse is None else (output, lse)
+
+
+def _output_shape(shape_q, head_dim_v):
+    """O's shape: q's with v's head dim (`shape_q` itself where they agree,
+    which `_Plan.run` tells by identity)."""
+    return shape_q if head_dim_v == shape_q[-1] else (*shape_q[:-1], head_dim_v)
 
 
 def _empty_like(q):
@@ -379,12 +390,13 @@ def _make_plan(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, s
                                       softcap, bool(return_lse), kernel_dir, checked_tables)
         return (output, lse) if return_lse else output
     plan = _Plan()
-    plan.kernel, plan.scale = _kernel_of(q, k, sink_f32, bool(causal), scale, left, right,
+    plan.kernel, plan.scale = _kernel_of(q, k, v, sink_f32, bool(causal), scale, left, right,
                                          softcap, bool(return_lse), kernel_dir,
                                          checked_tables)
     plan.softcap = softcap or None
     plan.element, plan.dtype, plan.device = _ELEMENTS[q.dtype], q.dtype, q.device
     plan.index, plan.shape_q = q.device.index, q.shape
+    plan.shape_o = _output_shape(plan.shape_q, v.shape[-1])
     plan.lse_shape = lse_shape if return_lse else None
     plan.convert_sink = sink_f32 is not sink
     plan.copy_tables = (tuple(c is not t for c, t in zip(checked_tables, tables))
@@ -425,7 +437,7 @@ def _choose_and_run(q, k, v, sink, causal, scale, window_left, window_right, sof
     problem and device) and runs it; `tables` are the sequence tables of
     packed q, k, v. Returns O and the LSE, an empty float32 tensor without
     `return_lse` (an op returns a fixed number of tensors)."""
-    kernel, scale = _kernel_of(q, k, sink, causal, scale, window_left, window_right, softcap,
+    kernel, scale = _kernel_of(q, k, v, sink, causal, scale, window_left, window_right, softcap,
                                return_lse, kernel_dir, tables)
     result = _run(kernel, q, k, v, return_lse, sink=sink, scale=scale,
                   softcap=softcap or None, tables=tables)
@@ -434,12 +446,12 @@ def _choose_and_run(q, k, v, sink, causal, scale, window_left, window_right, sof
     return result, torch.empty((0,), dtype=torch.float32, device=q.device)
 
 
-def _kernel_of(q, k, sink, causal, scale, window_left, window_right, softcap, return_lse,
-               kernel_dir, tables):
+def _kernel_of(q, k, v, sink, causal, scale, window_left, window_right, softcap,
+               return_lse, kernel_dir, tables):
     """The kernel of a checked problem (cached per problem and device) and
     the scale it launches with (None: 1/sqrt(D))."""
     heads_q, head_dim = q.shape[-2], q.shape[-1]
-    heads_kv = k.shape[-2]
+    heads_kv, head_dim_v = k.shape[-2], v.shape[-1]
     if scale is None:
         scale = 1.0 / math.sqrt(head_dim)
     path = kernel_dir if kernel_dir is not None else os.environ.get("FA4_KERNEL_DIR")
@@ -448,12 +460,13 @@ def _kernel_of(q, k, sink, causal, scale, window_left, window_right, softcap, re
     used = varlen and tables[2] is not None
     # Everything the choice depends on, the device standing for its arch.
     key = (path, device.index, q.dtype, heads_q, heads_kv, head_dim, causal, scale,
-           return_lse, window_left, window_right, softcap, sink is not None, varlen, used)
+           return_lse, window_left, window_right, softcap, sink is not None, varlen, used,
+           head_dim_v)
     kernel = _chosen.get(key)
     if kernel is None:
         problem = (_ELEMENTS[q.dtype], heads_q, heads_kv, head_dim, causal, scale,
                    return_lse, arch_of(device), (window_left, window_right), softcap,
-                   sink is not None, varlen, used)
+                   sink is not None, varlen, used, head_dim_v)
         kernel = _chosen[key] = _choose(path, problem)
     return kernel, scale
 
@@ -514,11 +527,12 @@ def _choose(path, problem):
                          "directory of compiled fa4 kernels (compiling on demand is off: "
                          "FA4_JIT=0)")
     (element, heads_q, heads_kv, head_dim, causal, _, lse, arch, window, softcap, sink,
-     varlen, seqused_k) = problem
+     varlen, seqused_k, head_dim_v) = problem
     try:
         return jit_cache().kernel(element, heads_q, heads_kv, head_dim, causal=causal,
                                   lse=lse, arch=arch, window=window, softcap=bool(softcap),
-                                  sink=sink, varlen=varlen, seqused_k=seqused_k)
+                                  sink=sink, varlen=varlen, seqused_k=seqused_k,
+                                  head_dim_v=head_dim_v)
     except RuntimeError as err:
         if missing:
             raise LookupError(f"{missing.args[0]}\nand compiling it on demand failed: "
@@ -557,7 +571,10 @@ def _run(kernel, q, k, v, return_lse, fill=None, sink=None, scale=None,
             return torch.empty(shape, dtype=dtype, device=device)
         return torch.full(shape, fill, dtype=dtype, device=device)
 
-    output = _empty_like(q) if fill is None else allocate(tuple(q.shape), q.dtype)
+    shape_q = q.shape
+    shape_o = _output_shape(shape_q, v.shape[-1])
+    output = (_empty_like(q) if fill is None and shape_o is shape_q
+              else allocate(tuple(shape_o), q.dtype))
     if tables is not None:
         total_q, heads_q, _ = q.shape
         lse = allocate((heads_q, total_q), torch.float32) if return_lse else None
@@ -630,13 +647,13 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k=None, causal
                      softcap=0.0, sink=None):
     """`attention` over packed sequences of variable lengths.
 
-    q [Tq, Hq, D], k and v [Tk, Hkv, D]: sequence b is query rows
+    q [Tq, Hq, D], k [Tk, Hkv, D] and v [Tk, Hkv, Dv]: sequence b is query rows
     cu_seqlens_q[b] to cu_seqlens_q[b + 1] and key rows cu_seqlens_k[b]
     to cu_seqlens_k[b + 1] (contiguous int32 prefix sums of B + 1 entries
     on q's device), of which it uses the first seqused_k[b] keys when
     `seqused_k` (int32 [B]) is given. Sequences may be empty or hold one
     token; causal and the window are aligned to each sequence's
-    bottom-right corner. Returns O [Tq, Hq, D], and with `return_lse` also
+    bottom-right corner. Returns O [Tq, Hq, Dv], and with `return_lse` also
     the LSE [Hq, Tq] float32 (flash-attn's varlen layout). Rows no sequence
     owns are left as they are in the (uninitialized) results. The tables
     are not read on the host: offsets past the tensors are clamped to them
@@ -807,7 +824,7 @@ def _check_kernels(path, shapes, batch, repeat):
                 shape_kv = (batch, seq_kv, heads_kv, kernel.head_dim)
             q = torch.randn(shape_q, dtype=dtype, device=device)
             k = torch.randn(shape_kv, dtype=dtype, device=device)
-            v = torch.randn(shape_kv, dtype=dtype, device=device)
+            v = torch.randn((*shape_kv[:-1], kernel.head_dim_v), dtype=dtype, device=device)
             _check(q, k, v, packed=kernel.varlen)
             sink = _test_sinks(heads_q, seq_kv, device) if kernel.sink else None
             # NaN-poisoned: every row a sequence owns must be written.

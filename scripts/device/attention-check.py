@@ -2,7 +2,7 @@
 """Checks every kernel of a kernel directory that runs on this GPU over a
 matrix of problem shapes, against a float64 PyTorch reference.
 
-For each kernel (its dtype, head counts, head dim, causality, window,
+For each kernel (its dtype, head counts, head dims, causality, window,
 softcap, sinks and LSE come from its manifest) and each (B, Sq, Skv): fresh
 random inputs (sinks about a row's log-sum-exp, every fourth -inf), O and
 LSE poisoned with NaN before the launch, then
@@ -34,9 +34,10 @@ UNIT_ROUNDOFF = {torch.bfloat16: 2.0 ** -8, torch.float16: 2.0 ** -11}
 def check(kernel, dtype, batch, seq_q, seq_kv, generator, factor=1.0):
     device = torch.device("cuda")
     shape_q = (batch, seq_q, kernel.heads_q, kernel.head_dim)
-    shape_kv = (batch, seq_kv, kernel.heads_kv, kernel.head_dim)
+    shape_k = (batch, seq_kv, kernel.heads_kv, kernel.head_dim)
+    shape_v = (batch, seq_kv, kernel.heads_kv, kernel.head_dim_v)
     q, k, v = (torch.randn(s, dtype=dtype, device=device, generator=generator)
-               for s in (shape_q, shape_kv, shape_kv))
+               for s in (shape_q, shape_k, shape_v))
     sink = (fa4_torch._test_sinks(kernel.heads_q, seq_kv, device, generator)
             if kernel.sink else None)
     scale = kernel.scale * factor

@@ -56,6 +56,17 @@ except ValueError as err:
 # CHECK-NEXT: bf16_d64_h8x2_causal_varlen_seqused_lse_attention True True (8, -1) compiled 2
 # CHECK-NEXT: seqused_k alone: seqused_k belongs to packed sequences: pass varlen=True
 
+# V with its own head dim (Dqk 192, Dv 128): a problem of its own, V and O
+# [.., 128] in the manifest, the scale 1/sqrt(Dqk); Dv equal to Dqk is the
+# plain problem's key.
+wide = cache.kernel("bf16", 4, 4, 192, causal=True, lse=True, arch="sm_100a", head_dim_v=128)
+print(wide.name, wide.head_dim, wide.head_dim_v, wide.operands["output"][1],
+      "compiled", cache.compiled)
+plain = dict(dtype="bf16", heads_q=4, heads_kv=4, head_dim=64, causal=False, lse=False)
+print("dv keys:", cache.key(dict(plain, head_dim_v=128)) != cache.key(plain))
+# CHECK-NEXT: bf16_d192v128_h4x4_causal_lse_attention 192 128 (-1, -1, 4, 128) compiled 3
+# CHECK-NEXT: dv keys: True
+
 # Processes that compile one problem at once: each gets the kernel, one
 # entry stays, no staging directory is left.
 script = ("import sys; from fa4 import jit; "

@@ -300,7 +300,7 @@ for label, ops in cases:
 # CHECK-NEXT: heads: query: dimension 2 (heads) is 3, kernel gqa_causal_lse takes 4
 # CHECK-NEXT: head_dim: key: dimension 3 (head_dim) is 128, kernel gqa_causal_lse takes 64
 # CHECK-NEXT: k/v: key shape [3, 1100, 2, 64] and value shape [3, 1000, 2, 64] differ
-# CHECK-NEXT: output: output shape [3, 999, 4, 64] is not the query shape [3, 1000, 4, 64]
+# CHECK-NEXT: output: output shape [3, 999, 4, 64] is not the query shape with the value head dim, [3, 1000, 4, 64]
 # CHECK-NEXT: batch: batch: query has 3, key 2
 # CHECK-NEXT: no lse: kernel gqa_causal_lse needs operand 'lse' (it was compiled with LSE)
 # CHECK-NEXT: lse heads: lse: dimension 1 (heads) is 1000, kernel gqa_causal_lse takes 4

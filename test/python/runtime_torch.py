@@ -39,6 +39,11 @@ def write_kernel(*args, **kwargs):
 write_kernel("gqa_causal_lse", "bf16", 4, 2, True, True)
 write_kernel("mha_f16", "f16", 2, 2, False, False)
 write_kernel("gqa_sink", "bf16", 4, 2, False, False, sink=True)
+# In a directory of its own: the choices below list every kernel of TMP.
+TMP_DV = TMP / "dv"
+TMP_DV.mkdir()
+torch_standin.write_kernel(TMP_DV, "d192v128", "bf16", 4, 2, True, True, head_dim=192,
+                           head_dim_v=128)
 
 fake = FakeCuda()
 runtime.set_driver(fake)
@@ -63,6 +68,29 @@ print("f16 out", out.shape, out.dtype)
 print(fake.launches[-1])
 # CHECK: f16 out (1, 1000, 2, 64) torch.float16
 # CHECK-NEXT: mha_f16 grid 8 stream 0x5000 params [{{.*}}, 1, 1000, 10, 0.1803368777036667]
+
+# V with a head dim of its own (Dqk 192, Dv 128): O has V's, the scale is
+# 1/sqrt(Dqk).
+fake.kinds = [kind for _, kind, _ in runtime.KernelDirectory(TMP_DV).find(
+    "bf16", 4, 2, 192, causal=True, lse=True, head_dim_v=128).params]
+out, lse = attention(tensor((1, 100, 4, 192)), tensor((1, 50, 2, 192)), tensor((1, 50, 2, 128)),
+                     causal=True, return_lse=True, kernel_dir=str(TMP_DV))
+print("dv out", out.shape, "lse", lse.shape, fake.launches[-1].split(" params")[0],
+      fake.launches[-1].split(", ")[-2])
+# CHECK: dv out (1, 100, 4, 128) lse (1, 4, 100) d192v128 grid {{[0-9]+}} stream 0x5000 0.1041175
+for label, shapes in (("dv 96", ((1, 100, 4, 192), (1, 50, 2, 192), (1, 50, 2, 96))),
+                      ("dv equal", ((1, 100, 4, 192), (1, 50, 2, 192), (1, 50, 2, 192)))):
+    try:
+        attention(*(tensor(s) for s in shapes), causal=True, return_lse=True,
+                  kernel_dir=str(TMP_DV))
+    except LookupError as err:
+        lines = str(err).splitlines()
+        print(f"{label}: {lines[0].split(' for ')[1]}")
+        print(next(line for line in lines if "d192v128" in line).strip())
+# CHECK: dv 96: dtype=bf16 heads_q=4 heads_kv=2 head_dim=192 causal=True scale=0.07216878364870323 lse=True arch=sm_100a window=(-1, 0) softcap=0.0 sink=False head_dim_v=96; candidates:
+# CHECK-NEXT: d192v128 (d192v128.json): head_dim_v is 128, not 96
+# CHECK: dv equal: dtype=bf16 heads_q=4 heads_kv=2 head_dim=192 causal=True scale=0.07216878364870323 lse=True arch=sm_100a window=(-1, 0) softcap=0.0 sink=False; candidates:
+# CHECK-NEXT: d192v128 (d192v128.json): head_dim_v is 128, not 192
 
 # Another scale: the same kernel, its scale_log2 argument from the call.
 fake.kinds = [kind for _, kind, _ in kernel.params]
@@ -183,7 +211,7 @@ for label, call in cases:
 # CHECK-NEXT: head dim stride: ValueError: q must have a unit-stride head dim (strides [153600, 512, 128, 2] for shape [2, 300, 4, 64]): TMA reads rows of contiguous elements; call .contiguous()
 # CHECK-NEXT: unaligned stride: ValueError: query: TMA needs byte strides that are positive multiples of 16 below 2^40, got 130 bytes for dimension 2 (strides [78000, 260, 65, 1] elements of 2 bytes)
 # CHECK-NEXT: batch: ValueError: batch sizes differ: q 3, k 2, v 2
-# CHECK-NEXT: head dim: ValueError: head dims differ: q 128, k 64, v 64
+# CHECK-NEXT: head dim: ValueError: head dims differ: q 128, k 64 (q and k share one; v may have its own)
 # CHECK-NEXT: k/v: ValueError: k and v shapes differ: [2, 500, 2, 64] and [2, 501, 2, 64]
 # CHECK-NEXT: heads: ValueError: query heads (3) must be a multiple of key/value heads (2)
 # CHECK-NEXT: scale: ValueError: scale must be positive and finite, got -1.0

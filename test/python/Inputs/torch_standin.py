@@ -224,14 +224,18 @@ class FakeCuda:
 
 
 def write_kernel(directory, name, element, heads_q, heads_kv, causal, lse, sink=False,
-                 head_dim=64, window=None, softcap=None, varlen=False, seqused_k=False):
+                 head_dim=64, window=None, softcap=None, varlen=False, seqused_k=False,
+                 head_dim_v=None):
     """Writes the manifest (and a stand-in cubin) of a kernel named `name`
     as fa4-compile would for that configuration (`varlen`: packed
-    sequences, `seqused_k` with the keys each uses)."""
+    sequences, `seqused_k` with the keys each uses, `head_dim_v` V's and
+    O's head dim where it is not `head_dim`)."""
     rows = [-1] if varlen else [-1, -1]
-    operands = [{"name": n, "element": element, "shape": rows + [h, head_dim]}
-                for n, h in (("query", heads_q), ("key", heads_kv), ("value", heads_kv),
-                             ("output", heads_q))]
+    head_dim_v = head_dim if head_dim_v is None else head_dim_v
+    operands = [{"name": n, "element": element, "shape": rows + [h, d]}
+                for n, h, d in (("query", heads_q, head_dim), ("key", heads_kv, head_dim),
+                                ("value", heads_kv, head_dim_v),
+                                ("output", heads_q, head_dim_v))]
     params = [{"kind": "tensor_map", "name": f"m{i}", "source": f"tensor_maps[{i}]"}
               for i in range(4)]
     if varlen:
