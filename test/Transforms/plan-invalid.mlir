@@ -6,7 +6,7 @@
 // RUN: not fa4-opt %s -split-input-file --fa4-plan="gqa-pack=3" 2>&1 | FileCheck %s --check-prefix=PACK
 // RUN: not fa4-opt %s -split-input-file --fa4-plan="arch=sm_80" 2>&1 | FileCheck %s --check-prefix=ARCH
 // RUN: not fa4-opt %s -split-input-file --fa4-plan="arch=sm_90a" 2>&1 | FileCheck %s --check-prefix=HOPPER
-// RUN: not fa4-opt %s -split-input-file --fa4-plan="arch=sm_90a softmax-regs=248" 2>&1 | FileCheck %s --check-prefix=HOPPER-REGS
+// RUN: not fa4-opt %s -split-input-file --fa4-plan="arch=sm_90a softmax-regs=240 producer-regs=32" 2>&1 | FileCheck %s --check-prefix=HOPPER-REGS
 // RUN: not fa4-opt %s -split-input-file --fa4-plan="arch=sm_90a pv-split=64" 2>&1 | FileCheck %s --check-prefix=HOPPER-SPLIT
 // RUN: not fa4-opt %s -split-input-file --fa4-plan="arch=sm_90a correction-regs=64" 2>&1 | FileCheck %s --check-prefix=HOPPER-CORRECTION
 // RUN: not fa4-opt %s -split-input-file --fa4-plan="arch=sm_90a kv-stages=6" 2>&1 | FileCheck %s --check-prefix=HOPPER-SMEM
@@ -60,12 +60,12 @@
 // A plannable op for the option diagnostics.
 func.func @mha(%q: memref<1x256x4x128xbf16>, %k: memref<1x256x4x128xbf16>,
                %v: memref<1x256x4x128xbf16>, %o: memref<1x256x4x128xbf16>) {
-  // HOPPER-REGS: plan-invalid.mlir:[[@LINE+8]]:3: error: 'fa4.attention' op invalid plan: register budgets (2 x 248 consumer + 40 producer) x 128 threads need 68608 registers per CTA of 3 warpgroups, more than 65536
+  // HOPPER-REGS: plan-invalid.mlir:[[@LINE+8]]:3: error: 'fa4.attention' op invalid plan: register budgets (2 x 240 consumer + 32 producer) x 128 threads need 65536 registers per CTA of 3 warpgroups, more than the 64512 it is launched with (168 per thread; setmaxnreg only moves them between warpgroups)
   // HOPPER-SPLIT: plan-invalid.mlir:[[@LINE+7]]:3: error: 'fa4.attention' op invalid plan: pvSplit must be 0 on sm_90a (P stays in registers, one PV wgmma), got 64
   // HOPPER-CORRECTION: plan-invalid.mlir:[[@LINE+6]]:3: error: 'fa4.attention' op invalid plan: correctionRegs must be 0 on sm_90a (no correction warpgroup), got 64
   // HOPPER-SMEM: plan-invalid.mlir:[[@LINE+5]]:3: error: 'fa4.attention' op invalid plan: plan needs 295936 bytes of shared memory (2 Q stages, 6 K/V stages, O staging), more than the 232448 available
   // SMEM: plan-invalid.mlir:[[@LINE+4]]:3: error: 'fa4.attention' op invalid plan: plan needs 265216 bytes of shared memory (2 Q stages, 5 K/V stages, O staging, statistics), more than the 232448 available
-  // REGS: plan-invalid.mlir:[[@LINE+3]]:3: error: 'fa4.attention' op invalid plan: register budgets (2 x 240 softmax + 64 correction + 48 producer) x 128 threads need 75776 registers per CTA of 4 warpgroups, more than 65536
+  // REGS: plan-invalid.mlir:[[@LINE+3]]:3: error: 'fa4.attention' op invalid plan: register budgets (2 x 240 softmax + 64 correction + 48 producer) x 128 threads need 75776 registers per CTA of 4 warpgroups, more than the 65536 it is launched with (128 per thread; setmaxnreg only moves them between warpgroups)
   // SPLIT: plan-invalid.mlir:[[@LINE+2]]:3: error: 'fa4.attention' op invalid plan: pvSplit must be a multiple of 32 in (0, blockN = 128), got 100
   // PACK: plan-invalid.mlir:[[@LINE+1]]:3: error: 'fa4.attention' op gqa-pack 3 must divide both the GQA ratio (1) and the 128-row Q tile
   fa4.attention ins(%q, %k, %v : memref<1x256x4x128xbf16>, memref<1x256x4x128xbf16>,

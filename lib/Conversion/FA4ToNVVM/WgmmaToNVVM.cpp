@@ -119,10 +119,6 @@ struct WgmmaLowering : ConvertOpToLLVMPattern<WgmmaOp> {
     int64_t n = op.getN(), steps = op.getK() / wgmma::kKStep;
     int64_t registers = n / 2;
     Type i64 = rewriter.getI64Type();
-    auto c64 = [&](int64_t v) {
-      return LLVM::ConstantOp::create(rewriter, loc, i64,
-                                      rewriter.getI64IntegerAttr(v));
-    };
     const LLVMTypeConverter &converter = *getTypeConverter();
     Value bAddress =
         tileAddress(rewriter, loc, converter, bType, adaptor.getB());

@@ -68,8 +68,24 @@ func.func @f() {
 
 // -----
 
+// Three warpgroups are launched with 168 registers a thread: 64512, not 65536.
 func.func @f() {
-  // expected-error @+1 {{register budgets need 75776 registers, more than the 65536 of an SM}}
+  // expected-error @+1 {{register budgets need 65536 registers, more than the 64512 a CTA of 12 warps is launched with (168 per thread; setmaxnreg only moves them between warpgroups)}}
+  fa4.warp_specialize warps 12 {
+    fa4.role "producer" warps [0, 4) registers 32 {
+    }
+    fa4.role "consumer0" warps [4, 8) registers 240 {
+    }
+    fa4.role "consumer1" warps [8, 12) registers 240 {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{register budgets need 75776 registers, more than the 65536 a CTA of 16 warps is launched with (128 per thread; setmaxnreg only moves them between warpgroups)}}
   fa4.warp_specialize warps 16 {
     fa4.role "softmax0" warps [0, 4) registers 240 {
     }

@@ -185,7 +185,8 @@ PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, Arch arch,
   int64_t warpgroups = hopper ? qStages + 1 : qStages + 2;
   int64_t registers = registersPerCta(arch, qStages, softmaxRegs,
                                       correctionRegs, producerRegs);
-  if (registers > limits::kRegistersPerSm) {
+  int64_t pool = limits::registerPool(warpgroups);
+  if (registers > pool) {
     InFlightDiagnostic diag = emitError() << "register budgets (" << qStages
                                           << " x " << softmaxRegs;
     if (hopper)
@@ -194,7 +195,12 @@ PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, Arch arch,
       diag << " softmax + " << correctionRegs << " correction + ";
     return diag << producerRegs << " producer) x 128 threads need "
                 << registers << " registers per CTA of " << warpgroups
-                << " warpgroups, more than " << limits::kRegistersPerSm;
+                << " warpgroups, more than the " << pool
+                << " it is launched with ("
+                << limits::launchRegistersPerThread(
+                       warpgroups * limits::kThreadsPerWarpgroup)
+                << " per thread; setmaxnreg only moves them between "
+                   "warpgroups)";
   }
   if (arch == Arch::sm_100a) {
     int64_t columns = tmemColumns(qStages, blockN, valueHeadDim);

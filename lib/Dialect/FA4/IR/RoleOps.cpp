@@ -120,9 +120,8 @@ LogicalResult RoleOp::verify() {
 
 int64_t WarpSpecializeOp::getDefaultRegisters() {
   // What a CTA of this size gets per thread without setmaxnreg.
-  int64_t threads = static_cast<int64_t>(getWarps()) * 32;
-  return std::min<int64_t>(limits::kMaxRegisters,
-                           (limits::kRegistersPerSm / threads) / 8 * 8);
+  return limits::launchRegistersPerThread(static_cast<int64_t>(getWarps()) *
+                                          32);
 }
 
 SmallVector<int64_t> WarpSpecializeOp::getWarpgroupRegisters() {
@@ -179,10 +178,15 @@ LogicalResult WarpSpecializeOp::verifyRegions() {
   int64_t total = 0;
   for (int64_t registers : getWarpgroupRegisters())
     total += registers * limits::kThreadsPerWarpgroup;
-  if (total > limits::kRegistersPerSm)
+  int64_t pool = limits::registerPool(warps / 4);
+  if (total > pool)
     return emitOpError() << "register budgets need " << total
-                         << " registers, more than the "
-                         << limits::kRegistersPerSm << " of an SM";
+                         << " registers, more than the " << pool
+                         << " a CTA of " << warps
+                         << " warps is launched with ("
+                         << getDefaultRegisters()
+                         << " per thread; setmaxnreg only moves them between "
+                            "warpgroups)";
   return success();
 }
 

@@ -26,6 +26,22 @@ constexpr int64_t kMinRegisters = 24;
 constexpr int64_t kMaxRegisters = 256;
 constexpr int64_t kThreadsPerWarpgroup = 128;
 
+/// Registers per thread a CTA of `threads` threads is launched with (what
+/// ptxas gives a kernel whose launch bounds say `threads` and one CTA per
+/// SM: the most that fits the SM, in the 8-register allocation unit).
+constexpr int64_t launchRegistersPerThread(int64_t threads) {
+  int64_t fit = kRegistersPerSm / threads / 8 * 8;
+  return fit < kMaxRegisters ? fit : kMaxRegisters;
+}
+/// The registers setmaxnreg redistributes among the CTA's warpgroups: those
+/// of the launch, no more (setmaxnreg.inc waits for registers another
+/// warpgroup's setmaxnreg.dec released). Three warpgroups hold 3 x 128 x
+/// 168 = 64512, not 65536.
+constexpr int64_t registerPool(int64_t warpgroups) {
+  int64_t threads = warpgroups * kThreadsPerWarpgroup;
+  return threads * launchRegistersPerThread(threads);
+}
+
 /// Plan bounds. The head dim is the N of the P V product (at most 256 for
 /// tcgen05 and wgmma); the K/V ring has at most 16 slots (a deeper ring
 /// hides no more latency); between rescales exponentials grow to at most
