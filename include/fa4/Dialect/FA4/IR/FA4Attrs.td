@@ -132,8 +132,9 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     multiple of 32 below `blockN` on sm_100a (whole 32-column P fragments),
     `rescaleThreshold` 0 to 64; `fa4-specialize` builds every plan within
     these ranges. It then checks what the plan asks of one SM: registers
-    (`128 x (qStages x softmaxRegs + correctionRegs + producerRegs) <=
-    65536`), TMEM columns on sm_100a (`qStages x (blockN + Dv) <= 512`)
+    (`128 x (qStages x softmaxRegs + correctionRegs + producerRegs)` within
+    the registers the CTA is launched with: 65536 for four warpgroups,
+    64512 for three, as setmaxnreg only moves them between warpgroups), TMEM columns on sm_100a (`qStages x (blockN + Dv) <= 512`)
     and shared memory (`<= 227 KB`, tiles counted at their atoms' width).
 
     Example:

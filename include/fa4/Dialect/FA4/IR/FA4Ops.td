@@ -1176,8 +1176,9 @@ def FA4_WarpSpecializeOp : FA4_Op<"warp_specialize",
     budget and the program those warps run. Every warp runs at most one
     role. All warps of a warpgroup (4 consecutive warps from a multiple of
     4) share one register budget, since `setmaxnreg` applies to a whole
-    warpgroup; the budgets of all warpgroups must fit the 64K registers of
-    an SM.
+    warpgroup; the budgets of all warpgroups must fit the registers the CTA
+    is launched with (65536 / threads per thread, rounded down to 8:
+    `setmaxnreg.inc` only takes registers another warpgroup released).
 
     ```mlir
     fa4.warp_specialize warps 16 {
