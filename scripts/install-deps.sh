@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
-  cmake ninja-build g++ make python3
+  cmake ninja-build g++ make python3 python3-venv
   "$@"
 )
 

@@ -92,10 +92,16 @@ class Compilation:
 
 
 def _default_library_path():
+    """FA4_CAPI_LIB when set; else the library an installed wheel carries
+    (fa4/_lib, self-contained); else the one of the source tree's build."""
     env = os.environ.get("FA4_CAPI_LIB")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[2] / "build" / "lib" / "libFA4CAPI.so"
+    here = Path(__file__).resolve().parent
+    packaged = here / "_lib" / "libFA4CAPI.so"
+    if packaged.exists():
+        return packaged
+    return here.parents[1] / "build" / "lib" / "libFA4CAPI.so"
 
 
 def load_library(path=None):
@@ -106,8 +112,8 @@ def load_library(path=None):
     path = Path(path) if path else _default_library_path()
     if not path.exists():
         raise FileNotFoundError(
-            f"fa4 C API library not found at {path}; build it with `make` "
-            "or point FA4_CAPI_LIB at it")
+            f"fa4 C API library not found at {path}; install the package with "
+            "`make python` (or build the tree with `make`), or point FA4_CAPI_LIB at it")
     lib = ctypes.CDLL(str(path))
     signatures = {
         "mlirDialectRegistryCreate": ([], _Handle),
