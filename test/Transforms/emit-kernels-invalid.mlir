@@ -331,3 +331,16 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// A plan whose head dims are not the operands' (Dv 96 against a value of
+// head dim 128).
+module attributes {gpu.container_module} {
+  gpu.binary @k [#gpu.object<#nvvm.target<chip = "sm_100a">, assembly = "">]
+  func.func @f(%q: memref<1x128x1x192xf16>, %v: memref<1x128x1x128xf16>) {
+    // expected-error @+1 {{manifest plan is for head dim 96 but the value operand has head dim 128}}
+    fa4.launch @k::@k(%q, %q, %v, %v) {manifest = {kernel = "k", arch = "sm_100a", plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 192, headDimV = 96, qStages = 1, kvStages = 2, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 0, pvSplit = 96, rescaleThreshold = 8>}} : memref<1x128x1x192xf16>, memref<1x128x1x192xf16>, memref<1x128x1x128xf16>, memref<1x128x1x128xf16>
+    return
+  }
+}

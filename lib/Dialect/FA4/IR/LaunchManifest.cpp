@@ -396,8 +396,30 @@ LogicalResult LaunchOp::verify() {
   if (failed(verifyScoreModifiers(*this, getScoreMod(), getMaskMod(),
                                   getCaptures().getTypes())))
     return failure();
-  if (std::optional<DictionaryAttr> manifest = getManifest())
-    return verifyManifest(*manifest, getKernel().getLeafReference().getValue(),
-                          [&] { return emitOpError(); }, /*complete=*/false);
+  std::optional<DictionaryAttr> manifest = getManifest();
+  if (!manifest)
+    return success();
+  if (failed(verifyManifest(*manifest,
+                            getKernel().getLeafReference().getValue(),
+                            [&] { return emitOpError(); },
+                            /*complete=*/false)))
+    return failure();
+  // The plan's head dims are the operands' (its tiles, boxes and MMA shapes
+  // were built for them): query and key Dqk, value and output Dv.
+  auto plan = dyn_cast_or_null<PlanAttr>(manifest->get("plan"));
+  if (!plan || getTensors().size() < 4)
+    return success();
+  int64_t headDims[] = {plan.getHeadDim(), plan.getHeadDim(),
+                        plan.getValueHeadDim(), plan.getValueHeadDim()};
+  for (auto [index, headDim] : llvm::enumerate(headDims)) {
+    auto type = cast<MemRefType>(getTensors()[index].getType());
+    if (type.getRank() == 0 || type.isDynamicDim(type.getRank() - 1))
+      continue;
+    int64_t size = type.getShape().back();
+    if (size != headDim)
+      return emitOpError() << "manifest plan is for head dim " << headDim
+                           << " but the " << getOperandName(index)
+                           << " operand has head dim " << size;
+  }
   return success();
 }

@@ -1375,7 +1375,8 @@ def FA4_LaunchOp : FA4_Op<"launch",
 
     The verifier checks the structure of every manifest entry present:
     `kernel` names the launched kernel,
-    `arch` is sm_100a or sm_90a (the plan's), `block` is whole warps of at
+    `arch` is sm_100a or sm_90a (the plan's), the `plan`'s head dims are the
+    operands' (query and key Dqk, value and output Dv), `block` is whole warps of at
     most 1024 threads, `grid` has its rule and positive counts, each of
     `roles` a name, a warp range inside the block and a register budget,
     `mbarriers`, `named_barriers`, `dynamic_smem_bytes` and `tmem_columns`
