@@ -1,0 +1,384 @@
+//===- ProblemShape.cpp - the simulated problem and its operands ----------===//
+//
+// Resolves the problem's sizes against the launch (the dynamic ones from the
+// command line, packed sequences from their lengths) and draws the operand
+// tensors of a seed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ProblemShape.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+using namespace mlir;
+using namespace mlir::fa4;
+using namespace mlir::fa4::sim;
+
+DictionaryAttr sim::manifestOf(LaunchOp launch) {
+  return launch->getAttrOfType<DictionaryAttr>("manifest");
+}
+
+/// Rows after the packed sequences that no sequence owns (where the
+/// tensor's size is dynamic): the kernel must neither read them as a
+/// sequence's nor write them.
+static constexpr int64_t kPaddingRows = 3;
+
+/// Packed sequences: the lengths from --seqlens-q/--seqlens-kv (and
+/// --seqused-k), the rows of the packed tensors from their types or the
+/// lengths plus padding.
+static LogicalResult resolveSequences(LaunchOp launch,
+                                      const Problem &problem, Shape &shape,
+                                      raw_ostream &os) {
+  auto error = [&]() -> raw_ostream & { return os << "error: "; };
+  if (problem.seqQ || problem.seqKv) {
+    error() << "the kernel takes packed sequences: give their lengths with "
+               "--seqlens-q and --seqlens-kv, not --seq-q and --seq-kv\n";
+    return failure();
+  }
+  if (problem.seqlensQ.empty() && problem.seqlensKv.empty()) {
+    error() << "the kernel takes packed sequences: give their lengths with "
+               "--seqlens-q and --seqlens-kv\n";
+    return failure();
+  }
+  if (problem.seqlensQ.size() != problem.seqlensKv.size()) {
+    error() << "the kernel takes packed sequences: give as many lengths to "
+               "--seqlens-kv as to --seqlens-q (one per sequence)\n";
+    return failure();
+  }
+  int64_t count = problem.seqlensQ.size();
+  if (problem.batch && *problem.batch != count) {
+    error() << "--batch " << *problem.batch << " is not the " << count
+            << " sequences of --seqlens-q\n";
+    return failure();
+  }
+  if (shape.seqused != !problem.sequsedK.empty() ||
+      (shape.seqused &&
+       static_cast<int64_t>(problem.sequsedK.size()) != count)) {
+    error() << (shape.seqused ? "the kernel takes seqused_k: give one count "
+                                "per sequence to --seqused-k\n"
+                              : "the kernel takes no seqused_k: drop "
+                                "--seqused-k\n");
+    return failure();
+  }
+  for (ArrayRef<int64_t> list :
+       {ArrayRef(problem.seqlensQ), ArrayRef(problem.seqlensKv),
+        ArrayRef(problem.sequsedK)})
+    for (int64_t length : list)
+      if (length < 0 || length > (int64_t(1) << 24)) {
+        error() << "sequence lengths must lie in [0, 2^24], got " << length
+                << "\n";
+        return failure();
+      }
+  shape.batch = count;
+  int64_t totalQ = 0, totalKv = 0;
+  shape.cuSeqlensQ = {0};
+  shape.cuSeqlensKv = {0};
+  if (shape.seqused)
+    shape.sequsedKv = problem.sequsedK;
+  for (int64_t b = 0; b < count; ++b) {
+    shape.startQ.push_back(totalQ);
+    shape.lengthQ.push_back(problem.seqlensQ[b]);
+    shape.startKv.push_back(totalKv);
+    // seqused_k counts the keys of the sequence's rows it attends.
+    shape.lengthKv.push_back(
+        shape.seqused ? std::min(problem.sequsedK[b], problem.seqlensKv[b])
+                      : problem.seqlensKv[b]);
+    totalQ += problem.seqlensQ[b];
+    totalKv += problem.seqlensKv[b];
+    shape.cuSeqlensQ.push_back(totalQ);
+    shape.cuSeqlensKv.push_back(totalKv);
+  }
+  // The packed rows: the type's, which must hold the sequences, or theirs
+  // plus padding.
+  auto rows = [&](Value operand, int64_t total, StringRef what) -> int64_t {
+    int64_t fixed = cast<MemRefType>(operand.getType()).getDimSize(0);
+    if (ShapedType::isDynamic(fixed))
+      return total + kPaddingRows;
+    if (fixed < total) {
+      error() << "the kernel's packed " << what << " hold " << fixed
+              << " rows, fewer than the sequences' " << total << "\n";
+      return -1;
+    }
+    return fixed;
+  };
+  auto operands = launch.getTensors();
+  shape.seqQ = rows(operands[0], totalQ, "queries");
+  shape.seqKv = rows(operands[1], totalKv, "keys");
+  if (shape.seqQ < 0 || shape.seqKv < 0)
+    return failure();
+  for (unsigned i = 4; i < operands.size(); ++i) {
+    StringRef name = launch.getOperandName(i);
+    int64_t entries = name == "seqused_k" ? count : count + 1;
+    int64_t fixed = cast<MemRefType>(operands[i].getType()).getDimSize(0);
+    if (name.contains("seq") && !ShapedType::isDynamic(fixed) &&
+        fixed != entries) {
+      error() << "the kernel's " << name << " has " << fixed
+              << " entries, not the " << entries << " of " << count
+              << " sequences\n";
+      return failure();
+    }
+  }
+  return success();
+}
+
+/// Resolves the problem against the launch's operand types and manifest.
+FailureOr<Shape> sim::resolveShape(LaunchOp launch, const Problem &problem,
+                                   raw_ostream &os) {
+  auto operands = launch.getTensors();
+  bool named = operands.size() >= 4;
+  for (unsigned i = 0; i < operands.size(); ++i)
+    named &= !launch.getOperandName(i).empty();
+  if (!named) {
+    os << "error: fa4.launch @" << launch.getKernel()
+       << " does not have the attention operands (q, k, v, o[, lse][, "
+          "sink][, cu_seqlens_q, cu_seqlens_k[, seqused_k]])\n";
+    return failure();
+  }
+  auto q = cast<MemRefType>(operands[0].getType());
+  auto k = cast<MemRefType>(operands[1].getType());
+  bool ok = true;
+  // A dimension from the kernel's type, or from the problem if dynamic.
+  auto pick = [&](MemRefType type, unsigned dim, std::optional<int64_t> given,
+                  StringRef option) -> int64_t {
+    int64_t fixed = type.getDimSize(dim);
+    if (!ShapedType::isDynamic(fixed)) {
+      if (given && *given != fixed) {
+        os << "error: the kernel was compiled for " << option << "=" << fixed
+           << ", not " << *given << "\n";
+        ok = false;
+      }
+      return fixed;
+    }
+    if (!given) {
+      os << "error: the kernel's " << option << " is dynamic: give --" << option
+         << "\n";
+      ok = false;
+      return 0;
+    }
+    if (*given < 1) {
+      os << "error: --" << option << " must be at least 1\n";
+      ok = false;
+    }
+    return *given;
+  };
+  Shape shape;
+  for (unsigned i = 4; i < operands.size(); ++i) {
+    shape.lse |= launch.getOperandName(i) == "lse";
+    shape.sink |= launch.getOperandName(i) == "sink";
+    shape.varlen |= launch.getOperandName(i) == "cu_seqlens_q";
+    shape.seqused |= launch.getOperandName(i) == "seqused_k";
+  }
+  if (shape.varlen) {
+    if (failed(resolveSequences(launch, problem, shape, os)))
+      return failure();
+  } else {
+    if (!problem.seqlensQ.empty() || !problem.seqlensKv.empty() ||
+        !problem.sequsedK.empty()) {
+      os << "error: --seqlens-q, --seqlens-kv and --seqused-k are for "
+            "kernels of packed sequences (with cu_seqlens tables)\n";
+      return failure();
+    }
+    shape.batch = pick(q, 0, problem.batch, "batch");
+    shape.seqQ = pick(q, 1, problem.seqQ, "seq-q");
+    shape.seqKv = pick(k, 1, problem.seqKv, "seq-kv");
+  }
+  unsigned headsDim = shape.varlen ? 1 : 2;
+  shape.headsQ = pick(q, headsDim, problem.headsQ, "heads-q");
+  shape.headsKv = pick(k, headsDim, problem.headsKv, "heads-kv");
+  shape.headDim = pick(q, headsDim + 1, problem.headDim, "head-dim");
+  shape.headDimV = pick(cast<MemRefType>(operands[2].getType()), headsDim + 1,
+                        std::nullopt, "head-dim-v");
+  shape.dtype = q.getElementType().isBF16() ? "bf16" : "f16";
+  if (problem.dtype && *problem.dtype != shape.dtype) {
+    os << "error: the kernel was compiled for dtype " << shape.dtype << ", not "
+       << *problem.dtype << "\n";
+    ok = false;
+  }
+  auto causal = manifestOf(launch).getAs<BoolAttr>("causal");
+  if (!causal) {
+    os << "error: the launch manifest does not say whether the kernel is "
+          "causal\n";
+    return failure();
+  }
+  shape.causal = causal.getValue();
+  if (problem.causal && *problem.causal != shape.causal) {
+    os << "error: the kernel was compiled " << (shape.causal ? "" : "non-")
+       << "causal\n";
+    ok = false;
+  }
+  if (shape.causal)
+    shape.windowRight = 0;
+  DictionaryAttr manifest = manifestOf(launch);
+  if (auto window = manifest.getAs<ArrayAttr>("window")) {
+    auto bound = [&](unsigned i) -> std::optional<int64_t> {
+      auto value = i < window.size() ? dyn_cast<IntegerAttr>(window[i])
+                                     : IntegerAttr();
+      if (!value || value.getInt() < -1)
+        return std::nullopt;
+      // A side past every 32-bit sequence is unbounded (as fa4-tile writes
+      // it), which also keeps the reference's arithmetic in range.
+      return value.getInt() > std::numeric_limits<int32_t>::max()
+                 ? int64_t(-1)
+                 : value.getInt();
+    };
+    if (window.size() != 2 || !bound(0) || !bound(1)) {
+      os << "error: the launch manifest's window is not [left, right] with "
+            "bounds of at least -1\n";
+      return failure();
+    }
+    shape.windowLeft = *bound(0);
+    if (!shape.causal)
+      shape.windowRight = *bound(1);
+  }
+  if (auto softcap = manifest.getAs<FloatAttr>("softcap")) {
+    if (!(softcap.getValueAsDouble() > 0)) {
+      os << "error: the launch manifest's softcap is not positive\n";
+      return failure();
+    }
+    shape.softcap = softcap.getValueAsDouble();
+  }
+  if (!launch.getScoreMod().empty())
+    shape.score = &launch.getScoreMod();
+  if (!launch.getMaskMod().empty())
+    shape.mask = &launch.getMaskMod();
+  size_t nextSize = 0;
+  for (auto [index, capture] : llvm::enumerate(launch.getCaptures())) {
+    auto type = cast<MemRefType>(capture.getType());
+    SmallVector<int64_t, 4> sizes;
+    for (int64_t dim = 0; dim < type.getRank(); ++dim) {
+      if (!type.isDynamicDim(dim)) {
+        sizes.push_back(type.getDimSize(dim));
+        continue;
+      }
+      if (nextSize >= problem.captureSizes.size()) {
+        os << "error: dimension " << dim << " of capture" << index
+           << " is dynamic: give its size in --capture-sizes\n";
+        return failure();
+      }
+      int64_t size = problem.captureSizes[nextSize++];
+      if (size < 1) {
+        os << "error: --capture-sizes must be at least 1, got " << size
+           << "\n";
+        return failure();
+      }
+      sizes.push_back(size);
+    }
+    shape.captureShapes.push_back(std::move(sizes));
+  }
+  if (nextSize != problem.captureSizes.size()) {
+    os << "error: --capture-sizes gives " << problem.captureSizes.size()
+       << " sizes, the captures have " << nextSize << " dynamic dimensions\n";
+    return failure();
+  }
+  if (problem.captureIntBound < 1) {
+    os << "error: --capture-int-bound must be at least 1\n";
+    return failure();
+  }
+  if (!ok)
+    return failure();
+  return shape;
+}
+
+/// Whether seed `seed` draws keys whose scale rises along the sequence.
+/// With plain normal inputs a row's maximum rarely grows by the rescale
+/// threshold after the first block, so the conditional rescale of O would
+/// hardly ever run; rising keys make it run a few times per row.
+bool sim::risingKeys(uint64_t seed) { return seed % 2 == 1; }
+
+/// Operand tensors of the problem: q, k, v and the sinks random; o and lse
+/// poisoned.
+std::vector<GlobalTensor> sim::makeTensors(LaunchOp launch, const Shape &s,
+                                           uint64_t seed, int64_t intBound) {
+  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + 12345);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  Type element =
+      cast<MemRefType>(launch.getTensors()[0].getType()).getElementType();
+  Half half = element.isBF16() ? Half::bf16 : Half::f16;
+  std::vector<GlobalTensor> tensors;
+  auto add = [&](StringRef name, Type type, SmallVector<int64_t, 4> shape,
+                 bool random) {
+    GlobalTensor t{name.str(), type, shape, {}};
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    t.data.resize(n, std::numeric_limits<float>::quiet_NaN());
+    if (random)
+      for (float &x : t.data)
+        x = roundToHalf(half, normal(rng));
+    tensors.push_back(std::move(t));
+  };
+  add("query", element, s.activation(s.seqQ, s.headsQ, s.headDim), true);
+  add("key", element, s.activation(s.seqKv, s.headsKv, s.headDim), true);
+  if (risingKeys(seed)) {
+    // Key j scaled by 0.5 + 6 j / Skv: scores from about N(0, 0.25) to
+    // N(0, 42), the row maximum growing by ~20 (log2) along the sequence.
+    std::vector<float> &keys = tensors.back().data;
+    int64_t row = s.headsKv * s.headDim;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      int64_t j = static_cast<int64_t>(i) / row % s.seqKv;
+      keys[i] = roundToHalf(half, keys[i] * (0.5f + 6.0f * j / s.seqKv));
+    }
+  }
+  add("value", element, s.activation(s.seqKv, s.headsKv, s.headDimV), true);
+  add("output", element, s.activation(s.seqQ, s.headsQ, s.headDimV), false);
+  Type f32 = Float32Type::get(launch.getContext());
+  if (s.lse)
+    add("lse", f32,
+        s.varlen ? SmallVector<int64_t, 4>{s.headsQ, s.seqQ}
+                 : SmallVector<int64_t, 4>{s.batch, s.headsQ, s.seqQ},
+        false);
+  if (s.sink) {
+    // About a row's log-sum-exp (scores near N(0, 1) over Skv keys), so that
+    // the sink's share ranges from negligible to most of the denominator;
+    // every fourth head has none (-inf).
+    add("sink", f32, {s.headsQ}, false);
+    std::vector<float> &sinks = tensors.back().data;
+    for (size_t h = 0; h < sinks.size(); ++h)
+      sinks[h] = h % 4 == 3 ? -std::numeric_limits<float>::infinity()
+                            : std::log(static_cast<float>(s.seqKv)) +
+                                  2.0f * normal(rng);
+  }
+  // The tables of packed sequences, as the kernel reads them.
+  if (s.varlen) {
+    Type i32 = IntegerType::get(launch.getContext(), 32);
+    for (auto [name, table] :
+         {std::pair{"cu_seqlens_q", &s.cuSeqlensQ},
+          std::pair{"cu_seqlens_k", &s.cuSeqlensKv},
+          std::pair{"seqused_k", &s.sequsedKv}}) {
+      if (table->empty())
+        continue;
+      add(name, i32, {static_cast<int64_t>(table->size())}, false);
+      llvm::copy(*table, tensors.back().data.begin());
+    }
+  }
+  // What the regions read: N(0, 1) in the element type, or integers in
+  // [0, intBound).
+  std::uniform_int_distribution<int64_t> integer(0, intBound - 1);
+  for (auto [index, capture] : llvm::enumerate(launch.getCaptures())) {
+    Type type = cast<MemRefType>(capture.getType()).getElementType();
+    add("capture" + std::to_string(index), type, s.captureShapes[index],
+        false);
+    for (float &x : tensors.back().data) {
+      if (!isa<FloatType>(type))
+        x = static_cast<float>(integer(rng));
+      else if (type.isF32())
+        x = normal(rng);
+      else
+        x = roundToHalf(type.isBF16() ? Half::bf16 : Half::f16, normal(rng));
+    }
+  }
+  return tensors;
+}
+
+/// The tensor of operand `name`, or null.
+const GlobalTensor *
+sim::tensorNamed(const std::vector<GlobalTensor> &tensors, StringRef name) {
+  for (const GlobalTensor &tensor : tensors)
+    if (tensor.name == name)
+      return &tensor;
+  return nullptr;
+}

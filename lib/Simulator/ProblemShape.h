@@ -1,0 +1,95 @@
+//===- ProblemShape.h - the simulated problem and its operands --*- C++ -*-===//
+//
+// The problem fa4-sim runs a launch on: its sizes resolved against the
+// launch's operand types and manifest (a dense batch or packed sequences,
+// the masks, the captured operands), and the operand tensors drawn for a
+// seed, as the runtime would allocate and a test would fill them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA4_LIB_SIMULATOR_PROBLEMSHAPE_H
+#define FA4_LIB_SIMULATOR_PROBLEMSHAPE_H
+
+#include "Interpreter.h"
+
+#include "fa4/Dialect/FA4/IR/FA4Ops.h"
+#include "fa4/Simulator/Simulator.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::fa4::sim {
+
+/// The sizes and semantics of one simulated problem.
+struct Shape {
+  /// Packed sequences: batch is their number, seqQ and seqKv the rows of
+  /// the packed tensors (padding included).
+  /// Dqk (Q, K) and Dv (V, O).
+  int64_t batch, seqQ, seqKv, headsQ, headsKv, headDim, headDimV;
+  bool causal;
+  /// Packed sequences of variable lengths: each one's first query and key
+  /// rows, its query rows and the keys it attends (seqused_k applied).
+  bool varlen = false, seqused = false;
+  std::vector<int64_t> startQ, lengthQ, startKv, lengthKv;
+  /// The tables the kernel reads (seqused_k empty without it).
+  std::vector<int64_t> cuSeqlensQ, cuSeqlensKv, sequsedKv;
+  /// Key window around the bottom-right diagonal, -1 where unbounded
+  /// (causal: right 0).
+  int64_t windowLeft = -1, windowRight = -1;
+  std::optional<double> softcap; // in the op's units
+  bool lse = false, sink = false;
+  std::string dtype;
+
+  int64_t sequenceQ(int64_t b) const { return varlen ? lengthQ[b] : seqQ; }
+  int64_t sequenceKv(int64_t b) const { return varlen ? lengthKv[b] : seqKv; }
+  /// The row of the [B, S, H, D] or packed [T, H, D] tensors that holds
+  /// query `i` or key `j` of sequence `b`.
+  int64_t queryRow(int64_t b, int64_t i) const {
+    return varlen ? startQ[b] + i : b * seqQ + i;
+  }
+  int64_t keyRow(int64_t b, int64_t j) const {
+    return varlen ? startKv[b] + j : b * seqKv + j;
+  }
+  /// The element of LSE [B, Hq, Sq] or packed [Hq, Tq].
+  int64_t lseIndex(int64_t b, int64_t h, int64_t i) const {
+    return varlen ? h * seqQ + startQ[b] + i : (b * headsQ + h) * seqQ + i;
+  }
+  /// An activation tensor's shape for `heads` heads of `rows` per sequence
+  /// and head dim `dim`.
+  SmallVector<int64_t, 4> activation(int64_t rows, int64_t heads,
+                                     int64_t dim) const {
+    if (varlen)
+      return {rows, heads, dim};
+    return {batch, rows, heads, dim};
+  }
+  /// The captured operands' shapes (dynamic sizes resolved) and the
+  /// regions that read them; null regions where the launch has none.
+  SmallVector<SmallVector<int64_t, 4>> captureShapes;
+  Region *score = nullptr, *mask = nullptr;
+};
+
+/// The launch manifest of `launch`.
+DictionaryAttr manifestOf(LaunchOp launch);
+
+/// Resolves the problem against the launch's operand types and manifest;
+/// failure after an error on `os`.
+FailureOr<Shape> resolveShape(LaunchOp launch, const Problem &problem,
+                              raw_ostream &os);
+
+/// Whether seed `seed` draws keys whose scale rises along the sequence.
+bool risingKeys(uint64_t seed);
+
+/// Operand tensors of the problem for `seed`: q, k, v, the sinks and the
+/// captures random (captured integers in [0, intBound)), o and lse
+/// poisoned with NaN, the sequence tables as the kernel reads them.
+std::vector<GlobalTensor> makeTensors(LaunchOp launch, const Shape &s,
+                                      uint64_t seed, int64_t intBound);
+
+/// The tensor of operand `name`, or null.
+const GlobalTensor *tensorNamed(const std::vector<GlobalTensor> &tensors,
+                                StringRef name);
+
+} // namespace mlir::fa4::sim
+
+#endif // FA4_LIB_SIMULATOR_PROBLEMSHAPE_H
