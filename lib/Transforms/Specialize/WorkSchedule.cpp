@@ -130,13 +130,26 @@ void PairedSchedule::forEachTile(function_ref<void(const Tile &)> body) {
   Value halves = div(add(tilesPerHead, 1), 2);
   Value pairs = mul(kernel.batch, headBlocks);
   Value units = arith::MulIOp::create(b, pairs, halves);
-  auto outer =
-      scf::ForOp::create(b, first, units, grid, ValueRange{idx(0), idx(0)});
+  // CTA c takes units c, c + grid, ...: ceil((units - c) / grid) of them,
+  // two tile slots each. One flat loop over the slots, the unit and its
+  // coordinates recomputed per slot: a loop per unit would keep them live
+  // through both tiles' bodies, next to the consumers' register budget.
+  Value any = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, units, first);
+  Value mine = arith::SelectOp::create(
+      b, any,
+      arith::DivUIOp::create(
+          b, add(arith::SubIOp::create(b, units, first), add(grid, -1)), grid),
+      idx(0));
+  auto loop = scf::ForOp::create(b, idx(0), mul(mine, 2), idx(1),
+                                 ValueRange{idx(0), idx(0)});
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(outer.getBody());
+  b.setInsertionPointToStart(loop.getBody());
+  Value slot = loop.getInductionVar();
+  Value unit = add(first, mul(div(slot, 2), grid));
+  Value second = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                       rem(slot, 2), idx(1));
   // (batch, head block) pairs in L2 groups of kLptGroup as with lpt; unit j
   // of a pair holds query blocks (tilesPerHead - 1 - j, j).
-  Value unit = outer.getInductionVar();
   Value groupUnits = mul(halves, kLptGroup);
   Value firstPair = mul(arith::DivUIOp::create(b, unit, groupUnits), kLptGroup);
   Value within = arith::RemUIOp::create(b, unit, groupUnits);
@@ -145,17 +158,13 @@ void PairedSchedule::forEachTile(function_ref<void(const Tile &)> body) {
   Value pair = add(firstPair, arith::RemUIOp::create(b, within, groupSize));
   Value j = arith::DivUIOp::create(b, within, groupSize);
   Value longBlock = arith::SubIOp::create(b, add(tilesPerHead, -1), j);
-
-  auto inner =
-      scf::ForOp::create(b, idx(0), idx(2), idx(1), outer.getRegionIterArgs());
-  b.setInsertionPointToStart(inner.getBody());
-  Value second = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                                       inner.getInductionVar(), idx(1));
   Value queryBlock = arith::SelectOp::create(b, second, j, longBlock);
+  // The middle block of an odd count is a unit alone: its second slot is
+  // empty.
   Value alone =
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, j, longBlock);
   Value skip = arith::AndIOp::create(b, second, alone);
-  Value ordinal = inner.getRegionIterArg(0), kvBase = inner.getRegionIterArg(1);
+  Value ordinal = loop.getRegionIterArg(0), kvBase = loop.getRegionIterArg(1);
   auto ifOp =
       scf::IfOp::create(b, TypeRange{b.getIndexType(), b.getIndexType()}, skip,
                         /*addThenBlock=*/true,
@@ -172,8 +181,6 @@ void PairedSchedule::forEachTile(function_ref<void(const Tile &)> body) {
     visit(tile, body);
   }
   scf::YieldOp::create(b, ifOp.getResults());
-  b.setInsertionPointAfter(inner);
-  scf::YieldOp::create(b, inner.getResults());
 }
 
 namespace {
