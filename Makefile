@@ -6,7 +6,7 @@
 BUILD ?= build
 export FA4_BUILD_DIR := $(BUILD)
 
-.PHONY: run check build deps docs static wheel python clean
+.PHONY: run check build deps docs static static-capi wheel python clean
 
 run: build
 	@scripts/run-examples.sh
@@ -37,12 +37,15 @@ static:
 # The Python package: a wheel in dist/ carrying a self-contained
 # libFA4CAPI.so (static LLVM/MLIR; needs only glibc), and `make python`
 # installs it into .venv (or FA4_PYTHON's environment): docs/RUNTIME.md.
-wheel:
+static-capi:
 	@scripts/install-deps.sh libzstd-dev zlib1g-dev
 	@FA4_BUILD_DIR=build-static FA4_CMAKE_ARGS=-DFA4_STATIC_TOOLS=ON scripts/build.sh FA4CAPI
+
+wheel: static-capi
 	@scripts/build-wheel.py --library build-static/lib/libFA4CAPI.so --out dist
 
-python: wheel
+# install-python.sh packs the wheel itself (once) and installs it.
+python: static-capi
 	@scripts/install-python.sh
 
 clean:

@@ -170,25 +170,26 @@ class KernelCache:
                 self._kernels[key] = self._load_or_compile(key, problem)
             return self._kernels[key]
 
+    @staticmethod
+    def _configuration(problem):
+        """`kernel_name`'s and `module_text`'s arguments for `problem` (a
+        softcap's value is an argument of the kernel: 1.0 stands for any)."""
+        return (problem["dtype"], problem["head_dim"], problem["heads_q"],
+                problem["heads_kv"], problem["causal"], problem["lse"], problem["window"],
+                1.0 if problem["softcap"] else None, problem["sink"],
+                problem.get("varlen", False), problem.get("seqused_k", False),
+                problem.get("head_dim_v"))
+
     def _load_or_compile(self, key, problem):
         entry = self.path / key
-        name = kernel_name(problem["dtype"], problem["head_dim"], problem["heads_q"],
-                           problem["heads_kv"], problem["causal"], problem["lse"],
-                           problem["window"], 1.0 if problem["softcap"] else None,
-                           problem["sink"], problem.get("varlen", False),
-                           problem.get("seqused_k", False), problem.get("head_dim_v"))
+        name = kernel_name(*self._configuration(problem))
         manifest = entry / f"{name}_attention.json"
         if not manifest.exists():
             self._compile(entry, name, problem)
         return runtime.Kernel.load(manifest)
 
     def _compile(self, entry, name, problem):
-        source = module_text(name, problem["dtype"], problem["head_dim"],
-                             problem["heads_q"], problem["heads_kv"], problem["causal"],
-                             problem["lse"], problem["window"],
-                             1.0 if problem["softcap"] else None, problem["sink"],
-                             problem.get("varlen", False), problem.get("seqused_k", False),
-                             problem.get("head_dim_v"))
+        source = module_text(name, *self._configuration(problem))
         start = time.perf_counter()
         with capi.Context(self.library) as context:
             compilation = context.compile(source, f"arch={problem['arch']}")
