@@ -24,10 +24,6 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 
-#include <cmath>
-#include <limits>
-#include <random>
-
 using namespace mlir;
 using namespace mlir::fa4;
 using namespace mlir::fa4::sim;
