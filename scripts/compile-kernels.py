@@ -28,13 +28,20 @@ Sets:
          bench/varlen.py: packed sequences, causal or not (the dense
          kernels they are compared with are the bench set's)
 
+Variants: with `--variant LABEL:OPTIONS` (repeatable) each configuration is
+compiled once per variant with the fa4-compile OPTIONS added (plan options
+such as `scheduler=lpt block-n=64`, space-separated), as kernel
+`<kernel>__<LABEL>_attention`; `bench/variants.py` times them side by side.
+
 usage: compile-kernels.py --fa4-opt PATH --arch sm_90a --out DIR [--set check] [--set bench]
+                          [--variant LABEL:OPTIONS ...]
 """
 
 import argparse
 import concurrent.futures
 import itertools
 import os
+import re
 import subprocess
 import sys
 
@@ -95,15 +102,29 @@ def configurations(name, arch):
                          "masks-bench, varlen or varlen-bench)")
 
 
-def compile_one(fa4_opt, arch, out, config):
+def compile_one(fa4_opt, arch, out, config, variant=None):
+    """Compiles `config` into `out`; `variant` is (label, fa4-compile options)."""
     name = kernel_name(*config)
+    options = f"arch={arch} emit-dir={out}"
+    if variant:
+        name = f"{name}__{variant[0]}"
+        options += f" {variant[1]}"
     source = os.path.join(out, name + ".mlir")
     with open(source, "w") as f:
         f.write(module_text(name, *config))
     result = subprocess.run(
-        [fa4_opt, source, f"--fa4-compile=arch={arch} emit-dir={out}", "-o", os.devnull],
+        [fa4_opt, source, f"--fa4-compile={options}", "-o", os.devnull],
         capture_output=True, text=True)
     return name, result.returncode, result.stdout + result.stderr
+
+
+def variant(text):
+    """LABEL:OPTIONS of --variant."""
+    label, sep, options = text.partition(":")
+    if not sep or not re.fullmatch(r"[A-Za-z0-9-]+", label):
+        raise argparse.ArgumentTypeError(
+            f"expected LABEL:OPTIONS with a label of letters, digits and '-', got {text!r}")
+    return label, options.strip()
 
 
 def main(argv=None):
@@ -115,15 +136,20 @@ def main(argv=None):
                         help="check, bench, masks, masks-bench, varlen or varlen-bench "
                              "(repeatable; "
                              "default check and bench)")
+    parser.add_argument("--variant", action="append", type=variant, default=[],
+                        help="LABEL:OPTIONS, each configuration also compiled with the "
+                             "fa4-compile OPTIONS as <kernel>__LABEL (repeatable; then only "
+                             "the variants are compiled)")
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     configs = []
     for name in args.sets or ["check", "bench"]:
         configs += [c for c in configurations(name, args.arch) if c not in configs]
+    jobs = [(c, v) for c in configs for v in (args.variant or [None])]
     failures = 0
     with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as pool:
         for name, code, log in pool.map(
-                lambda c: compile_one(args.fa4_opt, args.arch, args.out, c), configs):
+                lambda job: compile_one(args.fa4_opt, args.arch, args.out, *job), jobs):
             if code:
                 failures += 1
                 print(f"FAIL {name}\n{log}", file=sys.stderr)

@@ -397,14 +397,16 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
     // Every QK^T that read Q has completed.
     ChannelReleaseOp::create(b, q, qHandoff);
 
-    // Epilogue: the quad's sums, LSE, O / sum into the staging tile.
+    // Epilogue: the quad's sums, LSE, O / sum into the staging tile, at
+    // coordinates built again rather than kept through the KV loop.
+    const Tile done = kernel.epilogueTile(tile);
     Value o = blocksIf.getResult(4);
     RowTotals totals[2];
     // The rows' sink logits: one head for both where 8 rows hold whole
     // groups of packed heads.
     Value sinks[2];
-    sinks[0] = kernel.sinkLogit(tile, rows[0]);
-    sinks[1] = 8 % shape.pack == 0 ? sinks[0] : kernel.sinkLogit(tile, rows[1]);
+    sinks[0] = kernel.sinkLogit(done, rows[0]);
+    sinks[1] = 8 % shape.pack == 0 ? sinks[0] : kernel.sinkLogit(done, rows[1]);
     for (int64_t r = 0; r < 2; ++r) {
       Value total = blocksIf.getResult(2 + r);
       for (int32_t offset : {1, 2})
@@ -422,7 +424,7 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
       for (int64_t r = 0; r < 2; ++r)
-        kernel.storeLse(tile, stage, rows[r], totals[r].sum, totals[r].max);
+        kernel.storeLse(done, stage, rows[r], totals[r].sum, totals[r].max);
     }
     o = arith::MulFOp::create(b, o,
                               perRow(oSecondRow, oType, totals[0].factor,

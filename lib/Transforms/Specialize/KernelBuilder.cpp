@@ -19,6 +19,16 @@ using namespace mlir::fa4::specialize;
 // KernelOps
 //===----------------------------------------------------------------------===//
 
+Value KernelOps::opaque(Value index) {
+  Type i32 = b.getI32Type();
+  Value word = arith::IndexCastOp::create(b, i32, index);
+  Value copy = NVVM::InlinePtxOp::create(b, TypeRange{i32}, ValueRange{word},
+                                         ValueRange{}, "mov.b32 $0, $1;",
+                                         Value())
+                   .getResult(0);
+  return arith::IndexCastOp::create(b, b.getIndexType(), copy);
+}
+
 Value KernelOps::exp2(Value x) {
   auto scalarType = VectorType::get({1}, b.getF32Type());
   Value power = Exp2Op::create(
@@ -259,6 +269,13 @@ Value KernelBuilder::partialStage(const Tile &tile, int64_t stage) {
     return arith::ConstantOp::create(b, b.getBoolAttr(false));
   Value end = add(tile.position, (stage + 1) * shape.positionsPerTile());
   return arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, end, tile.seqQ);
+}
+
+Tile KernelBuilder::epilogueTile(const Tile &tile) {
+  Tile again = tile;
+  if (tile.recompute)
+    tile.recompute(again);
+  return again;
 }
 
 Value KernelBuilder::sinkLogit(const Tile &tile, Value row) {

@@ -46,6 +46,9 @@ protected:
   Value mul(Value x, int64_t y) { return mul(x, idx(y)); }
   Value div(Value x, int64_t y) { return arith::DivUIOp::create(b, x, idx(y)); }
   Value rem(Value x, int64_t y) { return arith::RemUIOp::create(b, x, idx(y)); }
+  /// `index` through a PTX move LLVM cannot look through or hoist: a
+  /// value built from it again is not merged with the first.
+  Value opaque(Value index);
   Value f32(float v) {
     return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
   }
@@ -179,6 +182,9 @@ public:
   /// the sequence itself, since the TMA store would write the next
   /// sequence's.
   Value partialStage(const Tile &tile, int64_t stage);
+  /// `tile` with its coordinates built again where the schedule can
+  /// (Tile::recompute): for the epilogue, after the KV loop.
+  Tile epilogueTile(const Tile &tile);
   /// The sink logit of row `row` of a Q tile of `tile` in log2 units (a
   /// global load: roles issue it early); null without sinks.
   Value sinkLogit(const Tile &tile, Value row);

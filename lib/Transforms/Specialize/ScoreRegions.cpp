@@ -77,16 +77,6 @@ private:
   using LoadKey = std::pair<unsigned, std::vector<void *>>;
   using Loads = std::map<LoadKey, Value>;
 
-  /// `index` through a PTX move LLVM cannot look through or hoist.
-  Value opaque(Value index) {
-    Type i32 = b.getI32Type();
-    Value word = arith::IndexCastOp::create(b, i32, index);
-    Value copy = NVVM::InlinePtxOp::create(b, TypeRange{i32}, ValueRange{word},
-                                           ValueRange{}, "mov.b32 $0, $1;",
-                                           Value())
-                     .getResult(0);
-    return arith::IndexCastOp::create(b, b.getIndexType(), copy);
-  }
 
   /// Clones the body of `region` with its coordinate arguments bound to
   /// `arguments`; returns the value it yields.

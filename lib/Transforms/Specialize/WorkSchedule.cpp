@@ -55,16 +55,24 @@ public:
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Tile tile = nextTile(loop.getRegionIterArg(0), loop.getRegionIterArg(1));
-    Value queryBlock, batchHead;
-    std::tie(queryBlock, batchHead) = order(loop.getInductionVar());
-    int64_t headBlocks = shape.headBlocks();
-    tile.headBlock = rem(batchHead, headBlocks);
-    tile.batch = div(batchHead, headBlocks);
-    tile.position = mul(queryBlock, shape.positionsPerWorkTile());
+    Value index = loop.getInductionVar();
+    place(tile, index);
+    tile.recompute = [this, index](Tile &again) {
+      place(again, opaque(index));
+    };
     visit(tile, body);
   }
 
 protected:
+  /// The coordinates of the tile with index `index`.
+  void place(Tile &tile, Value index) {
+    auto [queryBlock, batchHead] = order(index);
+    int64_t headBlocks = shape.headBlocks();
+    tile.headBlock = rem(batchHead, headBlocks);
+    tile.batch = div(batchHead, headBlocks);
+    tile.position = mul(queryBlock, shape.positionsPerWorkTile());
+  }
+
   /// (query block, batch x head blocks + head block) of tile `index`.
   virtual std::pair<Value, Value> order(Value index) = 0;
 };
@@ -119,16 +127,59 @@ public:
   using WorkSchedule::WorkSchedule;
 
   void forEachTile(function_ref<void(const Tile &)> body) override;
+
+private:
+  /// Tile slot `slot` of this CTA: its (batch, head block) pair, its query
+  /// block, and whether it is the empty second slot of a unit alone.
+  struct Slot {
+    Value pair, queryBlock, empty;
+  };
+  Slot decode(Value slot);
+  void place(Tile &tile, const Slot &slot);
+
+  // The CTA's index, the grid, units per (batch, head block) pair and the
+  // pairs.
+  Value first, grid, halves, pairs;
 };
 } // namespace
 
-void PairedSchedule::forEachTile(function_ref<void(const Tile &)> body) {
+PairedSchedule::Slot PairedSchedule::decode(Value slot) {
+  // (batch, head block) pairs in L2 groups of kLptGroup as with lpt; unit j
+  // of a pair holds query blocks (tilesPerHead - 1 - j, j).
+  Value unit = add(first, mul(div(slot, 2), grid));
+  Value second = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                       rem(slot, 2), idx(1));
+  Value groupUnits = mul(halves, kLptGroup);
+  Value firstPair = mul(arith::DivUIOp::create(b, unit, groupUnits), kLptGroup);
+  Value within = arith::RemUIOp::create(b, unit, groupUnits);
+  Value groupSize = arith::MinUIOp::create(
+      b, idx(kLptGroup), arith::SubIOp::create(b, pairs, firstPair));
+  Slot decoded;
+  decoded.pair = add(firstPair, arith::RemUIOp::create(b, within, groupSize));
+  Value j = arith::DivUIOp::create(b, within, groupSize);
+  Value longBlock =
+      arith::SubIOp::create(b, add(kernel.tilesPerHead, -1), j);
+  decoded.queryBlock = arith::SelectOp::create(b, second, j, longBlock);
+  // The middle block of an odd count is a unit alone: its second slot is
+  // empty.
+  Value alone =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, j, longBlock);
+  decoded.empty = arith::AndIOp::create(b, second, alone);
+  return decoded;
+}
+
+void PairedSchedule::place(Tile &tile, const Slot &slot) {
   int64_t headBlocks = shape.headBlocks();
-  Value tilesPerHead = kernel.tilesPerHead;
-  Value first = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-  Value grid = gpu::GridDimOp::create(b, gpu::Dimension::x);
-  Value halves = div(add(tilesPerHead, 1), 2);
-  Value pairs = mul(kernel.batch, headBlocks);
+  tile.batch = div(slot.pair, headBlocks);
+  tile.headBlock = rem(slot.pair, headBlocks);
+  tile.position = mul(slot.queryBlock, shape.positionsPerWorkTile());
+}
+
+void PairedSchedule::forEachTile(function_ref<void(const Tile &)> body) {
+  first = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  grid = gpu::GridDimOp::create(b, gpu::Dimension::x);
+  halves = div(add(kernel.tilesPerHead, 1), 2);
+  pairs = mul(kernel.batch, shape.headBlocks());
   Value units = arith::MulIOp::create(b, pairs, halves);
   // CTA c takes units c, c + grid, ...: ceil((units - c) / grid) of them,
   // two tile slots each. One flat loop over the slots, the unit and its
@@ -145,39 +196,22 @@ void PairedSchedule::forEachTile(function_ref<void(const Tile &)> body) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value slot = loop.getInductionVar();
-  Value unit = add(first, mul(div(slot, 2), grid));
-  Value second = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                                       rem(slot, 2), idx(1));
-  // (batch, head block) pairs in L2 groups of kLptGroup as with lpt; unit j
-  // of a pair holds query blocks (tilesPerHead - 1 - j, j).
-  Value groupUnits = mul(halves, kLptGroup);
-  Value firstPair = mul(arith::DivUIOp::create(b, unit, groupUnits), kLptGroup);
-  Value within = arith::RemUIOp::create(b, unit, groupUnits);
-  Value groupSize = arith::MinUIOp::create(
-      b, idx(kLptGroup), arith::SubIOp::create(b, pairs, firstPair));
-  Value pair = add(firstPair, arith::RemUIOp::create(b, within, groupSize));
-  Value j = arith::DivUIOp::create(b, within, groupSize);
-  Value longBlock = arith::SubIOp::create(b, add(tilesPerHead, -1), j);
-  Value queryBlock = arith::SelectOp::create(b, second, j, longBlock);
-  // The middle block of an odd count is a unit alone: its second slot is
-  // empty.
-  Value alone =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, j, longBlock);
-  Value skip = arith::AndIOp::create(b, second, alone);
+  Slot decoded = decode(slot);
   Value ordinal = loop.getRegionIterArg(0), kvBase = loop.getRegionIterArg(1);
-  auto ifOp =
-      scf::IfOp::create(b, TypeRange{b.getIndexType(), b.getIndexType()}, skip,
-                        /*addThenBlock=*/true,
-                        /*addElseBlock=*/true);
+  auto ifOp = scf::IfOp::create(b, TypeRange{b.getIndexType(), b.getIndexType()},
+                                decoded.empty,
+                                /*addThenBlock=*/true,
+                                /*addElseBlock=*/true);
   {
     OpBuilder::InsertionGuard branch(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
     scf::YieldOp::create(b, ValueRange{ordinal, kvBase});
     b.setInsertionPointToStart(ifOp.elseBlock());
     Tile tile = nextTile(ordinal, kvBase);
-    tile.batch = div(pair, headBlocks);
-    tile.headBlock = rem(pair, headBlocks);
-    tile.position = mul(queryBlock, shape.positionsPerWorkTile());
+    place(tile, decoded);
+    tile.recompute = [this, slot](Tile &again) {
+      place(again, decode(opaque(slot)));
+    };
     visit(tile, body);
   }
   scf::YieldOp::create(b, ifOp.getResults());
@@ -208,6 +242,9 @@ private:
     Value start, length, blocks, tiles;
   };
   Queries queries(Value sequence);
+  /// The query-side coordinates of tile `tileIndex`, in `sequence`, whose
+  /// tiles start at global index `tilesBefore`.
+  void place(Tile &tile, Value tileIndex, Value sequence, Value tilesBefore);
   Value cmp(arith::CmpIPredicate predicate, Value x, Value y) {
     return arith::CmpIOp::create(b, predicate, x, y);
   }
@@ -239,6 +276,21 @@ VarlenSchedule::Queries VarlenSchedule::queries(Value sequence) {
   q.blocks = div(add(q.length, positions - 1), positions);
   q.tiles = mul(q.blocks, shape.headBlocks());
   return q;
+}
+
+void VarlenSchedule::place(Tile &tile, Value tileIndex, Value sequence,
+                           Value tilesBefore) {
+  Queries q = queries(sequence);
+  Value within = arith::SubIOp::create(b, tileIndex, tilesBefore);
+  Value queryBlock = arith::RemUIOp::create(b, within, q.blocks);
+  auto [left, right] = shape.window;
+  if (right >= 0)
+    queryBlock = arith::SubIOp::create(b, add(q.blocks, -1), queryBlock);
+  tile.batch = sequence;
+  tile.headBlock = arith::DivUIOp::create(b, within, q.blocks);
+  tile.position = mul(queryBlock, shape.positionsPerWorkTile());
+  tile.seqQ = q.length;
+  tile.queryStart = q.start;
 }
 
 void VarlenSchedule::forEachTile(function_ref<void(const Tile &)> body) {
@@ -299,18 +351,10 @@ void VarlenSchedule::forEachTile(function_ref<void(const Tile &)> body) {
   Value tileIndex = after->getArgument(0), sequence = after->getArgument(1);
   Value tilesBefore = after->getArgument(2);
   Tile tile = nextTile(after->getArgument(3), after->getArgument(4));
-  Queries q = queries(sequence);
-  Value within = arith::SubIOp::create(b, tileIndex, tilesBefore);
-  Value queryBlock = arith::RemUIOp::create(b, within, q.blocks);
-  auto [left, right] = shape.window;
-  if (right >= 0)
-    queryBlock =
-        arith::SubIOp::create(b, add(q.blocks, -1), queryBlock);
-  tile.batch = sequence;
-  tile.headBlock = arith::DivUIOp::create(b, within, q.blocks);
-  tile.position = mul(queryBlock, shape.positionsPerWorkTile());
-  tile.seqQ = q.length;
-  tile.queryStart = q.start;
+  place(tile, tileIndex, sequence, tilesBefore);
+  tile.recompute = [this, tileIndex, sequence, tilesBefore](Tile &again) {
+    place(again, opaque(tileIndex), opaque(sequence), opaque(tilesBefore));
+  };
   std::tie(tile.keyStart, tile.seqKv) =
       rows(kernel.cuSeqlensK, sequence, kernel.seqKv);
   if (kernel.sequsedK) {

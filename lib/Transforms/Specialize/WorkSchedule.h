@@ -13,6 +13,8 @@
 
 #include "KernelBuilder.h"
 
+#include <functional>
+
 namespace mlir::fa4::specialize {
 
 /// One work tile of the persistent loop, as every role sees it.
@@ -30,6 +32,11 @@ struct Tile {
   /// Packed sequences: the sequence's first query and key rows in the
   /// packed tensors; null for a dense batch.
   Value queryStart, keyStart;
+  /// Builds batch, headBlock and position again from the schedule's loop
+  /// index for the epilogue (KernelBuilder::epilogueTile), so that they
+  /// need not stay in registers through the KV loop; empty where the
+  /// schedule keeps them.
+  std::function<void(Tile &)> recompute;
 };
 
 class WorkSchedule : protected KernelOps {

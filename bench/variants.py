@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
-"""Times each problem of DIR compiled with 128-key and with 64-key blocks
-(`fa4-compile block-n=128` / `block-n=64`, kernels `<name>_bn128_attention`
-and `<name>_bn64_attention`), with cuDNN through SDPA on the dense causal
-ones, in one run: what the sm_90a planner's block size costs where the
-128-key kernel spills.
+"""Times each problem of DIR compiled in several variants (plan options),
+with cuDNN through SDPA on the dense causal ones, in one run: what a plan
+choice (block size, scheduler, ...) costs or buys. The variants are the
+kernels `<name>__<variant>_attention` that `scripts/compile-kernels.py
+--variant LABEL:OPTIONS` writes; the first variant in name order is the
+baseline of the ratio column unless --baseline names another.
 
 bf16, B x S = 16k tokens at S = 4k and 16k (packed kernels: sequences of
 S / 4, S / 2, 3 S / 4, S, ... up to 16k tokens), TFLOP/s counting the unmasked work;
 medians of --iters calls after --warmup, CUDA events.
 
-usage: PYTHONPATH=python python3 bench/block_n.py DIR [--iters 30]
+usage: PYTHONPATH=python python3 bench/variants.py DIR [--baseline LABEL] [--iters 30]
 """
-
 import argparse
 import os
 import re
@@ -48,6 +48,7 @@ def pairs(seq, window):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("directory")
+    parser.add_argument("--baseline", help="the variant the ratios divide by")
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--iters", type=int, default=30)
     args = parser.parse_args(argv)
@@ -55,15 +56,22 @@ def main(argv=None):
     print(f"device: {torch.cuda.get_device_name(device)}, torch {torch.__version__}, "
           f"cuDNN {torch.backends.cudnn.version()}")
     kernels = {}
-    for path in sorted(Path(args.directory).glob("*_bn*_attention.json")):
-        name, block = re.fullmatch(r"(.*)_bn(\d+)_attention", path.stem).groups()
-        kernels.setdefault(name, {})[int(block)] = runtime.Kernel.load(path)
+    for path in sorted(Path(args.directory).glob("*__*_attention.json")):
+        name, variant = re.fullmatch(r"(.*)__(.*)_attention", path.stem).groups()
+        kernels.setdefault(name, {})[variant] = runtime.Kernel.load(path)
+    if not kernels:
+        print(f"no <name>__<variant>_attention kernels in {args.directory}", file=sys.stderr)
+        return 1
     stream = torch.cuda.current_stream().cuda_stream
-    print("\n| problem | S | 128-key TFLOP/s | 64-key TFLOP/s | 64 / 128 | cuDNN |")
-    print("|---|---|---|---|---|---|")
-    for name, by_block in kernels.items():
-        kernel = by_block[128]
-        hq, hkv, d = kernel.heads_q, kernel.heads_kv, kernel.head_dim
+    for name, by_variant in kernels.items():
+        labels = sorted(by_variant)
+        base = args.baseline if args.baseline in by_variant else labels[0]
+        others = [label for label in labels if label != base]
+        print(f"\n| problem | S | {' | '.join(f'{label} TFLOP/s' for label in [base] + others)} | "
+              f"{' | '.join(f'{label} / {base}' for label in others)} | cuDNN |")
+        print("|---|---|" + "---|" * (2 * len(others) + 2))
+        kernel = by_variant[base]
+        hq, hkv, d, dv = kernel.heads_q, kernel.heads_kv, kernel.head_dim, kernel.head_dim_v
         for seq in (4096, 16384):
             batch = 16384 // seq
             randn = (lambda *shape: torch.randn(shape, dtype=torch.bfloat16, device=device))
@@ -73,15 +81,15 @@ def main(argv=None):
                 while sum(lengths) < 16384:
                     lengths.append(cycle[len(lengths) % 4])
                 total = sum(lengths)
-                q, o = randn(total, hq, d), randn(total, hq, d)
-                k, v = randn(total, hkv, d), randn(total, hkv, d)
+                q, o = randn(total, hq, d), randn(total, hq, dv)
+                k, v = randn(total, hkv, d), randn(total, hkv, dv)
                 offsets = torch.tensor([0] + lengths, device=device).cumsum(0).int()
                 extra = {"cu_seqlens_q": operand(offsets), "cu_seqlens_k": operand(offsets)}
                 lse_shape = (hq, total)
                 work = sum(pairs(n, kernel.window) for n in lengths)
             else:
-                q, o = randn(batch, seq, hq, d), randn(batch, seq, hq, d)
-                k, v = randn(batch, seq, hkv, d), randn(batch, seq, hkv, d)
+                q, o = randn(batch, seq, hq, d), randn(batch, seq, hq, dv)
+                k, v = randn(batch, seq, hkv, d), randn(batch, seq, hkv, dv)
                 extra = {}
                 lse_shape = (batch, hq, seq)
                 work = batch * pairs(seq, kernel.window)
@@ -89,22 +97,26 @@ def main(argv=None):
                         "output": operand(o), **extra}
             if kernel.lse:
                 operands["lse"] = operand(torch.empty(lse_shape, device=device))
+            flops = 2 * (d + dv) * hq * work
             results = {}
-            for block, each in sorted(by_block.items()):
+            for label, each in by_variant.items():
                 ms = median_ms(lambda: each.launch(operands, stream=stream), args.warmup,
                                args.iters)
-                results[block] = 4 * d * hq * work / ms / 1e9
+                results[label] = flops / ms / 1e9
             anchor = "-"
-            if not kernel.varlen and kernel.window == (-1, 0):
+            causal = kernel.window == (-1, 0)
+            if not kernel.varlen and not kernel.softcap and kernel.window in ((-1, 0), (-1, -1)):
                 qt, kt, vt = (t.transpose(1, 2) for t in (q, k, v))
 
                 def cudnn():
                     with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
-                        return F.scaled_dot_product_attention(qt, kt, vt, is_causal=True,
+                        return F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal,
                                                               enable_gqa=hq != hkv)
-                anchor = f"{4 * d * hq * work / median_ms(cudnn, args.warmup, args.iters) / 1e9:.0f}"
-            print(f"| {name} | {seq} | {results[128]:.0f} | {results[64]:.0f} | "
-                  f"{results[64] / results[128]:.2f} | {anchor} |", flush=True)
+                anchor = f"{flops / median_ms(cudnn, args.warmup, args.iters) / 1e9:.0f}"
+            cells = [f"{results[label]:.0f}" for label in [base] + others]
+            cells += [f"{results[label] / results[base]:.2f}" for label in others]
+            print(f"| {name} | {seq} | {' | '.join(cells)} | {anchor} |", flush=True)
+    return 0
 
 
 if __name__ == "__main__":
