@@ -6,11 +6,13 @@ kernels `<name>__<variant>_attention` that `scripts/compile-kernels.py
 --variant LABEL:OPTIONS` writes; the first variant in name order is the
 baseline of the ratio column unless --baseline names another.
 
-bf16, B x S = 16k tokens at S = 4k and 16k (packed kernels: sequences of
-S / 4, S / 2, 3 S / 4, S, ... up to 16k tokens), TFLOP/s counting the unmasked work;
-medians of --iters calls after --warmup, CUDA events.
+bf16, B x S = --tokens (16k) tokens at each S of --seqlens (4k and 16k;
+packed kernels: sequences of S / 4, S / 2, 3 S / 4, S, ... up to the
+tokens), TFLOP/s counting the unmasked work; medians of --iters calls
+after --warmup, CUDA events.
 
-usage: PYTHONPATH=python python3 bench/variants.py DIR [--baseline LABEL] [--iters 30]
+usage: PYTHONPATH=python python3 bench/variants.py DIR [--baseline LABEL]
+           [--tokens N] [--seqlens S,S,...] [--iters 30]
 """
 import argparse
 import os
@@ -49,6 +51,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("directory")
     parser.add_argument("--baseline", help="the variant the ratios divide by")
+    parser.add_argument("--tokens", type=int, default=16384)
+    parser.add_argument("--seqlens", default="4096,16384")
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--iters", type=int, default=30)
     args = parser.parse_args(argv)
@@ -72,13 +76,13 @@ def main(argv=None):
         print("|---|---|" + "---|" * (2 * len(others) + 2))
         kernel = by_variant[base]
         hq, hkv, d, dv = kernel.heads_q, kernel.heads_kv, kernel.head_dim, kernel.head_dim_v
-        for seq in (4096, 16384):
-            batch = 16384 // seq
+        for seq in (int(text) for text in args.seqlens.split(",")):
+            batch = max(args.tokens // seq, 1)
             randn = (lambda *shape: torch.randn(shape, dtype=torch.bfloat16, device=device))
             if kernel.varlen:
                 cycle = [seq // 4, seq // 2, seq * 3 // 4, seq]
                 lengths = []
-                while sum(lengths) < 16384:
+                while sum(lengths) < batch * seq:
                     lengths.append(cycle[len(lengths) % 4])
                 total = sum(lengths)
                 q, o = randn(total, hq, d), randn(total, hq, dv)

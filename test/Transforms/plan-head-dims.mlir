@@ -30,12 +30,12 @@ func.func @d96(%q: memref<?x?x8x96xbf16>, %k: memref<?x?x8x96xbf16>,
 // -----
 
 // Head dim 192: on sm_90a the 64-key blocks of the wide head dims and a
-// ring of 3; on sm_100a one Q stage (two need 640 TMEM columns) and a ring
+// ring of 4; on sm_100a one Q stage (two need 640 TMEM columns) and a ring
 // of 2 (three need 245 KB).
-// HOPPER: plan = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 64, headDim = 192, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 232, correctionRegs = 0, producerRegs = 40, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8>
+// HOPPER: plan = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 64, headDim = 192, qStages = 2, kvStages = 4, gqaPack = 1, scheduler = linear, softmaxRegs = 232, correctionRegs = 0, producerRegs = 40, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8>
 // BLACKWELL: plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 192, qStages = 1, kvStages = 2, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
 // SYNC90-LABEL: gpu.func @d192_attention
-// SYNC90-SAME: fa4.dynamic_smem_bytes = 172032 : i64
+// SYNC90-SAME: fa4.dynamic_smem_bytes = 196608 : i64
 // SYNC100-LABEL: gpu.func @d192_attention
 // SYNC100-SAME: fa4.tmem_columns = 512 : i64
 // SYNC100: fa4.mma {{.*}} b_major(k) : memref<3x128x64xbf16, #gpu.address_space<workgroup>>, memref<3x128x64xbf16, #gpu.address_space<workgroup>>, !fa4.tmem<128x128xf32>
@@ -72,7 +72,7 @@ func.func @d256(%q: memref<?x?x8x256xbf16>, %k: memref<?x?x8x256xbf16>,
 // Q stages of 128 S + 128 O columns; Q tiles of 3 atoms, ring slots as wide
 // as K (3 atoms) holding V in 2, an O staging of 2: exactly 227 KB with a
 // ring of 2. sm_90a: the 64-key blocks of a head dim past 128.
-// HOPPER: plan = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 64, headDim = 192, headDimV = 128, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 232, correctionRegs = 0, producerRegs = 40, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8>
+// HOPPER: plan = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 64, headDim = 192, headDimV = 128, qStages = 2, kvStages = 4, gqaPack = 1, scheduler = linear, softmaxRegs = 232, correctionRegs = 0, producerRegs = 40, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8>
 // BLACKWELL: plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 192, headDimV = 128, qStages = 2, kvStages = 2, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
 // SYNC90-LABEL: gpu.func @dv128_attention
 // SYNC90: fa4.wgmma {{.*}} b_major(k) : memref<3x64x64xbf16, #gpu.address_space<workgroup>>, memref<3x64x64xbf16, #gpu.address_space<workgroup>> -> vector<32xf32>

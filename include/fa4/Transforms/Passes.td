@@ -28,8 +28,8 @@ def FA4Plan : Pass<"fa4-plan"> {
     128-key blocks, a ring of 4 K/V tiles, registers 232 (consumers) / 40
     (load and store), MUFU exp2 only, rescale threshold 8, `linear`
     scheduler (non-causal) or `paired` (causal); correctionRegs and pvSplit
-    are 0 there; past head dim 128, 64-key blocks and a ring of 3 K/V
-    tiles. On sm_100a two Q stages where their S and O fit the 512 TMEM
+    are 0 there; past head dim 128, 64-key blocks (a ring of 4 K/V tiles
+    up to head dim 192, 3 at 256). On sm_100a two Q stages where their S and O fit the 512 TMEM
     columns (head dims up to 128), one above; on both, the deepest K/V ring
     up to the default that fits shared memory. Every option overrides one choice; 0 (or an empty string) leaves it to
     the pass.
