@@ -34,7 +34,7 @@
 
 // HUGE-KV: error: 'fa4.attention' op invalid plan: kvStages must be in [2, 16], got 9223372036854775807
 // HUGE-Q: error: 'fa4.attention' op invalid plan: qStages must be 1 or 2, got 9223372036854775807
-// HUGE-N: error: 'fa4.attention' op invalid plan: blockN must be 64 or 128, got 9223372036854775807
+// HUGE-N: error: 'fa4.attention' op invalid plan: blockN must be 128 on sm_100a, got 9223372036854775807
 // HUGE-PACK: error: 'fa4.attention' op gqa-pack 9223372036854775807 must divide both the GQA ratio (1) and the 128-row Q tile
 // HUGE-SOFTMAX: error: 'fa4.attention' op invalid plan: softmaxRegs must be a multiple of 8 in [24, 256], got 9223372036854775807
 // HUGE-CORRECTION: error: 'fa4.attention' op invalid plan: correctionRegs must be a multiple of 8 in [24, 256], got 9223372036854775807
@@ -44,7 +44,7 @@
 // HUGE-THRESHOLD: error: 'fa4.attention' op invalid plan: rescaleThreshold must be in [0, 64], got 9223372036854775807
 // fa4-specialize builds 128-key blocks and whole 32-column P fragments on
 // sm_100a: the plan refuses anything else.
-// BLOCK-N: error: 'fa4.attention' op invalid plan: blockN must be 128 on sm_100a (64 only on sm_90a), got 64
+// BLOCK-N: error: 'fa4.attention' op invalid plan: blockN must be 128 on sm_100a, got 64
 // SPLIT48: error: 'fa4.attention' op invalid plan: pvSplit must be a multiple of 32 in (0, blockN = 128), got 48
 // NEGATIVE: error: fa4-plan: option kv-stages must be positive (0 chooses), got -5
 // NEGATIVE-EXP2: error: fa4-plan: option emulated-exp2 must be non-negative (-1 chooses), got -2

@@ -56,7 +56,8 @@ def FA4Plan : Pass<"fa4-plan"> {
     Option<"arch", "arch", "std::string", /*default=*/"\"sm_100a\"",
            "Target architecture (sm_100a or sm_90a)">,
     Option<"blockN", "block-n", "int64_t", /*default=*/"0",
-           "Rows of a K/V block: 64 or 128">,
+           "Rows of a K/V block: 128 on sm_100a; on sm_90a a multiple of "
+           "16 from 16 to 128">,
     Option<"qStages", "q-stages", "int64_t", /*default=*/"0",
            "Q tiles in flight per CTA (1 or 2)">,
     Option<"kvStages", "kv-stages", "int64_t", /*default=*/"0",
@@ -394,7 +395,7 @@ def FA4Specialize : Pass<"fa4-specialize", "::mlir::ModuleOp"> {
     fails those checks, an LSE tensor that is not contiguous, and a program
     whose tiles disagree with its plan (tile rows, head dim, packing, Q
     tiles per work tile). Every plan `#fa4.plan` accepts is one it builds
-    (the attribute refuses blockN 64 and pvSplits that are not whole
+    (the attribute refuses blockN other than 128 and pvSplits that are not whole
     32-column fragments on sm_100a; the pass checks them again). The launch manifest's plan records the program's scheduler,
     threshold and exp2 split.
   }];

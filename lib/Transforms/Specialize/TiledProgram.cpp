@@ -360,10 +360,9 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
 FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
                                              PlanAttr plan, TiledProgram p) {
   bool hopper = plan.getArch() == Arch::sm_90a;
-  if (plan.getBlockN() != 128 && !(hopper && plan.getBlockN() == 64))
+  if (plan.getBlockN() != 128 && !hopper)
     return kernel.emitOpError()
-           << "fa4-specialize needs blockN = 128 (or 64 on sm_90a), the plan "
-              "has "
+           << "fa4-specialize needs blockN = 128 on sm_100a, the plan has "
            << plan.getBlockN();
   if (plan.getArch() == Arch::sm_100a && plan.getPvSplit() % kChunk != 0)
     return kernel.emitOpError()

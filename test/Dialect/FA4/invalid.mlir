@@ -324,8 +324,19 @@ func.func @f(%q: memref<1x128x4x64xbf16>, %k: memref<1x128x2x64xbf16>, %v: memre
 
 // -----
 
-// expected-error @+1 {{blockN must be 64 or 128, got 96}}
+// expected-error @+1 {{blockN must be 128 on sm_100a, got 96}}
 #bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 96, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 48, rescaleThreshold = 8>
+
+// -----
+
+// sm_90a takes KV blocks of any multiple of 16 keys up to 128.
+// expected-error @+1 {{blockN must be a multiple of 16 from 16 to 128 on sm_90a, got 72}}
+#bad = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 72, headDim = 128, qStages = 2, kvStages = 4, gqaPack = 1, scheduler = linear, softmaxRegs = 232, correctionRegs = 0, producerRegs = 40, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8>
+
+// -----
+
+// expected-error @+1 {{blockN must be a multiple of 16 from 16 to 128 on sm_90a, got 144}}
+#bad = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 144, headDim = 64, qStages = 2, kvStages = 4, gqaPack = 1, scheduler = linear, softmaxRegs = 232, correctionRegs = 0, producerRegs = 40, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8>
 
 // -----
 
@@ -346,7 +357,7 @@ func.func @f(%q: memref<1x128x4x64xbf16>, %k: memref<1x128x2x64xbf16>, %v: memre
 // -----
 
 // What fa4-specialize refuses, the plan refuses with the same rule.
-// expected-error @+1 {{blockN must be 128 on sm_100a (64 only on sm_90a), got 64}}
+// expected-error @+1 {{blockN must be 128 on sm_100a, got 64}}
 #bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 64, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 32, rescaleThreshold = 8>
 
 // -----

@@ -123,7 +123,8 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     to head dim 128.
 
     The verifier checks each parameter's range before anything is computed
-    from it: `blockN` 64 or 128 (128 on sm_100a), `headDim` a multiple of 16
+    from it: `blockN` 128 on sm_100a, a multiple of 16 from 16 to 128 on
+    sm_90a, `headDim` a multiple of 16
     up to 256 (tiles hold whole 64-column swizzle atoms, the last partly
     filled where the head dim is not a multiple of 64), `headDimV` likewise
     and different from `headDim` where given, `qStages` 1 or 2,
