@@ -29,9 +29,9 @@ def FA4Plan : Pass<"fa4-plan"> {
     (load and store), MUFU exp2 only, rescale threshold 8, `linear`
     scheduler (non-causal) or `paired` (causal); correctionRegs and pvSplit
     are 0 there; past head dim 128, 64-key blocks (a ring of 4 K/V tiles
-    up to head dim 192, 3 at 256). On sm_100a two Q stages where their S and O fit the 512 TMEM
-    columns (head dims up to 128), one above; on both, the deepest K/V ring
-    up to the default that fits shared memory. Every option overrides one choice; 0 (or an empty string) leaves it to
+    up to head dim 192, 3 at 256). On sm_100a two Q stages where their S
+    and O fit the 512 TMEM columns (head dims up to 128), one above; on
+    both, the deepest K/V ring up to the default that fits shared memory. Every option overrides one choice; 0 (or an empty string) leaves it to
     the pass.
 
     The pass refuses, with an error at the op, what the kernels cannot do:
@@ -395,8 +395,9 @@ def FA4Specialize : Pass<"fa4-specialize", "::mlir::ModuleOp"> {
     fails those checks, an LSE tensor that is not contiguous, and a program
     whose tiles disagree with its plan (tile rows, head dim, packing, Q
     tiles per work tile). Every plan `#fa4.plan` accepts is one it builds
-    (the attribute refuses blockN other than 128 and pvSplits that are not whole
-    32-column fragments on sm_100a; the pass checks them again). The launch manifest's plan records the program's scheduler,
+    (the attribute refuses blockN other than 128 and pvSplits that are
+    not whole 32-column fragments on sm_100a; the pass checks them
+    again). The launch manifest's plan records the program's scheduler,
     threshold and exp2 split.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",

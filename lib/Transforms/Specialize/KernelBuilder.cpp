@@ -22,10 +22,10 @@ using namespace mlir::fa4::specialize;
 Value KernelOps::opaque(Value index) {
   Type i32 = b.getI32Type();
   Value word = arith::IndexCastOp::create(b, i32, index);
-  Value copy = NVVM::InlinePtxOp::create(b, TypeRange{i32}, ValueRange{word},
-                                         ValueRange{}, "mov.b32 $0, $1;",
-                                         Value())
-                   .getResult(0);
+  Value copy =
+      NVVM::InlinePtxOp::create(b, TypeRange{i32}, ValueRange{word},
+                                ValueRange{}, "mov.b32 $0, $1;", Value())
+          .getResult(0);
   return arith::IndexCastOp::create(b, b.getIndexType(), copy);
 }
 

@@ -77,7 +77,6 @@ private:
   using LoadKey = std::pair<unsigned, std::vector<void *>>;
   using Loads = std::map<LoadKey, Value>;
 
-
   /// Clones the body of `region` with its coordinate arguments bound to
   /// `arguments`; returns the value it yields.
   Value inlineRegion(Region &region, ArrayRef<Value> arguments, Loads &loads);

@@ -147,8 +147,8 @@ PairedSchedule::Slot PairedSchedule::decode(Value slot) {
   // (batch, head block) pairs in L2 groups of kLptGroup as with lpt; unit j
   // of a pair holds query blocks (tilesPerHead - 1 - j, j).
   Value unit = add(first, mul(div(slot, 2), grid));
-  Value second = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                                       rem(slot, 2), idx(1));
+  Value second =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, rem(slot, 2), idx(1));
   Value groupUnits = mul(halves, kLptGroup);
   Value firstPair = mul(arith::DivUIOp::create(b, unit, groupUnits), kLptGroup);
   Value within = arith::RemUIOp::create(b, unit, groupUnits);
@@ -157,8 +157,7 @@ PairedSchedule::Slot PairedSchedule::decode(Value slot) {
   Slot decoded;
   decoded.pair = add(firstPair, arith::RemUIOp::create(b, within, groupSize));
   Value j = arith::DivUIOp::create(b, within, groupSize);
-  Value longBlock =
-      arith::SubIOp::create(b, add(kernel.tilesPerHead, -1), j);
+  Value longBlock = arith::SubIOp::create(b, add(kernel.tilesPerHead, -1), j);
   decoded.queryBlock = arith::SelectOp::create(b, second, j, longBlock);
   // The middle block of an odd count is a unit alone: its second slot is
   // empty.
@@ -198,10 +197,10 @@ void PairedSchedule::forEachTile(function_ref<void(const Tile &)> body) {
   Value slot = loop.getInductionVar();
   Slot decoded = decode(slot);
   Value ordinal = loop.getRegionIterArg(0), kvBase = loop.getRegionIterArg(1);
-  auto ifOp = scf::IfOp::create(b, TypeRange{b.getIndexType(), b.getIndexType()},
-                                decoded.empty,
-                                /*addThenBlock=*/true,
-                                /*addElseBlock=*/true);
+  auto ifOp = scf::IfOp::create(
+      b, TypeRange{b.getIndexType(), b.getIndexType()}, decoded.empty,
+      /*addThenBlock=*/true,
+      /*addElseBlock=*/true);
   {
     OpBuilder::InsertionGuard branch(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
@@ -261,8 +260,8 @@ std::pair<Value, Value> VarlenSchedule::rows(Value table, Value sequence,
     Value value = arith::IndexCastOp::create(
         b, b.getIndexType(), LLVM::LoadOp::create(b, i32, address));
     // Negative entries count as 0, entries past the tensor as its end.
-    return arith::MinSIOp::create(
-        b, arith::MaxSIOp::create(b, value, idx(0)), total);
+    return arith::MinSIOp::create(b, arith::MaxSIOp::create(b, value, idx(0)),
+                                  total);
   };
   Value start = entry(sequence);
   Value end = arith::MaxSIOp::create(b, entry(add(sequence, 1)), start);

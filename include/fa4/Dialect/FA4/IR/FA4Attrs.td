@@ -124,8 +124,7 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
 
     The verifier checks each parameter's range before anything is computed
     from it: `blockN` 128 on sm_100a, a multiple of 16 from 16 to 128 on
-    sm_90a, `headDim` a multiple of 16
-    up to 256 (tiles hold whole 64-column swizzle atoms, the last partly
+    sm_90a, `headDim` a multiple of 16 up to 256 (tiles hold whole 64-column swizzle atoms, the last partly
     filled where the head dim is not a multiple of 64), `headDimV` likewise
     and different from `headDim` where given, `qStages` 1 or 2,
     `kvStages` 2 to 16, `gqaPack` a divisor of `blockM`, register budgets
