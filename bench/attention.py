@@ -26,6 +26,12 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 import fa4.torch as fa4_torch
 
 
+def software(device):
+    """The line each benchmark opens with: the GPU and the software timed."""
+    return (f"device: {torch.cuda.get_device_name(device)}, torch {torch.__version__}, "
+            f"cuDNN {torch.backends.cudnn.version()}")
+
+
 def median_ms(call, warmup, iters):
     for _ in range(warmup):
         call()
@@ -74,8 +80,7 @@ def main(argv=None):
     parser.add_argument("--iters", type=int, default=30)
     args = parser.parse_args(argv)
     device = torch.device("cuda")
-    print(f"device: {torch.cuda.get_device_name(device)}, torch {torch.__version__}, "
-          f"cuDNN {torch.backends.cudnn.version()}")
+    print(software(device))
     print("| D | causal | S | B x H | fa4 TFLOP/s | cuDNN TFLOP/s | FA2 TFLOP/s | fa4 / cuDNN | fa4 back-to-back | max |fa4 - cuDNN| |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     torch.manual_seed(0)

@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from attention import median_ms  # noqa: E402
+from attention import median_ms, software  # noqa: E402
 
 import fa4.torch as fa4_torch  # noqa: E402
 
@@ -49,8 +49,7 @@ def main(argv=None):
     parser.add_argument("--iters", type=int, default=30)
     args = parser.parse_args(argv)
     device = torch.device("cuda")
-    print(f"device: {torch.cuda.get_device_name(device)}, torch {torch.__version__}, "
-          f"cuDNN {torch.backends.cudnn.version()}")
+    print(software(device))
     torch.manual_seed(0)
 
     def inputs(batch, seq, heads_q, heads_kv):

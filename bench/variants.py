@@ -25,7 +25,8 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from attention import median_ms  # noqa: E402
+from attention import median_ms, software  # noqa: E402
+from masks import unmasked_pairs  # noqa: E402
 
 from fa4 import runtime  # noqa: E402
 
@@ -34,17 +35,6 @@ ELEMENTS = {torch.bfloat16: "bf16", torch.float32: "f32", torch.int32: "i32"}
 
 def operand(t):
     return runtime.Operand(t.data_ptr(), tuple(t.shape), ELEMENTS[t.dtype], tuple(t.stride()))
-
-
-def pairs(seq, window):
-    """(query, key) pairs a bottom-right window keeps at Sq = Skv = seq."""
-    left, right = window
-    total = 0
-    for i in range(seq):
-        first = 0 if left < 0 else max(i - left, 0)
-        last = seq - 1 if right < 0 else min(i + right, seq - 1)
-        total += max(last - first + 1, 0)
-    return total
 
 
 def main(argv=None):
@@ -57,8 +47,7 @@ def main(argv=None):
     parser.add_argument("--iters", type=int, default=30)
     args = parser.parse_args(argv)
     device = torch.device("cuda")
-    print(f"device: {torch.cuda.get_device_name(device)}, torch {torch.__version__}, "
-          f"cuDNN {torch.backends.cudnn.version()}")
+    print(software(device))
     kernels = {}
     for path in sorted(Path(args.directory).glob("*__*_attention.json")):
         name, variant = re.fullmatch(r"(.*)__(.*)_attention", path.stem).groups()
@@ -90,13 +79,13 @@ def main(argv=None):
                 offsets = torch.tensor([0] + lengths, device=device).cumsum(0).int()
                 extra = {"cu_seqlens_q": operand(offsets), "cu_seqlens_k": operand(offsets)}
                 lse_shape = (hq, total)
-                work = sum(pairs(n, kernel.window) for n in lengths)
+                work = sum(unmasked_pairs(n, *kernel.window) for n in lengths)
             else:
                 q, o = randn(batch, seq, hq, d), randn(batch, seq, hq, dv)
                 k, v = randn(batch, seq, hkv, d), randn(batch, seq, hkv, dv)
                 extra = {}
                 lse_shape = (batch, hq, seq)
-                work = batch * pairs(seq, kernel.window)
+                work = batch * unmasked_pairs(seq, *kernel.window)
             operands = {"query": operand(q), "key": operand(k), "value": operand(v),
                         "output": operand(o), **extra}
             if kernel.lse:

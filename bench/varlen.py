@@ -29,7 +29,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from attention import median_ms  # noqa: E402
+from attention import median_ms, software  # noqa: E402
 
 import fa4.torch as fa4_torch  # noqa: E402
 
@@ -70,9 +70,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     device = torch.device("cuda")
     varlen_attn = torch_varlen()
-    print(f"device: {torch.cuda.get_device_name(device)}, torch {torch.__version__}, "
-          f"cuDNN {torch.backends.cudnn.version()}, torch varlen_attn "
-          f"{'yes' if varlen_attn else 'no'}")
+    print(f"{software(device)}, torch varlen_attn {'yes' if varlen_attn else 'no'}")
     generator = torch.Generator().manual_seed(0)
 
     def time(call):
