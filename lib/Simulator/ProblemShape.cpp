@@ -10,8 +10,10 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <random>
 
 using namespace mlir;
@@ -125,6 +127,75 @@ static LogicalResult resolveSequences(LaunchOp launch,
   return success();
 }
 
+/// A paged KV cache: --seq-kv keys per batch, rounded up to whole pages; the
+/// cache holds every batch's pages, shuffled, and two spare pages that no
+/// table entry of a batch's keys names. Table entries past a batch's keys
+/// name a spare page (whose keys and values are NaN: a kernel that reads
+/// them fails) or, every third, -1 (outside the cache).
+static LogicalResult resolvePages(LaunchOp launch, const Problem &problem,
+                                  Shape &shape, raw_ostream &os) {
+  auto k = cast<MemRefType>(launch.getTensors()[1].getType());
+  shape.pageSize = k.getDimSize(1);
+  if (!problem.seqKv) {
+    os << "error: the kernel reads a paged KV cache: give the keys of each "
+          "batch with --seq-kv (rounded up to whole pages of "
+       << shape.pageSize << ")\n";
+    return failure();
+  }
+  if (*problem.seqKv < 1 || *problem.seqKv > (int64_t(1) << 24)) {
+    os << "error: --seq-kv must lie in [1, 2^24], got " << *problem.seqKv
+       << "\n";
+    return failure();
+  }
+  shape.maxPages = llvm::divideCeil(*problem.seqKv, shape.pageSize);
+  shape.seqKv = shape.maxPages * shape.pageSize;
+  shape.pages = shape.batch * shape.maxPages + 2;
+  return success();
+}
+
+/// The page table: the batches' pages in shuffled order (a fixed shuffle,
+/// so that consecutive keys rarely lie in consecutive pages), entries past a
+/// batch's keys a spare page or -1.
+static void fillPageTable(Shape &shape) {
+  std::vector<int64_t> order(shape.batch * shape.maxPages);
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937_64 rng(0x5EED);
+  std::shuffle(order.begin(), order.end(), rng);
+  int64_t spare = shape.pages - 2;
+  shape.pageTable.resize(order.size());
+  for (int64_t b = 0; b < shape.batch; ++b) {
+    int64_t used = llvm::divideCeil(shape.sequenceKv(b), shape.pageSize);
+    for (int64_t p = 0; p < shape.maxPages; ++p) {
+      int64_t entry = b * shape.maxPages + p;
+      shape.pageTable[entry] = p < used         ? order[entry]
+                               : entry % 3 == 2 ? -1
+                                                : spare + entry % 2;
+    }
+  }
+}
+
+/// A dense batch's keys: all of them, or each batch's --seqused-k (clamped
+/// to [0, Skv]) for kernels that take seqused_k.
+static LogicalResult resolveKeyCounts(const Problem &problem, Shape &shape,
+                                      raw_ostream &os) {
+  if (shape.seqused != !problem.sequsedK.empty() ||
+      (shape.seqused &&
+       static_cast<int64_t>(problem.sequsedK.size()) != shape.batch)) {
+    os << "error: "
+       << (shape.seqused ? "the kernel takes seqused_k: give one count per "
+                           "batch to --seqused-k\n"
+                         : "the kernel takes no seqused_k: drop "
+                           "--seqused-k\n");
+    return failure();
+  }
+  if (!shape.seqused)
+    return success();
+  shape.sequsedKv = problem.sequsedK;
+  for (int64_t used : problem.sequsedK)
+    shape.lengthKv.push_back(std::clamp<int64_t>(used, 0, shape.seqKv));
+  return success();
+}
+
 /// Resolves the problem against the launch's operand types and manifest.
 FailureOr<Shape> sim::resolveShape(LaunchOp launch, const Problem &problem,
                                    raw_ostream &os) {
@@ -135,7 +206,8 @@ FailureOr<Shape> sim::resolveShape(LaunchOp launch, const Problem &problem,
   if (!named) {
     os << "error: fa4.launch @" << launch.getKernel()
        << " does not have the attention operands (q, k, v, o[, lse][, "
-          "sink][, cu_seqlens_q, cu_seqlens_k[, seqused_k]])\n";
+          "sink][, cu_seqlens_q, cu_seqlens_k][, seqused_k][, "
+          "page_table])\n";
     return failure();
   }
   auto q = cast<MemRefType>(operands[0].getType());
@@ -166,25 +238,33 @@ FailureOr<Shape> sim::resolveShape(LaunchOp launch, const Problem &problem,
     return *given;
   };
   Shape shape;
+  bool paged = false;
   for (unsigned i = 4; i < operands.size(); ++i) {
     shape.lse |= launch.getOperandName(i) == "lse";
     shape.sink |= launch.getOperandName(i) == "sink";
     shape.varlen |= launch.getOperandName(i) == "cu_seqlens_q";
     shape.seqused |= launch.getOperandName(i) == "seqused_k";
+    paged |= launch.getOperandName(i) == "page_table";
   }
   if (shape.varlen) {
     if (failed(resolveSequences(launch, problem, shape, os)))
       return failure();
   } else {
-    if (!problem.seqlensQ.empty() || !problem.seqlensKv.empty() ||
-        !problem.sequsedK.empty()) {
-      os << "error: --seqlens-q, --seqlens-kv and --seqused-k are for "
-            "kernels of packed sequences (with cu_seqlens tables)\n";
+    if (!problem.seqlensQ.empty() || !problem.seqlensKv.empty()) {
+      os << "error: --seqlens-q and --seqlens-kv are for kernels of packed "
+            "sequences (with cu_seqlens tables)\n";
       return failure();
     }
     shape.batch = pick(q, 0, problem.batch, "batch");
     shape.seqQ = pick(q, 1, problem.seqQ, "seq-q");
-    shape.seqKv = pick(k, 1, problem.seqKv, "seq-kv");
+    if (paged && failed(resolvePages(launch, problem, shape, os)))
+      return failure();
+    if (!paged)
+      shape.seqKv = pick(k, 1, problem.seqKv, "seq-kv");
+    if (failed(resolveKeyCounts(problem, shape, os)))
+      return failure();
+    if (paged)
+      fillPageTable(shape);
   }
   unsigned headsDim = shape.varlen ? 1 : 2;
   shape.headsQ = pick(q, headsDim, problem.headsQ, "heads-q");
@@ -312,18 +392,28 @@ std::vector<GlobalTensor> sim::makeTensors(LaunchOp launch, const Shape &s,
     tensors.push_back(std::move(t));
   };
   add("query", element, s.activation(s.seqQ, s.headsQ, s.headDim), true);
-  add("key", element, s.activation(s.seqKv, s.headsKv, s.headDim), true);
+  add("key", element, s.keyValue(s.headsKv, s.headDim), true);
   if (risingKeys(seed)) {
     // Key j scaled by 0.5 + 6 j / Skv: scores from about N(0, 0.25) to
     // N(0, 42), the row maximum growing by ~20 (log2) along the sequence.
+    // (Paged: j is the key's row within its page.)
     std::vector<float> &keys = tensors.back().data;
     int64_t row = s.headsKv * s.headDim;
+    int64_t period = s.pageSize ? s.pageSize : s.seqKv;
     for (size_t i = 0; i < keys.size(); ++i) {
-      int64_t j = static_cast<int64_t>(i) / row % s.seqKv;
-      keys[i] = roundToHalf(half, keys[i] * (0.5f + 6.0f * j / s.seqKv));
+      int64_t j = static_cast<int64_t>(i) / row % period;
+      keys[i] = roundToHalf(half, keys[i] * (0.5f + 6.0f * j / period));
     }
   }
-  add("value", element, s.activation(s.seqKv, s.headsKv, s.headDimV), true);
+  add("value", element, s.keyValue(s.headsKv, s.headDimV), true);
+  if (s.pageSize) {
+    // The spare pages (the last two) hold NaN keys and values.
+    for (GlobalTensor *t : {&tensors[1], &tensors[2]}) {
+      size_t spare = t->data.size() / s.pages * 2;
+      std::fill(t->data.end() - spare, t->data.end(),
+                std::numeric_limits<float>::quiet_NaN());
+    }
+  }
   add("output", element, s.activation(s.seqQ, s.headsQ, s.headDimV), false);
   Type f32 = Float32Type::get(launch.getContext());
   if (s.lse)
@@ -353,6 +443,18 @@ std::vector<GlobalTensor> sim::makeTensors(LaunchOp launch, const Shape &s,
         continue;
       add(name, i32, {static_cast<int64_t>(table->size())}, false);
       llvm::copy(*table, tensors.back().data.begin());
+    }
+  }
+  // A dense KV cache's tables.
+  if (!s.varlen && (s.seqused || s.pageSize)) {
+    Type i32 = IntegerType::get(launch.getContext(), 32);
+    if (s.seqused) {
+      add("seqused_k", i32, {s.batch}, false);
+      llvm::copy(s.sequsedKv, tensors.back().data.begin());
+    }
+    if (s.pageSize) {
+      add("page_table", i32, {s.batch, s.maxPages}, false);
+      llvm::copy(s.pageTable, tensors.back().data.begin());
     }
   }
   // What the regions read: N(0, 1) in the element type, or integers in

@@ -34,6 +34,11 @@ struct Shape {
   std::vector<int64_t> startQ, lengthQ, startKv, lengthKv;
   /// The tables the kernel reads (seqused_k empty without it).
   std::vector<int64_t> cuSeqlensQ, cuSeqlensKv, sequsedKv;
+  /// A paged KV cache: keys per page, pages per batch (seqKv is their
+  /// keys), pages in the cache, and the page table [batch, maxPages] as the
+  /// kernel reads it (an entry past a batch's keys names no page of it).
+  int64_t pageSize = 0, maxPages = 0, pages = 0;
+  std::vector<int64_t> pageTable;
   /// Key window around the bottom-right diagonal, -1 where unbounded
   /// (causal: right 0).
   int64_t windowLeft = -1, windowRight = -1;
@@ -42,13 +47,18 @@ struct Shape {
   std::string dtype;
 
   int64_t sequenceQ(int64_t b) const { return varlen ? lengthQ[b] : seqQ; }
-  int64_t sequenceKv(int64_t b) const { return varlen ? lengthKv[b] : seqKv; }
+  /// A dense batch's keys: seqKv, or its seqused_k entry (lengthKv).
+  int64_t sequenceKv(int64_t b) const {
+    return lengthKv.empty() ? seqKv : lengthKv[b];
+  }
   /// The row of the [B, S, H, D] or packed [T, H, D] tensors that holds
   /// query `i` or key `j` of sequence `b`.
   int64_t queryRow(int64_t b, int64_t i) const {
     return varlen ? startQ[b] + i : b * seqQ + i;
   }
   int64_t keyRow(int64_t b, int64_t j) const {
+    if (pageSize)
+      return pageTable[b * maxPages + j / pageSize] * pageSize + j % pageSize;
     return varlen ? startKv[b] + j : b * seqKv + j;
   }
   /// The element of LSE [B, Hq, Sq] or packed [Hq, Tq].
@@ -62,6 +72,12 @@ struct Shape {
     if (varlen)
       return {rows, heads, dim};
     return {batch, rows, heads, dim};
+  }
+  /// K or V: the activation of seqKv rows, or paged [pages, P, heads, dim].
+  SmallVector<int64_t, 4> keyValue(int64_t heads, int64_t dim) const {
+    if (pageSize)
+      return {pages, pageSize, heads, dim};
+    return activation(seqKv, heads, dim);
   }
   /// The captured operands' shapes (dynamic sizes resolved) and the
   /// regions that read them; null regions where the launch has none.

@@ -323,7 +323,11 @@ LogicalResult mlir::fa4::sim::simulate(ModuleOp module, const Problem &problem,
       if (shape->sink)
         os << " sink";
       if (shape->varlen)
-        os << " varlen" << (shape->seqused ? " seqused_k" : "");
+        os << " varlen";
+      if (shape->seqused)
+        os << " seqused_k";
+      if (shape->pageSize)
+        os << " paged " << shape->maxPages << "x" << shape->pageSize;
       os << (risingKeys(seed) ? ", rising keys" : "") << ", " << run->grid
          << " CTAs, " << steps << " steps";
       if (!numbers.empty())

@@ -108,6 +108,20 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   bool modified = !op.getScoreMod().empty() || !op.getMaskMod().empty();
   int64_t blockN =
       positiveOr(options.blockN, wide || (hopper && modified) ? 64 : 128);
+  // A paged KV cache: a block lies in one page. sm_90a takes any multiple
+  // of 16 keys, so a smaller page makes smaller blocks; sm_100a's are 128.
+  if (int64_t pageSize = op.getPageSize()) {
+    if (options.blockN <= 0 && hopper && pageSize >= 16)
+      blockN = std::min(blockN, pageSize);
+    if (pageSize % blockN != 0)
+      return op.emitOpError()
+             << "pages of " << pageSize << " keys cannot hold whole KV blocks "
+             << "of " << blockN << " keys on " << arch << ": "
+             << (hopper ? "pages of at least 16 keys take blocks that divide "
+                          "them"
+                        : "sm_100a reads 128-key blocks, so pages must be "
+                          "multiples of 128 keys");
+  }
   // FA4 splits P so the first PV MMA starts before softmax finishes the row:
   // 3/4 of the columns when there is no mask to apply, half with one. On
   // sm_90a P stays in registers and feeds one PV wgmma.
@@ -219,6 +233,8 @@ LogicalResult mlir::fa4::checkKernelLimits(AttentionOp op, PlanAttr plan) {
     Operand operand{name, cast<ShapedType>(value.getType()), {}};
     if (varlen)
       operand.dims = {seq == "seq_q" ? "total_q" : "total_kv", heads, dim, ""};
+    else if (op.isPaged() && seq == "seq_kv")
+      operand.dims = {"pages", "page_size", heads, dim};
     else
       operand.dims = {"batch", seq, heads, dim};
     return operand;
@@ -254,6 +270,8 @@ LogicalResult mlir::fa4::checkKernelLimits(AttentionOp op, PlanAttr plan) {
     if (table)
       operands.push_back({name, cast<ShapedType>(table.getType()),
                           {name == "seqused_k" ? "batch" : "batch + 1"}});
+  if (TypedValue<ShapedType> table = op.getPageTable())
+    operands.push_back({"page_table", table.getType(), {"batch", "max_pages"}});
   // The sinks are read through a plain pointer, head h at element h.
   if (TypedValue<ShapedType> sink = op.getSink();
       sink && !isContiguous(sink.getType()))
@@ -321,6 +339,28 @@ LogicalResult mlir::fa4::checkKernelLimits(AttentionOp op, PlanAttr plan) {
   unsigned seqDim = op.getSequenceDim();
   int64_t seqQ = query.getDimSize(seqDim);
   int64_t seqKv = op.getKey().getType().getDimSize(seqDim);
+  // Paged: a batch holds up to max_pages pages (the kernel computes its
+  // capacity, and the table offsets b * max_pages + page, in 32 bits).
+  if (TypedValue<ShapedType> table = op.getPageTable()) {
+    int64_t maxPages = table.getType().getDimSize(1);
+    seqKv = ShapedType::kDynamic;
+    if (!ShapedType::isDynamic(maxPages)) {
+      std::optional<int64_t> capacity = mul(maxPages, op.getPageSize());
+      if (exceeds32(capacity))
+        return op.emitOpError()
+               << "max_pages x page size = " << maxPages << " x "
+               << op.getPageSize()
+               << " keys exceeds the kernel's 32-bit key positions (" << kMax32
+               << ")";
+      seqKv = *capacity;
+      int64_t rows = table.getType().getDimSize(0);
+      if (!ShapedType::isDynamic(rows) && exceeds32(mul(rows, maxPages)))
+        return op.emitOpError()
+               << "page_table of batch x max_pages = " << rows << " x "
+               << maxPages << " entries exceeds the kernel's 32-bit offsets ("
+               << kMax32 << ")";
+    }
+  }
   // Packed: the sequences are the batch, one fewer than the table's
   // entries.
   int64_t batch = query.getDimSize(0);

@@ -39,9 +39,11 @@ public:
 
 private:
   /// The program over the work tiles of a batch of Q, K, V, O (and LSE),
-  /// at the insertion point.
+  /// at the insertion point; a KV cache's keys per batch (`used`) and page
+  /// table (`pages`) where given.
   void buildTiles(Value query, Value key, Value value, Value output, Value lse,
-                  Value sinks, ValueRange captures);
+                  Value sinks, ValueRange captures, Value used = Value(),
+                  Value pages = Value());
 
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
@@ -100,8 +102,10 @@ void TiledProgramBuilder::build(gpu::GPUFuncOp kernel) {
   Value lse = op.getLse() ? entry.getArgument(next++) : Value();
   Value sinks = op.getSink() ? entry.getArgument(next++) : Value();
   if (!op.isVarlen()) {
+    Value used = op.getSequsedK() ? entry.getArgument(next++) : Value();
+    Value pages = op.getPageTable() ? entry.getArgument(next++) : Value();
     buildTiles(query, key, value, output, lse, sinks,
-               entry.getArguments().drop_front(next));
+               entry.getArguments().drop_front(next), used, pages);
   } else {
     // Packed sequences: each one, viewed as a batch of one, is the dense
     // program's batch.
@@ -127,7 +131,8 @@ void TiledProgramBuilder::build(gpu::GPUFuncOp kernel) {
 
 void TiledProgramBuilder::buildTiles(Value query, Value key, Value value,
                                      Value output, Value lse, Value sinks,
-                                     ValueRange captures) {
+                                     ValueRange captures, Value used,
+                                     Value pages) {
   Type element = op.getQuery().getType().getElementType();
   Type f32 = b.getF32Type();
   int64_t rows = plan.getBlockM(), blockN = plan.getBlockN();
@@ -151,6 +156,9 @@ void TiledProgramBuilder::buildTiles(Value query, Value key, Value value,
       pack, stages * positions);
   Value batchIndex = coords.getBatchIndex(), head = coords.getFirstHead();
   Value kvHead = arith::DivUIOp::create(b, head, idx(op.getGroupSize()));
+  // A KV cache: the batch's own keys.
+  if (used || pages)
+    seqKv = TileKeysOp::create(b, key, batchIndex, used, pages);
 
   auto stageLoop = scf::ForOp::create(b, idx(0), idx(stages), idx(1));
   b.setInsertionPointToStart(stageLoop.getBody());
@@ -178,9 +186,9 @@ void TiledProgramBuilder::buildTiles(Value query, Value key, Value value,
     Value rowSum = kvLoop.getRegionIterArg(2);
     Value firstKey = mul(kvLoop.getInductionVar(), blockN);
     Value k = TileLoadOp::create(b, tile(blockN, headDim, element), key,
-                                 batchIndex, firstKey, kvHead, 1);
+                                 batchIndex, firstKey, kvHead, 1, pages);
     Value v = TileLoadOp::create(b, tile(blockN, headDimV, element), value,
-                                 batchIndex, firstKey, kvHead, 1);
+                                 batchIndex, firstKey, kvHead, 1, pages);
     Value scores = TileMatmulOp::create(b, tile(rows, blockN, f32), q, k,
                                         Value(), /*transpose_b=*/true);
     if (std::optional<APFloat> softcap = op.getSoftcap())

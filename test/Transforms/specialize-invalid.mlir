@@ -668,3 +668,219 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// K read through the page table, V not.
+module attributes {gpu.container_module} {
+  func.func @f(%arg0: memref<?x?x2x64xf16>, %arg1: memref<?x128x2x64xf16>, %arg2: memref<?x128x2x64xf16>, %arg3: memref<?x?x2x64xf16>, %arg4: memref<?xi32>, %arg5: memref<?x?xi32>) {
+    fa4.launch @f_attention::@f_attention(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5) : memref<?x?x2x64xf16>, memref<?x128x2x64xf16>, memref<?x128x2x64xf16>, memref<?x?x2x64xf16>, memref<?xi32>, memref<?x?xi32>
+    return
+  }
+  gpu.module @f_attention [#nvvm.target<chip = "sm_100a", features = "+ptx86">] {
+    gpu.func @f_attention(%arg0: memref<?x?x2x64xf16>, %arg1: memref<?x128x2x64xf16>, %arg2: memref<?x128x2x64xf16>, %arg3: memref<?x?x2x64xf16>, %arg4: memref<?xi32>, %arg5: memref<?x?xi32>) kernel attributes {fa4.plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>} {
+      %c0 = arith.constant 0 : index
+      %dim = memref.dim %arg0, %c0 : memref<?x?x2x64xf16>
+      %c1 = arith.constant 1 : index
+      %dim_0 = memref.dim %arg0, %c1 : memref<?x?x2x64xf16>
+      %c1_1 = arith.constant 1 : index
+      %dim_2 = memref.dim %arg1, %c1_1 : memref<?x128x2x64xf16>
+      %c256 = arith.constant 256 : index
+      %c255 = arith.constant 255 : index
+      %0 = arith.addi %dim_0, %c255 : index
+      %1 = arith.divui %0, %c256 : index
+      %c2 = arith.constant 2 : index
+      %2 = arith.muli %dim, %c2 : index
+      %3 = arith.muli %2, %1 : index
+      %c1_3 = arith.constant 1 : index
+      %c0_4 = arith.constant 0 : index
+      scf.for %arg6 = %c0_4 to %3 step %c1_3 {
+        %batchIndex, %firstHead, %position = fa4.tile.coords %arg6 of (%1, %dim) scheduler linear head_blocks 2 heads 1 positions 256
+        %c1_5 = arith.constant 1 : index
+        %4 = arith.divui %firstHead, %c1_5 : index
+        %5 = fa4.tile.keys %arg1[%batchIndex] seqused_k %arg4 : memref<?xi32> pages %arg5 : memref<?x?xi32> : memref<?x128x2x64xf16>
+        %c1_6 = arith.constant 1 : index
+        %c2_7 = arith.constant 2 : index
+        %c0_8 = arith.constant 0 : index
+        scf.for %arg7 = %c0_8 to %c2_7 step %c1_6 {
+          %c128 = arith.constant 128 : index
+          %6 = arith.muli %arg7, %c128 : index
+          %7 = arith.addi %position, %6 : index
+          %8 = fa4.tile.load %arg0[%batchIndex, %7, %firstHead] heads 1 : memref<?x?x2x64xf16> -> tensor<128x64xf16>
+          %c127 = arith.constant 127 : index
+          %9 = arith.addi %7, %c127 : index
+          %c128_9 = arith.constant 128 : index
+          %c127_10 = arith.constant 127 : index
+          %10 = arith.addi %5, %c127_10 : index
+          %11 = arith.divui %10, %c128_9 : index
+          %cst = arith.constant dense<0.000000e+00> : tensor<128x64xf32>
+          %cst_11 = arith.constant dense<0xFF800000> : tensor<128xf32>
+          %cst_12 = arith.constant dense<0.000000e+00> : tensor<128xf32>
+          %c1_13 = arith.constant 1 : index
+          %c0_14 = arith.constant 0 : index
+          %12:3 = scf.for %arg8 = %c0_14 to %11 step %c1_13 iter_args(%arg9 = %cst, %arg10 = %cst_11, %arg11 = %cst_12) -> (tensor<128x64xf32>, tensor<128xf32>, tensor<128xf32>) {
+            %c128_15 = arith.constant 128 : index
+            %14 = arith.muli %arg8, %c128_15 : index
+            // expected-error @+1 {{is not the FA4 forward program fa4-specialize builds: K and V must be read through the page table the keys are counted with}}
+            %15 = fa4.tile.load %arg1[%batchIndex, %14, %4] heads 1 pages %arg5 : memref<?x?xi32> : memref<?x128x2x64xf16> -> tensor<128x64xf16>
+            %16 = fa4.tile.load %arg2[%batchIndex, %14, %4] heads 1 : memref<?x128x2x64xf16> -> tensor<128x64xf16>
+            %17 = fa4.tile.matmul %8, %15 transpose_b : tensor<128x64xf16>, tensor<128x64xf16> -> tensor<128x128xf32>
+            %18 = fa4.tile.mask %17 rows %7 keys %14 lengths (%dim_0, %5) heads 1 : tensor<128x128xf32>
+            %probabilities, %newMax, %newSum, %correction = fa4.tile.softmax %18, %arg10, %arg11 scale_log2 0.18033688011112042 threshold 8 emulated 3 : tensor<128x128xf32>, tensor<128xf32> -> tensor<128x128xf16>
+            %19 = fa4.tile.rescale %arg9 by %correction : tensor<128x64xf32>, tensor<128xf32>
+            %20 = fa4.tile.matmul %probabilities, %16 acc %19 : tensor<128x128xf16>, tensor<128x64xf16> -> tensor<128x64xf32>
+            scf.yield %20, %newMax, %newSum : tensor<128x64xf32>, tensor<128xf32>, tensor<128xf32>
+          }
+          %13 = fa4.tile.normalize %12#0 by %12#2 : tensor<128x64xf32>, tensor<128xf32> -> tensor<128x64xf16>
+          fa4.tile.store %13, %arg3[%batchIndex, %7, %firstHead] heads 1 : tensor<128x64xf16> -> memref<?x?x2x64xf16>
+        }
+      }
+      gpu.return
+    }
+  }
+}
+
+
+// -----
+
+// The mask bounds keys by K's size, not by the batch's keys.
+module attributes {gpu.container_module} {
+  func.func @f(%arg0: memref<?x?x2x64xf16>, %arg1: memref<?x128x2x64xf16>, %arg2: memref<?x128x2x64xf16>, %arg3: memref<?x?x2x64xf16>, %arg4: memref<?xi32>, %arg5: memref<?x?xi32>) {
+    fa4.launch @f_attention::@f_attention(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5) : memref<?x?x2x64xf16>, memref<?x128x2x64xf16>, memref<?x128x2x64xf16>, memref<?x?x2x64xf16>, memref<?xi32>, memref<?x?xi32>
+    return
+  }
+  gpu.module @f_attention [#nvvm.target<chip = "sm_100a", features = "+ptx86">] {
+    gpu.func @f_attention(%arg0: memref<?x?x2x64xf16>, %arg1: memref<?x128x2x64xf16>, %arg2: memref<?x128x2x64xf16>, %arg3: memref<?x?x2x64xf16>, %arg4: memref<?xi32>, %arg5: memref<?x?xi32>) kernel attributes {fa4.plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>} {
+      %c0 = arith.constant 0 : index
+      %dim = memref.dim %arg0, %c0 : memref<?x?x2x64xf16>
+      %c1 = arith.constant 1 : index
+      %dim_0 = memref.dim %arg0, %c1 : memref<?x?x2x64xf16>
+      %c1_1 = arith.constant 1 : index
+      %dim_2 = memref.dim %arg1, %c1_1 : memref<?x128x2x64xf16>
+      %c256 = arith.constant 256 : index
+      %c255 = arith.constant 255 : index
+      %0 = arith.addi %dim_0, %c255 : index
+      %1 = arith.divui %0, %c256 : index
+      %c2 = arith.constant 2 : index
+      %2 = arith.muli %dim, %c2 : index
+      %3 = arith.muli %2, %1 : index
+      %c1_3 = arith.constant 1 : index
+      %c0_4 = arith.constant 0 : index
+      scf.for %arg6 = %c0_4 to %3 step %c1_3 {
+        %batchIndex, %firstHead, %position = fa4.tile.coords %arg6 of (%1, %dim) scheduler linear head_blocks 2 heads 1 positions 256
+        %c1_5 = arith.constant 1 : index
+        %4 = arith.divui %firstHead, %c1_5 : index
+        %5 = fa4.tile.keys %arg1[%batchIndex] seqused_k %arg4 : memref<?xi32> pages %arg5 : memref<?x?xi32> : memref<?x128x2x64xf16>
+        %c1_6 = arith.constant 1 : index
+        %c2_7 = arith.constant 2 : index
+        %c0_8 = arith.constant 0 : index
+        scf.for %arg7 = %c0_8 to %c2_7 step %c1_6 {
+          %c128 = arith.constant 128 : index
+          %6 = arith.muli %arg7, %c128 : index
+          %7 = arith.addi %position, %6 : index
+          %8 = fa4.tile.load %arg0[%batchIndex, %7, %firstHead] heads 1 : memref<?x?x2x64xf16> -> tensor<128x64xf16>
+          %c127 = arith.constant 127 : index
+          %9 = arith.addi %7, %c127 : index
+          %c128_9 = arith.constant 128 : index
+          %c127_10 = arith.constant 127 : index
+          %10 = arith.addi %5, %c127_10 : index
+          %11 = arith.divui %10, %c128_9 : index
+          %cst = arith.constant dense<0.000000e+00> : tensor<128x64xf32>
+          %cst_11 = arith.constant dense<0xFF800000> : tensor<128xf32>
+          %cst_12 = arith.constant dense<0.000000e+00> : tensor<128xf32>
+          %c1_13 = arith.constant 1 : index
+          %c0_14 = arith.constant 0 : index
+          %12:3 = scf.for %arg8 = %c0_14 to %11 step %c1_13 iter_args(%arg9 = %cst, %arg10 = %cst_11, %arg11 = %cst_12) -> (tensor<128x64xf32>, tensor<128xf32>, tensor<128xf32>) {
+            %c128_15 = arith.constant 128 : index
+            %14 = arith.muli %arg8, %c128_15 : index
+            %15 = fa4.tile.load %arg1[%batchIndex, %14, %4] heads 1 pages %arg5 : memref<?x?xi32> : memref<?x128x2x64xf16> -> tensor<128x64xf16>
+            %16 = fa4.tile.load %arg2[%batchIndex, %14, %4] heads 1 pages %arg5 : memref<?x?xi32> : memref<?x128x2x64xf16> -> tensor<128x64xf16>
+            %17 = fa4.tile.matmul %8, %15 transpose_b : tensor<128x64xf16>, tensor<128x64xf16> -> tensor<128x128xf32>
+            // expected-error @+1 {{is not the FA4 forward program fa4-specialize builds: the mask must cover Q's rows and the K tile's keys with the lengths of Q and K}}
+            %18 = fa4.tile.mask %17 rows %7 keys %14 lengths (%dim_0, %dim_2) heads 1 : tensor<128x128xf32>
+            %probabilities, %newMax, %newSum, %correction = fa4.tile.softmax %18, %arg10, %arg11 scale_log2 0.18033688011112042 threshold 8 emulated 3 : tensor<128x128xf32>, tensor<128xf32> -> tensor<128x128xf16>
+            %19 = fa4.tile.rescale %arg9 by %correction : tensor<128x64xf32>, tensor<128xf32>
+            %20 = fa4.tile.matmul %probabilities, %16 acc %19 : tensor<128x128xf16>, tensor<128x64xf16> -> tensor<128x64xf32>
+            scf.yield %20, %newMax, %newSum : tensor<128x64xf32>, tensor<128xf32>, tensor<128xf32>
+          }
+          %13 = fa4.tile.normalize %12#0 by %12#2 : tensor<128x64xf32>, tensor<128xf32> -> tensor<128x64xf16>
+          fa4.tile.store %13, %arg3[%batchIndex, %7, %firstHead] heads 1 : tensor<128x64xf16> -> memref<?x?x2x64xf16>
+        }
+      }
+      gpu.return
+    }
+  }
+}
+
+
+// -----
+
+// The keys counted at another batch than the tile's.
+module attributes {gpu.container_module} {
+  func.func @f(%arg0: memref<?x?x2x64xf16>, %arg1: memref<?x128x2x64xf16>, %arg2: memref<?x128x2x64xf16>, %arg3: memref<?x?x2x64xf16>, %arg4: memref<?xi32>, %arg5: memref<?x?xi32>) {
+    fa4.launch @f_attention::@f_attention(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5) : memref<?x?x2x64xf16>, memref<?x128x2x64xf16>, memref<?x128x2x64xf16>, memref<?x?x2x64xf16>, memref<?xi32>, memref<?x?xi32>
+    return
+  }
+  gpu.module @f_attention [#nvvm.target<chip = "sm_100a", features = "+ptx86">] {
+    gpu.func @f_attention(%arg0: memref<?x?x2x64xf16>, %arg1: memref<?x128x2x64xf16>, %arg2: memref<?x128x2x64xf16>, %arg3: memref<?x?x2x64xf16>, %arg4: memref<?xi32>, %arg5: memref<?x?xi32>) kernel attributes {fa4.plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>} {
+      %c0 = arith.constant 0 : index
+      %dim = memref.dim %arg0, %c0 : memref<?x?x2x64xf16>
+      %c1 = arith.constant 1 : index
+      %dim_0 = memref.dim %arg0, %c1 : memref<?x?x2x64xf16>
+      %c1_1 = arith.constant 1 : index
+      %dim_2 = memref.dim %arg1, %c1_1 : memref<?x128x2x64xf16>
+      %c256 = arith.constant 256 : index
+      %c255 = arith.constant 255 : index
+      %0 = arith.addi %dim_0, %c255 : index
+      %1 = arith.divui %0, %c256 : index
+      %c2 = arith.constant 2 : index
+      %2 = arith.muli %dim, %c2 : index
+      %3 = arith.muli %2, %1 : index
+      %c1_3 = arith.constant 1 : index
+      %c0_4 = arith.constant 0 : index
+      scf.for %arg6 = %c0_4 to %3 step %c1_3 {
+        %batchIndex, %firstHead, %position = fa4.tile.coords %arg6 of (%1, %dim) scheduler linear head_blocks 2 heads 1 positions 256
+        %c1_5 = arith.constant 1 : index
+        %4 = arith.divui %firstHead, %c1_5 : index
+        // expected-error @+1 {{is not the FA4 forward program fa4-specialize builds: the keys must be counted in K at the work tile's batch}}
+        %5 = fa4.tile.keys %arg1[%firstHead] seqused_k %arg4 : memref<?xi32> pages %arg5 : memref<?x?xi32> : memref<?x128x2x64xf16>
+        %c1_6 = arith.constant 1 : index
+        %c2_7 = arith.constant 2 : index
+        %c0_8 = arith.constant 0 : index
+        scf.for %arg7 = %c0_8 to %c2_7 step %c1_6 {
+          %c128 = arith.constant 128 : index
+          %6 = arith.muli %arg7, %c128 : index
+          %7 = arith.addi %position, %6 : index
+          %8 = fa4.tile.load %arg0[%batchIndex, %7, %firstHead] heads 1 : memref<?x?x2x64xf16> -> tensor<128x64xf16>
+          %c127 = arith.constant 127 : index
+          %9 = arith.addi %7, %c127 : index
+          %c128_9 = arith.constant 128 : index
+          %c127_10 = arith.constant 127 : index
+          %10 = arith.addi %5, %c127_10 : index
+          %11 = arith.divui %10, %c128_9 : index
+          %cst = arith.constant dense<0.000000e+00> : tensor<128x64xf32>
+          %cst_11 = arith.constant dense<0xFF800000> : tensor<128xf32>
+          %cst_12 = arith.constant dense<0.000000e+00> : tensor<128xf32>
+          %c1_13 = arith.constant 1 : index
+          %c0_14 = arith.constant 0 : index
+          %12:3 = scf.for %arg8 = %c0_14 to %11 step %c1_13 iter_args(%arg9 = %cst, %arg10 = %cst_11, %arg11 = %cst_12) -> (tensor<128x64xf32>, tensor<128xf32>, tensor<128xf32>) {
+            %c128_15 = arith.constant 128 : index
+            %14 = arith.muli %arg8, %c128_15 : index
+            %15 = fa4.tile.load %arg1[%batchIndex, %14, %4] heads 1 pages %arg5 : memref<?x?xi32> : memref<?x128x2x64xf16> -> tensor<128x64xf16>
+            %16 = fa4.tile.load %arg2[%batchIndex, %14, %4] heads 1 pages %arg5 : memref<?x?xi32> : memref<?x128x2x64xf16> -> tensor<128x64xf16>
+            %17 = fa4.tile.matmul %8, %15 transpose_b : tensor<128x64xf16>, tensor<128x64xf16> -> tensor<128x128xf32>
+            %18 = fa4.tile.mask %17 rows %7 keys %14 lengths (%dim_0, %5) heads 1 : tensor<128x128xf32>
+            %probabilities, %newMax, %newSum, %correction = fa4.tile.softmax %18, %arg10, %arg11 scale_log2 0.18033688011112042 threshold 8 emulated 3 : tensor<128x128xf32>, tensor<128xf32> -> tensor<128x128xf16>
+            %19 = fa4.tile.rescale %arg9 by %correction : tensor<128x64xf32>, tensor<128xf32>
+            %20 = fa4.tile.matmul %probabilities, %16 acc %19 : tensor<128x128xf16>, tensor<128x64xf16> -> tensor<128x64xf32>
+            scf.yield %20, %newMax, %newSum : tensor<128x64xf32>, tensor<128xf32>, tensor<128xf32>
+          }
+          %13 = fa4.tile.normalize %12#0 by %12#2 : tensor<128x64xf32>, tensor<128xf32> -> tensor<128x64xf16>
+          fa4.tile.store %13, %arg3[%batchIndex, %7, %firstHead] heads 1 : tensor<128x64xf16> -> memref<?x?x2x64xf16>
+        }
+      }
+      gpu.return
+    }
+  }
+}
+

@@ -36,9 +36,10 @@
 // CHECK: llvm.getelementptr %[[CUK]]
 // CHECK: %[[KSTART:.*]] = arith.minsi %{{.*}}, %[[TOTALKV]] : index
 // CHECK: llvm.getelementptr %[[USED]]
-// CHECK: memref.view
-// CHECK-NEXT: %[[ROW:.*]] = arith.addi %[[QSTART]], %{{.*}} : index
+// CHECK: %[[ROW:.*]] = arith.addi %[[QSTART]], %{{.*}} : index
 // CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK-NEXT: fa4.channel.acquire
+// CHECK: memref.view
 // CHECK-NEXT: arith.constant 0
 // CHECK-NEXT: fa4.tma.load %{{.*}}[%{{.*}}, %{{.*}}, %[[ROW]], %[[ZERO]]]
 // CHECK: %[[KROW:.*]] = arith.addi %[[KSTART]], %{{.*}} : index

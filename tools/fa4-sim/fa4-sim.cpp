@@ -34,7 +34,8 @@ static cl::opt<int64_t> batch("batch", cl::desc("Batch size (B)"),
 static cl::opt<int64_t> seqQ("seq-q", cl::desc("Query sequence length (Sq)"),
                              cl::cat(simCategory));
 static cl::opt<int64_t> seqKv("seq-kv",
-                              cl::desc("Key/value sequence length (Skv)"),
+                              cl::desc("Key/value sequence length (Skv; a "
+                                       "paged cache's keys per batch)"),
                               cl::cat(simCategory));
 static cl::opt<int64_t> headsQ("heads-q", cl::desc("Query heads (Hq)"),
                                cl::cat(simCategory));
@@ -57,8 +58,8 @@ static cl::list<int64_t>
               cl::CommaSeparated, cl::cat(simCategory));
 static cl::list<int64_t>
     sequsedK("seqused-k",
-             cl::desc("Packed sequences: the keys each uses (kernels that "
-                      "take seqused_k)"),
+             cl::desc("The keys each sequence (packed) or batch (a KV "
+                      "cache) uses, for kernels that take seqused_k"),
              cl::CommaSeparated, cl::cat(simCategory));
 static cl::list<int64_t> captureSizes(
     "capture-sizes",

@@ -27,9 +27,11 @@ struct Problem {
   std::optional<int64_t> batch, seqQ, seqKv, headsQ, headsKv, headDim;
   std::optional<bool> causal;
   /// Packed sequences of variable lengths (kernels with cu_seqlens tables):
-  /// the query and key lengths of each sequence and, for kernels that take
-  /// seqused_k, the keys each uses. The packed tensors hold the sequences
-  /// back to back, then padding rows no sequence owns.
+  /// the query and key lengths of each sequence. The packed tensors hold
+  /// the sequences back to back, then padding rows no sequence owns. For
+  /// kernels that take seqused_k (packed or a dense KV cache), the keys each
+  /// sequence or batch uses. A paged KV cache holds seqKv keys per batch,
+  /// rounded up to whole pages.
   std::vector<int64_t> seqlensQ, seqlensKv, sequsedK;
   std::optional<std::string> dtype;
   /// The dynamic sizes of the captured operands (those score and mask

@@ -702,9 +702,10 @@ LogicalResult Raiser::raise(linalg::LinalgOp pv) {
   auto raised = AttentionOp::create(
       rewriter, loc, TypeRange{init.getType()}, q, k, v, init,
       /*lse=*/Value(), /*sink=*/Value(), /*cuSeqlensQ=*/Value(),
-      /*cuSeqlensK=*/Value(), /*sequsedK=*/Value(), captures,
-      /*causal=*/nullptr, /*window=*/nullptr,
-      rewriter.getF32FloatAttr(scale32), /*softcap=*/nullptr,
+      /*cuSeqlensK=*/Value(), /*sequsedK=*/Value(), /*pageTable=*/Value(),
+      captures,
+      /*causal=*/nullptr, /*window=*/nullptr, rewriter.getF32FloatAttr(scale32),
+      /*softcap=*/nullptr,
       /*plan=*/nullptr);
   if (!captures.empty())
     buildScoreRegion(loc, raised, a, groupSize);

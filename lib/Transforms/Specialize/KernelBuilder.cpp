@@ -153,6 +153,14 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
   // a sequence's last Q stage, which are stored one by one.
   if (shape.varlen)
     arguments.push_back(LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1));
+  // A dense KV cache: seqused_k [B] in i32, likewise; paged, the page table
+  // [B, max_pages] in i32 and its row length.
+  if (!shape.varlen && shape.seqused)
+    arguments.push_back(LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1));
+  if (shape.pageSize) {
+    arguments.push_back(LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1));
+    arguments.push_back(index);
+  }
   // Each capture: a pointer to global memory, then its dynamic sizes.
   for (MemRefType capture : shape.captures) {
     arguments.push_back(LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1));
@@ -200,6 +208,12 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
       sequsedK = entry.getArgument(next++);
     outputRows = entry.getArgument(next++);
   }
+  if (!shape.varlen && shape.seqused)
+    sequsedK = entry.getArgument(next++);
+  if (shape.pageSize) {
+    pageTable = entry.getArgument(next++);
+    maxPages = entry.getArgument(next++);
+  }
   for (MemRefType type : shape.captures) {
     Capture capture{type, entry.getArgument(next++), {}};
     for (int64_t size : type.getShape())
@@ -214,6 +228,10 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
     // the packed totals; a tile's own lengths come from the tables.
     batch = arith::SubIOp::create(b, batch, idx(1));
   } else {
+    // Paged: the Skv argument is the page size; a batch holds up to
+    // max_pages of them.
+    if (shape.pageSize)
+      seqKv = mul(maxPages, shape.pageSize);
     int64_t positionsPerCta = shape.positionsPerWorkTile();
     tilesPerHead = div(add(seqQ, positionsPerCta - 1), positionsPerCta);
     tiles = mul(mul(batch, shape.headBlocks()), tilesPerHead);
@@ -249,8 +267,30 @@ Value KernelBuilder::loadCapture(unsigned index, ValueRange indices) {
   return LLVM::LoadOp::create(b, element, address);
 }
 
+Value KernelBuilder::loadTableEntry(Value table, Value offset) {
+  Type i32 = b.getI32Type();
+  Value address = LLVM::GEPOp::create(
+      b, table.getType(), i32, table,
+      ValueRange{arith::IndexCastOp::create(b, b.getI64Type(), offset)});
+  return arith::IndexCastOp::create(b, b.getIndexType(),
+                                    LLVM::LoadOp::create(b, i32, address));
+}
+
+Value KernelBuilder::batchKeys(Value batchIndex) {
+  Value used = loadTableEntry(sequsedK, batchIndex);
+  return arith::MinSIOp::create(b, arith::MaxSIOp::create(b, used, idx(0)),
+                                seqKv);
+}
+
 std::pair<Value, Value> KernelBuilder::tmaRows(const Tile &tile, bool query,
                                                Value row) {
+  if (shape.pageSize && !query) {
+    // The block's page (a block lies in one): its outer coordinate in the
+    // paged [pages, P, H, D] map. An entry outside the cache reads zeros.
+    Value page = loadTableEntry(
+        pageTable, add(mul(tile.batch, maxPages), div(row, shape.pageSize)));
+    return {rem(row, shape.pageSize), page};
+  }
   if (!shape.varlen)
     return {row, tile.batch};
   // The packed tensor's map is [1, T, H, D] from its first row (the
@@ -364,13 +404,15 @@ void KernelBuilder::buildLoadRole(Value q, Value kv, bool firstKeyBeforeQuery) {
       auto loadTile = [&](Value desc, Value channelValue, Value handoff,
                           Value buffer, Value offset, bool packed,
                           int64_t atoms, Value head, Value rowIndex) {
+        // Paged, the page index is read before the slot is acquired, so
+        // the load overlaps the wait.
+        auto [rowCoord, batchCoord] = tmaRows(tile, packed, rowIndex);
         ChannelAcquireOp::create(b, channelValue, handoff);
         int64_t atomBytes =
             KernelShape::atomBytes(packed ? shape.qRows() : shape.kvRows());
         for (int64_t a = 0; a < atoms; ++a) {
           Value box =
               smemView(buffer, add(offset, a * atomBytes), boxType(packed));
-          auto [rowCoord, batchCoord] = tmaRows(tile, packed, rowIndex);
           TmaLoadOp::create(
               b, desc, ValueRange{idx(a * kAtom), head, rowCoord, batchCoord},
               box, channelValue, handoff);

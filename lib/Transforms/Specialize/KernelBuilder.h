@@ -197,6 +197,12 @@ public:
   void storeLse(const Tile &tile, int64_t stage, Value row, Value rowSum,
                 Value rowMax);
 
+  /// Entry `offset` of i32 table `table` (a global pointer), as an index.
+  Value loadTableEntry(Value table, Value offset);
+  /// The keys batch `batchIndex` of a dense KV cache uses: its seqused_k
+  /// entry clamped to [0, Skv].
+  Value batchKeys(Value batchIndex);
+
   /// Element `indices` of capture `capture` (a global load at its
   /// row-major offset, computed in 64 bits).
   Value loadCapture(unsigned capture, ValueRange indices);
@@ -212,7 +218,9 @@ public:
   Value sinks; // the sink logits [Hq], with sinks
   // Packed sequences: the tables (i32 pointers; seqused_k where given). The
   // batch is then the number of sequences, Sq and Skv the packed totals.
-  Value cuSeqlensQ, cuSeqlensK, sequsedK;
+  // A dense KV cache: seqused_k, and paged the page table [B, maxPages]
+  // (Skv is then maxPages pages).
+  Value cuSeqlensQ, cuSeqlensK, sequsedK, pageTable, maxPages;
   Value outputRows; // packed O [Tq, Hq, D] as a global pointer
   // Work tiles (batch x head blocks x tilesPerHead) and KV blocks of Skv
   // (dense batches only: a packed sequence's tiles have their own).

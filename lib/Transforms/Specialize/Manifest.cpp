@@ -76,6 +76,14 @@ DictionaryAttr specialize::buildManifest(const KernelShape &shape,
     // The rows of a sequence's last Q stage are stored one by one.
     params.push_back(param("output_rows", "pointer", "output.data"));
   }
+  // A dense KV cache: each batch's keys, and the page table (K and V are
+  // then [pages, P, Hkv, D]: seq_kv is the page size).
+  if (!shape.varlen && shape.seqused)
+    params.push_back(param("seqused_k", "pointer", "seqused_k.data"));
+  if (shape.pageSize) {
+    params.push_back(param("page_table", "pointer", "page_table.data"));
+    params.push_back(param("max_pages", "i32", "page_table.shape[1]"));
+  }
   for (auto [index, capture] : llvm::enumerate(shape.captures)) {
     std::string name = "capture" + std::to_string(index);
     params.push_back(param(name, "pointer", name + ".data"));

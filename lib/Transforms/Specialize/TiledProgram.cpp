@@ -65,6 +65,7 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
   auto sinks = opsOf<TileSinkOp>(all);
   auto modifies = opsOf<TileModifyOp>(all);
   auto sequences = opsOf<TileSequenceOp>(all);
+  auto keyCounts = opsOf<TileKeysOp>(all);
   auto count = [&](size_t got, size_t want, StringRef name) {
     return got == want ? success()
                        : LogicalResult(fail(kernel, Twine(got) + " '" + name +
@@ -79,14 +80,17 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
       failed(count(rescales.size(), 1, "fa4.tile.rescale")) ||
       failed(count(normalizes.size(), 1, "fa4.tile.normalize")) ||
       failed(count(stores.size(), 1, "fa4.tile.store")) ||
-      (lses.size() > 1 && failed(count(lses.size(), 1, "fa4.tile.store_lse"))) ||
+      (lses.size() > 1 &&
+       failed(count(lses.size(), 1, "fa4.tile.store_lse"))) ||
       (softcaps.size() > 1 &&
        failed(count(softcaps.size(), 1, "fa4.tile.softcap"))) ||
       (sinks.size() > 1 && failed(count(sinks.size(), 1, "fa4.tile.sink"))) ||
       (modifies.size() > 1 &&
        failed(count(modifies.size(), 1, "fa4.tile.modify"))) ||
       (sequences.size() > 1 &&
-       failed(count(sequences.size(), 1, "fa4.tile.sequence"))))
+       failed(count(sequences.size(), 1, "fa4.tile.sequence"))) ||
+      (keyCounts.size() > 1 &&
+       failed(count(keyCounts.size(), 1, "fa4.tile.keys"))))
     return failure();
   // The ops of the regions of fa4.tile.modify are its own (fa4.yield).
   size_t yields = 0;
@@ -95,7 +99,8 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
   for (TileModifyOp modify : modifies)
     yields += modify.getMaskMod().empty() ? 0 : 1;
   if (all.size() != 11 + lses.size() + softcaps.size() + sinks.size() +
-                        modifies.size() + sequences.size() + yields)
+                        modifies.size() + sequences.size() + keyCounts.size() +
+                        yields)
     return fail(kernel, "it holds fa4 ops other than the tile ops");
 
   TiledProgram p;
@@ -110,6 +115,10 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
   p.sink = sinks.empty() ? TileSinkOp() : sinks[0];
   p.modify = modifies.empty() ? TileModifyOp() : modifies[0];
   p.sequence = sequences.empty() ? TileSequenceOp() : sequences[0];
+  p.keys = keyCounts.empty() ? TileKeysOp() : keyCounts[0];
+  if (p.keys && p.sequence)
+    return fail(p.keys, "packed sequences count their keys with "
+                        "fa4.tile.sequence");
   p.scores = matmuls[0].getTransposeB() ? matmuls[0] : matmuls[1];
   p.product = matmuls[0].getTransposeB() ? matmuls[1] : matmuls[0];
   if (!p.scores.getTransposeB() || p.product.getTransposeB() ||
@@ -151,6 +160,21 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
     return fail(p.sequence, "it must view Q, K, V, O and LSE where stored");
   unsigned firstTable = 4 + (p.lse ? 1 : 0) + (p.sink ? 1 : 0);
   unsigned firstCapture = firstTable;
+  if (p.keys) {
+    // A KV cache's tables: seqused_k, then the page table, where given.
+    unsigned next = firstTable;
+    if (p.keys.getSequsedK() && !isArgument(p.keys.getSequsedK(), next++))
+      return fail(p.keys, "seqused_k must be the kernel's argument after O, "
+                          "LSE and the sinks");
+    if (p.keys.getPageTable() && !isArgument(p.keys.getPageTable(), next++))
+      return fail(p.keys, "the page table must be the kernel's argument "
+                          "after O, LSE, the sinks and seqused_k");
+    firstCapture = next;
+  }
+  if (p.key.getPageTable() != (p.keys ? p.keys.getPageTable() : Value()) ||
+      p.value.getPageTable() != p.key.getPageTable())
+    return fail(p.key, "K and V must be read through the page table the "
+                       "keys are counted with");
   if (p.sequence) {
     firstCapture += p.sequence.getSequsedK() ? 3 : 2;
     if (!isArgument(p.sequence.getCuSeqlensQ(), firstTable) ||
@@ -343,8 +367,16 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
        p.modify.getPosition() != row || p.modify.getKey() != key))
     return fail(p.modify, "the regions must see Q's batch, heads and rows "
                           "and the K tile's keys");
+  // A KV cache counts each batch's keys once per work tile.
+  if (p.keys && (p.keys->getBlock() != tileLoop.getBody() ||
+                 p.keys.getBatch() != batch || !isArgument(p.keys.getKey(), 1)))
+    return fail(p.keys, "the keys must be counted in K at the work tile's "
+                        "batch");
+  Value keyCount = p.keys ? p.keys.getKeys() : Value();
   if (p.mask.getPosition() != row || p.mask.getKey() != key ||
-      !isDim(p.mask.getSeqQ(), 0, 1) || !isDim(p.mask.getSeqKv(), 1, 1))
+      !isDim(p.mask.getSeqQ(), 0, 1) ||
+      (keyCount ? p.mask.getSeqKv() != keyCount
+                : !isDim(p.mask.getSeqKv(), 1, 1)))
     return fail(p.mask, "the mask must cover Q's rows and the K tile's keys "
                         "with the lengths of Q and K");
   if (splat(p.kvLoop.getInitArgs()[0]) != 0.0 ||
@@ -389,15 +421,18 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
              << (p.sequence ? "[Hq, Tq]" : "[B, Hq, Sq]") << " tensor, got "
              << lse;
   }
+  SmallVector<Value> tables;
   if (p.sequence)
-    for (Value table :
-         {p.sequence.getCuSeqlensQ(), p.sequence.getCuSeqlensK(),
-          p.sequence.getSequsedK()})
-      if (table &&
-          !cast<MemRefType>(table.getType()).getLayout().isIdentity())
-        return kernel.emitOpError() << "fa4-specialize reads the sequence "
-                                       "tables from contiguous tensors, got "
-                                    << table.getType();
+    tables = {p.sequence.getCuSeqlensQ(), p.sequence.getCuSeqlensK(),
+              p.sequence.getSequsedK()};
+  if (p.keys)
+    tables = {p.keys.getSequsedK(), p.keys.getPageTable()};
+  for (Value table : tables)
+    if (table && !cast<MemRefType>(table.getType()).getLayout().isIdentity())
+      return kernel.emitOpError() << "fa4-specialize reads the sequence, "
+                                     "key-count and page tables from "
+                                     "contiguous tensors, got "
+                                  << table.getType();
 
   RankedTensorType query = p.query.getTile().getType();
   RankedTensorType key = p.key.getTile().getType();
@@ -503,7 +538,14 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
     shape.softcap = p.softcap.getCap().convertToDouble();
   shape.lse = static_cast<bool>(p.lse);
   shape.varlen = static_cast<bool>(p.sequence);
-  shape.seqused = p.sequence && p.sequence.getSequsedK();
+  shape.seqused = (p.sequence && p.sequence.getSequsedK()) ||
+                  (p.keys && p.keys.getSequsedK());
+  if (p.keys && p.keys.getPageTable()) {
+    shape.pageSize = keyTensor.getDimSize(1);
+    if (shape.pageSize % plan.getBlockN() != 0)
+      return disagree(p.keys, "pages of " + Twine(shape.pageSize) +
+                                  " keys must hold whole blocks of blockN");
+  }
   shape.sink = static_cast<bool>(p.sink);
   shape.scheduler = p.coords.getScheduler();
   shape.scaleLog2 = p.softmax.getScaleLog2().convertToDouble();

@@ -37,6 +37,7 @@ struct TiledProgram {
   TileSinkOp sink;    // null without attention sinks
   TileModifyOp modify; // null without score or mask regions
   TileSequenceOp sequence; // null without variable lengths
+  TileKeysOp keys;         // null without a KV cache's lengths or pages
   scf::ForOp stageLoop, kvLoop;
   int64_t kvHeadDivisor = 0; // query heads per KV head, as the program says
 };
@@ -52,6 +53,8 @@ struct KernelShape {
   /// Packed sequences of variable lengths (cu_seqlens tables), and whether
   /// a seqused_k table limits each sequence's keys.
   bool varlen = false, seqused = false;
+  /// A paged KV cache's page size (keys per page; 0 without pages).
+  int64_t pageSize = 0;
   /// Whether each query head's sink logit joins its rows' softmax.
   bool sink;
   /// The mask's window (left, right), -1 where unbounded, causal included.

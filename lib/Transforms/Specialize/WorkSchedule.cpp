@@ -29,6 +29,12 @@ Tile WorkSchedule::nextTile(Value ordinal, Value kvBase) {
 SmallVector<Value> WorkSchedule::visit(Tile &tile,
                                        function_ref<void(const Tile &)> body,
                                        bool yield) {
+  if (!shape.varlen && kernel.sequsedK) {
+    // A dense KV cache: the tile's batch has its own keys.
+    tile.seqKv = kernel.batchKeys(tile.batch);
+    int64_t blockN = shape.plan.getBlockN();
+    tile.kvBlocks = div(add(tile.seqKv, blockN - 1), blockN);
+  }
   KvBlocks blocks = kernel.getScoreStage().tileBlocks(tile);
   tile.firstBlock = blocks.first;
   tile.blocks = blocks.count;
@@ -358,12 +364,7 @@ void VarlenSchedule::forEachTile(function_ref<void(const Tile &)> body) {
       rows(kernel.cuSeqlensK, sequence, kernel.seqKv);
   if (kernel.sequsedK) {
     // At most the keys the sequence holds.
-    Type i32 = b.getI32Type();
-    Value address = LLVM::GEPOp::create(
-        b, kernel.sequsedK.getType(), i32, kernel.sequsedK,
-        ValueRange{arith::IndexCastOp::create(b, i32, sequence)});
-    Value used = arith::IndexCastOp::create(
-        b, index, LLVM::LoadOp::create(b, i32, address));
+    Value used = kernel.loadTableEntry(kernel.sequsedK, sequence);
     tile.seqKv = arith::MinSIOp::create(
         b, arith::MaxSIOp::create(b, used, idx(0)), tile.seqKv);
   }

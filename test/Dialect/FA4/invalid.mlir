@@ -682,16 +682,88 @@ func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memre
 // custom syntax cannot spell one).
 func.func @f(%q: memref<?x8x64xbf16>, %k: memref<?x2x64xbf16>, %o: memref<?x8x64xbf16>, %c: memref<?xi32>) {
   // expected-error @+1 {{takes cu_seqlens_q and cu_seqlens_k together}}
-  "fa4.attention"(%q, %k, %k, %o, %c) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 0, 0, 0>}> ({}, {}) : (memref<?x8x64xbf16>, memref<?x2x64xbf16>, memref<?x2x64xbf16>, memref<?x8x64xbf16>, memref<?xi32>) -> ()
+  "fa4.attention"(%q, %k, %k, %o, %c) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 0, 0, 0, 0>}> ({}, {}) : (memref<?x8x64xbf16>, memref<?x2x64xbf16>, memref<?x2x64xbf16>, memref<?x8x64xbf16>, memref<?xi32>) -> ()
   return
 }
 
 // -----
 
-// seqused_k needs the tables.
-func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>, %u: memref<2xi32>) {
-  // expected-error @+1 {{takes seqused_k only with variable lengths (cu_seqlens_q and cu_seqlens_k)}}
-  "fa4.attention"(%q, %k, %k, %o, %u) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1, 0>}> ({}, {}) : (memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>, memref<2x128x8x64xbf16>, memref<2xi32>) -> ()
+// A dense KV cache's seqused_k has one entry per batch.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>, %u: memref<3xi32>) {
+  // expected-error @+1 {{batch mismatch: query dimension 0 is 2 but seqused_k dimension 0 is 3}}
+  fa4.attention ins(%q, %k, %k : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) seqused_k(%u : memref<3xi32>)
+  return
+}
+
+// -----
+
+// A dense KV cache's seqused_k is read through a plain pointer.
+func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>, %u: memref<2xi32, strided<[2]>>) {
+  // expected-error @+1 {{seqused_k must have unit stride in its innermost (batch) dimension, got 'memref<2xi32, strided<[2]>>'}}
+  fa4.attention ins(%q, %k, %k : memref<2x128x8x64xbf16>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>) seqused_k(%u : memref<2xi32, strided<[2]>>)
+  return
+}
+
+// -----
+
+// Paged K and V: a static page size.
+func.func @f(%q: memref<?x4x8x64xbf16>, %k: memref<?x?x2x64xbf16>, %o: memref<?x4x8x64xbf16>, %t: memref<?x?xi32>) {
+  // expected-error @+1 {{paged key and value must be [pages, P, heads_kv, head_dim] with a static page size P that is a power of two, got 'memref<?x?x2x64xbf16>'}}
+  fa4.attention ins(%q, %k, %k : memref<?x4x8x64xbf16>, memref<?x?x2x64xbf16>, memref<?x?x2x64xbf16>) outs(%o : memref<?x4x8x64xbf16>) paged(%t : memref<?x?xi32>)
+  return
+}
+
+// -----
+
+// Paged K and V: a power-of-two page size.
+func.func @f(%q: memref<?x4x8x64xbf16>, %k: memref<?x96x2x64xbf16>, %o: memref<?x4x8x64xbf16>, %t: memref<?x?xi32>) {
+  // expected-error @+1 {{paged key and value must be [pages, P, heads_kv, head_dim] with a static page size P that is a power of two, got 'memref<?x96x2x64xbf16>'}}
+  fa4.attention ins(%q, %k, %k : memref<?x4x8x64xbf16>, memref<?x96x2x64xbf16>, memref<?x96x2x64xbf16>) outs(%o : memref<?x4x8x64xbf16>) paged(%t : memref<?x?xi32>)
+  return
+}
+
+// -----
+
+// Paged K and V hold the same pages.
+func.func @f(%q: memref<?x4x8x64xbf16>, %k: memref<10x128x2x64xbf16>, %v: memref<12x128x2x64xbf16>, %o: memref<?x4x8x64xbf16>, %t: memref<?x?xi32>) {
+  // expected-error @+1 {{pages mismatch: key dimension 0 is 10 but value dimension 0 is 12}}
+  fa4.attention ins(%q, %k, %v : memref<?x4x8x64xbf16>, memref<10x128x2x64xbf16>, memref<12x128x2x64xbf16>) outs(%o : memref<?x4x8x64xbf16>) paged(%t : memref<?x?xi32>)
+  return
+}
+
+// -----
+
+// One page-table row per batch.
+func.func @f(%q: memref<2x4x8x64xbf16>, %k: memref<?x128x2x64xbf16>, %o: memref<2x4x8x64xbf16>, %t: memref<3x8xi32>) {
+  // expected-error @+1 {{batch mismatch: query dimension 0 is 2 but page_table dimension 0 is 3}}
+  fa4.attention ins(%q, %k, %k : memref<2x4x8x64xbf16>, memref<?x128x2x64xbf16>, memref<?x128x2x64xbf16>) outs(%o : memref<2x4x8x64xbf16>) paged(%t : memref<3x8xi32>)
+  return
+}
+
+// -----
+
+// The page table is read through a plain pointer.
+func.func @f(%q: memref<2x4x8x64xbf16>, %k: memref<?x128x2x64xbf16>, %o: memref<2x4x8x64xbf16>, %t: memref<2x8xi32, strided<[16, 1]>>) {
+  // expected-error @+1 {{page_table must be a contiguous tensor in global memory, got 'memref<2x8xi32, strided<[16, 1]>>'}}
+  fa4.attention ins(%q, %k, %k : memref<2x4x8x64xbf16>, memref<?x128x2x64xbf16>, memref<?x128x2x64xbf16>) outs(%o : memref<2x4x8x64xbf16>) paged(%t : memref<2x8xi32, strided<[16, 1]>>)
+  return
+}
+
+// -----
+
+// Pages are read with a dense query.
+func.func @f(%q: memref<?x8x64xbf16>, %k: memref<?x2x64xbf16>, %o: memref<?x8x64xbf16>, %c: memref<3xi32>, %t: memref<2x8xi32>) {
+  // expected-error @+1 {{reads a paged KV cache with a dense query [batch, seq, heads, head_dim]; packed sequences (varlen) with pages are not supported}}
+  fa4.attention ins(%q, %k, %k : memref<?x8x64xbf16>, memref<?x2x64xbf16>, memref<?x2x64xbf16>) outs(%o : memref<?x8x64xbf16>) varlen(%c, %c : memref<3xi32>, memref<3xi32>) paged(%t : memref<2x8xi32>)
+  return
+}
+
+// -----
+
+// A KV block lies in one page.
+func.func @f(%q: memref<?x4x8x64xbf16>, %k: memref<?x64x2x64xbf16>, %o: memref<?x4x8x64xbf16>, %t: memref<?x?xi32>) {
+  // expected-error @+1 {{plan blockN 128 must divide the page size 64: a KV block lies in one page}}
+  fa4.attention ins(%q, %k, %k : memref<?x4x8x64xbf16>, memref<?x64x2x64xbf16>, memref<?x64x2x64xbf16>) outs(%o : memref<?x4x8x64xbf16>) paged(%t : memref<?x?xi32>) {plan = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 128, headDim = 64, qStages = 2, kvStages = 2, gqaPack = 4, scheduler = linear, softmaxRegs = 232, correctionRegs = 0, producerRegs = 40, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8>}
   return
 }
 

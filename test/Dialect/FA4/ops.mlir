@@ -171,6 +171,31 @@ func.func @varlen(%q: memref<?x8x64xbf16>, %k: memref<?x2x64xbf16>,
 
 // -----
 
+// KV caches: a dense batch limited to each batch's keys, and a paged cache
+// [pages, 256, Hkv, D] read through a page table [B, max_pages].
+// CHECK-LABEL: func @kv_cache
+// CHECK: fa4.attention
+// CHECK-SAME: outs(%{{.*}} : memref<?x?x8x64xbf16>) seqused_k(%{{.*}} : memref<?xi32>){{$}}
+// CHECK: fa4.attention
+// CHECK-SAME: lse(%{{.*}} : memref<?x8x4xf32>) seqused_k(%{{.*}} : memref<?xi32>) paged(%{{.*}} : memref<?x?xi32>) {causal}
+func.func @kv_cache(%q: memref<?x?x8x64xbf16>, %k: memref<?x?x2x64xbf16>,
+                    %o: memref<?x?x8x64xbf16>, %qd: memref<?x4x8x64xbf16>,
+                    %kp: memref<?x256x2x64xbf16>, %od: memref<?x4x8x64xbf16>,
+                    %lse: memref<?x8x4xf32>, %u: memref<?xi32>,
+                    %t: memref<?x?xi32>) {
+  fa4.attention ins(%q, %k, %k : memref<?x?x8x64xbf16>, memref<?x?x2x64xbf16>,
+                    memref<?x?x2x64xbf16>) outs(%o : memref<?x?x8x64xbf16>)
+                seqused_k(%u : memref<?xi32>)
+  fa4.attention ins(%qd, %kp, %kp : memref<?x4x8x64xbf16>,
+                    memref<?x256x2x64xbf16>, memref<?x256x2x64xbf16>)
+                outs(%od : memref<?x4x8x64xbf16>) lse(%lse : memref<?x8x4xf32>)
+                seqused_k(%u : memref<?xi32>) paged(%t : memref<?x?xi32>)
+                {causal}
+  return
+}
+
+// -----
+
 // The tensor form: destination-passing style, O and LSE returned.
 // CHECK-LABEL: func @tensor_form
 // CHECK: %{{.*}}:2 = fa4.attention ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<2x256x8x64xbf16>, tensor<2x256x2x64xbf16>, tensor<2x256x2x64xbf16>) outs(%{{.*}} : tensor<2x256x8x64xbf16>) lse(%{{.*}} : tensor<2x8x256xf32>) sink(%{{.*}} : tensor<8xf32>) {causal} -> tensor<2x256x8x64xbf16>, tensor<2x8x256xf32>

@@ -314,3 +314,30 @@ func.func @sequence_lse(%b: index, %c: memref<?xi32>, %q: memref<?x8x64xf16>, %l
   %v:5 = fa4.tile.sequence %b of %c, %c : memref<?xi32>, memref<?xi32> (%q, %q, %q, %q, %l : memref<?x8x64xf16>, memref<?x8x64xf16>, memref<?x8x64xf16>, memref<?x8x64xf16>, memref<1x8x?xf32>) -> memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x1x8x?xf32>
   return
 }
+
+// -----
+
+// A paged tile lies in one page.
+func.func @paged_tile(%k: memref<?x64x2x64xf16>, %t: memref<?x?xi32>, %i: index) {
+  // expected-error @+1 {{reads tiles of 128 keys, which must fill pages of 64 keys whole}}
+  %kt = fa4.tile.load %k[%i, %i, %i] heads 1 pages %t : memref<?x?xi32> : memref<?x64x2x64xf16> -> tensor<128x64xf16>
+  return
+}
+
+// -----
+
+// Pages of K and V hold one head per row.
+func.func @paged_heads(%k: memref<?x128x2x64xf16>, %t: memref<?x?xi32>, %i: index) {
+  // expected-error @+1 {{reads pages of K or V, one head per row; got 2 heads}}
+  %kt = fa4.tile.load %k[%i, %i, %i] heads 2 pages %t : memref<?x?xi32> : memref<?x128x2x64xf16> -> tensor<128x64xf16>
+  return
+}
+
+// -----
+
+// A paged cache has a static power-of-two page size.
+func.func @paged_keys(%k: memref<?x?x2x64xf16>, %t: memref<?x?xi32>, %i: index) {
+  // expected-error @+1 {{reads a paged KV cache [pages, P, heads, head_dim] whose page size P must be a static power of two, got 'memref<?x?x2x64xf16>'}}
+  %n = fa4.tile.keys %k[%i] pages %t : memref<?x?xi32> : memref<?x?x2x64xf16>
+  return
+}

@@ -66,3 +66,15 @@ func.func @sequence(%b: index, %cq: memref<?xi32>, %ck: memref<?xi32>, %u: memre
   %views:5 = fa4.tile.sequence %b of %cq, %ck : memref<?xi32>, memref<?xi32> seqused_k %u : memref<?xi32> (%q, %k, %v, %o, %lse : memref<?x8x64xf16>, memref<?x2x64xf16>, memref<?x2x64xf16>, memref<?x8x64xf16>, memref<8x?xf32>) -> memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x?x2x64xf16, strided<[?, 128, 64, 1], offset: ?>>, memref<1x?x2x64xf16, strided<[?, 128, 64, 1], offset: ?>>, memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x8x?xf32, strided<[?, ?, 1], offset: ?>>
   return
 }
+
+// -----
+
+// A KV cache: the keys of batch %b, and K read through the page table.
+// CHECK-LABEL: func @kv_cache
+func.func @kv_cache(%k: memref<?x256x2x64xf16>, %u: memref<?xi32>, %t: memref<?x?xi32>, %b: index, %pos: index, %h: index) -> (index, tensor<128x64xf16>) {
+  // CHECK: fa4.tile.keys %{{.*}}[%{{.*}}] seqused_k %{{.*}} : memref<?xi32> pages %{{.*}} : memref<?x?xi32> : memref<?x256x2x64xf16>
+  %n = fa4.tile.keys %k[%b] seqused_k %u : memref<?xi32> pages %t : memref<?x?xi32> : memref<?x256x2x64xf16>
+  // CHECK: fa4.tile.load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] heads 1 pages %{{.*}} : memref<?x?xi32> : memref<?x256x2x64xf16> -> tensor<128x64xf16>
+  %kt = fa4.tile.load %k[%b, %pos, %h] heads 1 pages %t : memref<?x?xi32> : memref<?x256x2x64xf16> -> tensor<128x64xf16>
+  return %n, %kt : index, tensor<128x64xf16>
+}

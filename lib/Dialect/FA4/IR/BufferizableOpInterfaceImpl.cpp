@@ -245,7 +245,8 @@ struct AttentionOpInterface
         operandAt(optionalOperand(attention.getCuSeqlensQMutable())),
         operandAt(optionalOperand(attention.getCuSeqlensKMutable())),
         operandAt(optionalOperand(attention.getSequsedKMutable())),
-        captures, attention.getCausalAttr(), attention.getWindowAttr(),
+        operandAt(optionalOperand(attention.getPageTableMutable())), captures,
+        attention.getCausalAttr(), attention.getWindowAttr(),
         attention.getScaleAttr(), attention.getSoftcapAttr(),
         attention.getPlanAttr());
     bufferized->setDiscardableAttrs(op->getDiscardableAttrDictionary());

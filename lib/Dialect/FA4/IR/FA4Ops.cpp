@@ -160,9 +160,11 @@ LogicalResult AttentionOp::verify() {
   bool varlen = isVarlen();
   if (static_cast<bool>(getCuSeqlensK()) != varlen)
     return emitOpError() << "takes cu_seqlens_q and cu_seqlens_k together";
-  if (getSequsedK() && !varlen)
-    return emitOpError() << "takes seqused_k only with variable lengths "
-                            "(cu_seqlens_q and cu_seqlens_k)";
+  bool paged = isPaged();
+  if (paged && varlen)
+    return emitOpError() << "reads a paged KV cache with a dense query "
+                            "[batch, seq, heads, head_dim]; packed sequences "
+                            "(varlen) with pages are not supported";
   int64_t rank = varlen ? 3 : 4;
   for (auto [name, value] :
        {std::pair<StringRef, Value>{"query", getQuery()}, {"key", getKey()},
@@ -179,6 +181,8 @@ LogicalResult AttentionOp::verify() {
     if (varlen)
       operand.dimNames = {seq == "seq_q" ? "total_q" : "total_kv", heads, dim,
                           ""};
+    else if (paged && seq == "seq_kv")
+      operand.dimNames = {"pages", "page_size", heads, dim};
     else
       operand.dimNames = {"batch", seq, heads, dim};
     return operand;
@@ -206,9 +210,11 @@ LogicalResult AttentionOp::verify() {
                            << operand->type.getElementType()
                            << " must match query element type " << elementType;
 
-  if ((!varlen && (failed(verifySameDim(*this, "batch", q, 0, k, 0)) ||
-                   failed(verifySameDim(*this, "batch", q, 0, v, 0)) ||
-                   failed(verifySameDim(*this, "batch", q, 0, o, 0)))) ||
+  if ((!varlen && !paged &&
+       (failed(verifySameDim(*this, "batch", q, 0, k, 0)) ||
+        failed(verifySameDim(*this, "batch", q, 0, v, 0)))) ||
+      (!varlen && failed(verifySameDim(*this, "batch", q, 0, o, 0))) ||
+      (paged && failed(verifySameDim(*this, "pages", k, 0, v, 0))) ||
       failed(verifySameDim(*this, q.dimNames[seq], q, seq, o, seq)) ||
       failed(verifySameDim(*this, k.dimNames[seq], k, seq, v, seq)) ||
       failed(verifySameDim(*this, "heads_q", q, heads, o, heads)) ||
@@ -251,6 +257,35 @@ LogicalResult AttentionOp::verify() {
                << cuQ.dim(0) << " entries (" << cuQ.dim(0) - 1
                << " sequences) but seqused_k has " << u.dim(0);
     }
+  }
+
+  if (TypedValue<ShapedType> used = getSequsedK(); used && !varlen) {
+    // A KV cache: each batch's keys.
+    NamedOperand u{"seqused_k", used.getType(), {"batch", "", "", ""}};
+    if (failed(verifyOperandShape(*this, u, {})) ||
+        failed(verifySameDim(*this, "batch", q, 0, u, 0)))
+      return failure();
+    if (!isContiguousGlobal(u.type))
+      return emitOpError() << "seqused_k must be a contiguous tensor in "
+                              "global memory, got "
+                           << u.type;
+  }
+  if (paged) {
+    NamedOperand table{
+        "page_table", getPageTable().getType(), {"batch", "max_pages", "", ""}};
+    if (failed(verifyOperandShape(*this, table, {})) ||
+        failed(verifySameDim(*this, "batch", q, 0, table, 0)))
+      return failure();
+    if (!isContiguousGlobal(table.type))
+      return emitOpError() << "page_table must be a contiguous tensor in "
+                              "global memory, got "
+                           << table.type;
+    int64_t pageSize = k.type.getDimSize(1);
+    if (ShapedType::isDynamic(pageSize) || !llvm::isPowerOf2_64(pageSize))
+      return emitOpError() << "paged key and value must be [pages, P, "
+                              "heads_kv, head_dim] with a static page size P "
+                              "that is a power of two, got "
+                           << k.type;
   }
 
   if (getNumQueryHeads() % getNumKeyValueHeads() != 0)
@@ -321,6 +356,10 @@ LogicalResult AttentionOp::verify() {
                            << ", v " << plan.getValueHeadDim()
                            << ") do not match the operands' (qk "
                            << getHeadDimQK() << ", v " << getHeadDimV() << ")";
+    if (paged && getPageSize() % plan.getBlockN() != 0)
+      return emitOpError() << "plan blockN " << plan.getBlockN()
+                           << " must divide the page size " << getPageSize()
+                           << ": a KV block lies in one page";
     if (getNumQueryHeads() % (plan.getGqaPack() * getNumKeyValueHeads()) != 0)
       return emitOpError() << "plan gqaPack " << plan.getGqaPack()
                            << " must divide the query heads per key/value "
@@ -371,10 +410,17 @@ std::string LaunchOp::getOperandName(unsigned index) {
     return kActivations[index].str();
   // The optional operands follow O in the attention op's order, each known
   // by its type: LSE [B, Hq, Sq] (or [Hq, total_q]) and the sinks [Hq] in
-  // f32, then the i32 tables of variable lengths in order.
+  // f32, then the i32 tables: of variable lengths in order (a packed, rank-3
+  // query), or a dense batch's seqused_k [B], and the page table [B, pages].
   auto type = cast<MemRefType>(getTensors()[index].getType());
   if (type.getElementType().isF32())
     return type.getRank() == 1 ? "sink" : "lse";
+  if (!type.getElementType().isSignlessInteger(32))
+    return {};
+  if (type.getRank() == 2)
+    return "page_table";
+  if (cast<MemRefType>(getTensors()[0].getType()).getRank() == 4)
+    return type.getRank() == 1 ? "seqused_k" : "";
   static constexpr StringLiteral kTables[] = {"cu_seqlens_q", "cu_seqlens_k",
                                               "seqused_k"};
   unsigned table = 0;
@@ -434,6 +480,10 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   // query, key, value, output, then optionally lse and sink, then the
   // tables of variable lengths, in this order.
   std::string previous = "output";
+  // A dense batch (rank-4 query) takes seqused_k and page_table without the
+  // packed sequences' tables.
+  bool dense = !getTensors().empty() &&
+               cast<MemRefType>(getTensors()[0].getType()).getRank() == 4;
   for (unsigned i = 0, e = getTensors().size(); i < e; ++i) {
     std::string name = getOperandName(i);
     bool inOrder =
@@ -442,13 +492,19 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
         (name == "cu_seqlens_q" &&
          (previous == "output" || previous == "lse" || previous == "sink")) ||
         (name == "cu_seqlens_k" && previous == "cu_seqlens_q") ||
-        (name == "seqused_k" && previous == "cu_seqlens_k");
+        (name == "seqused_k" &&
+         (previous == "cu_seqlens_k" ||
+          (dense && (previous == "output" || previous == "lse" ||
+                     previous == "sink")))) ||
+        (name == "page_table" && dense &&
+         (previous == "output" || previous == "lse" || previous == "sink" ||
+          previous == "seqused_k"));
     if (!inOrder)
       return emitOpError()
              << "takes query, key, value, output and optionally lse (f32 "
                 "[B, Hq, Sq] or [Hq, total_q]), sink (f32 [Hq]), "
-                "cu_seqlens_q, cu_seqlens_k (i32 [B + 1]) and seqused_k (i32 "
-                "[B]), in this order; operand #"
+                "cu_seqlens_q, cu_seqlens_k (i32 [B + 1]), seqused_k (i32 "
+                "[B]) and page_table (i32 [B, pages]), in this order; operand #"
              << i << " is " << getOperand(i).getType();
     previous = name;
   }

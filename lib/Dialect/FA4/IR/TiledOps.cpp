@@ -137,9 +137,42 @@ LogicalResult TileSequenceOp::verify() {
   return success();
 }
 
+/// A paged KV cache `[pages, P, H, D]`: a static page size that whole
+/// tiles of `rows` keys fill (0: any).
+static LogicalResult verifyPagedSource(Operation *op, MemRefType source,
+                                       int64_t rows) {
+  int64_t pageSize = source.getDimSize(1);
+  if (ShapedType::isDynamic(pageSize) || pageSize <= 0 ||
+      !llvm::isPowerOf2_64(pageSize))
+    return op->emitOpError() << "reads a paged KV cache [pages, P, heads, "
+                                "head_dim] whose page size P must be a "
+                                "static power of two, got "
+                             << source;
+  if (rows && pageSize % rows != 0)
+    return op->emitOpError()
+           << "reads tiles of " << rows << " keys, which must fill pages of "
+           << pageSize << " keys whole";
+  return success();
+}
+
 LogicalResult TileLoadOp::verify() {
-  return verifyRowTile(*this, getSource().getType(), getTile().getType(),
-                       getHeads());
+  if (failed(verifyRowTile(*this, getSource().getType(), getTile().getType(),
+                           getHeads())))
+    return failure();
+  if (getPageTable()) {
+    if (getHeads() != 1)
+      return emitOpError() << "reads pages of K or V, one head per row; got "
+                           << getHeads() << " heads";
+    return verifyPagedSource(*this, getSource().getType(),
+                             getTile().getType().getDimSize(0));
+  }
+  return success();
+}
+
+LogicalResult TileKeysOp::verify() {
+  if (getPageTable())
+    return verifyPagedSource(*this, getKey().getType(), 0);
+  return success();
 }
 
 LogicalResult TileStoreOp::verify() {

@@ -19,6 +19,7 @@ def FA4_ActivationMemRef : MemRefRankOf<[F16, BF16], [4]>;
 def FA4_LseMemRef : MemRefRankOf<[F32], [2, 3]>;
 def FA4_SeqLensMemRef : MemRefRankOf<[I32], [1]>;
 def FA4_SinkMemRef : MemRefRankOf<[F32], [1]>;
+def FA4_PageTableMemRef : MemRefRankOf<[I32], [2]>;
 def FA4_CaptureMemRef : MemRefOf<[F16, BF16, F32, I8, I16, I32, I64]>;
 
 // The attention's operands are memrefs, or ranked tensors of the same ranks
@@ -37,6 +38,7 @@ def FA4_LseShaped : FA4_Shaped<[F32], [2, 3], "2D/3D memref or tensor of f32">;
 // Sequence starts (B + 1 prefix sums) and lengths of a packed batch.
 def FA4_SeqLensShaped : FA4_Shaped<[I32], [1], "1D memref or tensor of i32">;
 def FA4_SinkShaped : FA4_Shaped<[F32], [1], "1D memref or tensor of f32">;
+def FA4_PageTableShaped : FA4_Shaped<[I32], [2], "2D memref or tensor of i32">;
 // What score and mask regions may read: tables in global memory.
 def FA4_CaptureShaped
     : AnyTypeOf<[MemRefOf<[F16, BF16, F32, I8, I16, I32, I64]>,
@@ -75,7 +77,8 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
     | `lse` (optional) | `[B?, Hq, Sq?]` | f32 |
     | `sink` (optional) | `[Hq?]` | f32 |
     | `cu_seqlens_q`, `cu_seqlens_k` (`varlen`) | `[B+1?]` | i32 |
-    | `seqused_k` (optional, with `varlen`) | `[B?]` | i32 |
+    | `seqused_k` (optional) | `[B?]` | i32 |
+    | `page_table` (optional, `paged`) | `[B?, pages?]` | i32 |
     | `captures` (any number) | any, contiguous | f16, bf16, f32, i8-i64 |
 
     Variable-length batches (`varlen(%cu_seqlens_q, %cu_seqlens_k)`): Q and
@@ -89,6 +92,16 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
     sequence's own lengths) and `b` the sequence. The kernel clamps a table
     that breaks these rules into the tensors rather than reading or writing
     outside them, but its result is then unspecified.
+
+    KV caches: `seqused_k(%used)` on a dense batch limits batch `b` to its
+    first `seqused_k[b]` keys (clamped to `[0, Skv]`); causal and the window
+    are then aligned to that length. `paged(%page_table)` reads K and V
+    through a page table: they are `[num_pages, P, Hkv, D]` with a static
+    page size `P` (a power of two), `page_table` is `[B, max_pages]`, and
+    key `j` of batch `b` is `K[page_table[b, j / P], j mod P]`; batch `b`
+    has `max_pages * P` keys, or its `seqused_k[b]` (clamped) when given.
+    Page entries past a batch's keys are never read. Paged KV takes a dense
+    query (no `varlen`).
 
     `Hq` must be a multiple of `Hkv` (grouped-query attention; `Hkv = 1` is
     multi-query attention). The head dimension of every operand must have
@@ -154,6 +167,13 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
                   outs(%o : memref<?x32x128xbf16>)
                   lse(%lse : memref<32x?xf32>)
                   varlen(%cu_q, %cu_k : memref<?xi32>, memref<?xi32>) {causal}
+    // Decode against a paged KV cache of 256-key pages: 4 new tokens per
+    // sequence, each sequence's cache length in %lens.
+    fa4.attention ins(%q, %kc, %vc : memref<?x4x32x128xbf16>,
+                      memref<?x256x8x128xbf16>, memref<?x256x8x128xbf16>)
+                  outs(%o : memref<?x4x32x128xbf16>)
+                  seqused_k(%lens : memref<?xi32>)
+                  paged(%pages : memref<?x?xi32>) {causal}
     // ALiBi: each head's slope times the key's distance from the query.
     fa4.attention ins(%q, %k, %v : memref<?x?x8x128xbf16>,
                       memref<?x?x8x128xbf16>, memref<?x?x8x128xbf16>)
@@ -195,6 +215,8 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
     Arg<Optional<FA4_SeqLensShaped>, "key sequence starts [B + 1]">
         :$cuSeqlensK,
     Arg<Optional<FA4_SeqLensShaped>, "keys used per sequence [B]">:$sequsedK,
+    Arg<Optional<FA4_PageTableShaped>, "KV pages per sequence [B, pages]">
+        :$pageTable,
     Arg<Variadic<FA4_CaptureShaped>, "what the regions read">:$captures,
     UnitAttr:$causal,
     OptionalAttr<ConfinedAttr<DenseI64ArrayAttr, [DenseArrayCount<2>]>>:$window,
@@ -216,8 +238,8 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
                    "FloatAttr":$softcap, "PlanAttr":$plan), [{
       build($_builder, $_state, /*results=*/TypeRange(), query, key, value,
             output, lse, sink, /*cuSeqlensQ=*/Value(), /*cuSeqlensK=*/Value(),
-            /*sequsedK=*/Value(), captures, causal, window, scale, softcap,
-            plan);
+            /*sequsedK=*/Value(), /*pageTable=*/Value(), captures, causal,
+            window, scale, softcap, plan);
     }]>
   ];
 
@@ -230,6 +252,7 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
     (`varlen` `(` $cuSeqlensQ^ `,` $cuSeqlensK `:` type($cuSeqlensQ) `,`
                   type($cuSeqlensK) `)`)?
     (`seqused_k` `(` $sequsedK^ `:` type($sequsedK) `)`)?
+    (`paged` `(` $pageTable^ `:` type($pageTable) `)`)?
     (`captures` `(` $captures^ `:` type($captures) `)`)?
     attr-dict
     (`->` type($results)^)?
@@ -245,6 +268,12 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
 
     /// Whether the batch is packed sequences of variable lengths.
     bool isVarlen() { return static_cast<bool>(getCuSeqlensQ()); }
+    /// Whether K and V are read through a page table.
+    bool isPaged() { return static_cast<bool>(getPageTable()); }
+    /// The keys of one KV page (paged K/V's dimension 1).
+    int64_t getPageSize() {
+      return isPaged() ? getKey().getType().getDimSize(1) : 0;
+    }
     /// The dimension of Q, K, V and O that holds the sequence: 1 of
     /// [B, S, H, D], 0 of the packed [total, H, D]; heads and head dim follow.
     unsigned getSequenceDim() { return isVarlen() ? 0 : 1; }
@@ -370,29 +399,82 @@ def FA4_TileSequenceOp : FA4_Op<"tile.sequence", [AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
+def FA4_TileKeysOp : FA4_Op<"tile.keys", [AttrSizedOperandSegments]> {
+  let summary = "the keys one batch of a KV cache holds";
+  let description = [{
+    The number of keys batch `batch` attends to: the capacity of `key`
+    (`Skv` of a dense `[B, Skv, H, D]` tensor; `max_pages * P` of a paged
+    `[pages, P, H, D]` tensor read through `page_table` `[B, max_pages]`),
+    or `seqused_k[batch]` clamped to `[0, capacity]` when given. The tiled
+    program bounds the KV loop and the mask with it.
+
+    ```mlir
+    %n = fa4.tile.keys %key[%b] seqused_k %lens : memref<?xi32>
+        pages %table : memref<?x?xi32> : memref<?x256x8x128xbf16>
+    ```
+
+    PTX: after `fa4-specialize`, one `ld.global.b32` of `seqused_k` per
+    work tile and role, a `min`/`max` clamp.
+  }];
+  let arguments = (ins Arg<FA4_ActivationMemRef, "", [MemRead]>:$key,
+                       Index:$batch,
+                       Arg<Optional<FA4_SeqLensMemRef>, "", [MemRead]>
+                           :$sequsedK,
+                       Arg<Optional<FA4_PageTableMemRef>, "", [MemRead]>
+                           :$pageTable);
+  let results = (outs Index:$keys);
+  let assemblyFormat = [{
+    $key `[` $batch `]`
+    (`seqused_k` $sequsedK^ `:` type($sequsedK))?
+    (`pages` $pageTable^ `:` type($pageTable))?
+    `:` type($key) attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
 def FA4_TileLoadOp : FA4_Op<"tile.load"> {
   let summary = "read a tile of rows from a [B, S, H, D] tensor";
   let description = [{
     Row `r` of the result is `source[batch, position + r / heads, head + r
     mod heads, :]`: `heads` consecutive heads of each position (1 for K and
-    V). Positions past the sequence read as zeros.
+    V). Positions past the sequence read as zeros. With `pages`, `source`
+    is a paged KV cache `[pages, P, H, D]` and row `r` is
+    `source[table[batch, p / P], p mod P, head, :]` for `p = position + r`
+    (the tile lies in one page: `P` is a multiple of its rows, and
+    `position` of them); positions past `max_pages * P`, and pages outside
+    the cache, read as zeros.
 
     ```mlir
     %q = fa4.tile.load %query[%b, %pos, %h] heads 4
         : memref<?x?x32x128xbf16> -> tensor<128x128xbf16>
+    %k = fa4.tile.load %key[%b, %pos, %kvh] heads 1
+        pages %table : memref<?x?xi32>
+        : memref<?x256x8x128xbf16> -> tensor<128x128xbf16>
     ```
 
     PTX: after `fa4-specialize`, one TMA load per 64-column atom into a
-    shared-memory stage (`cp.async.bulk.tensor.4d`).
+    shared-memory stage (`cp.async.bulk.tensor.4d`); paged, the page's
+    index is read first (`ld.global.b32`) and is the box's outer
+    coordinate.
   }];
   let arguments = (ins Arg<FA4_ActivationMemRef, "", [MemRead]>:$source,
                        Index:$batch, Index:$position, Index:$head,
-                       I64Attr:$heads);
+                       I64Attr:$heads,
+                       Arg<Optional<FA4_PageTableMemRef>, "", [MemRead]>
+                           :$pageTable);
   let results = (outs FA4_Tile16:$tile);
   let assemblyFormat = [{
-    $source `[` $batch `,` $position `,` $head `]` `heads` $heads attr-dict
-    `:` type($source) `->` type($tile)
+    $source `[` $batch `,` $position `,` $head `]` `heads` $heads
+    (`pages` $pageTable^ `:` type($pageTable))?
+    attr-dict `:` type($source) `->` type($tile)
   }];
+  let builders = [
+    OpBuilder<(ins "Type":$tile, "Value":$source, "Value":$batch,
+                   "Value":$position, "Value":$head, "int64_t":$heads), [{
+      build($_builder, $_state, tile, source, batch, position, head, heads,
+            /*pageTable=*/Value());
+    }]>
+  ];
   let hasVerifier = 1;
 }
 
