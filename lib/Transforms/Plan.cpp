@@ -108,20 +108,14 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   bool modified = !op.getScoreMod().empty() || !op.getMaskMod().empty();
   int64_t blockN =
       positiveOr(options.blockN, wide || (hopper && modified) ? 64 : 128);
-  // A paged KV cache: a block lies in one page. sm_90a takes any multiple
-  // of 16 keys, so a smaller page makes smaller blocks; sm_100a's are 128.
-  if (int64_t pageSize = op.getPageSize()) {
-    if (options.blockN <= 0 && hopper && pageSize >= 16)
-      blockN = std::min(blockN, pageSize);
-    if (pageSize % blockN != 0)
-      return op.emitOpError()
-             << "pages of " << pageSize << " keys cannot hold whole KV blocks "
-             << "of " << blockN << " keys on " << arch << ": "
-             << (hopper ? "pages of at least 16 keys take blocks that divide "
-                          "them"
-                        : "sm_100a reads 128-key blocks, so pages must be "
-                          "multiples of 128 keys");
-  }
+  // A paged KV cache: a block lies in one page or spans whole pages (one
+  // TMA box per page); the verifier holds a block-n option to that. On
+  // sm_90a a block spans at most two pages: the 40-register load warp
+  // spills computing more boxes per block (pages of 16 keys with 128-key
+  // blocks: 112 bytes at head dim 128).
+  if (int64_t pageSize = op.getPageSize();
+      pageSize && hopper && options.blockN <= 0)
+    blockN = std::min(blockN, std::max<int64_t>(16, 2 * pageSize));
   // FA4 splits P so the first PV MMA starts before softmax finishes the row:
   // 3/4 of the columns when there is no mask to apply, half with one. On
   // sm_90a P stays in registers and feeds one PV wgmma.

@@ -1,15 +1,17 @@
 // RUN: fa4-opt %s -split-input-file --fa4-plan=arch=sm_90a -verify-diagnostics | FileCheck %s
-// RUN: not fa4-opt %s -split-input-file --fa4-plan=arch=sm_100a 2>&1 | FileCheck %s --check-prefix=BLACKWELL
-// RUN: not fa4-opt %s -split-input-file --fa4-plan="arch=sm_90a block-n=64" 2>&1 | FileCheck %s --check-prefix=OPTION
+// RUN: fa4-opt %s -split-input-file --fa4-plan=arch=sm_100a -verify-diagnostics | FileCheck %s --check-prefix=BLACKWELL
+// RUN: not fa4-opt %s -split-input-file --fa4-plan="arch=sm_90a block-n=48" 2>&1 | FileCheck %s --check-prefix=OPTION
 
-// A KV block lies in one page. sm_90a plans blocks that divide the page
-// (pages of 32 keys: 32-key blocks; of 512: the default 128); a block-n
-// option that does not divide it is refused. sm_100a reads 128-key blocks
-// and refuses smaller pages.
+// A KV block lies in one page or spans whole pages (one TMA box each).
+// sm_90a plans blocks of at most two pages (pages of 32 keys: 64-key
+// blocks; of 512: the default 128); sm_100a's blocks are 128 keys, over
+// four pages of 32. A block-n option that does not divide the page or
+// a multiple of it is refused at the op.
 // CHECK-LABEL: func.func @small_pages
-// CHECK: blockN = 32,
-// BLACKWELL: error: 'fa4.attention' op pages of 32 keys cannot hold whole KV blocks of 128 keys on sm_100a: sm_100a reads 128-key blocks, so pages must be multiples of 128 keys
-// OPTION: error: 'fa4.attention' op pages of 32 keys cannot hold whole KV blocks of 64 keys on sm_90a: pages of at least 16 keys take blocks that divide them
+// CHECK: blockN = 64,
+// BLACKWELL-LABEL: func.func @small_pages
+// BLACKWELL: blockN = 128,
+// OPTION: error: 'fa4.attention' op plan blockN 48 and the page size 32 must divide one another: a KV block lies in one page or spans whole ones
 func.func @small_pages(%q: memref<?x?x8x64xf16>, %k: memref<?x32x2x64xf16>,
                        %v: memref<?x32x2x64xf16>, %o: memref<?x?x8x64xf16>,
                        %pages: memref<?x?xi32>) {

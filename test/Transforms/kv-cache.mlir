@@ -28,8 +28,10 @@
 // CHECK-NEXT: arith.minsi %[[USEDKEYS2]], %[[CAPACITY]] : index
 // CHECK: %[[KEY:.*]] = arith.muli %{{.*}}, %c128{{.*}} : index
 // CHECK: %[[PAGEINDEX:.*]] = arith.divui %[[KEY]], %c256{{.*}} : index
+// CHECK: %[[LASTPAGE:.*]] = arith.maxsi %{{.*}}, %c0{{.*}} : index
+// CHECK: %[[CLAMPED:.*]] = arith.minui %[[PAGEINDEX]], %[[LASTPAGE]] : index
 // CHECK: %[[ROWSTART:.*]] = arith.muli %{{.*}}, %[[MAXPAGES]] : index
-// CHECK: %[[ENTRY:.*]] = arith.addi %[[ROWSTART]], %[[PAGEINDEX]] : index
+// CHECK: %[[ENTRY:.*]] = arith.addi %[[ROWSTART]], %[[CLAMPED]] : index
 // CHECK: %[[OFFSET:.*]] = arith.index_cast %[[ENTRY]] : index to i64
 // CHECK: %[[ADDRESS:.*]] = llvm.getelementptr %[[TABLE]][%[[OFFSET]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i32
 // CHECK: %[[PAGE32:.*]] = llvm.load %[[ADDRESS]] : !llvm.ptr<1> -> i32

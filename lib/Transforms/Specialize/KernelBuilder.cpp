@@ -65,7 +65,7 @@ MemRefType KernelOps::boxType(bool packed) {
   if (packed)
     return sharedType({1, shape.positionsPerTile(), shape.pack, kAtom},
                       shape.element);
-  return sharedType({1, shape.kvRows(), 1, kAtom}, shape.element);
+  return sharedType({1, shape.kvBoxRows(), 1, kAtom}, shape.element);
 }
 
 nvgpu::TensorMapDescriptorType KernelOps::descriptorType(bool packed) {
@@ -285,10 +285,22 @@ Value KernelBuilder::batchKeys(Value batchIndex) {
 std::pair<Value, Value> KernelBuilder::tmaRows(const Tile &tile, bool query,
                                                Value row) {
   if (shape.pageSize && !query) {
-    // The block's page (a block lies in one): its outer coordinate in the
-    // paged [pages, P, H, D] map. An entry outside the cache reads zeros.
-    Value page = loadTableEntry(
-        pageTable, add(mul(tile.batch, maxPages), div(row, shape.pageSize)));
+    // The page of `row`: its outer coordinate in the paged [pages, P, H, D]
+    // map. A box of a block that spans pages may start past the batch's
+    // keys: it reads no table entry (the index is clamped into the batch's
+    // row and the entry replaced) but page -1, outside the map, which reads
+    // zeros; so does an entry outside the cache.
+    Value pageIndex = div(row, shape.pageSize);
+    Value lastIndex = arith::MaxSIOp::create(b, add(maxPages, -1), idx(0));
+    Value entry = loadTableEntry(
+        pageTable, add(mul(tile.batch, maxPages),
+                       arith::MinUIOp::create(b, pageIndex, lastIndex)));
+    Value page = entry;
+    if (shape.pageSize < shape.kvRows()) {
+      Value inside =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, tile.seqKv);
+      page = arith::SelectOp::create(b, inside, entry, idx(-1));
+    }
     return {rem(row, shape.pageSize), page};
   }
   if (!shape.varlen)
@@ -400,22 +412,44 @@ void KernelBuilder::buildLoadRole(Value q, Value kv, bool firstKeyBeforeQuery) {
       Value firstHead = mul(tile.headBlock, shape.pack);
       Value kvHead = div(firstHead, shape.groupSize);
       // One box per 64-column atom of a tile of `atoms` atoms at byte
-      // `offset` of `buffer`.
+      // `offset` of `buffer`; a K or V block over several pages, one box per
+      // page and atom.
       auto loadTile = [&](Value desc, Value channelValue, Value handoff,
                           Value buffer, Value offset, bool packed,
                           int64_t atoms, Value head, Value rowIndex) {
-        // Paged, the page index is read before the slot is acquired, so
-        // the load overlaps the wait.
-        auto [rowCoord, batchCoord] = tmaRows(tile, packed, rowIndex);
-        ChannelAcquireOp::create(b, channelValue, handoff);
-        int64_t atomBytes =
-            KernelShape::atomBytes(packed ? shape.qRows() : shape.kvRows());
-        for (int64_t a = 0; a < atoms; ++a) {
-          Value box =
-              smemView(buffer, add(offset, a * atomBytes), boxType(packed));
-          TmaLoadOp::create(
-              b, desc, ValueRange{idx(a * kAtom), head, rowCoord, batchCoord},
-              box, channelValue, handoff);
+        int64_t rows = packed ? shape.qRows() : shape.kvRows();
+        int64_t boxRows = packed ? rows : shape.kvBoxRows();
+        int64_t boxes = rows / boxRows;
+        int64_t atomBytes = KernelShape::atomBytes(rows);
+        // Paged, the page indices are read in groups of kPageGroup (loads
+        // in flight together, few registers held in the 40-register load
+        // warp); the first group before the slot is acquired, so that its
+        // loads overlap the wait.
+        constexpr int64_t kPageGroup = 4;
+        for (int64_t group = 0; group < boxes; group += kPageGroup) {
+          SmallVector<std::pair<Value, Value>> coords;
+          for (int64_t box = group; box < std::min(boxes, group + kPageGroup);
+               ++box)
+            coords.push_back(tmaRows(
+                tile, packed, box ? add(rowIndex, box * boxRows) : rowIndex));
+          if (group == 0)
+            ChannelAcquireOp::create(b, channelValue, handoff);
+          for (int64_t a = 0; a < atoms; ++a) {
+            for (auto [i, rowAndBatch] : llvm::enumerate(coords)) {
+              // Rows of a 128-byte-swizzled atom are 128 bytes apart; a box
+              // of whole 8-row swizzle patterns lands where the whole
+              // tile's rows would.
+              int64_t box = group + static_cast<int64_t>(i);
+              Value view = smemView(
+                  buffer, add(offset, a * atomBytes + box * boxRows * 128),
+                  boxType(packed));
+              TmaLoadOp::create(b, desc,
+                                ValueRange{idx(a * kAtom), head,
+                                           rowAndBatch.first,
+                                           rowAndBatch.second},
+                                view, channelValue, handoff);
+            }
+          }
         }
         ChannelCommitOp::create(b, channelValue, handoff);
       };

@@ -67,7 +67,8 @@ protected:
     return sharedType({atoms, rows, kAtom}, shape.element);
   }
   /// The TMA box of a tile: [1, positions, heads, 64] for Q and O (packed
-  /// query heads), [1, blockN, 1, 64] for K and V.
+  /// query heads), [1, blockN, 1, 64] for K and V (a page's rows where
+  /// pages are smaller than a block).
   MemRefType boxType(bool packed);
   nvgpu::TensorMapDescriptorType descriptorType(bool packed);
   TmemType tmemType(int64_t elements, Type element) {

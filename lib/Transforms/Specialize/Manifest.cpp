@@ -29,7 +29,7 @@ DictionaryAttr specialize::buildManifest(const KernelShape &shape,
   // them: (64 columns, heads, rows, 1) over the operand's [B, S, H, D].
   auto tensorMap = [&](StringRef operand, int64_t index, bool packed) {
     int64_t heads = packed ? shape.pack : 1;
-    int64_t rows = packed ? shape.positionsPerTile() : shape.kvRows();
+    int64_t rows = packed ? shape.positionsPerTile() : shape.kvBoxRows();
     SmallVector<NamedAttribute> entries = {
         named("operand", b.getStringAttr(operand)),
         named("operand_index", i64(index)),

@@ -542,9 +542,11 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
                   (p.keys && p.keys.getSequsedK());
   if (p.keys && p.keys.getPageTable()) {
     shape.pageSize = keyTensor.getDimSize(1);
-    if (shape.pageSize % plan.getBlockN() != 0)
+    if (shape.pageSize % plan.getBlockN() != 0 &&
+        plan.getBlockN() % shape.pageSize != 0)
       return disagree(p.keys, "pages of " + Twine(shape.pageSize) +
-                                  " keys must hold whole blocks of blockN");
+                                  " keys must hold whole blocks of blockN or "
+                                  "blocks whole pages");
   }
   shape.sink = static_cast<bool>(p.sink);
   shape.scheduler = p.coords.getScheduler();

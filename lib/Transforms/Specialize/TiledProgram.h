@@ -84,6 +84,11 @@ struct KernelShape {
   }
   int64_t qRows() const { return plan.getBlockM(); }
   int64_t kvRows() const { return plan.getBlockN(); }
+  /// Rows of one K or V TMA box: a block, or a page where pages are
+  /// smaller (a block then spans blockN / pageSize pages).
+  int64_t kvBoxRows() const {
+    return pageSize ? std::min(pageSize, kvRows()) : kvRows();
+  }
   /// Query positions of one Q tile (pack heads share each position).
   int64_t positionsPerTile() const { return qRows() / pack; }
   /// Query positions of one work tile (its qStages Q tiles).

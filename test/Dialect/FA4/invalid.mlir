@@ -708,7 +708,7 @@ func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %o: memre
 
 // Paged K and V: a static page size.
 func.func @f(%q: memref<?x4x8x64xbf16>, %k: memref<?x?x2x64xbf16>, %o: memref<?x4x8x64xbf16>, %t: memref<?x?xi32>) {
-  // expected-error @+1 {{paged key and value must be [pages, P, heads_kv, head_dim] with a static page size P that is a power of two, got 'memref<?x?x2x64xbf16>'}}
+  // expected-error @+1 {{paged key and value must be [pages, P, heads_kv, head_dim] with a static page size P that is a power of two of at least 16, got 'memref<?x?x2x64xbf16>'}}
   fa4.attention ins(%q, %k, %k : memref<?x4x8x64xbf16>, memref<?x?x2x64xbf16>, memref<?x?x2x64xbf16>) outs(%o : memref<?x4x8x64xbf16>) paged(%t : memref<?x?xi32>)
   return
 }
@@ -717,8 +717,17 @@ func.func @f(%q: memref<?x4x8x64xbf16>, %k: memref<?x?x2x64xbf16>, %o: memref<?x
 
 // Paged K and V: a power-of-two page size.
 func.func @f(%q: memref<?x4x8x64xbf16>, %k: memref<?x96x2x64xbf16>, %o: memref<?x4x8x64xbf16>, %t: memref<?x?xi32>) {
-  // expected-error @+1 {{paged key and value must be [pages, P, heads_kv, head_dim] with a static page size P that is a power of two, got 'memref<?x96x2x64xbf16>'}}
+  // expected-error @+1 {{paged key and value must be [pages, P, heads_kv, head_dim] with a static page size P that is a power of two of at least 16, got 'memref<?x96x2x64xbf16>'}}
   fa4.attention ins(%q, %k, %k : memref<?x4x8x64xbf16>, memref<?x96x2x64xbf16>, memref<?x96x2x64xbf16>) outs(%o : memref<?x4x8x64xbf16>) paged(%t : memref<?x?xi32>)
+  return
+}
+
+// -----
+
+// Paged K and V: pages of at least 16 keys.
+func.func @f(%q: memref<?x4x8x64xbf16>, %k: memref<?x8x2x64xbf16>, %o: memref<?x4x8x64xbf16>, %t: memref<?x?xi32>) {
+  // expected-error @+1 {{paged key and value must be [pages, P, heads_kv, head_dim] with a static page size P that is a power of two of at least 16, got 'memref<?x8x2x64xbf16>'}}
+  fa4.attention ins(%q, %k, %k : memref<?x4x8x64xbf16>, memref<?x8x2x64xbf16>, memref<?x8x2x64xbf16>) outs(%o : memref<?x4x8x64xbf16>) paged(%t : memref<?x?xi32>)
   return
 }
 
@@ -760,10 +769,10 @@ func.func @f(%q: memref<?x8x64xbf16>, %k: memref<?x2x64xbf16>, %o: memref<?x8x64
 
 // -----
 
-// A KV block lies in one page.
+// A KV block lies in one page or spans whole ones.
 func.func @f(%q: memref<?x4x8x64xbf16>, %k: memref<?x64x2x64xbf16>, %o: memref<?x4x8x64xbf16>, %t: memref<?x?xi32>) {
-  // expected-error @+1 {{plan blockN 128 must divide the page size 64: a KV block lies in one page}}
-  fa4.attention ins(%q, %k, %k : memref<?x4x8x64xbf16>, memref<?x64x2x64xbf16>, memref<?x64x2x64xbf16>) outs(%o : memref<?x4x8x64xbf16>) paged(%t : memref<?x?xi32>) {plan = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 128, headDim = 64, qStages = 2, kvStages = 2, gqaPack = 4, scheduler = linear, softmaxRegs = 232, correctionRegs = 0, producerRegs = 40, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8>}
+  // expected-error @+1 {{plan blockN 80 and the page size 64 must divide one another: a KV block lies in one page or spans whole ones}}
+  fa4.attention ins(%q, %k, %k : memref<?x4x8x64xbf16>, memref<?x64x2x64xbf16>, memref<?x64x2x64xbf16>) outs(%o : memref<?x4x8x64xbf16>) paged(%t : memref<?x?xi32>) {plan = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 80, headDim = 64, qStages = 2, kvStages = 2, gqaPack = 4, scheduler = linear, softmaxRegs = 232, correctionRegs = 0, producerRegs = 40, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8>}
   return
 }
 

@@ -317,10 +317,10 @@ func.func @sequence_lse(%b: index, %c: memref<?xi32>, %q: memref<?x8x64xf16>, %l
 
 // -----
 
-// A paged tile lies in one page.
+// A paged tile lies in one page or spans whole ones.
 func.func @paged_tile(%k: memref<?x64x2x64xf16>, %t: memref<?x?xi32>, %i: index) {
-  // expected-error @+1 {{reads tiles of 128 keys, which must fill pages of 64 keys whole}}
-  %kt = fa4.tile.load %k[%i, %i, %i] heads 1 pages %t : memref<?x?xi32> : memref<?x64x2x64xf16> -> tensor<128x64xf16>
+  // expected-error @+1 {{reads tiles of 48 keys, which must fill pages of 64 keys whole or span whole ones}}
+  %kt = fa4.tile.load %k[%i, %i, %i] heads 1 pages %t : memref<?x?xi32> : memref<?x64x2x64xf16> -> tensor<48x64xf16>
   return
 }
 
@@ -337,7 +337,7 @@ func.func @paged_heads(%k: memref<?x128x2x64xf16>, %t: memref<?x?xi32>, %i: inde
 
 // A paged cache has a static power-of-two page size.
 func.func @paged_keys(%k: memref<?x?x2x64xf16>, %t: memref<?x?xi32>, %i: index) {
-  // expected-error @+1 {{reads a paged KV cache [pages, P, heads, head_dim] whose page size P must be a static power of two, got 'memref<?x?x2x64xf16>'}}
+  // expected-error @+1 {{reads a paged KV cache [pages, P, heads, head_dim] whose page size P must be a static power of two of at least 8, got 'memref<?x?x2x64xf16>'}}
   %n = fa4.tile.keys %k[%i] pages %t : memref<?x?xi32> : memref<?x?x2x64xf16>
   return
 }

@@ -281,10 +281,13 @@ LogicalResult AttentionOp::verify() {
                               "global memory, got "
                            << table.type;
     int64_t pageSize = k.type.getDimSize(1);
-    if (ShapedType::isDynamic(pageSize) || !llvm::isPowerOf2_64(pageSize))
+    // Pages of 8 keys would take 16 TMA boxes per sm_100a block (the load
+    // warp spills); vLLM's smallest is 16.
+    if (ShapedType::isDynamic(pageSize) || pageSize < 16 ||
+        !llvm::isPowerOf2_64(pageSize))
       return emitOpError() << "paged key and value must be [pages, P, "
                               "heads_kv, head_dim] with a static page size P "
-                              "that is a power of two, got "
+                              "that is a power of two of at least 16, got "
                            << k.type;
   }
 
@@ -356,10 +359,12 @@ LogicalResult AttentionOp::verify() {
                            << ", v " << plan.getValueHeadDim()
                            << ") do not match the operands' (qk "
                            << getHeadDimQK() << ", v " << getHeadDimV() << ")";
-    if (paged && getPageSize() % plan.getBlockN() != 0)
+    if (paged && getPageSize() % plan.getBlockN() != 0 &&
+        plan.getBlockN() % getPageSize() != 0)
       return emitOpError() << "plan blockN " << plan.getBlockN()
-                           << " must divide the page size " << getPageSize()
-                           << ": a KV block lies in one page";
+                           << " and the page size " << getPageSize()
+                           << " must divide one another: a KV block lies "
+                              "in one page or spans whole ones";
     if (getNumQueryHeads() % (plan.getGqaPack() * getNumKeyValueHeads()) != 0)
       return emitOpError() << "plan gqaPack " << plan.getGqaPack()
                            << " must divide the query heads per key/value "

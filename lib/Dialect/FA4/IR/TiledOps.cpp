@@ -137,21 +137,22 @@ LogicalResult TileSequenceOp::verify() {
   return success();
 }
 
-/// A paged KV cache `[pages, P, H, D]`: a static page size that whole
-/// tiles of `rows` keys fill (0: any).
+/// A paged KV cache `[pages, P, H, D]`: a static power-of-two page size of
+/// at least 8 keys (a TMA box of whole 8-row swizzle patterns) that tiles
+/// of `rows` keys fill whole or span whole (0: any).
 static LogicalResult verifyPagedSource(Operation *op, MemRefType source,
                                        int64_t rows) {
   int64_t pageSize = source.getDimSize(1);
-  if (ShapedType::isDynamic(pageSize) || pageSize <= 0 ||
+  if (ShapedType::isDynamic(pageSize) || pageSize < 8 ||
       !llvm::isPowerOf2_64(pageSize))
     return op->emitOpError() << "reads a paged KV cache [pages, P, heads, "
                                 "head_dim] whose page size P must be a "
-                                "static power of two, got "
+                                "static power of two of at least 8, got "
                              << source;
-  if (rows && pageSize % rows != 0)
+  if (rows && pageSize % rows != 0 && rows % pageSize != 0)
     return op->emitOpError()
            << "reads tiles of " << rows << " keys, which must fill pages of "
-           << pageSize << " keys whole";
+           << pageSize << " keys whole or span whole ones";
   return success();
 }
 

@@ -97,7 +97,8 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
     first `seqused_k[b]` keys (clamped to `[0, Skv]`); causal and the window
     are then aligned to that length. `paged(%page_table)` reads K and V
     through a page table: they are `[num_pages, P, Hkv, D]` with a static
-    page size `P` (a power of two), `page_table` is `[B, max_pages]`, and
+    page size `P` (a power of two, at least 16), `page_table` is `[B,
+    max_pages]`, and
     key `j` of batch `b` is `K[page_table[b, j / P], j mod P]`; batch `b`
     has `max_pages * P` keys, or its `seqused_k[b]` (clamped) when given.
     Page entries past a batch's keys are never read. Paged KV takes a dense
@@ -440,9 +441,10 @@ def FA4_TileLoadOp : FA4_Op<"tile.load"> {
     V). Positions past the sequence read as zeros. With `pages`, `source`
     is a paged KV cache `[pages, P, H, D]` and row `r` is
     `source[table[batch, p / P], p mod P, head, :]` for `p = position + r`
-    (the tile lies in one page: `P` is a multiple of its rows, and
-    `position` of them); positions past `max_pages * P`, and pages outside
-    the cache, read as zeros.
+    (the tile lies in one page or spans whole pages: `P` and its rows
+    divide one another, and `position` is a multiple of the smaller);
+    positions past `max_pages * P`, and pages outside the cache, read as
+    zeros.
 
     ```mlir
     %q = fa4.tile.load %query[%b, %pos, %h] heads 4
@@ -453,9 +455,9 @@ def FA4_TileLoadOp : FA4_Op<"tile.load"> {
     ```
 
     PTX: after `fa4-specialize`, one TMA load per 64-column atom into a
-    shared-memory stage (`cp.async.bulk.tensor.4d`); paged, the page's
-    index is read first (`ld.global.b32`) and is the box's outer
-    coordinate.
+    shared-memory stage (`cp.async.bulk.tensor.4d`); paged, one per atom
+    and page, each page's index read first (`ld.global.b32`) as the box's
+    outer coordinate.
   }];
   let arguments = (ins Arg<FA4_ActivationMemRef, "", [MemRead]>:$source,
                        Index:$batch, Index:$position, Index:$head,
