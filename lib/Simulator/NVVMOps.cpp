@@ -2,7 +2,8 @@
 //
 // Kernels use upstream NVVM ops for single instructions: elect and vote,
 // the async-proxy fence, TMA bulk-group commits and waits, tcgen05 waits and
-// fences, wgmma commits. Routes each to the unit that models it.
+// fences, wgmma commits, grid dependency control. Routes each to the unit
+// that models it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,10 +21,13 @@ Step Cta::nvvmOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
           [&](Operation *) { return tmemOp(actor, op, in); })
       .Case<NVVM::CpAsyncBulkCommitGroupOp, NVVM::CpAsyncBulkWaitGroupOp>(
           [&](Operation *) { return tmaOp(actor, op); })
-      .Case([&](NVVM::WgmmaGroupSyncAlignedOp) {
-        return wgmmaCommit(actor, op);
-      })
+      .Case(
+          [&](NVVM::WgmmaGroupSyncAlignedOp) { return wgmmaCommit(actor, op); })
       .Case([&](NVVM::VoteSyncOp vote) { return warpAny(actor, vote, in); })
+      .Case([&](NVVM::GriddepcontrolOp) {
+        // One launch, no prerequisite grid: the wait passes at once.
+        return Step::next;
+      })
       .Case([&](NVVM::InlinePtxOp ptx) {
         // The score stage's opaque copies of coordinates.
         if (ptx.getPtxCode() != "mov.b32 $0, $1;" || in.size() != 1 ||

@@ -2,6 +2,7 @@
 // RUN: FileCheck %s --check-prefix=IR < %t.mlir
 // RUN: FileCheck %s --check-prefix=JSON < %t/kernels/gqa_attention.json
 // RUN: FileCheck %s --check-prefix=PTX < %t/kernels/gqa_attention.ptx
+// RUN: FileCheck %s --check-prefix=PDL < %t/kernels/gqa_attention.json
 // RUN: %if ptxas %{ test -s %t/kernels/gqa_attention.cubin %}
 // RUN: %if ptxas %{ FileCheck %s --check-prefix=PTXAS < %t/kernels/gqa_attention.json %}
 
@@ -45,6 +46,12 @@
 // The dynamic region, 1024-byte aligned for the swizzled tiles.
 // PTX: .extern .shared .align 1024 .b8 __dynamic_shmem__0[];
 // PTX: .entry gqa_attention(
+// Programmatic dependent launch: the kernel waits for its prerequisite grid
+// before any role runs, and lets its dependents launch.
+// PTX: griddepcontrol.wait;
+// PTX-NEXT: griddepcontrol.launch_dependents;
+// PTX: setmaxnreg
+// PDL: "programmatic_launch": true,
 
 // PTXAS: "ptxas": {
 // PTXAS-NEXT: "registers": {{[0-9]+}},

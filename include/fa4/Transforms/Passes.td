@@ -31,8 +31,10 @@ def FA4Plan : Pass<"fa4-plan"> {
     are 0 there; past head dim 128, 64-key blocks (a ring of 4 K/V tiles
     up to head dim 192, 3 at 256). On sm_100a two Q stages where their S
     and O fit the 512 TMEM columns (head dims up to 128), one above; on
-    both, the deepest K/V ring up to the default that fits shared memory. Every option overrides one choice; 0 (or an empty string) leaves it to
-    the pass.
+    both, the deepest K/V ring up to the default that fits shared memory.
+    A paged KV cache keeps sm_90a blocks within two pages (pages of 32
+    keys: 64-key blocks). Every option overrides one choice; 0 (or an empty
+    string) leaves it to the pass.
 
     The pass refuses, with an error at the op, what the kernels cannot do:
     head dims that are not multiples of 16 up to 256 (one that is not a
@@ -43,7 +45,8 @@ def FA4Plan : Pass<"fa4-plan"> {
     registers of one SM, and operands the kernel cannot address
     (`checkKernelLimits`): static sizes beyond the 32-bit values it computes
     with (each size, the rows of whole work tiles, the number of work tiles,
-    the LSE offsets: at most 2^31 - 1), Q/K/V/O strides that are not
+    the LSE offsets, a paged cache's keys per batch and page-table
+    offsets: at most 2^31 - 1), Q/K/V/O strides that are not
     multiples of 16 bytes below 2^40 bytes or a base offset that is not 16
     bytes (what a TMA descriptor can describe), an LSE that is not
     contiguous, a scale whose log2-scaled value overflows f32, and with f16
@@ -387,7 +390,10 @@ def FA4Specialize : Pass<"fa4-specialize", "::mlir::ModuleOp"> {
     batch and heads and at its position plus the Q-tile loop's offset; K
     and V read block by block at the group's K/V head; O and LSE written
     where Q was read; the mask over Q's rows and K's keys with the lengths
-    of Q and K; one element type and head dim; static head counts with
+    of Q and K (with a KV cache, K's length the `fa4.tile.keys` of the work
+    tile's batch, counted once per work tile from the kernel's seqused_k
+    and page-table arguments, and K and V read through that page table);
+    one element type and head dim; static head counts with
     whole groups per packed tile. The upper bounds of the work-tile and KV
     loops are not checked: the roles compute their own.
 

@@ -238,6 +238,15 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
     kvBlocks = div(add(seqKv, plan.getBlockN() - 1), plan.getBlockN());
   }
 
+  // Programmatic dependent launch: launched as a dependent of the previous
+  // kernel on the stream (a decode step after the layer before it), the
+  // kernel starts while that one finishes and waits here, before any role
+  // reads global memory, until its writes are visible; it lets its own
+  // dependents launch at once (they wait likewise). Launched otherwise,
+  // both are no-ops.
+  NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
+  NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::launch_dependents);
+
   // Channels and buffers go before the roles that use them.
   auto specialize = WarpSpecializeOp::create(b, 4 * plan.getNumWarpgroups());
   Block &roles = specialize.getBody().emplaceBlock();

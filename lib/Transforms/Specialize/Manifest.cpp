@@ -110,17 +110,20 @@ DictionaryAttr specialize::buildManifest(const KernelShape &shape,
       named("arch", b.getStringAttr(stringifyArch(plan.getArch()))),
       named("block", ints({warps * 32, 1, 1})),
       named("cluster", ints({1, 1, 1})),
+      // The kernel waits for its prerequisite grid (griddepcontrol): a
+      // runtime may launch it with programmatic stream serialization.
+      named("programmatic_launch", b.getBoolAttr(true)),
       // Persistent CTAs: min(tiles, SMs), tiles = batch * head_blocks *
       // ceil(seq_q / query_rows_per_cta); packed sequences (the rule
       // persistent_varlen) have at most head_blocks * (ceil(total_q /
       // query_rows_per_cta) + batch).
-      named("grid",
-            dict({named("rule", b.getStringAttr(shape.varlen
-                                                    ? "persistent_varlen"
-                                                    : "persistent")),
-                  named("head_blocks", i64(shape.queryHeads / shape.pack)),
-                  named("query_rows_per_cta",
-                        i64(stages * shape.positionsPerTile()))})),
+      named(
+          "grid",
+          dict({named("rule", b.getStringAttr(shape.varlen ? "persistent_varlen"
+                                                           : "persistent")),
+                named("head_blocks", i64(shape.queryHeads / shape.pack)),
+                named("query_rows_per_cta",
+                      i64(stages * shape.positionsPerTile()))})),
       named("params", b.getArrayAttr(params)),
       named("tensor_maps",
             b.getArrayAttr(

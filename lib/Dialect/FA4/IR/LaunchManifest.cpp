@@ -353,9 +353,9 @@ static LogicalResult verifyEntries(DictionaryAttr manifest,
                << "must be a boolean, got " << varlen;
     }
   }
-  if (Attribute value = manifest.get("causal"))
-    if (!isa<BoolAttr>(value))
-      return check.error("causal") << "must be a boolean, got " << value;
+  for (StringRef key : {"causal", "programmatic_launch"})
+    if (Attribute value = manifest.get(key); value && !isa<BoolAttr>(value))
+      return check.error(key) << "must be a boolean, got " << value;
   for (StringRef key : {"scale", "scale_log2"})
     if (Attribute value = manifest.get(key)) {
       auto real = dyn_cast<FloatAttr>(value);
