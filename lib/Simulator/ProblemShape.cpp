@@ -127,29 +127,54 @@ static LogicalResult resolveSequences(LaunchOp launch,
   return success();
 }
 
-/// A paged KV cache: --seq-kv keys per batch, rounded up to whole pages; the
-/// cache holds every batch's pages, shuffled, and two spare pages that no
-/// table entry of a batch's keys names. Table entries past a batch's keys
-/// name a spare page (whose keys and values are NaN: a kernel that reads
-/// them fails) or, every third, -1 (outside the cache).
+/// A paged KV cache: --seq-kv keys per batch, rounded up to whole pages
+/// (the kernel's max_pages where static); the cache holds every batch's
+/// pages, shuffled, and spare pages that no table entry of a batch's keys
+/// names (two, or the rest of a static cache). Table entries past a batch's
+/// keys name a spare page (whose keys and values are NaN: a kernel that
+/// reads them fails) or, every third, -1 (outside the cache).
 static LogicalResult resolvePages(LaunchOp launch, const Problem &problem,
                                   Shape &shape, raw_ostream &os) {
   auto k = cast<MemRefType>(launch.getTensors()[1].getType());
   shape.pageSize = k.getDimSize(1);
-  if (!problem.seqKv) {
+  auto table = cast<MemRefType>(
+      launch.getTensors()[launch.getTensors().size() - 1].getType());
+  for (unsigned i = 4; i < launch.getTensors().size(); ++i)
+    if (launch.getOperandName(i) == "page_table")
+      table = cast<MemRefType>(launch.getTensors()[i].getType());
+  int64_t fixedPages = table.getDimSize(1);
+  if (!problem.seqKv && ShapedType::isDynamic(fixedPages)) {
     os << "error: the kernel reads a paged KV cache: give the keys of each "
           "batch with --seq-kv (rounded up to whole pages of "
        << shape.pageSize << ")\n";
     return failure();
   }
-  if (*problem.seqKv < 1 || *problem.seqKv > (int64_t(1) << 24)) {
+  if (problem.seqKv &&
+      (*problem.seqKv < 1 || *problem.seqKv > (int64_t(1) << 24))) {
     os << "error: --seq-kv must lie in [1, 2^24], got " << *problem.seqKv
        << "\n";
     return failure();
   }
-  shape.maxPages = llvm::divideCeil(*problem.seqKv, shape.pageSize);
+  shape.maxPages = problem.seqKv
+                       ? llvm::divideCeil(*problem.seqKv, shape.pageSize)
+                       : fixedPages;
+  if (!ShapedType::isDynamic(fixedPages) && shape.maxPages != fixedPages) {
+    os << "error: the kernel was compiled for " << fixedPages << " pages of "
+       << shape.pageSize << " keys per batch, not --seq-kv " << *problem.seqKv
+       << "\n";
+    return failure();
+  }
   shape.seqKv = shape.maxPages * shape.pageSize;
   shape.pages = shape.batch * shape.maxPages + 2;
+  if (int64_t fixed = k.getDimSize(0); !ShapedType::isDynamic(fixed)) {
+    if (fixed < shape.batch * shape.maxPages) {
+      os << "error: the kernel's cache holds " << fixed
+         << " pages, fewer than the " << shape.batch << " x " << shape.maxPages
+         << " of the batches\n";
+      return failure();
+    }
+    shape.pages = fixed;
+  }
   return success();
 }
 
@@ -161,15 +186,17 @@ static void fillPageTable(Shape &shape) {
   std::iota(order.begin(), order.end(), 0);
   std::mt19937_64 rng(0x5EED);
   std::shuffle(order.begin(), order.end(), rng);
-  int64_t spare = shape.pages - 2;
+  int64_t firstSpare = order.size();
+  int64_t spares = shape.pages - firstSpare;
   shape.pageTable.resize(order.size());
   for (int64_t b = 0; b < shape.batch; ++b) {
     int64_t used = llvm::divideCeil(shape.sequenceKv(b), shape.pageSize);
     for (int64_t p = 0; p < shape.maxPages; ++p) {
       int64_t entry = b * shape.maxPages + p;
-      shape.pageTable[entry] = p < used         ? order[entry]
-                               : entry % 3 == 2 ? -1
-                                                : spare + entry % 2;
+      shape.pageTable[entry] = p < used ? order[entry]
+                               : entry % 3 == 2 || spares == 0
+                                   ? -1
+                                   : firstSpare + entry % spares;
     }
   }
 }
@@ -407,9 +434,10 @@ std::vector<GlobalTensor> sim::makeTensors(LaunchOp launch, const Shape &s,
   }
   add("value", element, s.keyValue(s.headsKv, s.headDimV), true);
   if (s.pageSize) {
-    // The spare pages (the last two) hold NaN keys and values.
+    // The spare pages (after the batches') hold NaN keys and values.
+    int64_t spares = s.pages - s.batch * s.maxPages;
     for (GlobalTensor *t : {&tensors[1], &tensors[2]}) {
-      size_t spare = t->data.size() / s.pages * 2;
+      size_t spare = t->data.size() / s.pages * spares;
       std::fill(t->data.end() - spare, t->data.end(),
                 std::numeric_limits<float>::quiet_NaN());
     }

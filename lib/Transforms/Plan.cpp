@@ -109,13 +109,24 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   int64_t blockN =
       positiveOr(options.blockN, wide || (hopper && modified) ? 64 : 128);
   // A paged KV cache: a block lies in one page or spans whole pages (one
-  // TMA box per page); the verifier holds a block-n option to that. On
-  // sm_90a a block spans at most two pages: the 40-register load warp
-  // spills computing more boxes per block (pages of 16 keys with 128-key
-  // blocks: 112 bytes at head dim 128).
-  if (int64_t pageSize = op.getPageSize();
-      pageSize && hopper && options.blockN <= 0)
-    blockN = std::min(blockN, std::max<int64_t>(16, 2 * pageSize));
+  // TMA box per page); the verifier holds a block-n option to that. The
+  // load warp computes every box's page: more than two per block spill
+  // sm_90a's 40 registers (pages of 16 keys with 128-key blocks: 112 bytes
+  // at head dim 128), more than four sm_100a's 48 (pages of 16: 4-48
+  // bytes). sm_90a plans smaller blocks; sm_100a's are 128 keys.
+  if (int64_t pageSize = op.getPageSize()) {
+    int64_t maxPages = hopper ? 2 : 4;
+    if (hopper && options.blockN <= 0)
+      blockN = std::min(blockN, std::max<int64_t>(16, maxPages * pageSize));
+    if (blockN > maxPages * pageSize)
+      return op.emitOpError()
+             << "KV blocks of " << blockN << " keys span " << blockN / pageSize
+             << " pages of " << pageSize << " keys, more than the " << maxPages
+             << " whose page indices the " << arch << " load warp holds; "
+             << (hopper ? "use a block-n of at most " +
+                              std::to_string(maxPages * pageSize)
+                        : std::string("use pages of at least 32 keys"));
+  }
   // FA4 splits P so the first PV MMA starts before softmax finishes the row:
   // 3/4 of the columns when there is no mask to apply, half with one. On
   // sm_90a P stays in registers and feeds one PV wgmma.

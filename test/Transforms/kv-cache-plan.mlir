@@ -1,6 +1,8 @@
 // RUN: fa4-opt %s -split-input-file --fa4-plan=arch=sm_90a -verify-diagnostics | FileCheck %s
-// RUN: fa4-opt %s -split-input-file --fa4-plan=arch=sm_100a -verify-diagnostics | FileCheck %s --check-prefix=BLACKWELL
+// RUN: not fa4-opt %s -split-input-file --fa4-plan=arch=sm_100a 2>/dev/null | FileCheck %s --check-prefix=BLACKWELL
 // RUN: not fa4-opt %s -split-input-file --fa4-plan="arch=sm_90a block-n=48" 2>&1 | FileCheck %s --check-prefix=OPTION
+// RUN: not fa4-opt %s -split-input-file --fa4-plan="arch=sm_90a block-n=128" 2>&1 | FileCheck %s --check-prefix=SPAN90
+// RUN: not fa4-opt %s -split-input-file --fa4-plan="arch=sm_100a" 2>&1 | FileCheck %s --check-prefix=SPAN100
 
 // A KV block lies in one page or spans whole pages (one TMA box each).
 // sm_90a plans blocks of at most two pages (pages of 32 keys: 64-key
@@ -11,6 +13,10 @@
 // CHECK: blockN = 64,
 // BLACKWELL-LABEL: func.func @small_pages
 // BLACKWELL: blockN = 128,
+// The load warp computes every box's page: at most two per block on sm_90a,
+// four on sm_100a.
+// SPAN90: error: 'fa4.attention' op KV blocks of 128 keys span 4 pages of 32 keys, more than the 2 whose page indices the sm_90a load warp holds; use a block-n of at most 64
+// SPAN100: error: 'fa4.attention' op KV blocks of 128 keys span 8 pages of 16 keys, more than the 4 whose page indices the sm_100a load warp holds; use pages of at least 32 keys
 // OPTION: error: 'fa4.attention' op plan blockN 48 and the page size 32 must divide one another: a KV block lies in one page or spans whole ones
 func.func @small_pages(%q: memref<?x?x8x64xf16>, %k: memref<?x32x2x64xf16>,
                        %v: memref<?x32x2x64xf16>, %o: memref<?x?x8x64xf16>,
@@ -44,5 +50,18 @@ func.func @huge_table(%q: memref<?x?x8x64xf16>, %k: memref<?x512x2x64xf16>,
   fa4.attention ins(%q, %k, %v : memref<?x?x8x64xf16>, memref<?x512x2x64xf16>,
                     memref<?x512x2x64xf16>) outs(%o : memref<?x?x8x64xf16>)
                 paged(%pages : memref<?x8388608xi32>)
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @vllm_pages
+// CHECK: blockN = 32,
+func.func @vllm_pages(%q: memref<?x?x8x64xf16>, %k: memref<?x16x2x64xf16>,
+                      %v: memref<?x16x2x64xf16>, %o: memref<?x?x8x64xf16>,
+                      %pages: memref<?x?xi32>) {
+  fa4.attention ins(%q, %k, %v : memref<?x?x8x64xf16>, memref<?x16x2x64xf16>,
+                    memref<?x16x2x64xf16>) outs(%o : memref<?x?x8x64xf16>)
+                paged(%pages : memref<?x?xi32>)
   return
 }

@@ -742,6 +742,24 @@ func.func @f(%q: memref<?x4x8x64xbf16>, %k: memref<10x128x2x64xbf16>, %v: memref
 
 // -----
 
+// seqused_k and the page table agree on the batch, also where Q's is dynamic.
+func.func @f(%q: memref<?x4x8x64xbf16>, %k: memref<?x128x2x64xbf16>, %o: memref<?x4x8x64xbf16>, %u: memref<2xi32>, %t: memref<3x?xi32>) {
+  // expected-error @+1 {{batch mismatch: seqused_k dimension 0 is 2 but page_table dimension 0 is 3}}
+  fa4.attention ins(%q, %k, %k : memref<?x4x8x64xbf16>, memref<?x128x2x64xbf16>, memref<?x128x2x64xbf16>) outs(%o : memref<?x4x8x64xbf16>) seqused_k(%u : memref<2xi32>) paged(%t : memref<3x?xi32>)
+  return
+}
+
+// -----
+
+// A dense cache's seqused_k has K's batch.
+func.func @f(%q: memref<?x4x8x64xbf16>, %k: memref<2x128x2x64xbf16>, %o: memref<?x4x8x64xbf16>, %u: memref<3xi32>) {
+  // expected-error @+1 {{batch mismatch: key dimension 0 is 2 but seqused_k dimension 0 is 3}}
+  fa4.attention ins(%q, %k, %k : memref<?x4x8x64xbf16>, memref<2x128x2x64xbf16>, memref<2x128x2x64xbf16>) outs(%o : memref<?x4x8x64xbf16>) seqused_k(%u : memref<3xi32>)
+  return
+}
+
+// -----
+
 // One page-table row per batch.
 func.func @f(%q: memref<2x4x8x64xbf16>, %k: memref<?x128x2x64xbf16>, %o: memref<2x4x8x64xbf16>, %t: memref<3x8xi32>) {
   // expected-error @+1 {{batch mismatch: query dimension 0 is 2 but page_table dimension 0 is 3}}

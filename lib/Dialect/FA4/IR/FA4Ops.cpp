@@ -263,7 +263,9 @@ LogicalResult AttentionOp::verify() {
     // A KV cache: each batch's keys.
     NamedOperand u{"seqused_k", used.getType(), {"batch", "", "", ""}};
     if (failed(verifyOperandShape(*this, u, {})) ||
-        failed(verifySameDim(*this, "batch", q, 0, u, 0)))
+        failed(verifySameDim(*this, "batch", q, 0, u, 0)) ||
+        failed(verifySameDim(*this, "batch", o, 0, u, 0)) ||
+        (!paged && failed(verifySameDim(*this, "batch", k, 0, u, 0))))
       return failure();
     if (!isContiguousGlobal(u.type))
       return emitOpError() << "seqused_k must be a contiguous tensor in "
@@ -274,8 +276,14 @@ LogicalResult AttentionOp::verify() {
     NamedOperand table{
         "page_table", getPageTable().getType(), {"batch", "max_pages", "", ""}};
     if (failed(verifyOperandShape(*this, table, {})) ||
-        failed(verifySameDim(*this, "batch", q, 0, table, 0)))
+        failed(verifySameDim(*this, "batch", q, 0, table, 0)) ||
+        failed(verifySameDim(*this, "batch", o, 0, table, 0)))
       return failure();
+    if (TypedValue<ShapedType> used = getSequsedK()) {
+      NamedOperand u{"seqused_k", used.getType(), {"batch", "", "", ""}};
+      if (failed(verifySameDim(*this, "batch", u, 0, table, 0)))
+        return failure();
+    }
     if (!isContiguousGlobal(table.type))
       return emitOpError() << "page_table must be a contiguous tensor in "
                               "global memory, got "
