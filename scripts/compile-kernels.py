@@ -27,6 +27,13 @@ Sets:
   varlen-bench  bf16 head dim 128, 16 heads, without LSE for
          bench/varlen.py: packed sequences, causal or not (the dense
          kernels they are compared with are the bench set's)
+  kvcache  KV caches read by dense batches, with LSE, for
+         scripts/device/kvcache-check.py: causal GQA 32/8 at head dim 128
+         over 256-key pages with seqused_k; f16 head dim 64 (4 heads), a
+         dense cache with seqused_k, not causal; (sm_90a, whose KV blocks
+         may be 64 keys) a window (100, 60) over 64-key pages at head dim
+         128, GQA 8/2, every page entry used (no seqused_k); (sm_90a)
+         causal GQA 8/2 at head dim 256 over 128-key pages with seqused_k
 
 Variants: with `--variant LABEL:OPTIONS` (repeatable) each configuration is
 compiled once per variant with the fa4-compile OPTIONS added (plan options
@@ -51,8 +58,8 @@ from fa4.jit import kernel_name, module_text  # noqa: E402
 
 def configurations(name, arch):
     """(element, head dim, Hq, Hkv, causal, lse, window or None, softcap or
-    None[, sink[, varlen[, seqused_k[, V's head dim]]]]) of each kernel of
-    set `name`: `kernel_name`'s and `module_text`'s arguments."""
+    None[, sink[, varlen[, seqused_k[, V's head dim[, page size]]]]]) of each
+    kernel of set `name`: `kernel_name`'s and `module_text`'s arguments."""
     head_dims = [64, 96, 128, 192] + ([256] if arch == "sm_90a" else [])
     if name == "check":
         for element, head_dim, causal, (heads_q, heads_kv) in itertools.product(
@@ -97,9 +104,17 @@ def configurations(name, arch):
     elif name == "varlen-bench":
         for causal in (False, True):
             yield "bf16", 128, 16, 16, causal, False, None, None, False, True
+    elif name == "kvcache":
+        yield "bf16", 128, 32, 8, True, True, None, None, False, False, True, None, 256
+        yield "f16", 64, 4, 4, False, True, None, None, False, False, True
+        if arch == "sm_90a":
+            # 64-key pages need 64-key KV blocks, which the contract gives
+            # sm_90a only (sm_100a's blocks are 128 keys).
+            yield "bf16", 128, 8, 2, False, True, (100, 60), None, False, False, False, None, 64
+            yield "bf16", 256, 8, 2, True, True, None, None, False, False, True, None, 128
     else:
         raise ValueError(f"unknown set {name!r} (expected check, bench, masks, "
-                         "masks-bench, varlen or varlen-bench)")
+                         "masks-bench, varlen, varlen-bench or kvcache)")
 
 
 def compile_one(fa4_opt, arch, out, config, variant=None):
@@ -133,9 +148,8 @@ def main(argv=None):
     parser.add_argument("--arch", default="sm_90a")
     parser.add_argument("--out", required=True)
     parser.add_argument("--set", action="append", dest="sets",
-                        help="check, bench, masks, masks-bench, varlen or varlen-bench "
-                             "(repeatable; "
-                             "default check and bench)")
+                        help="check, bench, masks, masks-bench, varlen, varlen-bench or "
+                             "kvcache (repeatable; default check and bench)")
     parser.add_argument("--variant", action="append", type=variant, default=[],
                         help="LABEL:OPTIONS, each configuration also compiled with the "
                              "fa4-compile OPTIONS as <kernel>__LABEL (repeatable; then only "

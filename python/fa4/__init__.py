@@ -3,8 +3,10 @@
 The compiler is reached through the C API library (libFA4CAPI.so) with ctypes;
 see `fa4.capi`. Compiled kernels are launched with `fa4.runtime` (ctypes over
 libcuda) and, for PyTorch tensors, `fa4.torch.attention`,
-`fa4.torch.attention_varlen` (packed sequences) and flash-attn 2's
-entry points `fa4.flash_attn_func` and `fa4.flash_attn_varlen_func`
+`fa4.torch.attention_varlen` (packed sequences),
+`fa4.torch.attention_with_kvcache` (a KV cache, paged or not) and
+flash-attn 2's entry points `fa4.flash_attn_func`,
+`fa4.flash_attn_varlen_func` and `fa4.flash_attn_with_kvcache`
 (`fa4.flash_attn`). Those names are imported on first use, so `import fa4`
 needs neither CUDA nor PyTorch.
 """
@@ -26,9 +28,11 @@ _LAZY = {
     "torch": ("fa4.torch", None),
     "attention": ("fa4.torch", "attention"),
     "attention_varlen": ("fa4.torch", "attention_varlen"),
+    "attention_with_kvcache": ("fa4.torch", "attention_with_kvcache"),
     "flash_attn": ("fa4.flash_attn", None),
     "flash_attn_func": ("fa4.flash_attn", "flash_attn_func"),
     "flash_attn_varlen_func": ("fa4.flash_attn", "flash_attn_varlen_func"),
+    "flash_attn_with_kvcache": ("fa4.flash_attn", "flash_attn_with_kvcache"),
 }
 
 

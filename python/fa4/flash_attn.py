@@ -8,10 +8,14 @@ The arguments, their order, defaults, layouts and results are flash-attn
 2.x's (`flash_attn.flash_attn_func`), so that code written for it runs by
 changing the import. `flash_attn_func` runs `fa4.torch.attention` (one
 `fa4::attention` op under torch.compile), `flash_attn_varlen_func`
-`fa4.torch.attention_varlen` (`fa4::attention_varlen`). What fa4's kernels
-do not have raises NotImplementedError naming the argument: dropout
-(`dropout_p > 0`), ALiBi (`alibi_slopes`) and paged K/V (`block_table`).
-Differences from flash-attn 2:
+`fa4.torch.attention_varlen` (`fa4::attention_varlen`),
+`flash_attn_with_kvcache` `fa4.torch.attention_with_kvcache`
+(`fa4::attention_with_kvcache`). What fa4's kernels do not have raises
+NotImplementedError naming the argument: dropout (`dropout_p > 0`), ALiBi
+(`alibi_slopes`), paged K/V of packed sequences (`flash_attn_varlen_func`'s
+`block_table`), and in `flash_attn_with_kvcache` appending new keys to the
+cache (`k`, `v`), rotary embeddings (`rotary_cos`, `rotary_sin`),
+`cache_batch_idx` and `cache_leftpad`. Differences from flash-attn 2:
 
 - `S_dmask` is None. flash-attn returns attention probabilities there only
   with dropout (without it, older releases return None and those that
@@ -30,6 +34,10 @@ Differences from flash-attn 2:
   uses the first seqused_k[b] keys of its range, as in flash-attn 3).
 - `max_seqlen_q` and `max_seqlen_k` are checked and otherwise unused: the
   kernel's persistent schedule reads the lengths on the device.
+- `flash_attn_with_kvcache`'s `num_splits` is checked and otherwise unused
+  (fa4's persistent kernels do not split the keys), and its paged K/V takes
+  any power-of-two page size the kernels hold (a multiple of their KV
+  block), not only flash-attn 2's multiples of 256.
 """
 
 import math
@@ -39,7 +47,7 @@ import torch
 
 from fa4 import torch as fa4_torch
 
-__all__ = ["flash_attn_func", "flash_attn_varlen_func"]
+__all__ = ["flash_attn_func", "flash_attn_varlen_func", "flash_attn_with_kvcache"]
 
 
 def _options(dropout_p, softmax_scale, causal, window_size, softcap, alibi_slopes):
@@ -206,7 +214,8 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
                               alibi_slopes)
     if block_table is not None:
         raise NotImplementedError("block_table: fa4's varlen kernels take contiguous K/V "
-                                  "[total_k, Hkv, D], not pages; pass block_table=None")
+                                  "[total_k, Hkv, D], not pages (paged K/V takes a dense q: "
+                                  "flash_attn_with_kvcache); pass block_table=None")
     q, k, v = (t.contiguous() if t.stride()[-1] != 1 else t for t in (q, k, v))
     result = fa4_torch.attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k,
                                         seqused_k=seqused_k, causal=causal,
@@ -216,4 +225,69 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     if return_attn_probs:
         out, softmax_lse = result
         return out, softmax_lse, None
+    return result
+
+
+def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None,
+                            rotary_sin=None, cache_seqlens=None, cache_batch_idx=None,
+                            cache_leftpad=None, block_table=None, softmax_scale=None,
+                            causal=False, window_size=(-1, -1), softcap=0.0,
+                            rotary_interleaved=True, alibi_slopes=None, num_splits=0,
+                            return_softmax_lse=False, *, sink=None, kernel_dir=None):
+    """flash-attn 2's `flash_attn_with_kvcache` on fa4 kernels, for decoding
+    and for prefill against a cache: q [B, Sq, Hq, D] attends to the first
+    cache_seqlens[b] keys of batch b's cache.
+
+    k_cache, v_cache [B, Skv, Hkv, D] (Dv for v_cache), or with
+    `block_table` (int32 [B, max_blocks]) pages [num_blocks,
+    page_block_size, Hkv, D], page_block_size a power of two; key j of
+    batch b is k_cache[block_table[b, j // page_block_size], j %
+    page_block_size]. `cache_seqlens` is an int32 [B] tensor or an int (every
+    batch the same); None uses the whole cache (Skv, or max_blocks *
+    page_block_size keys). `causal` and `window_size` are aligned to each
+    batch's cache length (bottom-right), as flash-attn does;
+    `softmax_scale` and `softcap` as `flash_attn_func`'s. The caches are
+    read in place (a head dim that is not unit-stride is refused, as
+    flash-attn refuses it; q's is copied).
+
+    Returns out [B, Sq, Hq, Dv], or with `return_softmax_lse` (out,
+    softmax_lse [B, Hq, Sq] float32). Raises NotImplementedError for what
+    fa4 does not do: appending `k`/`v` to the cache (write them into
+    k_cache/v_cache and pass the new lengths), rotary embeddings
+    (`rotary_cos`/`rotary_sin`: rotate q and the new keys first),
+    `cache_batch_idx`, `cache_leftpad` and `alibi_slopes`; ValueError for
+    a num_splits that is not a non-negative int (any such value is accepted
+    and changes nothing)."""
+    if k is not None or v is not None:
+        raise NotImplementedError("k, v: fa4 does not append new keys to the cache; write "
+                                  "them into k_cache/v_cache at each batch's cache_seqlens, "
+                                  "pass the new lengths, and k=None, v=None")
+    if rotary_cos is not None or rotary_sin is not None:
+        raise NotImplementedError("rotary_cos, rotary_sin: fa4 does not apply rotary "
+                                  "embeddings; rotate q (and the keys written to the cache) "
+                                  "first and pass rotary_cos=None, rotary_sin=None")
+    if cache_batch_idx is not None:
+        raise NotImplementedError("cache_batch_idx: fa4 reads batch b's cache at index b; "
+                                  "index k_cache, v_cache (or the block_table rows) first and "
+                                  "pass cache_batch_idx=None")
+    if cache_leftpad is not None:
+        raise NotImplementedError("cache_leftpad: fa4's caches start at key 0; pass "
+                                  "cache_leftpad=None")
+    if (not isinstance(num_splits, numbers.Integral) or isinstance(num_splits, bool)
+            or num_splits < 0):
+        raise ValueError(f"num_splits must be a non-negative int (0: heuristic), got "
+                         f"{num_splits!r}")
+    if not isinstance(rotary_interleaved, bool):
+        raise ValueError(f"rotary_interleaved must be a bool, got {rotary_interleaved!r}")
+    window = _checked_options(0.0, softmax_scale, causal, window_size, softcap, alibi_slopes)
+    # As flash-attn: q's head dim is made unit-stride, the caches are taken
+    # as they are (fa4.torch refuses a strided head dim).
+    if isinstance(q, torch.Tensor) and q.dim() and q.stride()[-1] != 1:
+        q = q.contiguous()
+    result = fa4_torch.attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=cache_seqlens,
+                                              page_table=block_table, causal=causal,
+                                              scale=softmax_scale, window=window,
+                                              softcap=softcap, sink=sink,
+                                              return_lse=return_softmax_lse,
+                                              kernel_dir=kernel_dir)
     return result

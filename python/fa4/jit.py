@@ -15,7 +15,8 @@ and one of them keeps it.
 
 The problem is what shapes the code: dtype, head counts and head dims,
 causal, LSE, window, whether there is a softcap, sinks, packed sequences
-(varlen, seqused_k), arch. The scale and
+(varlen, seqused_k), a KV cache (seqused_k on a dense batch, the page size
+of paged K/V), arch. The scale and
 the softcap's value are launch arguments (`runtime.Kernel.scalars`).
 """
 
@@ -41,19 +42,39 @@ def _window_attribute(window, causal):
     return tuple(window)
 
 
+def _check_page_size(page_size, varlen):
+    """Raises ValueError unless `page_size` is None or a power of two of a
+    dense (not packed) batch."""
+    if page_size is None:
+        return
+    if not runtime._is_int(page_size) or page_size < 1 or page_size & (page_size - 1):
+        raise ValueError(f"page_size must be a power of two, got {page_size!r}")
+    if varlen:
+        raise ValueError("paged K/V takes a dense query: page_size belongs to problems "
+                         "without varlen")
+
+
 def module_text(name, element, head_dim, heads_q, heads_kv, causal, lse, window=None,
-                softcap=None, sink=False, varlen=False, seqused_k=False, head_dim_v=None):
+                softcap=None, sink=False, varlen=False, seqused_k=False, head_dim_v=None,
+                page_size=None):
     """The fa4.attention module of one configuration: dynamic batch and
     sequence lengths, the function named `name`. With `varlen` the batch
     is packed sequences ([T, H, D] tensors, the cu_seqlens tables, LSE
-    [Hq, Tq]), with `seqused_k` also the keys each sequence uses;
+    [Hq, Tq]), with `seqused_k` also the keys each sequence uses; without
+    `varlen`, `seqused_k` gives the keys each batch of a KV cache uses;
+    `page_size` (a power of two; dense batches only) makes K and V pages
+    [pages, page_size, Hkv, D] read through a page table [B, max_pages];
     `head_dim_v` is V's and O's head dim (None: `head_dim`)."""
-    def tensor(heads, depth):
+    page_size = page_size or None
+    _check_page_size(page_size, varlen)
+
+    def tensor(heads, depth, rows="?"):
         return (f"memref<?x{heads}x{depth}x{element}>" if varlen
-                else f"memref<?x?x{heads}x{depth}x{element}>")
+                else f"memref<?x{rows}x{heads}x{depth}x{element}>")
     head_dim_v = head_dim if head_dim_v is None else head_dim_v
-    q, k = tensor(heads_q, head_dim), tensor(heads_kv, head_dim)
-    v, o = tensor(heads_kv, head_dim_v), tensor(heads_q, head_dim_v)
+    pages = page_size or "?"
+    q, k = tensor(heads_q, head_dim), tensor(heads_kv, head_dim, pages)
+    v, o = tensor(heads_kv, head_dim_v, pages), tensor(heads_q, head_dim_v)
     arguments = f"%q: {q}, %k: {k}, %v: {v}, %o: {o}"
     clauses = ""
     if lse:
@@ -63,13 +84,16 @@ def module_text(name, element, head_dim, heads_q, heads_kv, causal, lse, window=
     if sink:
         arguments += f", %sink: memref<{heads_q}xf32>"
         clauses += f" sink(%sink : memref<{heads_q}xf32>)"
+    table = "memref<?xi32>"
     if varlen:
-        table = "memref<?xi32>"
         arguments += f", %cu_q: {table}, %cu_k: {table}"
         clauses += f" varlen(%cu_q, %cu_k : {table}, {table})"
-        if seqused_k:
-            arguments += f", %used_k: {table}"
-            clauses += f" seqused_k(%used_k : {table})"
+    if seqused_k:
+        arguments += f", %used_k: {table}"
+        clauses += f" seqused_k(%used_k : {table})"
+    if page_size:
+        arguments += ", %page_table: memref<?x?xi32>"
+        clauses += " paged(%page_table : memref<?x?xi32>)"
     attributes = ["causal"] if causal else []
     window = _window_attribute(window, causal)
     if window:
@@ -84,9 +108,11 @@ def module_text(name, element, head_dim, heads_q, heads_kv, causal, lse, window=
 
 
 def kernel_name(element, head_dim, heads_q, heads_kv, causal, lse, window=None,
-                softcap=None, sink=False, varlen=False, seqused_k=False, head_dim_v=None):
+                softcap=None, sink=False, varlen=False, seqused_k=False, head_dim_v=None,
+                page_size=None):
     """A name that says the configuration, e.g. bf16_d128_h16x16_causal_lse
-    (bf16_d192v128_... where V's head dim is another)."""
+    (bf16_d192v128_... where V's head dim is another;
+    ..._seqused_paged256_lse for a KV cache of 256-key pages)."""
     window = _window_attribute(window, causal)
     left, right = (("m1" if b < 0 else str(b)) for b in window) if window else ("", "")
     depth_v = "" if head_dim_v in (None, head_dim) else f"v{head_dim_v}"
@@ -95,7 +121,7 @@ def kernel_name(element, head_dim, heads_q, heads_kv, causal, lse, window=None,
             f"{f'_window{left}x{right}' if window else ''}"
             f"{f'_softcap{softcap:g}' if softcap else ''}{'_sink' if sink else ''}"
             f"{'_varlen' if varlen else ''}{'_seqused' if seqused_k else ''}"
-            f"{'_lse' if lse else ''}")
+            f"{f'_paged{page_size}' if page_size else ''}{'_lse' if lse else ''}")
 
 
 def cache_directory():
@@ -146,12 +172,17 @@ class KernelCache:
 
     def kernel(self, dtype, heads_q, heads_kv, head_dim, causal=False, lse=False,
                arch="sm_100a", window=(-1, -1), softcap=False, sink=False, varlen=False,
-               seqused_k=False, head_dim_v=None):
+               seqused_k=False, head_dim_v=None, page_size=None):
         """The kernel of the problem from the cache, compiled first if no
         entry has it. `softcap` says whether there is one (its value is an
-        argument); `varlen`, `seqused_k` and `head_dim_v` as `module_text`'s.
-        Raises RuntimeError when the compiler is missing and fa4.MLIRError
-        when it refuses the problem."""
+        argument); `varlen`, `seqused_k`, `head_dim_v` and `page_size` as
+        `module_text`'s (page_size 0 is None: not paged). Raises ValueError
+        for a page size that is not a power of two or with varlen,
+        RuntimeError when the compiler is missing and fa4.MLIRError when it
+        refuses the problem."""
+        page_size = page_size or None
+        _check_page_size(page_size, varlen)
+        page_size = None if page_size is None else int(page_size)
         window = runtime.effective_window(window, causal)
         problem = dict(dtype=str(dtype), heads_q=int(heads_q), heads_kv=int(heads_kv),
                        head_dim=int(head_dim), causal=bool(causal), lse=bool(lse),
@@ -161,7 +192,9 @@ class KernelCache:
         if varlen:
             problem.update(varlen=True, seqused_k=bool(seqused_k))
         elif seqused_k:
-            raise ValueError("seqused_k belongs to packed sequences: pass varlen=True")
+            problem.update(seqused_k=True)
+        if page_size:
+            problem.update(page_size=page_size)
         if head_dim_v is not None and int(head_dim_v) != int(head_dim):
             problem.update(head_dim_v=int(head_dim_v))
         key = self.key(problem)
@@ -178,7 +211,7 @@ class KernelCache:
                 problem["heads_kv"], problem["causal"], problem["lse"], problem["window"],
                 1.0 if problem["softcap"] else None, problem["sink"],
                 problem.get("varlen", False), problem.get("seqused_k", False),
-                problem.get("head_dim_v"))
+                problem.get("head_dim_v"), problem.get("page_size"))
 
     def _load_or_compile(self, key, problem):
         entry = self.path / key

@@ -509,21 +509,32 @@ first), element type ('bf16', 'f16', 'f32') and strides in elements
 
 #: The sequence tables of packed (variable-length) batches: int32 vectors.
 TABLES = ("cu_seqlens_q", "cu_seqlens_k", "seqused_k")
+#: The tables of a KV cache that a dense batch reads: the keys each batch
+#: uses (int32 [B]) and, for paged K/V, the page table (int32 [B, max_pages]).
+KV_TABLES = ("seqused_k", "page_table")
+# Every int32 table: read through a plain pointer, row-major.
+_INT_TABLES = TABLES + ("page_table",)
 _ACTIVATIONS = ("query", "key", "value", "output")
 
 
-def _dimension_names(name, varlen):
+def _dimension_names(name, varlen, paged=False):
     """What the dimensions of operand `name` are, outermost first (None
-    for the tensors score and mask regions read, of any rank)."""
+    for the tensors score and mask regions read, of any rank); `paged`: K
+    and V are pages [pages, page_size, H, D]."""
     if name in _ACTIVATIONS:
-        return ("total", "heads", "head_dim") if varlen else ("batch", "seq", "heads",
-                                                              "head_dim")
+        if varlen:
+            return ("total", "heads", "head_dim")
+        if paged and name in ("key", "value"):
+            return ("pages", "page_size", "heads", "head_dim")
+        return ("batch", "seq", "heads", "head_dim")
     if name == "lse":
         return ("heads_q", "total_q") if varlen else ("batch", "heads", "seq_q")
     if name == "sink":
         return ("heads_q",)
     if name == "seqused_k":
         return ("batch",)
+    if name == "page_table":
+        return ("batch", "max_pages")
     if name in TABLES:
         return ("batch + 1",)
     return None
@@ -795,17 +806,21 @@ class Kernel:
         self.query_rows_per_cta = grid["query_rows_per_cta"]
 
         self.operands = {}
+        # K and V are pages when there is a page table (named before or
+        # after them).
+        paged = any(isinstance(entry, dict) and entry.get("name") == "page_table"
+                    for entry in m["operands"])
         for entry in m["operands"]:
             name = entry["name"]
             # The captures of score and mask regions: any rank, integers too.
             capture = _CAPTURE_NAME.fullmatch(name) is not None
             elements = (CAPTURE_ELEMENT_BYTES if capture
-                        else {"i32": 4} if name in TABLES else ELEMENT_BYTES)
+                        else {"i32": 4} if name in _INT_TABLES else ELEMENT_BYTES)
             if entry.get("element") not in elements:
                 raise ManifestError(f"operand '{name}': element {entry.get('element')!r} "
                                     f"is not one of {sorted(elements)}")
             shape = _ints(entry["shape"], f"operands.{name}.shape")
-            dims = _dimension_names(name, self.varlen)
+            dims = _dimension_names(name, self.varlen, paged)
             if not capture and dims is None:
                 raise ManifestError(f"operand '{name}' is not one the runtime knows")
             if dims is not None and len(shape) != len(dims):
@@ -817,9 +832,21 @@ class Kernel:
         if missing:
             raise ManifestError(f"needs operand{'s' if len(missing) > 1 else ''} "
                                 f"{', '.join(repr(n) for n in missing)}")
-        if not self.varlen and any(name in self.operands for name in TABLES):
+        # seqused_k is also a dense KV cache's (the keys each batch uses).
+        if not self.varlen and any(name in self.operands for name in TABLES[:2]):
             raise ManifestError("sequence tables (cu_seqlens_q, ...) belong to the "
                                 "persistent_varlen grid rule, the manifest's is persistent")
+        if paged:
+            if self.varlen:
+                raise ManifestError("a page table (paged K/V) takes a dense query, not the "
+                                    "persistent_varlen grid rule's packed sequences")
+            page_size = self.operands["key"][1][1]
+            if page_size < 1 or page_size & (page_size - 1):
+                raise ManifestError(f"paged K/V needs a static power-of-two page size as "
+                                    f"key dimension 1 (page_size), got {page_size}")
+            if self.operands["value"][1][1] != page_size:
+                raise ManifestError(f"value's page size {self.operands['value'][1][1]} is "
+                                    f"not key's, {page_size}")
 
         self.tensor_maps = list(m["tensor_maps"])
         for index, entry in enumerate(self.tensor_maps):
@@ -899,8 +926,27 @@ class Kernel:
 
     @property
     def seqused_k(self):
-        """Whether the (varlen) kernel takes the keys each sequence uses."""
+        """Whether the kernel takes the keys each sequence (varlen) or each
+        batch (a dense KV cache) uses."""
         return "seqused_k" in self.operands
+
+    @property
+    def paged(self):
+        """Whether the kernel reads K and V [pages, page_size, Hkv, D]
+        through a page table [B, max_pages]."""
+        return "page_table" in self.operands
+
+    @property
+    def page_size(self):
+        """The keys of one KV page (K's dimension 1) of a paged kernel, else
+        None."""
+        return self.operands["key"][1][1] if self.paged else None
+
+    @property
+    def kvcache(self):
+        """Whether the kernel reads a KV cache for a dense batch: paged K/V
+        or a dense one with seqused_k (`fa4.torch.attention_with_kvcache`)."""
+        return not self.varlen and (self.seqused_k or self.paged)
 
     @property
     def causal(self):
@@ -957,11 +1003,13 @@ class Kernel:
         return (window + (f" softcap {self.softcap}" if self.softcap else "")
                 + (" sink" if self.sink else "")
                 + (" varlen" if self.varlen else "")
-                + (" seqused_k" if self.seqused_k else ""))
+                + (" seqused_k" if self.seqused_k else "")
+                + (f" paged {self.page_size}" if self.paged else ""))
 
     def mismatches(self, dtype=None, heads_q=None, heads_kv=None, head_dim=None,
                    causal=None, scale=None, lse=None, arch=None, window=None,
-                   softcap=None, sink=None, varlen=None, seqused_k=None, head_dim_v=None):
+                   softcap=None, sink=None, varlen=None, seqused_k=None, head_dim_v=None,
+                   page_size=None):
         """Why this kernel does not compute the problem: a list of reasons,
         empty when it does. Arguments left None are not compared; -1 in the
         manifest accepts any size; any scale matches and softcap only
@@ -970,9 +1018,11 @@ class Kernel:
         compared with causal folded in (see `effective_window`); sink
         whether it takes attention sinks; varlen whether the batch is packed
         sequences of variable lengths and seqused_k whether it gives the keys
-        each uses; head_dim_v is V's head dim (None: head_dim's, when
-        head_dim is given); arch is the device's ('sm_100a' for 10.0), which
-        the kernel's arch must run on (`runs_on`)."""
+        each sequence (or, dense, each batch) uses; head_dim_v is V's head
+        dim (None: head_dim's, when head_dim is given); page_size the keys
+        of a KV page when K and V are read through a page table (0 or False:
+        not paged); arch is the device's ('sm_100a' for 10.0), which the
+        kernel's arch must run on (`runs_on`)."""
         reasons = []
 
         def compare(what, have, want):
@@ -993,6 +1043,12 @@ class Kernel:
         compare("sink", self.sink, None if sink is None else bool(sink))
         compare("varlen", self.varlen, None if varlen is None else bool(varlen))
         compare("seqused_k", self.seqused_k, None if seqused_k is None else bool(seqused_k))
+        if page_size is not None:
+            have, want = self.page_size or 0, int(page_size or 0)
+            if bool(have) != bool(want):
+                reasons.append(f"paged is {bool(have)}, not {bool(want)}")
+            elif have != want:
+                reasons.append(f"page_size is {have}, not {want}")
         if window is not None:
             causal_matches = causal is None or bool(causal) == self.causal
             wanted = effective_window(window, self.causal if causal is None else causal)
@@ -1052,7 +1108,10 @@ class Kernel:
         for name in self.operands:
             if name not in given:
                 extra = {"lse": " (it was compiled with LSE)",
-                         "sink": " (it was compiled with attention sinks)"}.get(
+                         "sink": " (it was compiled with attention sinks)",
+                         "seqused_k": " (it was compiled with seqused_k, the keys each "
+                                      f"{'sequence' if self.varlen else 'batch'} uses)",
+                         "page_table": " (it reads K and V through a page table)"}.get(
                              name, " (a tensor its score or mask regions read)"
                              if _CAPTURE_NAME.fullmatch(name) else "")
                 raise ValueError(f"kernel {self.name} needs operand '{name}'{extra}")
@@ -1076,7 +1135,7 @@ class Kernel:
                 raise ValueError(f"{name}: shape {list(op.shape)} and strides "
                                  f"{op.strides if op.strides is None else list(op.strides)}"
                                  " must be integers")
-            names = _dimension_names(name, self.varlen)
+            names = _dimension_names(name, self.varlen, self.paged)
             for i, (have, want) in enumerate(zip(op.shape, shape)):
                 if have < 0 or (want != -1 and have != want):
                     what = names[i] if names else f"of {len(shape)}"
@@ -1084,7 +1143,7 @@ class Kernel:
                         f"{name}: dimension {i} ({what}) is "
                         f"{have}, kernel {self.name} takes "
                         f"{'any size' if want == -1 else want}")
-            if _CAPTURE_NAME.fullmatch(name) or name in TABLES:
+            if _CAPTURE_NAME.fullmatch(name) or name in _INT_TABLES:
                 # Read through a plain pointer at row-major offsets.
                 if op.strides is not None and tuple(op.strides) != _contiguous_strides(
                         op.shape):
@@ -1100,13 +1159,16 @@ class Kernel:
         if o != q[:-1] + v[-1:]:
             raise ValueError(f"output shape {list(o)} is not the query shape with the "
                              f"value head dim, {list(q[:-1] + v[-1:])}")
-        if not self.varlen and k[0] != q[0]:
+        # Paged K and V are [pages, page_size, Hkv, D]: no batch.
+        if not self.varlen and not self.paged and k[0] != q[0]:
             raise ValueError(f"batch: query has {q[0]}, key {k[0]}")
         if k[-1] != q[-1]:
             raise ValueError(f"head_dim: query has {q[-1]}, key {k[-1]}")
         if k[-2] == 0 or q[-2] % k[-2]:
             raise ValueError(f"query heads ({q[-2]}) must be a multiple of the key/value "
                              f"heads ({k[-2]})")
+        if not self.varlen and (self.seqused_k or self.paged):
+            self._check_cache(given, q[0])
         if self.varlen:
             self._check_tables(given)
             # The rows of a sequence's last Q stage are stored through a
@@ -1155,6 +1217,26 @@ class Kernel:
         if "seqused_k" in given and given["seqused_k"].shape[0] != bounds_q - 1:
             raise ValueError(f"seqused_k: {given['seqused_k'].shape[0]} entries for "
                              f"{bounds_q - 1} sequences")
+
+    def _check_cache(self, given, batch):
+        """A dense batch's KV-cache tables: seqused_k [B] and the page
+        table [B, max_pages], one row per batch of the query. Their contents
+        are on the device: the kernel clamps seqused_k[b] to [0, capacity]
+        and reads no page entry past a batch's keys."""
+        if "seqused_k" in given and given["seqused_k"].shape[0] != batch:
+            raise ValueError(f"seqused_k: {given['seqused_k'].shape[0]} entries for a batch "
+                             f"of {batch} (query dimension 0)")
+        if self.paged:
+            rows, pages = given["page_table"].shape
+            if rows != batch:
+                raise ValueError(f"page_table: {rows} rows for a batch of {batch} (query "
+                                 "dimension 0); it must be [batch, max_pages]")
+            if pages * self.page_size > 2 ** 31 - 1:
+                raise ValueError(f"page_table: {pages} pages of {self.page_size} keys are "
+                                 "more keys than the kernel's 32-bit positions hold")
+            if rows * pages > 2 ** 31 - 1:
+                raise ValueError(f"page_table: {rows} x {pages} entries are more than the "
+                                 "kernel's 32-bit table offsets reach")
 
     def extent(self, operands):
         """(batch, query rows) of a launch, what `grid` takes: for a varlen
@@ -1446,13 +1528,16 @@ class KernelDirectory:
 
     def find(self, dtype, heads_q, heads_kv, head_dim, causal=False, scale=None,
              lse=False, arch=None, window=(-1, -1), softcap=0.0, sink=False,
-             varlen=False, seqused_k=False, head_dim_v=None):
+             varlen=False, seqused_k=False, head_dim_v=None, page_size=None):
         """The first kernel (by file name) that computes the problem; scale
         None means 1/sqrt(head_dim), arch None any arch, window (-1, -1) and
         softcap 0 none, sink whether it takes attention sinks, varlen whether
-        the batch is packed sequences (cu_seqlens_q/k) and seqused_k whether
-        it also gives the keys each uses, head_dim_v V's head dim (None:
-        head_dim). Raises LookupError saying why each kernel was rejected."""
+        the batch is packed sequences (cu_seqlens_q/k), seqused_k whether it
+        also gives the keys each sequence (or, with a dense batch, each
+        batch of a KV cache) uses, head_dim_v V's head dim (None: head_dim),
+        page_size the keys of a KV page when K and V are read through a
+        page table (None or 0: not paged; only with a dense batch). Raises
+        LookupError saying why each kernel was rejected."""
         if scale is None:
             scale = 1.0 / math.sqrt(head_dim)
         # Every kernel takes any scale and softcap value (`scalars`); they
@@ -1463,9 +1548,11 @@ class KernelDirectory:
                        window=effective_window(window, causal),
                        softcap=float(softcap or 0.0), sink=bool(sink),
                        varlen=bool(varlen), seqused_k=bool(seqused_k),
+                       page_size=int(page_size or 0),
                        head_dim_v=None if head_dim_v == head_dim else head_dim_v)
-        if problem["seqused_k"] and not problem["varlen"]:
-            raise ValueError("seqused_k belongs to packed sequences: pass varlen=True")
+        if problem["page_size"] and problem["varlen"]:
+            raise ValueError("paged K/V takes a dense query: page_size belongs to problems "
+                             "without varlen")
         rejected = []
         for kernel in self.kernels:
             reasons = kernel.mismatches(**problem)
@@ -1474,9 +1561,9 @@ class KernelDirectory:
             rejected.append(f"  {kernel.name} ({Path(kernel.source).name}): "
                             + "; ".join(reasons))
         rejected += [f"  {name}: not a usable manifest: {why}" for name, why in self.errors]
-        # The packing is said only where the problem has it.
+        # The packing and the KV cache are said only where the problem has them.
         wanted = " ".join(f"{key}={value}" for key, value in problem.items()
-                          if (value or key not in ("varlen", "seqused_k"))
+                          if (value or key not in ("varlen", "seqused_k", "page_size"))
                           and (key != "head_dim_v" or value is not None))
         if not rejected:
             raise LookupError(f"no fa4 kernel for {wanted}: {self.path} has no kernel "

@@ -4,6 +4,8 @@
     out = fa4.torch.attention(q, k, v, causal=True)            # [B, Sq, Hq, D]
     out, lse = fa4.torch.attention(q, k, v, return_lse=True)   # lse [B, Hq, Sq] f32
     out = fa4.torch.attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k)  # packed [T, H, D]
+    out = fa4.torch.attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=lengths,
+                                           page_table=pages)  # a (paged) KV cache
 
 The kernels come from a directory of compiled kernels (`kernel_dir`, else
 the `FA4_KERNEL_DIR` environment variable), where `fa4.runtime` chooses one;
@@ -11,7 +13,8 @@ a problem no directory holds is compiled on demand (`fa4.jit`: in-process,
 cached across processes; `FA4_JIT=0` turns that off). The kernel is
 launched on the current stream. With torch.library (PyTorch 2.4 and later)
 `attention` runs as the custom op `fa4::attention` (`attention_varlen` as
-`fa4::attention_varlen`), which torch.compile keeps as one node of its graph;
+`fa4::attention_varlen`, `attention_with_kvcache` as
+`fa4::attention_with_kvcache`), which torch.compile keeps as one node of its graph;
 plain eager calls run the op's kernel directly. `python -m fa4.torch --check DIR` runs
 every kernel of DIR for this GPU against a float32 PyTorch reference.
 """
@@ -25,8 +28,8 @@ import torch
 
 from fa4 import runtime
 
-__all__ = ["attention", "attention_varlen", "arch_of", "jit_cache", "kernel_directory",
-           "reference", "reference_varlen"]
+__all__ = ["attention", "attention_varlen", "attention_with_kvcache", "arch_of", "jit_cache",
+           "kernel_directory", "reference", "reference_kvcache", "reference_varlen"]
 
 _ELEMENTS = {torch.bfloat16: "bf16", torch.float16: "f16"}
 _directories = {}   # resolved path -> KernelDirectory
@@ -61,8 +64,10 @@ def arch_of(device):
     return runtime.arch_of_capability(torch.cuda.get_device_capability(device))
 
 
-def _check(q, k, v, packed=False):
-    """Checks q, k, v: [B, S, H, D] each, or with `packed` [T, H, D]."""
+def _check(q, k, v, packed=False, paged=False):
+    """Checks q, k, v: [B, S, H, D] each, or with `packed` [T, H, D], or
+    with `paged` q [B, Sq, Hq, D] and k, v pages [num_pages, page_size,
+    Hkv, D]."""
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
@@ -83,6 +88,7 @@ def _check(q, k, v, packed=False):
     shape_q, shape_k, shape_v = q.shape, k.shape, v.shape
     rank = 3 if packed else 4
     layouts = (("[total_q, Hq, D]", "[total_k, Hkv, D]") if packed
+               else ("[B, Sq, Hq, D]", "[num_pages, page_size, Hkv, D]") if paged
                else ("[B, Sq, Hq, D]", "[B, Skv, Hkv, D]"))
     for name, t, shape, layout in (("q", q, shape_q, layouts[0]),
                                    ("k", k, shape_k, layouts[1]),
@@ -95,7 +101,7 @@ def _check(q, k, v, packed=False):
             raise ValueError(f"{name} must have a unit-stride head dim (strides "
                              f"{list(t.stride())} for shape {list(shape)}): TMA reads "
                              "rows of contiguous elements; call .contiguous()")
-    if not packed and not shape_q[0] == shape_k[0] == shape_v[0]:
+    if not packed and not paged and not shape_q[0] == shape_k[0] == shape_v[0]:
         raise ValueError(f"batch sizes differ: q {shape_q[0]}, k {shape_k[0]}, "
                          f"v {shape_v[0]}")
     # V (and O) may have a head dim of their own; a kernel compiled for it
@@ -104,7 +110,8 @@ def _check(q, k, v, packed=False):
         raise ValueError(f"head dims differ: q {shape_q[-1]}, k {shape_k[-1]} (q and k "
                          "share one; v may have its own)")
     # Element by element: torch.compile compares symbolic sizes one by one.
-    if shape_k[-3] != shape_v[-3] or shape_k[-2] != shape_v[-2]:
+    if (shape_k[-3] != shape_v[-3] or shape_k[-2] != shape_v[-2]
+            or (paged and shape_k[0] != shape_v[0])):
         raise ValueError(f"k and v shapes differ: {list(shape_k)} and {list(shape_v)}")
     if shape_k[-2] == 0 or shape_q[-2] % shape_k[-2]:
         raise ValueError(f"query heads ({shape_q[-2]}) must be a multiple of key/value "
@@ -255,10 +262,11 @@ class _Plan:
 
     __slots__ = ("kernel", "element", "dtype", "device", "index", "shape_q", "shape_o",
                  "lse_shape",
-                 "scale", "softcap", "convert_sink", "copy_tables", "output_strides",
-                 "lse_strides")
+                 "scale", "softcap", "convert_sink", "copy_tables", "copy_cache",
+                 "output_strides", "lse_strides")
 
-    def run(self, q, k, v, sink, tables, shape_k, shape_v, stride_q, stride_k, stride_v):
+    def run(self, q, k, v, sink, tables, cache, shape_k, shape_v, stride_q, stride_k,
+            stride_v):
         """Allocates the outputs and launches; the shapes and strides are
         the ones the key was made of."""
         device, element, shape_q, shape_o = self.device, self.element, self.shape_q, self.shape_o
@@ -283,6 +291,10 @@ class _Plan:
             operands["sink"] = _operand(sink, "f32")
         if tables is not None:
             for name, table, copy in zip(runtime.TABLES, tables, self.copy_tables):
+                if table is not None:
+                    operands[name] = _operand(table.contiguous() if copy else table, "i32")
+        if cache is not None:
+            for name, table, copy in zip(runtime.KV_TABLES, cache, self.copy_cache):
                 if table is not None:
                     operands[name] = _operand(table.contiguous() if copy else table, "i32")
         _launch(self.kernel, device, self.index, operands, self.scale, self.softcap)
@@ -317,9 +329,10 @@ def _signature(t):
 
 
 def _eager(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, softcap, sink,
-           copy_strided_heads):
-    """`attention` (`tables` None) or `attention_varlen` (`tables` the
-    sequence tables) eagerly: the op's kernel called directly, the checks
+           copy_strided_heads, cache=None):
+    """`attention` (`tables` and `cache` None), `attention_varlen` (`tables`
+    the sequence tables) or `attention_with_kvcache` (`cache` the KV cache's
+    (seqused_k, page_table)) eagerly: the op's kernel called directly, the checks
     and the kernel choice done once per configuration. The key of `_plans`
     is everything they read: the dtypes, devices, shapes and strides of
     every tensor, the options with their types, the kernel directory (the
@@ -337,11 +350,16 @@ def _eager(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, softc
             tables[0].__class__ is _Tensor and tables[1].__class__ is _Tensor
             and (tables[2] is None or tables[2].__class__ is _Tensor)):
         return None
+    if cache is not None and not (
+            (cache[0] is None or cache[0].__class__ is _Tensor)
+            and (cache[1] is None or cache[1].__class__ is _Tensor)):
+        return None
     shape_q, shape_k, shape_v = q.shape, k.shape, v.shape
     stride_q, stride_k, stride_v = q.stride(), k.stride(), v.stride()
     key = (q.dtype, k.dtype, v.dtype, q.device, k.device, v.device, shape_q, shape_k,
            shape_v, stride_q, stride_k, stride_v, None if sink is None else _signature(sink),
            None if tables is None else tuple(_signature(t) for t in tables),
+           None if cache is None else (_signature(cache[0]), _signature(cache[1])),
            causal, scale, window, softcap, return_lse, kernel_dir,
            os.environ.get("FA4_KERNEL_DIR") if kernel_dir is None else None)
     try:
@@ -354,9 +372,9 @@ def _eager(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, softc
             copies = _copy_strided_heads(q, k, v)
             if any(c is not t for c, t in zip(copies, (q, k, v))):
                 return _eager(*copies, tables, causal, scale, return_lse, kernel_dir,
-                              window, softcap, sink, False)
+                              window, softcap, sink, False, cache)
         plan = _make_plan(q, k, v, tables, causal, scale, return_lse, kernel_dir, window,
-                          softcap, sink)
+                          softcap, sink, cache)
         if plan.__class__ is not _Plan:
             return plan   # the result of a call that launches nothing
         if len(_plans) >= PLAN_CACHE_SIZE:
@@ -365,16 +383,18 @@ def _eager(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, softc
     elif torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad
                                       or (sink is not None and sink.requires_grad)):
         raise RuntimeError(_NO_BACKWARD)
-    return plan.run(q, k, v, sink, tables, shape_k, shape_v, stride_q, stride_k, stride_v)
+    return plan.run(q, k, v, sink, tables, cache, shape_k, shape_v, stride_q, stride_k,
+                    stride_v)
 
 
 def _make_plan(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, softcap,
-               sink):
+               sink, cache=None):
     """The full checks of a call, then its plan; for a call that launches
     nothing (no query rows or sequences, no keys), its result instead."""
     varlen = tables is not None
-    _check(q, k, v, packed=varlen)
+    _check(q, k, v, packed=varlen, paged=cache is not None and cache[1] is not None)
     checked_tables = _check_tables(q, *tables) if varlen else None
+    checked_cache = _check_cache(q, k, *cache) if cache is not None else None
     sink_f32, scale, (left, right), softcap, kernel_dir = _options(
         q, k, v, sink, causal, scale, window, softcap, kernel_dir)
     if varlen:
@@ -383,16 +403,17 @@ def _make_plan(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, s
         lse_shape = (heads_q, total_q)
     else:
         batch, seq_q, heads_q, _ = q.shape
-        work, keys = batch and seq_q, k.shape[1]
+        work, keys = batch and seq_q, _capacity(k, checked_cache)
         lse_shape = (batch, heads_q, seq_q)
     if not (work and keys):
         output, lse = _choose_and_run(q, k, v, sink_f32, bool(causal), scale, left, right,
-                                      softcap, bool(return_lse), kernel_dir, checked_tables)
+                                      softcap, bool(return_lse), kernel_dir, checked_tables,
+                                      checked_cache)
         return (output, lse) if return_lse else output
     plan = _Plan()
     plan.kernel, plan.scale = _kernel_of(q, k, v, sink_f32, bool(causal), scale, left, right,
                                          softcap, bool(return_lse), kernel_dir,
-                                         checked_tables)
+                                         checked_tables, checked_cache)
     plan.softcap = softcap or None
     plan.element, plan.dtype, plan.device = _ELEMENTS[q.dtype], q.dtype, q.device
     plan.index, plan.shape_q = q.device.index, q.shape
@@ -401,6 +422,8 @@ def _make_plan(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, s
     plan.convert_sink = sink_f32 is not sink
     plan.copy_tables = (tuple(c is not t for c, t in zip(checked_tables, tables))
                         if varlen else None)
+    plan.copy_cache = (tuple(c is not t for c, t in zip(checked_cache, cache))
+                       if cache is not None else None)
     plan.output_strides = plan.lse_strides = None
     return plan
 
@@ -432,24 +455,26 @@ def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 
 
 def _choose_and_run(q, k, v, sink, causal, scale, window_left, window_right, softcap,
-                    return_lse, kernel_dir, tables=None):
-    """Both ops' kernel: chooses the kernel of the problem (cached per
+                    return_lse, kernel_dir, tables=None, cache=None):
+    """The ops' kernel: chooses the kernel of the problem (cached per
     problem and device) and runs it; `tables` are the sequence tables of
-    packed q, k, v. Returns O and the LSE, an empty float32 tensor without
-    `return_lse` (an op returns a fixed number of tensors)."""
+    packed q, k, v, `cache` the (seqused_k, page_table) of a KV cache.
+    Returns O and the LSE, an empty float32 tensor without `return_lse` (an
+    op returns a fixed number of tensors)."""
     kernel, scale = _kernel_of(q, k, v, sink, causal, scale, window_left, window_right, softcap,
-                               return_lse, kernel_dir, tables)
+                               return_lse, kernel_dir, tables, cache)
     result = _run(kernel, q, k, v, return_lse, sink=sink, scale=scale,
-                  softcap=softcap or None, tables=tables)
+                  softcap=softcap or None, tables=tables, cache=cache)
     if return_lse:
         return result
     return result, torch.empty((0,), dtype=torch.float32, device=q.device)
 
 
 def _kernel_of(q, k, v, sink, causal, scale, window_left, window_right, softcap,
-               return_lse, kernel_dir, tables):
+               return_lse, kernel_dir, tables, cache=None):
     """The kernel of a checked problem (cached per problem and device) and
-    the scale it launches with (None: 1/sqrt(D))."""
+    the scale it launches with (None: 1/sqrt(D)); `tables` as
+    `_choose_and_run`'s, `cache` the KV cache's (seqused_k, page_table)."""
     heads_q, head_dim = q.shape[-2], q.shape[-1]
     heads_kv, head_dim_v = k.shape[-2], v.shape[-1]
     if scale is None:
@@ -457,16 +482,22 @@ def _kernel_of(q, k, v, sink, causal, scale, window_left, window_right, softcap,
     path = kernel_dir if kernel_dir is not None else os.environ.get("FA4_KERNEL_DIR")
     device = q.device
     varlen = tables is not None
-    used = varlen and tables[2] is not None
+    if varlen:
+        used, page_size = tables[2] is not None, 0
+    elif cache is not None:
+        # Paged K/V: [pages, page_size, Hkv, D].
+        used, page_size = cache[0] is not None, (k.shape[1] if cache[1] is not None else 0)
+    else:
+        used, page_size = False, 0
     # Everything the choice depends on, the device standing for its arch.
     key = (path, device.index, q.dtype, heads_q, heads_kv, head_dim, causal, scale,
            return_lse, window_left, window_right, softcap, sink is not None, varlen, used,
-           head_dim_v)
+           head_dim_v, page_size)
     kernel = _chosen.get(key)
     if kernel is None:
         problem = (_ELEMENTS[q.dtype], heads_q, heads_kv, head_dim, causal, scale,
                    return_lse, arch_of(device), (window_left, window_right), softcap,
-                   sink is not None, varlen, used, head_dim_v)
+                   sink is not None, varlen, used, head_dim_v, page_size)
         kernel = _chosen[key] = _choose(path, problem)
     return kernel, scale
 
@@ -527,12 +558,12 @@ def _choose(path, problem):
                          "directory of compiled fa4 kernels (compiling on demand is off: "
                          "FA4_JIT=0)")
     (element, heads_q, heads_kv, head_dim, causal, _, lse, arch, window, softcap, sink,
-     varlen, seqused_k, head_dim_v) = problem
+     varlen, seqused_k, head_dim_v, page_size) = problem
     try:
         return jit_cache().kernel(element, heads_q, heads_kv, head_dim, causal=causal,
                                   lse=lse, arch=arch, window=window, softcap=bool(softcap),
                                   sink=sink, varlen=varlen, seqused_k=seqused_k,
-                                  head_dim_v=head_dim_v)
+                                  head_dim_v=head_dim_v, page_size=page_size or None)
     except RuntimeError as err:
         if missing:
             raise LookupError(f"{missing.args[0]}\nand compiling it on demand failed: "
@@ -558,12 +589,13 @@ def _check_sink(sink, q):
 
 
 def _run(kernel, q, k, v, return_lse, fill=None, sink=None, scale=None,
-         softcap=None, tables=None):
+         softcap=None, tables=None, cache=None):
     """Allocates O (and LSE), filled with `fill` when given (checks poison
     them), and launches `kernel` on checked q, k, v (and sink) with `scale`
     and `softcap` (None: the kernel's own). `tables` are the sequence
     tables of packed q, k, v (cu_seqlens_q, cu_seqlens_k, seqused_k or
-    None), checked."""
+    None), `cache` the tables of a KV cache k, v (seqused_k or None,
+    page_table or None), checked."""
     element, device = _ELEMENTS[q.dtype], q.device
 
     def allocate(shape, dtype):
@@ -582,12 +614,14 @@ def _run(kernel, q, k, v, return_lse, fill=None, sink=None, scale=None,
     else:
         batch, seq_q, heads_q, _ = q.shape
         lse = allocate((batch, heads_q, seq_q), torch.float32) if return_lse else None
-        work, keys = batch and seq_q, k.shape[1]
-    if work and not keys and tables is not None:
-        # Packed sequences that all have no keys: every row sees none.
+        work, keys = batch and seq_q, _capacity(k, cache)
+    if work and not keys and (tables is not None or cache is not None):
+        # Packed sequences that all have no keys, or a KV cache without
+        # room for any: every row sees none.
         output.zero_()
         if lse is not None:
-            lse[:] = sink[:, None] if sink is not None else float("-inf")
+            lse[:] = (float("-inf") if sink is None else sink[:, None] if tables is not None
+                      else sink[None, :, None])
     elif work:
         if not keys:
             raise ValueError("k and v have no keys (Skv = 0)")
@@ -599,6 +633,10 @@ def _run(kernel, q, k, v, return_lse, fill=None, sink=None, scale=None,
             operands["sink"] = _operand(sink, "f32")
         if tables is not None:
             for name, table in zip(runtime.TABLES, tables):
+                if table is not None:
+                    operands[name] = _operand(table, "i32")
+        if cache is not None:
+            for name, table in zip(runtime.KV_TABLES, cache):
                 if table is not None:
                     operands[name] = _operand(table, "i32")
         # Eager code, also under torch.compile (the op's kernel runs outside
@@ -702,6 +740,141 @@ _varlen_op = _register_op("fa4::attention_varlen", _attention_varlen,
 _varlen_entry = _varlen_op if _varlen_op is not None else _attention_varlen
 
 
+def _capacity(k, cache):
+    """The keys a batch of a KV cache can hold: Skv of a dense k [B, Skv,
+    Hkv, D] (also without `cache`), max_pages * page_size of paged k
+    [num_pages, page_size, Hkv, D] (none when it has no pages)."""
+    if cache is None or cache[1] is None:
+        return k.shape[1]
+    return cache[1].shape[1] * k.shape[1] if k.shape[0] else 0
+
+
+def _check_cache(q, k_cache, cache_seqlens, page_table):
+    """The tables of a KV cache read by q [B, Sq, Hq, D]: cache_seqlens an
+    int32 [B] vector, page_table an int32 [B, max_pages] matrix, on q's
+    device, contiguous as the kernel reads them (copied where they are
+    not); paged K/V has a power-of-two page size. Their values stay on the
+    device, unread: the kernel clamps the lengths to [0, capacity] and reads
+    no page entry past a batch's keys."""
+    batch = q.shape[0]
+    for name, t, rank, layout in (("cache_seqlens", cache_seqlens, 1, "[B]"),
+                                  ("page_table", page_table, 2, "[B, max_pages]")):
+        if t is None:
+            continue
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        if t.dtype != torch.int32 or t.dim() != rank:
+            raise ValueError(f"{name} must be a torch.int32 tensor {layout}, got {t.dtype} of "
+                             f"shape {list(t.shape)}")
+        if t.device != q.device:
+            raise ValueError(f"{name} is on {t.device}, q on {q.device}")
+        if t.shape[0] != batch:
+            raise ValueError(f"{name} must be {layout} with B = {batch} (q's batch), got shape "
+                             f"{list(t.shape)}")
+    if page_table is not None:
+        # A kernel's own (static) size: traced code specializes on it.
+        page_size = int(k_cache.shape[1])
+        if page_size < 1 or page_size & (page_size - 1):
+            raise ValueError(f"k_cache's page size (dimension 1 of [num_pages, page_size, Hkv, "
+                             f"D]) must be a power of two, got {page_size}")
+    return tuple(None if t is None else t.contiguous() for t in (cache_seqlens, page_table))
+
+
+def _cache_lengths(cache_seqlens, q, k_cache, v_cache, paged):
+    """cache_seqlens as the kernel reads it: an int (flash-attn's
+    convention: every batch the same) becomes an int32 [B] tensor on q's
+    device; None and tensors are left to `_check_cache`."""
+    if cache_seqlens is None or isinstance(cache_seqlens, torch.Tensor):
+        return cache_seqlens
+    sym_int = getattr(torch, "SymInt", None)
+    if not (runtime._is_int(cache_seqlens)
+            or (sym_int is not None and isinstance(cache_seqlens, sym_int))):
+        raise TypeError(f"cache_seqlens must be None, an int or a torch.int32 tensor [B], got "
+                        f"{type(cache_seqlens).__name__}")
+    if not -2 ** 31 <= cache_seqlens < 2 ** 31:
+        raise ValueError(f"cache_seqlens = {cache_seqlens} does not fit an int32")
+    _check(q, k_cache, v_cache, paged=paged)
+    return torch.full((q.shape[0],), cache_seqlens, dtype=torch.int32, device=q.device)
+
+
+def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, page_table=None,
+                           causal=False, scale=None, window=None, softcap=None, sink=None,
+                           return_lse=False, kernel_dir=None):
+    """`attention` of q against a KV cache: each batch uses the first keys
+    of its cache, read in place, possibly through a page table.
+
+    q [B, Sq, Hq, D]; k_cache [B, Skv, Hkv, D] and v_cache [B, Skv, Hkv,
+    Dv], or with `page_table` (int32 [B, max_pages], on q's device) pages
+    [num_pages, page_size, Hkv, D] (page_size a power of two; key j of
+    batch b is k_cache[page_table[b, j // page_size], j % page_size]).
+    Batch b uses its first min(max(cache_seqlens[b], 0), capacity) keys,
+    capacity being Skv or max_pages * page_size (`cache_seqlens` an int32
+    [B] tensor on q's device, or an int for every batch; None: the whole
+    capacity). Causal and the window are aligned to each batch's length:
+    row i sees key j only if j <= i + len_b - Sq when causal (decoding
+    Sq new tokens whose keys are already in the cache). Page entries past
+    a batch's keys are never read (they may hold anything, -1 say); the
+    lengths and the page table stay on the device, unread by the host. Keys
+    past a batch's length within its last KV block (of its last page) are
+    read and masked: their values must be finite (0 x NaN is NaN), as
+    `attention_varlen`'s.
+
+    `window` None is (-1, -1), `softcap` None is 0. Returns O [B, Sq, Hq,
+    Dv] and, with `return_lse`, the LSE [B, Hq, Sq] float32; a batch with no
+    keys gives O = 0 and LSE -inf (the sink with sinks). Without
+    cache_seqlens and page_table this is `attention(q, k_cache, v_cache,
+    ...)`. The other arguments, the kernel choice (a kernel compiled for the
+    cache: seqused_k, the page size) and the errors are `attention`'s; the
+    work runs as the custom op `fa4::attention_with_kvcache`."""
+    window = (-1, -1) if window is None else window
+    softcap = 0.0 if softcap is None else softcap
+    paged = page_table is not None
+    cache_seqlens = _cache_lengths(cache_seqlens, q, k_cache, v_cache, paged)
+    if cache_seqlens is None and not paged:
+        return _attend(q, k_cache, v_cache, causal, scale, return_lse, kernel_dir, window,
+                       softcap, sink, False)
+    if not (_HAS_OP and torch.compiler.is_compiling()) and _nothing_intercepts():
+        result = _eager(q, k_cache, v_cache, None, causal, scale, return_lse, kernel_dir,
+                        window, softcap, sink, False, (cache_seqlens, page_table))
+        if result is not None:
+            return result
+    _check(q, k_cache, v_cache, paged=paged)
+    cache = _check_cache(q, k_cache, cache_seqlens, page_table)
+    sink, scale, (left, right), softcap, kernel_dir = _options(
+        q, k_cache, v_cache, sink, causal, scale, window, softcap, kernel_dir)
+    output, lse = _kvcache_entry(q, k_cache, v_cache, *cache, sink, bool(causal), scale, left,
+                                 right, softcap, bool(return_lse), kernel_dir)
+    return (output, lse) if return_lse else output
+
+
+def _attention_with_kvcache(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
+                            cache_seqlens: Optional[torch.Tensor],
+                            page_table: Optional[torch.Tensor], sink: Optional[torch.Tensor],
+                            causal: bool, scale: Optional[float], window_left: int,
+                            window_right: int, softcap: float, return_lse: bool,
+                            kernel_dir: Optional[str]) -> Tuple[torch.Tensor, torch.Tensor]:
+    """The kernel of `fa4::attention_with_kvcache`: `_attention` over a KV
+    cache (arguments checked by `attention_with_kvcache`; at least one of
+    cache_seqlens and page_table given)."""
+    return _choose_and_run(q, k_cache, v_cache, sink, causal, scale, window_left,
+                           window_right, softcap, return_lse, kernel_dir,
+                           cache=(cache_seqlens, page_table))
+
+
+def _attention_with_kvcache_fake(q, k_cache, v_cache, cache_seqlens, page_table, sink, causal,
+                                 scale, window_left, window_right, softcap, return_lse,
+                                 kernel_dir):
+    """What `fa4::attention_with_kvcache` returns, for tracing: O like q
+    with v's head dim, the LSE float32 [B, Hq, Sq] (or empty)."""
+    return _attention_fake(q, k_cache, v_cache, sink, causal, scale, window_left,
+                           window_right, softcap, return_lse, kernel_dir)
+
+
+_kvcache_op = _register_op("fa4::attention_with_kvcache", _attention_with_kvcache,
+                           _attention_with_kvcache_fake)
+_kvcache_entry = _kvcache_op if _kvcache_op is not None else _attention_with_kvcache
+
+
 def reference(q, k, v, causal=False, scale=None, dtype=torch.float32,
               window=(-1, -1), softcap=0.0, sink=None):
     """O [B, Sq, Hq, D] and LSE [B, Hq, Sq] computed in `dtype` (float32 or
@@ -759,6 +932,46 @@ def reference_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k=None, causal
     return output, lse
 
 
+def reference_kvcache(q, k_cache, v_cache, cache_seqlens=None, page_table=None, causal=False,
+                      scale=None, dtype=torch.float64, window=(-1, -1), softcap=0.0,
+                      sink=None):
+    """`reference` per batch of a KV cache (the lengths and the page table
+    read on the host), in `dtype` (float64 by default): q [B, Sq, Hq, D];
+    k_cache, v_cache [B, Skv, Hkv, D], or with `page_table` [B, max_pages]
+    pages [num_pages, P, Hkv, D], key j of batch b being
+    k_cache[page_table[b, j // P], j % P]. Batch b uses its first
+    min(max(cache_seqlens[b], 0), capacity) keys (capacity Skv or
+    max_pages * P; cache_seqlens a [B] tensor, an int, or None: all), only
+    the page entries that hold them read. Returns O [B, Sq, Hq, Dv] and LSE
+    [B, Hq, Sq]."""
+    batch, seq_q, heads_q, _ = q.shape
+    paged = page_table is not None
+    page = k_cache.shape[1]
+    capacity = page_table.shape[1] * page if paged else k_cache.shape[1]
+    if cache_seqlens is None:
+        lengths = [capacity] * batch
+    elif isinstance(cache_seqlens, torch.Tensor):
+        lengths = cache_seqlens.tolist()
+    else:
+        lengths = [int(cache_seqlens)] * batch
+    rows = page_table.tolist() if paged else None
+    output = torch.empty((batch, seq_q, heads_q, v_cache.shape[-1]), dtype=dtype,
+                         device=q.device)
+    lse = torch.empty((batch, heads_q, seq_q), dtype=dtype, device=q.device)
+    for b in range(batch):
+        n = min(max(int(lengths[b]), 0), capacity)
+        if paged:
+            pages = torch.tensor(rows[b][:-(-n // page)], dtype=torch.long,
+                                 device=k_cache.device)
+            k_b, v_b = (t[pages].flatten(0, 1)[:n] for t in (k_cache, v_cache))
+        else:
+            k_b, v_b = k_cache[b, :n], v_cache[b, :n]
+        o, l = reference(q[b:b + 1], k_b[None], v_b[None], causal, scale, dtype, window,
+                         softcap, sink)
+        output[b], lse[b] = o[0], l[0]
+    return output, lse
+
+
 def _test_sinks(heads_q, seq_kv, device, generator=None):
     """Sinks for checks: about a row's log-sum-exp for unit-normal inputs
     (log Skv), so that a sink's share of the denominator ranges from
@@ -806,6 +1019,11 @@ def _check_kernels(path, shapes, batch, repeat):
             # Its captures and their reference are the region's own
             # (scripts/device/regions-check.py).
             print(f"skip {kernel.name}: it inlines {' and '.join(kernel.regions)} regions")
+            continue
+        if kernel.kvcache:
+            # Lengths and page tables: scripts/device/kvcache-check.py.
+            print(f"skip {kernel.name}: it reads a KV cache "
+                  f"({'paged' if kernel.paged else 'seqused_k'})")
             continue
         ran += 1
         dtype = next(t for t, e in _ELEMENTS.items() if e == kernel.element)

@@ -97,10 +97,13 @@ def main(argv=None):
             continue
         if not kernel.runs_on(capability):
             continue
-        if kernel.varlen or kernel.regions:
-            # Packed sequences and score regions have checks of their own.
-            print(f"skip {kernel.name}: "
-                  f"{'packed sequences: varlen-check.py' if kernel.varlen else 'regions: regions-check.py'}")
+        if kernel.varlen or kernel.regions or kernel.kvcache:
+            # Packed sequences, score regions and KV caches have checks of
+            # their own.
+            why = ("packed sequences: varlen-check.py" if kernel.varlen
+                   else "regions: regions-check.py" if kernel.regions
+                   else "a KV cache: kvcache-check.py")
+            print(f"skip {kernel.name}: {why}")
             continue
         runs_of_kernel = [(shape, 1.0) for shape in (SMALL_SHAPES if args.small else SHAPES)]
         runs_of_kernel.append(((1, 300, 500), 1.7))

@@ -38,6 +38,10 @@ def main(path):
     for kernel in directory:
         if not kernel.runs_on(capability):
             continue
+        if kernel.kvcache:
+            # Its caches and tables: kvcache-check.py.
+            print(f"skip {kernel.name}: a KV cache")
+            continue
         ran += 1
         dtype = next(t for t, e in fa4_torch._ELEMENTS.items() if e == kernel.element)
         heads_q = kernel.heads_q if kernel.heads_q != -1 else 4

@@ -151,7 +151,7 @@ for label, call in cases:
         print(f"{label}: {type(err).__name__}: {str(err).splitlines()[0]}")
 # CHECK-NEXT: varlen: LookupError: no fa4 kernel in {{.*}} for dtype=bf16 heads_q=4 heads_kv=2 head_dim=64 causal=False scale=0.125 lse=False arch=sm_100a window=(-1, -1) softcap=0.0 sink=False varlen=True; candidates:
 # CHECK-NEXT: varlen keywords: LookupError: no fa4 kernel in {{.*}} for dtype=bf16 heads_q=4 heads_kv=2 head_dim=64 causal=True scale=0.1 lse=True arch=sm_100a window=(64, 0) softcap=0.0 sink=False varlen=True; candidates:
-# CHECK-NEXT: paged: NotImplementedError: block_table: fa4's varlen kernels take contiguous K/V [total_k, Hkv, D], not pages; pass block_table=None
+# CHECK-NEXT: paged: NotImplementedError: block_table: fa4's varlen kernels take contiguous K/V [total_k, Hkv, D], not pages (paged K/V takes a dense q: flash_attn_with_kvcache); pass block_table=None
 # CHECK-NEXT: q list: TypeError: q must be a torch.Tensor, got list
 # CHECK-NEXT: q 4-D: ValueError: q must be [total_q, Hq, D], got shape [2, 350, 4, 64]
 # CHECK-NEXT: cu_seqlens dtype: ValueError: cu_seqlens_q must be a 1-D torch.int32 tensor of batch + 1 offsets, got torch.float32 of shape [3]

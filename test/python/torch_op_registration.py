@@ -1,5 +1,6 @@
 # RUN: %python %s | FileCheck %s
-"""fa4.torch's custom ops `fa4::attention` and `fa4::attention_varlen`, against a stand-in torch whose
+"""fa4.torch's custom ops `fa4::attention`, `fa4::attention_varlen` and
+`fa4::attention_with_kvcache`, against a stand-in torch whose
 torch.library records what is registered: the op's name and schema (from
 the kernel's annotations, as torch.library.custom_op infers it), its fake
 kernel's shapes, its autograd registration refusing inputs that require
@@ -74,7 +75,7 @@ from fa4 import runtime  # noqa: E402
 op = registered["fa4::attention"]
 print("registered:", list(registered), "mutates", op.mutates_args, "on", op.device_types,
       "fa4.torch._op is it:", fa4.torch._op is op)
-# CHECK: registered: ['fa4::attention', 'fa4::attention_varlen'] mutates () on cuda fa4.torch._op is it: True
+# CHECK: registered: ['fa4::attention', 'fa4::attention_varlen', 'fa4::attention_with_kvcache'] mutates () on cuda fa4.torch._op is it: True
 
 # The schema torch.library.custom_op infers from the annotations; an
 # annotation it does not support would be a KeyError here.
@@ -89,6 +90,7 @@ for name, custom in registered.items():
     print(f"schema: {name}({arguments}) -> ({returns})")
 # CHECK: schema: fa4::attention(Tensor q, Tensor k, Tensor v, Tensor? sink, bool causal, float? scale, SymInt window_left, SymInt window_right, float softcap, bool return_lse, str? kernel_dir) -> (Tensor, Tensor)
 # CHECK-NEXT: schema: fa4::attention_varlen(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, Tensor cu_seqlens_k, Tensor? seqused_k, Tensor? sink, bool causal, float? scale, SymInt window_left, SymInt window_right, float softcap, bool return_lse, str? kernel_dir) -> (Tensor, Tensor)
+# CHECK-NEXT: schema: fa4::attention_with_kvcache(Tensor q, Tensor k_cache, Tensor v_cache, Tensor? cache_seqlens, Tensor? page_table, Tensor? sink, bool causal, float? scale, SymInt window_left, SymInt window_right, float softcap, bool return_lse, str? kernel_dir) -> (Tensor, Tensor)
 varlen_op = registered["fa4::attention_varlen"]
 print("varlen op:", varlen_op.mutates_args, varlen_op.device_types,
       varlen_op.setup_context is op.setup_context)
@@ -101,6 +103,19 @@ for return_lse in (True, False):
 # CHECK-NEXT: varlen op: () cuda True
 # CHECK-NEXT: varlen fake return_lse=True: (700, 4, 64) torch.bfloat16 (4, 700) torch.float32
 # CHECK-NEXT: varlen fake return_lse=False: (700, 4, 64) torch.bfloat16 (0,) torch.float32
+
+# The KV cache's fake kernel: O like q with v's head dim, LSE [B, Hq, Sq];
+# paged K/V [pages, page_size, Hkv, D] shapes neither.
+kvcache_op = registered["fa4::attention_with_kvcache"]
+pages = tensor((40, 256, 2, 64)), tensor((40, 256, 2, 32))
+for return_lse in (True, False):
+    o, lse = kvcache_op.fake(tensor((3, 4, 4, 64)), *pages, tensor((3,), torch.int32),
+                             tensor((3, 9), torch.int32), None, True, None, -1, 0, 0.0,
+                             return_lse, None)
+    print(f"kvcache fake return_lse={return_lse}:", o.shape, lse.shape, lse.dtype,
+          kvcache_op.setup_context is op.setup_context)
+# CHECK-NEXT: kvcache fake return_lse=True: (3, 4, 4, 32) (3, 4, 4) torch.float32 True
+# CHECK-NEXT: kvcache fake return_lse=False: (3, 4, 4, 32) (0,) torch.float32 True
 
 # The fake kernel: O like q with v's head dim, LSE float32 [B, Hq, Sq] or
 # empty.
@@ -128,6 +143,8 @@ atexit.register(shutil.rmtree, TMP, True)
 torch_standin.write_kernel(TMP, "gqa_causal_lse", "bf16", 4, 2, True, True)
 torch_standin.write_kernel(TMP, "gqa_causal", "bf16", 4, 2, True, False)
 torch_standin.write_kernel(TMP, "gqa_packed", "bf16", 4, 2, True, False, varlen=True)
+torch_standin.write_kernel(TMP, "gqa_paged", "bf16", 4, 2, True, False, seqused_k=True,
+                           page_size=256)
 fake = FakeCuda()
 runtime.set_driver(fake)
 fake.kinds = [kind for _, kind, _ in runtime.KernelDirectory(TMP).find(
@@ -235,4 +252,25 @@ fa4.torch.attention_varlen(*packed, *tables, causal=True, kernel_dir=TMP)
 print("varlen: op called", len(varlen_op.calls) - varlen_calls, "launched",
       len(fake.launches) - launches)
 # CHECK-NEXT: varlen: op called 1 launched 2
+
+# attention_with_kvcache likewise (the profiler still on), with its
+# arguments normalized: the int length an int32 tensor, window None (-1,
+# -1) folded with causal, softcap None 0.0.
+fake.kinds = [kind for _, kind, _ in runtime.KernelDirectory(TMP).find(
+    "bf16", 4, 2, 64, causal=True, seqused_k=True, page_size=256).params]
+paged_q, paged_k = tensor((3, 4, 4, 64)), tensor((40, 256, 2, 64))
+table = tensor((3, 9), torch.int32)
+launches = len(fake.launches)
+fa4.torch.attention_with_kvcache(paged_q, paged_k, paged_k, cache_seqlens=1000,
+                                 page_table=table, causal=True, kernel_dir=TMP)
+args = kvcache_op.calls[-1]
+print("kvcache through the op:", len(kvcache_op.calls), args[3].shape, args[3].dtype,
+      args[3].filled, args[4] is table, scalars(args))
+probes["profiler"] = False
+fa4.torch.attention_with_kvcache(paged_q, paged_k, paged_k, cache_seqlens=1000,
+                                 page_table=table, causal=True, kernel_dir=TMP)
+print("kvcache: op called", len(kvcache_op.calls), "launched",
+      len(fake.launches) - launches, fake.launches[-1].split(" grid")[0])
+# CHECK-NEXT: kvcache through the op: 1 (3,) torch.int32 1000 True [None, True, None, -1, 0, 0.0, False, '{{.*}}']
+# CHECK-NEXT: kvcache: op called 1 launched 2 gqa_paged
 runtime.set_driver(None)

@@ -298,5 +298,5 @@ try:
                            400, 500, block_table=tensor((3, 5), torch.int32))
 except NotImplementedError as err:
     print("paged:", err)
-# CHECK-NEXT: paged: block_table: fa4's varlen kernels take contiguous K/V [total_k, Hkv, D], not pages; pass block_table=None
+# CHECK-NEXT: paged: block_table: fa4's varlen kernels take contiguous K/V [total_k, Hkv, D], not pages (paged K/V takes a dense q: flash_attn_with_kvcache); pass block_table=None
 runtime.set_driver(None)

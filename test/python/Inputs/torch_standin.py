@@ -111,10 +111,20 @@ def caching_allocator():
 
 torch = types.ModuleType("torch")
 torch.cuda = types.ModuleType("torch.cuda")
-torch.bfloat16, torch.float16, torch.float32, torch.int32 = (
-    DType(n) for n in ("bfloat16", "float16", "float32", "int32"))
+torch.bfloat16, torch.float16, torch.float32, torch.float64, torch.int32 = (
+    DType(n) for n in ("bfloat16", "float16", "float32", "float64", "int32"))
 torch.Tensor = Tensor
 torch.empty = lambda shape, dtype, device: Tensor(shape, dtype, device)
+
+
+def _full(shape, value, dtype=None, device=None):
+    """torch.full: a tensor that remembers its value as `filled`."""
+    t = Tensor(shape, dtype, device)
+    t.filled = value
+    return t
+
+
+torch.full = _full
 torch.contiguous_format = "contiguous_format"
 # Through torch.empty, as it is when called (caching_allocator replaces it).
 torch.empty_like = lambda t, memory_format=None: torch.empty(t.shape, t.dtype, t.device)
@@ -225,17 +235,21 @@ class FakeCuda:
 
 def write_kernel(directory, name, element, heads_q, heads_kv, causal, lse, sink=False,
                  head_dim=64, window=None, softcap=None, varlen=False, seqused_k=False,
-                 head_dim_v=None):
+                 head_dim_v=None, page_size=None):
     """Writes the manifest (and a stand-in cubin) of a kernel named `name`
     as fa4-compile would for that configuration (`varlen`: packed
-    sequences, `seqused_k` with the keys each uses, `head_dim_v` V's and
-    O's head dim where it is not `head_dim`)."""
+    sequences, `seqused_k` with the keys each sequence, or each batch of a
+    dense KV cache, uses, `page_size` K/V pages [pages, page_size, Hkv, D]
+    read through a page table, `head_dim_v` V's and O's head dim where it
+    is not `head_dim`)."""
     rows = [-1] if varlen else [-1, -1]
+    kv_rows = [-1, page_size] if page_size else rows
     head_dim_v = head_dim if head_dim_v is None else head_dim_v
-    operands = [{"name": n, "element": element, "shape": rows + [h, d]}
-                for n, h, d in (("query", heads_q, head_dim), ("key", heads_kv, head_dim),
-                                ("value", heads_kv, head_dim_v),
-                                ("output", heads_q, head_dim_v))]
+    operands = [{"name": n, "element": element, "shape": r + [h, d]}
+                for n, r, h, d in (("query", rows, heads_q, head_dim),
+                                   ("key", kv_rows, heads_kv, head_dim),
+                                   ("value", kv_rows, heads_kv, head_dim_v),
+                                   ("output", rows, heads_q, head_dim_v))]
     params = [{"kind": "tensor_map", "name": f"m{i}", "source": f"tensor_maps[{i}]"}
               for i in range(4)]
     if varlen:
@@ -273,6 +287,14 @@ def write_kernel(directory, name, element, heads_q, heads_kv, causal, lse, sink=
             operands.append({"name": table, "element": "i32", "shape": [-1]})
             params.append({"kind": "pointer", "name": table, "source": f"{table}.data"})
         params.append({"kind": "pointer", "name": "output_rows", "source": "output.data"})
+    else:
+        if seqused_k:
+            operands.append({"name": "seqused_k", "element": "i32", "shape": [-1]})
+            params.append({"kind": "pointer", "name": "seqused_k", "source": "seqused_k.data"})
+        if page_size:
+            operands.append({"name": "page_table", "element": "i32", "shape": [-1, -1]})
+            params += [{"kind": "pointer", "name": "page_table", "source": "page_table.data"},
+                       {"kind": "i32", "name": "max_pages", "source": "page_table.shape[1]"}]
     maps = [{"operand": n, "operand_index": i, "element": element,
              "box": [64, 1, 128, 1], "swizzle": "128B", "oob_fill": "zero"}
             for i, n in enumerate(("query", "key", "value", "output"))]

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Times decode against a paged KV cache (fa4.torch.attention_with_kvcache)
+and reports the HBM bandwidth it reaches against the measured copy
+bandwidth, and its time against SDPA on the same cache gathered into a
+contiguous tensor (what a library without paging runs), in one run.
+
+The problem is examples/kvcache/decode_paged.mlir's (bf16, Llama-3 8B's 32
+query heads over 8 KV heads, head dim 128, pages of 256 keys, causal,
+LSE): each batch decodes --new-tokens tokens against a cache of L keys whose
+pages are a random permutation of the pool. Bytes moved are the cache's K
+and V (B x L x Hkv x D x 2 x 2) plus Q, O and LSE; the bandwidth is bytes
+over the kernel's median time; the copy bandwidth is a device-to-device
+copy of 1 GiB (read + write). The SDPA column is cuDNN / flash /
+efficient as SDPA picks them on the gathered [B, Hq, L, D] cache
+(`enable_gqa`), non-causal (one new token sees every key).
+
+usage: PYTHONPATH=python python3 bench/decode.py DIR [--new-tokens 1]
+  DIR holds decode_paged_attention (fa4-opt --fa4-compile emit-dir=DIR on
+  examples/kvcache/decode_paged.mlir)
+"""
+
+import argparse
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from attention import median_ms, software  # noqa: E402
+
+import fa4.torch as fa4_torch  # noqa: E402
+
+HEADS_Q, HEADS_KV, HEAD_DIM, PAGE = 32, 8, 128, 256
+BATCHES = [1, 8, 32, 128]
+LENGTHS = [2048, 8192, 32768]
+
+
+def copy_bandwidth(device, warmup, iters):
+    """Bytes per second of a device-to-device copy (read + write)."""
+    source = torch.empty(1 << 30, dtype=torch.uint8, device=device)
+    target = torch.empty_like(source)
+    ms = median_ms(lambda: target.copy_(source), warmup, iters)
+    return 2 * source.numel() / (ms * 1e-3)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("directory")
+    parser.add_argument("--new-tokens", type=int, default=1)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--iters", type=int, default=30)
+    args = parser.parse_args(argv)
+    device = torch.device("cuda")
+    print(software(device))
+    copy = copy_bandwidth(device, args.warmup, args.iters)
+    print(f"copy bandwidth: {copy / 1e9:.0f} GB/s")
+    generator = torch.Generator(device="cpu").manual_seed(0)
+    sq = args.new_tokens
+    print(f"{'B':>4} {'L':>6} {'fa4 us':>8} {'GB/s':>6} {'of copy':>7} "
+          f"{'sdpa us':>8} {'fa4/sdpa':>8}")
+    for batch in BATCHES:
+        for length in LENGTHS:
+            pages_per = length // PAGE
+            pool = batch * pages_per
+            if pool * PAGE * HEADS_KV * HEAD_DIM * 2 * 2 > 24 << 30:
+                continue
+            k = torch.randn(pool, PAGE, HEADS_KV, HEAD_DIM, dtype=torch.bfloat16,
+                            device=device)
+            v = torch.randn_like(k)
+            q = torch.randn(batch, sq, HEADS_Q, HEAD_DIM, dtype=torch.bfloat16,
+                            device=device)
+            table = torch.randperm(pool, generator=generator).view(batch, pages_per)
+            table = table.to(torch.int32).to(device)
+            lengths = torch.full((batch,), length, dtype=torch.int32, device=device)
+
+            def run():
+                return fa4_torch.attention_with_kvcache(
+                    q, k, v, cache_seqlens=lengths, page_table=table, causal=True,
+                    return_lse=True, kernel_dir=args.directory)
+            ms = median_ms(run, args.warmup, args.iters)
+            moved = (2 * batch * length * HEADS_KV * HEAD_DIM * 2
+                     + 2 * q.numel() * 2 + batch * HEADS_Q * sq * 4)
+            bandwidth = moved / (ms * 1e-3)
+
+            # The same cache gathered contiguous, for SDPA.
+            kg = k[table.long()].reshape(batch, length, HEADS_KV, HEAD_DIM)
+            vg = v[table.long()].reshape(batch, length, HEADS_KV, HEAD_DIM)
+            qt, kt, vt = (t.transpose(1, 2) for t in (q, kg, vg))
+            sdpa_ms = median_ms(lambda: F.scaled_dot_product_attention(
+                qt, kt, vt, is_causal=False, enable_gqa=True), args.warmup, args.iters)
+            print(f"{batch:>4} {length:>6} {ms * 1e3:>8.1f} {bandwidth / 1e9:>6.0f} "
+                  f"{bandwidth / copy:>7.2f} {sdpa_ms * 1e3:>8.1f} {sdpa_ms / ms:>8.2f}",
+                  flush=True)
+            del k, v, kg, vg
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,247 @@
+#!/usr/bin/env python3
+"""Checks the KV-cache kernels of DIR (dense batches reading a cache: paged
+K/V through a page table, or a dense cache with seqused_k) on this GPU
+against a float64 PyTorch reference computed batch by batch through the
+page table (fa4.torch.reference_kvcache).
+
+Every manifest of DIR with a page table, or with seqused_k and a dense
+batch, runs over decode shapes (Sq 1, 4 and 8 new tokens) and prefill
+against a cache (Sq below the cache lengths): ragged lengths of 0 and 1
+keys, one page less one, one page, one more, lengths that are not a
+multiple of the page size, a full cache, and lengths the kernel must clamp
+(past the capacity, negative); a length below Sq leaves causal rows that
+see no key. Paged caches take their pages from a random permutation of the
+cache; the page table's entries past a batch's pages hold garbage (-1,
+huge indexes, the page count) that must never be read; the slots past a
+batch's last key in its last page hold NaN keys and huge finite values that
+must weigh 0 (0 x NaN is NaN, so values there must be finite), and pages
+no batch holds are NaN throughout (never read). A dense cache's slots past
+a batch's length are filled the same way. A paged kernel without seqused_k
+gives every batch max_pages * page_size keys. O and LSE are NaN-poisoned
+before the launch. Passing means: every O element finite and
+||O - ref||_F / ||ref||_F within 4 unit roundoffs of the dtype; |LSE - ref|
+<= 1e-3 (plus softcap * 2^-11 with a softcap: tanh.approx) where finite,
+-inf where the reference is, every LSE written. These are varlen-check.py's
+tolerances.
+
+With --torch, each kernel also runs through fa4.torch.attention_with_kvcache
+and fa4.flash_attn_with_kvcache (kernel_dir=DIR) on the last batch checked
+and must agree with the direct launch bit for bit.
+
+usage: PYTHONPATH=python kvcache-check.py DIR [--small] [--torch]
+"""
+
+import argparse
+import math
+import sys
+
+import torch
+
+import fa4.torch as fa4_torch
+from fa4 import runtime
+
+UNIT_ROUNDOFF = {torch.bfloat16: 2.0 ** -8, torch.float16: 2.0 ** -11}
+DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16}
+ELEMENTS = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32",
+            torch.int32: "i32"}
+# Page-table entries no batch's keys reach: never read.
+GARBAGE = [-1, 2 ** 31 - 1, -(2 ** 31)]
+
+
+def operand(t):
+    return runtime.Operand(t.data_ptr(), tuple(t.shape), ELEMENTS[t.dtype], tuple(t.stride()))
+
+
+def cases(kernel, capacity, page, small, g):
+    """(label, Sq, lengths per batch) of a kernel whose batches hold
+    `capacity` keys; `page` is the page size (a nominal one for a dense
+    cache). Without seqused_k every batch uses the whole capacity."""
+    if not kernel.seqused_k:
+        runs = [("decode", 1, 3), ("decode", 8, 5), ("prefill", min(300, capacity // 2), 2)]
+        if small:
+            runs = runs[:2]
+        return [(label, seq_q, [capacity] * batch) for label, seq_q, batch in runs]
+    ragged = [0, 1, page - 1, page, page + 1, 3 * page + 5, capacity - 1, capacity,
+              capacity + 100, -5]
+    random = [int(n) for n in torch.randint(0, capacity + 1, (16,), generator=g)]
+    seq_q = min(300, capacity // 3)
+    prefill = [seq_q, seq_q + 1, seq_q + 2 * page + 3, 2 * seq_q + 7, capacity]
+    runs = [("decode", 1, ragged), ("decode", 4, [1, 3, 4, 5, 2 * page + 7, capacity]),
+            ("decode", 8, random), ("prefill", seq_q, prefill)]
+    return runs[:2] if small else runs
+
+
+def inputs(kernel, seq_q, lengths, capacity, max_pages, g):
+    """q, the caches, seqused_k (or None), the page table (or None) and the
+    sinks of one batch, garbage where no key is."""
+    dtype, device = DTYPES[kernel.element], torch.device("cuda")
+    batch = len(lengths)
+    clamped = [min(max(n, 0), capacity) for n in lengths]
+    q = torch.randn(batch, seq_q, kernel.heads_q, kernel.head_dim, generator=g).to(dtype)
+    table = None
+    if kernel.paged:
+        page = kernel.page_size
+        used = [-(-n // page) for n in clamped]
+        spare = 3
+        pages = sum(used) + spare
+        k = torch.randn(pages, page, kernel.heads_kv, kernel.head_dim, generator=g).to(dtype)
+        v = torch.randn(pages, page, kernel.heads_kv, kernel.head_dim_v,
+                        generator=g).to(dtype)
+        order = torch.randperm(pages, generator=g).tolist()
+        table = torch.empty(batch, max_pages, dtype=torch.int32)
+        at = 0
+        for b, n in enumerate(clamped):
+            mine = order[at:at + used[b]]
+            at += used[b]
+            table[b, :used[b]] = torch.tensor(mine, dtype=torch.int32)
+            for j in range(used[b], max_pages):
+                table[b, j] = (GARBAGE + [pages])[(b + j) % (len(GARBAGE) + 1)]
+            if n % page:
+                # Read (the last page's KV block) and masked: NaN keys,
+                # finite values.
+                k[mine[-1], n % page:] = float("nan")
+                v[mine[-1], n % page:] = 3e4
+        for p in order[at:]:
+            # No batch holds it: never read.
+            k[p] = float("nan")
+            v[p] = float("nan")
+        table = table.to(device)
+    else:
+        k = torch.randn(batch, capacity, kernel.heads_kv, kernel.head_dim,
+                        generator=g).to(dtype)
+        v = torch.randn(batch, capacity, kernel.heads_kv, kernel.head_dim_v,
+                        generator=g).to(dtype)
+        for b, n in enumerate(clamped):
+            k[b, n:] = float("nan")
+            v[b, n:] = 3e4
+    used = (torch.tensor(lengths, dtype=torch.int32, device=device) if kernel.seqused_k
+            else None)
+    sink = None
+    if kernel.sink:
+        sink = math.log(max(max(clamped), 1)) + 2 * torch.randn(kernel.heads_q, generator=g)
+        sink[3::4] = -math.inf
+        sink = sink.to(device)
+    return q.to(device), k.to(device), v.to(device), used, table, sink
+
+
+def check(kernel, seq_q, lengths, capacity, max_pages, g):
+    q, k, v, used, table, sink = inputs(kernel, seq_q, lengths, capacity, max_pages, g)
+    batch = q.shape[0]
+    out = torch.full((batch, seq_q, kernel.heads_q, kernel.head_dim_v), float("nan"),
+                     dtype=q.dtype, device=q.device)
+    operands = {"query": operand(q), "key": operand(k), "value": operand(v),
+                "output": operand(out)}
+    lse = None
+    if kernel.lse:
+        lse = torch.full((batch, kernel.heads_q, seq_q), float("nan"), device=q.device)
+        operands["lse"] = operand(lse)
+    if sink is not None:
+        operands["sink"] = operand(sink)
+    if used is not None:
+        operands["seqused_k"] = operand(used)
+    if table is not None:
+        operands["page_table"] = operand(table)
+    grid = kernel.launch(operands, stream=torch.cuda.current_stream().cuda_stream,
+                         device=q.device.index)
+    torch.cuda.synchronize()
+
+    softcap = kernel.softcap or 0.0
+    want_o, want_lse = fa4_torch.reference_kvcache(
+        q, k, v, used, table, kernel.causal, kernel.scale, dtype=torch.float64,
+        window=kernel.window, softcap=softcap, sink=sink)
+    problems = []
+    if not bool(torch.isfinite(out).all()):
+        problems.append(f"{int((~torch.isfinite(out)).sum())} O elements not finite")
+    norm = want_o.norm().item()
+    relative = (out.double() - want_o).norm().item() / (norm or 1.0)
+    bound = 4 * UNIT_ROUNDOFF[q.dtype]
+    if not relative <= bound:
+        problems.append(f"relative error {relative:.3g} > {bound:.3g}")
+    text = f"grid {grid[0]}, O rel-err {relative:.2e}"
+    if lse is not None:
+        if bool(torch.isnan(lse).any()):
+            problems.append(f"{int(torch.isnan(lse).sum())} LSE elements NaN (not written, "
+                            "or NaN)")
+        got_lse = lse.double()
+        finite = torch.isfinite(want_lse)
+        if not bool((got_lse[~finite] == -math.inf).all()):
+            problems.append("LSE not -inf where no key is seen")
+        worst = ((got_lse[finite] - want_lse[finite]).abs().nan_to_num(math.inf).max().item()
+                 if finite.any() else 0.0)
+        lse_bound = 1e-3 + softcap * 2.0 ** -11
+        if not worst <= lse_bound:
+            problems.append(f"LSE error {worst:.3g} > {lse_bound:.3g}")
+        text += f", LSE max-err {worst:.2e}"
+    return problems, text, (q, k, v, used, table, sink, out, lse)
+
+
+def check_torch(kernel, directory, launched):
+    """fa4.torch.attention_with_kvcache and flash_attn_with_kvcache on the
+    batch `launched` (the direct launch's inputs and results) give the same
+    bits."""
+    from fa4 import flash_attn_with_kvcache
+    q, k, v, used, table, sink, out, lse = launched
+    softcap = kernel.softcap or 0.0
+    got = fa4_torch.attention_with_kvcache(q, k, v, cache_seqlens=used, page_table=table,
+                                           causal=kernel.causal, window=kernel.window,
+                                           softcap=softcap, sink=sink, return_lse=kernel.lse,
+                                           kernel_dir=str(directory))
+    got_o, got_lse = got if kernel.lse else (got, None)
+    same = torch.equal(got_o, out) and (lse is None or torch.equal(got_lse, lse))
+    fa = flash_attn_with_kvcache(q, k, v, cache_seqlens=used, block_table=table,
+                                 causal=kernel.causal, window_size=kernel.window,
+                                 softcap=softcap, return_softmax_lse=kernel.lse, sink=sink,
+                                 kernel_dir=str(directory))
+    fa_o, fa_lse = fa if kernel.lse else (fa, None)
+    same_fa = torch.equal(fa_o, out) and (lse is None or torch.equal(fa_lse, lse))
+    return same, same_fa
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("directory")
+    parser.add_argument("--small", action="store_true")
+    parser.add_argument("--torch", action="store_true")
+    args = parser.parse_args()
+    directory = runtime.KernelDirectory(args.directory)
+    capability = torch.cuda.get_device_capability()
+    g = torch.Generator().manual_seed(13)
+    failed = total = 0
+    for kernel in directory:
+        if not kernel.kvcache or not kernel.runs_on(capability):
+            continue
+        if kernel.captures:
+            print(f"SKIP {kernel.name}: its regions have no reference here")
+            continue
+        keys = 700 if args.small else 2100
+        if kernel.paged:
+            page = kernel.page_size
+            max_pages = -(-keys // page)
+            capacity = max_pages * page
+        else:
+            page, max_pages, capacity = 64, None, keys
+        launched = None
+        for label, seq_q, lengths in cases(kernel, capacity, page, args.small, g):
+            problems, text, launched = check(kernel, seq_q, lengths, capacity, max_pages, g)
+            total += 1
+            failed += bool(problems)
+            shown = lengths if len(lengths) <= 10 else f"{len(lengths)} random"
+            print(f"{'FAIL' if problems else 'PASS'} {kernel.name} {label} B={len(lengths)} "
+                  f"Sq={seq_q} capacity={capacity} lengths={shown}: {text}"
+                  f"{': ' + '; '.join(problems) if problems else ''}", flush=True)
+        if args.torch and launched is not None:
+            same, same_fa = check_torch(kernel, args.directory, launched)
+            total += 1
+            failed += not (same and same_fa)
+            print(f"{'PASS' if same and same_fa else 'FAIL'} {kernel.name} through "
+                  f"fa4.torch.attention_with_kvcache: {'same' if same else 'DIFFERENT'}, "
+                  f"flash_attn_with_kvcache: {'same' if same_fa else 'DIFFERENT'}")
+    if not total:
+        print(f"no KV-cache kernel of {args.directory} runs on this GPU")
+        return 1
+    print(f"{total - failed}/{total} passed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
