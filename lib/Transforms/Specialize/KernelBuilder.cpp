@@ -431,8 +431,8 @@ void KernelBuilder::buildLoadRole(Value q, Value kv, bool firstKeyBeforeQuery) {
         int64_t boxes = rows / boxRows;
         int64_t atomBytes = KernelShape::atomBytes(rows);
         // Paged, the page indices are read in groups of kPageGroup (loads
-        // in flight together, few registers held in the 40-register load
-        // warp); the first group before the slot is acquired, so that its
+        // in flight together, few of the load warp's 40 or 48 registers
+        // held); the first group before the slot is acquired, so that its
         // loads overlap the wait.
         constexpr int64_t kPageGroup = 4;
         for (int64_t group = 0; group < boxes; group += kPageGroup) {
