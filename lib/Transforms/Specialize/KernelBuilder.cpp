@@ -285,10 +285,10 @@ Value KernelBuilder::loadTableEntry(Value table, Value offset) {
                                     LLVM::LoadOp::create(b, i32, address));
 }
 
-Value KernelBuilder::batchKeys(Value batchIndex) {
-  Value used = loadTableEntry(sequsedK, batchIndex);
+Value KernelBuilder::usedKeys(Value index, Value held) {
+  Value used = loadTableEntry(sequsedK, index);
   return arith::MinSIOp::create(b, arith::MaxSIOp::create(b, used, idx(0)),
-                                seqKv);
+                                held);
 }
 
 std::pair<Value, Value> KernelBuilder::tmaRows(const Tile &tile, bool query,

@@ -200,9 +200,9 @@ public:
 
   /// Entry `offset` of i32 table `table` (a global pointer), as an index.
   Value loadTableEntry(Value table, Value offset);
-  /// The keys batch `batchIndex` of a dense KV cache uses: its seqused_k
-  /// entry clamped to [0, Skv].
-  Value batchKeys(Value batchIndex);
+  /// The keys a sequence (packed) or batch (a dense KV cache) uses: its
+  /// seqused_k entry `index` clamped to [0, held], the keys it holds.
+  Value usedKeys(Value index, Value held);
 
   /// Element `indices` of capture `capture` (a global load at its
   /// row-major offset, computed in 64 bits).

@@ -31,7 +31,7 @@ SmallVector<Value> WorkSchedule::visit(Tile &tile,
                                        bool yield) {
   if (!shape.varlen && kernel.sequsedK) {
     // A dense KV cache: the tile's batch has its own keys.
-    tile.seqKv = kernel.batchKeys(tile.batch);
+    tile.seqKv = kernel.usedKeys(tile.batch, kernel.seqKv);
     int64_t blockN = shape.plan.getBlockN();
     tile.kvBlocks = div(add(tile.seqKv, blockN - 1), blockN);
   }
@@ -362,12 +362,9 @@ void VarlenSchedule::forEachTile(function_ref<void(const Tile &)> body) {
   };
   std::tie(tile.keyStart, tile.seqKv) =
       rows(kernel.cuSeqlensK, sequence, kernel.seqKv);
-  if (kernel.sequsedK) {
-    // At most the keys the sequence holds.
-    Value used = kernel.loadTableEntry(kernel.sequsedK, sequence);
-    tile.seqKv = arith::MinSIOp::create(
-        b, arith::MaxSIOp::create(b, used, idx(0)), tile.seqKv);
-  }
+  // At most the keys the sequence holds.
+  if (kernel.sequsedK)
+    tile.seqKv = kernel.usedKeys(sequence, tile.seqKv);
   int64_t blockN = shape.plan.getBlockN();
   tile.kvBlocks = div(add(tile.seqKv, blockN - 1), blockN);
   SmallVector<Value> counts = visit(tile, body, /*yield=*/false);
