@@ -137,11 +137,8 @@ static LogicalResult resolvePages(LaunchOp launch, const Problem &problem,
                                   Shape &shape, raw_ostream &os) {
   auto k = cast<MemRefType>(launch.getTensors()[1].getType());
   shape.pageSize = k.getDimSize(1);
-  auto table = cast<MemRefType>(
-      launch.getTensors()[launch.getTensors().size() - 1].getType());
-  for (unsigned i = 4; i < launch.getTensors().size(); ++i)
-    if (launch.getOperandName(i) == "page_table")
-      table = cast<MemRefType>(launch.getTensors()[i].getType());
+  // The launch's verifier puts the page table last.
+  auto table = cast<MemRefType>(launch.getTensors().back().getType());
   int64_t fixedPages = table.getDimSize(1);
   if (!problem.seqKv && ShapedType::isDynamic(fixedPages)) {
     os << "error: the kernel reads a paged KV cache: give the keys of each "
