@@ -14,6 +14,11 @@ copy of 1 GiB (read + write). The SDPA column is cuDNN / flash /
 efficient as SDPA picks them on the gathered [B, Hq, L, D] cache
 (`enable_gqa`), non-causal (one new token sees every key).
 
+Split-KV: each problem runs without a split (num_splits=1) and with the
+runtime's choice (num_splits=0: `runtime.kv_splits_for`, where DIR holds a
+decode_paged kernel of that split; compile them with kv-splits=N). The
+bandwidth columns are the faster one's.
+
 usage: PYTHONPATH=python python3 bench/decode.py DIR [--new-tokens 1]
   DIR holds decode_paged_attention (fa4-opt --fa4-compile emit-dir=DIR on
   examples/kvcache/decode_paged.mlir)
@@ -30,10 +35,40 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from attention import median_ms, software  # noqa: E402
 
 import fa4.torch as fa4_torch  # noqa: E402
+from fa4 import runtime  # noqa: E402
 
 HEADS_Q, HEADS_KV, HEAD_DIM, PAGE = 32, 8, 128, 256
 BATCHES = [1, 8, 32, 128]
 LENGTHS = [2048, 8192, 32768]
+
+
+def graph_ms(call, warmup, iters, replays=5):
+    """GPU time of one `call`: `iters` calls captured in a CUDA graph (after
+    `warmup` calls on the capturing stream, so that the launches are
+    prepared before the capture), the median of `replays` replays over
+    iters. A decode kernel takes tens of microseconds, about what the host
+    needs to enqueue a call: timed call by call, the host's time would be
+    measured."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(warmup):
+            call()
+    stream.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=stream):
+        for _ in range(iters):
+            call()
+    times = []
+    for _ in range(replays):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        graph.replay()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / iters)
+    return sorted(times)[len(times) // 2]
 
 
 def copy_bandwidth(device, warmup, iters):
@@ -57,8 +92,13 @@ def main(argv=None):
     print(f"copy bandwidth: {copy / 1e9:.0f} GB/s")
     generator = torch.Generator(device="cpu").manual_seed(0)
     sq = args.new_tokens
-    print(f"{'B':>4} {'L':>6} {'fa4 us':>8} {'GB/s':>6} {'of copy':>7} "
-          f"{'sdpa us':>8} {'fa4/sdpa':>8}")
+    directory = runtime.KernelDirectory(args.directory)
+    unsplit = directory.find("bf16", HEADS_Q, HEADS_KV, HEAD_DIM, causal=True, lse=True,
+                             seqused_k=True, page_size=PAGE)
+    block_n = int(str(unsplit.manifest["plan"]).split("blockN = ")[1].split(",")[0])
+    sm_count = torch.cuda.get_device_properties(device).multi_processor_count
+    print(f"{'B':>4} {'L':>6} {'split':>5} {'1 us':>8} {'split us':>8} {'GB/s':>6} "
+          f"{'of copy':>7} {'sdpa us':>8} {'fa4/sdpa':>8}")
     for batch in BATCHES:
         for length in LENGTHS:
             pages_per = length // PAGE
@@ -74,11 +114,22 @@ def main(argv=None):
             table = table.to(torch.int32).to(device)
             lengths = torch.full((batch,), length, dtype=torch.int32, device=device)
 
-            def run():
-                return fa4_torch.attention_with_kvcache(
+            def run(splits):
+                return lambda: fa4_torch.attention_with_kvcache(
                     q, k, v, cache_seqlens=lengths, page_table=table, causal=True,
-                    return_lse=True, kernel_dir=args.directory)
-            ms = median_ms(run, args.warmup, args.iters)
+                    return_lse=True, kernel_dir=args.directory, num_splits=splits)
+            tiles = (batch * unsplit.head_blocks
+                     * -(-sq // unsplit.query_rows_per_cta))
+            splits = runtime.kv_splits_for(sm_count, tiles, -(-length // block_n))
+            try:
+                directory.find("bf16", HEADS_Q, HEADS_KV, HEAD_DIM, causal=True, lse=True,
+                               seqused_k=True, page_size=PAGE, kv_splits=splits)
+            except LookupError:
+                splits = 1   # no kernel of the choice in DIR
+            ms_one = graph_ms(run(1), args.warmup, args.iters)
+            ms_split = (graph_ms(run(0), args.warmup, args.iters) if splits > 1
+                        else ms_one)
+            ms = min(ms_one, ms_split)
             moved = (2 * batch * length * HEADS_KV * HEAD_DIM * 2
                      + 2 * q.numel() * 2 + batch * HEADS_Q * sq * 4)
             bandwidth = moved / (ms * 1e-3)
@@ -87,9 +138,10 @@ def main(argv=None):
             kg = k[table.long()].reshape(batch, length, HEADS_KV, HEAD_DIM)
             vg = v[table.long()].reshape(batch, length, HEADS_KV, HEAD_DIM)
             qt, kt, vt = (t.transpose(1, 2) for t in (q, kg, vg))
-            sdpa_ms = median_ms(lambda: F.scaled_dot_product_attention(
+            sdpa_ms = graph_ms(lambda: F.scaled_dot_product_attention(
                 qt, kt, vt, is_causal=False, enable_gqa=True), args.warmup, args.iters)
-            print(f"{batch:>4} {length:>6} {ms * 1e3:>8.1f} {bandwidth / 1e9:>6.0f} "
+            print(f"{batch:>4} {length:>6} {splits:>5} {ms_one * 1e3:>8.1f} "
+                  f"{ms_split * 1e3:>8.1f} {bandwidth / 1e9:>6.0f} "
                   f"{bandwidth / copy:>7.2f} {sdpa_ms * 1e3:>8.1f} {sdpa_ms / ms:>8.2f}",
                   flush=True)
             del k, v, kg, vg

@@ -299,3 +299,26 @@ Step Cta::warpAny(Actor &actor, NVVM::VoteSyncOp any,
   define(actor, any.getResult()) = std::move(out);
   return Step::next;
 }
+
+Step Cta::syncWarp(Actor &actor, NVVM::SyncWarpOp op,
+                   ArrayRef<const Val *> in) {
+  if (in[0]->ints[0] != -1)
+    return fail(op, "only bar.warp.sync over all 32 lanes (mask -1) is "
+                    "simulated");
+  Warp &warp = warps[actor.warp];
+  Step met = gather(
+      actor, op, warp.meeting, 32, WaitKind::warpVote, actor.warp,
+      "lanes of warp " + std::to_string(actor.warp),
+      [&] {
+        warp.arriving.join(actor.clock);
+        actor.clock.tick(actor.slot);
+      },
+      [&] {
+        warp.completed = warp.arriving;
+        warp.arriving.clear();
+      });
+  if (met != Step::next)
+    return met;
+  actor.clock.join(warp.completed);
+  return Step::next;
+}

@@ -240,12 +240,17 @@ Step Cta::llvmOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
   };
   return llvm::TypeSwitch<Operation *, Step>(op)
       .Case([&](LLVM::GEPOp gep) {
-        if (in.size() != 2 || gep.getIndices().size() != 1 ||
+        // One index, a value or a constant (canonicalization folds it).
+        if (gep.getIndices().size() != 1 || in.size() > 2 ||
             !gep.getElemType().isIntOrFloat())
           return fail(op, "only one-index pointer arithmetic is supported");
+        auto index = gep.getIndices()[0];
+        int64_t elements = isa<IntegerAttr>(index)
+                               ? cast<IntegerAttr>(index).getInt()
+                               : in[1]->ints[0];
         Val out = *in[0];
         out.offset +=
-            in[1]->ints[0] *
+            elements *
             static_cast<int64_t>(gep.getElemType().getIntOrFloatBitWidth() / 8);
         define(actor, gep.getResult()) = std::move(out);
         return Step::next;
@@ -253,34 +258,49 @@ Step Cta::llvmOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
       .Case([&](LLVM::LoadOp load) {
         // Tensors hold their values as floats; integer ones exactly (the
         // simulator draws them below 2^24).
+        // Or a vector of f32 (split-KV's partial rows).
         Type type = load.getType();
-        if (!type.isIntOrFloat())
-          return fail(op, "only scalar loads from global memory are "
-                          "supported");
+        int64_t count = 1;
+        if (auto vector = dyn_cast<VectorType>(type);
+            vector && vector.getRank() == 1 &&
+            vector.getElementType().isF32()) {
+          count = vector.getNumElements();
+          type = vector.getElementType();
+        } else if (!type.isIntOrFloat()) {
+          return fail(op, "only scalar and f32 vector loads from global "
+                          "memory are supported");
+        }
+        // The last element first: the whole vector lies inside the tensor.
+        Val last = *in[0];
+        last.offset += (count - 1) * type.getIntOrFloatBitWidth() / 8;
+        if (!globalElement(op, last, type, "loads", ""))
+          return Step::error;
         float *element = globalElement(op, *in[0], type, "loads", "");
         if (!element)
           return Step::error;
         Val out;
         if (isa<FloatType>(type))
-          out.floats = {*element};
+          out.floats.assign(element, element + count);
         else
           out.ints = {static_cast<int64_t>(*element)};
         define(actor, load.getResult()) = std::move(out);
         return Step::next;
       })
       .Case([&](LLVM::StoreOp store) {
-        // An f32 (the LSE), or a vector of 16-bit floats (the rows of O a
-        // packed sequence's last Q stage stores one by one).
+        // An f32 (the LSE), a vector of f32 (split-KV partial rows) or of
+        // 16-bit floats (the rows of O a packed sequence's last Q stage
+        // stores one by one).
         Type type = store.getValue().getType();
         int64_t count = 1;
         if (auto vector = dyn_cast<VectorType>(type);
             vector && vector.getRank() == 1 &&
-            vector.getElementType().getIntOrFloatBitWidth() == 16 &&
-            isa<FloatType>(vector.getElementType())) {
+            isa<FloatType>(vector.getElementType()) &&
+            (vector.getElementType().getIntOrFloatBitWidth() == 16 ||
+             vector.getElementType().isF32())) {
           count = vector.getNumElements();
           type = vector.getElementType();
         } else if (!type.isF32()) {
-          return fail(op, "only f32 and 16-bit float vector stores to global "
+          return fail(op, "only f32 and float vector stores to global "
                           "memory are supported");
         }
         if (static_cast<int64_t>(in[0]->floats.size()) != count)
@@ -294,6 +314,30 @@ Step Cta::llvmOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
         if (!element)
           return Step::error;
         std::copy(in[0]->floats.begin(), in[0]->floats.end(), element);
+        return Step::next;
+      })
+      .Case([&](LLVM::AtomicRMWOp rmw) {
+        // Split-KV's counters: i32 add and exchange. CTAs run one after
+        // another, so every atomic is in order.
+        if (!rmw.getVal().getType().isInteger(32) ||
+            (rmw.getBinOp() != LLVM::AtomicBinOp::add &&
+             rmw.getBinOp() != LLVM::AtomicBinOp::xchg))
+          return fail(op, "only i32 atomic add and exchange are simulated");
+        float *element =
+            globalElement(op, *in[0], rmw.getVal().getType(), "updates", "");
+        if (!element)
+          return Step::error;
+        Val out;
+        out.ints = {static_cast<int64_t>(*element)};
+        int64_t value = in[1]->ints[0];
+        *element = static_cast<float>(rmw.getBinOp() == LLVM::AtomicBinOp::add
+                                          ? out.ints[0] + value
+                                          : value);
+        define(actor, rmw.getResult()) = std::move(out);
+        return Step::next;
+      })
+      .Case([&](LLVM::FenceOp) {
+        // Orders global memory across CTAs, which run one after another.
         return Step::next;
       })
       .Case([&](LLVM::TanhOp tanh) {

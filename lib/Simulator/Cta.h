@@ -159,6 +159,9 @@ struct Warp {
   /// gpu.shuffle: each lane's value in the current generation, and all of
   /// them once the last lane arrived.
   std::array<float, 32> lanes{}, shuffled{};
+  /// bar.warp.sync: the lanes' clocks joined as they arrive, and once all
+  /// have (what each lane has seen of the others' memory operations).
+  VectorClock arriving, completed;
 };
 
 //===----------------------------------------------------------------------===//
@@ -276,6 +279,9 @@ private:
   Step yield(Actor &actor, Operation *op);
   Step gpuOp(Actor &actor, Operation *op);
   Step llvmOp(Actor &actor, Operation *op, ArrayRef<const Val *> in);
+  /// bar.warp.sync over the whole warp: orders each lane's memory
+  /// operations before it before every lane's after it.
+  Step syncWarp(Actor &actor, NVVM::SyncWarpOp op, ArrayRef<const Val *> in);
 
   //===--- FA4Ops.cpp: the fa4 dialect's ops, routed to their units -------===//
 

@@ -24,6 +24,7 @@ Step Cta::nvvmOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
       .Case(
           [&](NVVM::WgmmaGroupSyncAlignedOp) { return wgmmaCommit(actor, op); })
       .Case([&](NVVM::VoteSyncOp vote) { return warpAny(actor, vote, in); })
+      .Case([&](NVVM::SyncWarpOp sync) { return syncWarp(actor, sync, in); })
       .Case([&](NVVM::GriddepcontrolOp) {
         // One launch, no prerequisite grid: the wait passes at once.
         return Step::next;

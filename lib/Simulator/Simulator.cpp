@@ -88,7 +88,34 @@ static FailureOr<Launch> buildLaunch(LaunchOp launch,
   int64_t tiles = headBlocks.getInt() *
                   (shape.varlen ? queryBlocks + shape.batch
                                 : shape.batch * queryBlocks);
-  result.grid = std::max<int64_t>(1, std::min<int64_t>(tiles, ctas));
+  // Split-KV: the units are (tile, split); the workspace holds each work
+  // tile's partial rows (left NaN: a row read before a split wrote it
+  // shows) and its counters (zeroed once, as the runtime allocates them;
+  // the kernel leaves them 0).
+  int64_t splits = 1;
+  auto splitKv = manifest.getAs<DictionaryAttr>("split_kv");
+  if (splitKv) {
+    auto count = splitKv.getAs<IntegerAttr>("splits");
+    auto words = splitKv.getAs<IntegerAttr>("partial_words_per_tile");
+    auto counters = splitKv.getAs<IntegerAttr>("counters_per_tile");
+    if (!count || !words || !counters || shape.varlen)
+      return fail("split_kv needs splits, partial_words_per_tile and "
+                  "counters_per_tile, and a dense batch");
+    splits = count.getInt();
+    Builder b(kernel.getContext());
+    tensors.push_back(GlobalTensor{
+        "split_partials",
+        b.getF32Type(),
+        {tiles * words.getInt()},
+        std::vector<float>(tiles * words.getInt(),
+                           std::numeric_limits<float>::quiet_NaN())});
+    tensors.push_back(
+        GlobalTensor{"split_counters",
+                     b.getI32Type(),
+                     {tiles * counters.getInt()},
+                     std::vector<float>(tiles * counters.getInt(), 0.0f)});
+  }
+  result.grid = std::max<int64_t>(1, std::min<int64_t>(tiles * splits, ctas));
 
   for (Attribute attr : maps) {
     auto map = cast<DictionaryAttr>(attr);
@@ -156,6 +183,12 @@ static FailureOr<Launch> buildLaunch(LaunchOp launch,
         return fail("no manifest value for f32 source '" + source + "'");
       argument.kind = Argument::Kind::real;
       argument.real = static_cast<float>(value.getValueAsDouble());
+    } else if (kind == "pointer" && splitKv &&
+               (source == "workspace.partials" ||
+                source == "workspace.counters")) {
+      argument.kind = Argument::Kind::pointer;
+      argument.index =
+          tensors.size() - (source == "workspace.partials" ? 2 : 1);
     } else if (kind == "pointer" && source.consume_back(".data")) {
       int64_t index = operandIndex(launch, source);
       if (index < 0 || index >= static_cast<int64_t>(tensors.size()))
@@ -287,6 +320,17 @@ LogicalResult mlir::fa4::sim::simulate(ModuleOp module, const Problem &problem,
             races.push_back(std::move(race.text));
       }
 
+      // Split-KV: the last split of every tile set its counters back to 0.
+      if (errors.empty() && manifestOf(launch).get("split_kv")) {
+        const GlobalTensor &counters = tensors.back();
+        for (auto [i, value] : llvm::enumerate(counters.data))
+          if (value != 0.0f) {
+            errors.push_back(llvm::formatv(
+                "split-KV counter {0} is {1} after the launch, not 0", i,
+                value));
+            break;
+          }
+      }
       std::string numbers;
       if (errors.empty()) {
         Reference ref = reference(tensors, *shape, scale.getValueAsDouble());

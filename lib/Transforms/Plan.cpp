@@ -47,6 +47,7 @@ checkOptions(const FA4PlanOptions &options,
            Numeric{"emulated-exp2", options.emulatedExp2, -1},
            Numeric{"pv-split", options.pvSplit, 0},
            Numeric{"rescale-threshold", options.rescaleThreshold, -1},
+           Numeric{"kv-splits", options.kvSplits, 0},
        })
     if (option.value < option.choose)
       return emitError() << "fa4-plan: option " << option.name << " must be "
@@ -54,6 +55,46 @@ checkOptions(const FA4PlanOptions &options,
                          << " (" << option.choose << " chooses), got "
                          << option.value;
   return success();
+}
+
+int64_t mlir::fa4::chooseKvSplits(AttentionOp op, Arch arch,
+                                  int64_t positionsPerTile, int64_t blockN,
+                                  int64_t gqaPack) {
+  // Packed sequences do not split; dynamic sizes are the runtime's to
+  // weigh.
+  if (op.isVarlen())
+    return 1;
+  ShapedType query = op.getQuery().getType();
+  unsigned seqDim = op.getSequenceDim();
+  int64_t batch = query.getDimSize(0), seqQ = query.getDimSize(seqDim);
+  int64_t seqKv = op.getKey().getType().getDimSize(seqDim);
+  if (TypedValue<ShapedType> table = op.getPageTable()) {
+    int64_t maxPages = table.getType().getDimSize(1);
+    seqKv = ShapedType::isDynamic(maxPages) ? ShapedType::kDynamic
+                                            : maxPages * op.getPageSize();
+  }
+  if (ShapedType::isDynamic(batch) || ShapedType::isDynamic(seqQ) ||
+      ShapedType::isDynamic(seqKv) || seqQ == 0 || seqKv == 0)
+    return 1;
+  return splitsFor(arch,
+                   batch * (op.getNumQueryHeads() / gqaPack) *
+                       llvm::divideCeil(seqQ, positionsPerTile),
+                   llvm::divideCeil(seqKv, blockN));
+}
+
+int64_t mlir::fa4::splitsFor(Arch arch, int64_t tiles, int64_t kvBlocks) {
+  // Splitting pays where the tiles leave most SMs idle and each has enough
+  // KV blocks that every share keeps a few of them: the partials each
+  // split writes and the combine reads then cost little next to the K/V
+  // it streams.
+  constexpr int64_t kMinBlocksToSplit = 8, kMinBlocksPerSplit = 4;
+  int64_t sms = arch == Arch::sm_90a ? 132 : 148;
+  if (tiles <= 0 || 2 * tiles > sms || kvBlocks < kMinBlocksToSplit)
+    return 1;
+  // Whole waves: one more unit than the SMs would run a second wave.
+  int64_t splits = std::min<int64_t>(
+      {sms / tiles, kvBlocks / kMinBlocksPerSplit, limits::kMaxKvSplits});
+  return std::max<int64_t>(splits, 1);
 }
 
 FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
@@ -182,6 +223,21 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
     }
   }
 
+  int64_t kvSplits = positiveOr(
+      options.kvSplits, chooseKvSplits(op, target, qStages * (blockM / gqaPack),
+                                       blockN, gqaPack));
+  // A split's CTAs take consecutive units of the strided orders.
+  if (kvSplits > 1 && scheduler == Scheduler::paired &&
+      options.scheduler.empty())
+    scheduler = Scheduler::lpt;
+
+  // Split-KV on sm_90a: the store warp combines the splits' rows, which
+  // needs more than the producer's 40 registers (36 bytes of spills at
+  // head dim 64); the consumers give up 8.
+  bool splitHopper = hopper && kvSplits > 1;
+  int64_t consumerRegs = !hopper ? 200 : splitHopper ? 224 : 232;
+  int64_t producerRegs = !hopper ? 48 : splitHopper ? 56 : 40;
+
   // sm_90a (FlashAttention-3): two consumer warpgroups at 240 registers, the
   // producer at the minimum; a ring of two K/V pairs; MUFU ex2 only (the
   // Hopper Tensor Cores do not outrun it). sm_100a: the FA4 budgets.
@@ -189,13 +245,14 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   PlanAttr plan = PlanAttr::getChecked(
       emitError, op.getContext(), target, blockM, blockN, headDim,
       headDimV != headDim ? std::optional<int64_t>(headDimV) : std::nullopt,
-      qStages, kvStages, gqaPack,
-      scheduler, positiveOr(options.softmaxRegs, hopper ? 232 : 200),
+      qStages, kvStages, gqaPack, scheduler,
+      positiveOr(options.softmaxRegs, consumerRegs),
       positiveOr(options.correctionRegs, hopper ? 0 : 64),
-      positiveOr(options.producerRegs, hopper ? 40 : 48),
+      positiveOr(options.producerRegs, producerRegs),
       nonNegativeOr(options.emulatedExp2, hopper ? 0 : 3),
       positiveOr(options.pvSplit, defaultPvSplit),
-      nonNegativeOr(options.rescaleThreshold, 8));
+      nonNegativeOr(options.rescaleThreshold, 8),
+      kvSplits > 1 ? std::optional<int64_t>(kvSplits) : std::nullopt);
   if (!plan || failed(checkKernelLimits(op, plan)))
     return failure();
   return plan;
@@ -425,6 +482,33 @@ LogicalResult mlir::fa4::checkKernelLimits(AttentionOp op, PlanAttr plan) {
              << heads << " x " << seqQ
              << " elements exceeds the kernel's 32-bit LSE offsets ("
              << kMax32 << ")";
+  }
+
+  // Split-KV: the workspace holds a record per row of every work tile,
+  // numbered in 32 bits (the offsets within it are 64-bit).
+  if (int64_t splits = plan.getSplits(); splits > 1) {
+    if (varlen)
+      return op.emitOpError()
+             << "kvSplits " << splits
+             << " with packed sequences (cu_seqlens) is not supported; "
+                "split-KV takes dense batches (kv-splits=1 here)";
+    if (!ShapedType::isDynamic(batch) && !ShapedType::isDynamic(seqQ)) {
+      std::optional<int64_t> rows =
+          mul(batch, (heads / pack) * plan.getQStages() * plan.getBlockM());
+      if (rows)
+        rows = mul(*rows, llvm::divideCeil(seqQ, tileRows));
+      std::optional<int64_t> units =
+          rows ? mul(*rows / (plan.getQStages() * plan.getBlockM()), splits)
+               : std::nullopt;
+      if (exceeds32(rows) || exceeds32(units))
+        return op.emitOpError()
+               << "split-KV over " << splits << " CTAs numbers the rows "
+               << "and units of batch x head blocks x query tiles = " << batch
+               << " x " << heads / pack << " x "
+               << llvm::divideCeil(seqQ, tileRows)
+               << " work tiles past the kernel's 32-bit range (" << kMax32
+               << ")";
+    }
   }
 
   // P is rounded to the element type and grows up to 2^rescaleThreshold

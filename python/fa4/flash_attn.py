@@ -34,8 +34,8 @@ cache (`k`, `v`), rotary embeddings (`rotary_cos`, `rotary_sin`),
   uses the first seqused_k[b] keys of its range, as in flash-attn 3).
 - `max_seqlen_q` and `max_seqlen_k` are checked and otherwise unused: the
   kernel's persistent schedule reads the lengths on the device.
-- `flash_attn_with_kvcache`'s `num_splits` is checked and otherwise unused
-  (fa4's persistent kernels do not split the keys), and its paged K/V takes
+- `flash_attn_with_kvcache`'s `num_splits` is fa4's split-KV (0 chooses,
+  as flash-attn's heuristic; the combine is deterministic), and its paged K/V takes
   any power-of-two page size the kernels hold (a multiple of their KV
   block), not only flash-attn 2's multiples of 256.
 """
@@ -255,9 +255,10 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     fa4 does not do: appending `k`/`v` to the cache (write them into
     k_cache/v_cache and pass the new lengths), rotary embeddings
     (`rotary_cos`/`rotary_sin`: rotate q and the new keys first),
-    `cache_batch_idx`, `cache_leftpad` and `alibi_slopes`; ValueError for
-    a num_splits that is not a non-negative int (any such value is accepted
-    and changes nothing)."""
+    `cache_batch_idx`, `cache_leftpad` and `alibi_slopes`. `num_splits` is
+    flash-attn's split-KV count (0: the heuristic, 1: no split, N: N
+    splits, at most 64; see `fa4.torch.attention_with_kvcache`); ValueError
+    for any other value."""
     if k is not None or v is not None:
         raise NotImplementedError("k, v: fa4 does not append new keys to the cache; write "
                                   "them into k_cache/v_cache at each batch's cache_seqlens, "
@@ -274,8 +275,8 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
         raise NotImplementedError("cache_leftpad: fa4's caches start at key 0; pass "
                                   "cache_leftpad=None")
     if (not isinstance(num_splits, numbers.Integral) or isinstance(num_splits, bool)
-            or num_splits < 0):
-        raise ValueError(f"num_splits must be a non-negative int (0: heuristic), got "
+            or not 0 <= num_splits <= 64):
+        raise ValueError(f"num_splits must be an int in [0, 64] (0: heuristic), got "
                          f"{num_splits!r}")
     if not isinstance(rotary_interleaved, bool):
         raise ValueError(f"rotary_interleaved must be a bool, got {rotary_interleaved!r}")
@@ -289,5 +290,6 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
                                               scale=softmax_scale, window=window,
                                               softcap=softcap, sink=sink,
                                               return_lse=return_softmax_lse,
-                                              kernel_dir=kernel_dir)
+                                              kernel_dir=kernel_dir,
+                                              num_splits=num_splits)
     return result

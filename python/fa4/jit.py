@@ -172,9 +172,10 @@ class KernelCache:
 
     def kernel(self, dtype, heads_q, heads_kv, head_dim, causal=False, lse=False,
                arch="sm_100a", window=(-1, -1), softcap=False, sink=False, varlen=False,
-               seqused_k=False, head_dim_v=None, page_size=None):
+               seqused_k=False, head_dim_v=None, page_size=None, kv_splits=1):
         """The kernel of the problem from the cache, compiled first if no
-        entry has it. `softcap` says whether there is one (its value is an
+        entry has it; `kv_splits` CTAs share each work tile's KV blocks
+        (split-KV; 1: none). `softcap` says whether there is one (its value is an
         argument); `varlen`, `seqused_k`, `head_dim_v` and `page_size` as
         `module_text`'s (page_size 0 is None: not paged). Raises ValueError
         for a page size that is not a power of two or with varlen,
@@ -197,6 +198,8 @@ class KernelCache:
             problem.update(page_size=page_size)
         if head_dim_v is not None and int(head_dim_v) != int(head_dim):
             problem.update(head_dim_v=int(head_dim_v))
+        if int(kv_splits) != 1:
+            problem.update(kv_splits=int(kv_splits))
         key = self.key(problem)
         with self._lock:
             if key not in self._kernels:
@@ -216,6 +219,8 @@ class KernelCache:
     def _load_or_compile(self, key, problem):
         entry = self.path / key
         name = kernel_name(*self._configuration(problem))
+        if problem.get("kv_splits"):
+            name += f"_split{problem['kv_splits']}"
         manifest = entry / f"{name}_attention.json"
         if not manifest.exists():
             self._compile(entry, name, problem)
@@ -224,8 +229,11 @@ class KernelCache:
     def _compile(self, entry, name, problem):
         source = module_text(name, *self._configuration(problem))
         start = time.perf_counter()
+        options = f"arch={problem['arch']}"
+        if problem.get("kv_splits"):
+            options += f" kv-splits={problem['kv_splits']}"
         with capi.Context(self.library) as context:
-            compilation = context.compile(source, f"arch={problem['arch']}")
+            compilation = context.compile(source, options)
         self.path.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{entry.name}-", dir=self.path))
         try:

@@ -502,7 +502,7 @@ def set_driver(lib):
 Operand = namedtuple("Operand", "ptr shape element strides", defaults=(None,))
 # A remembered launch: its grid, the tensor-map block (0: none) and the
 # stream it was allocated on, and the PreparedLaunch whose values address it.
-_Launch = namedtuple("_Launch", "grid block stream call")
+_Launch = namedtuple("_Launch", "grid block stream call workspace", defaults=(0,))
 Operand.__doc__ = """A launch operand: device address, shape (outermost
 first), element type ('bf16', 'f16', 'f32') and strides in elements
 (outermost first; None for contiguous)."""
@@ -668,6 +668,17 @@ def _is_int(value):
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
+def kv_splits_for(sm_count, tiles, kv_blocks):
+    """The planner's split-KV rule (fa4::splitsFor) for sizes known at run
+    time, on a device of `sm_count` SMs: more than one split only where
+    `tiles` work tiles fill less than half of the SMs and each has at least
+    8 KV blocks; then as many as fit one wave of the SMs (tiles x splits <=
+    SMs) with at least 4 blocks each, at most 64."""
+    if tiles <= 0 or 2 * tiles > sm_count or kv_blocks < 8:
+        return 1
+    return max(1, min(sm_count // tiles, kv_blocks // 4, 64))
+
+
 def effective_window(window, causal=False):
     """(left, right) as kernels record it: -1 for an unbounded side (any
     negative bound, or one past MAX_WINDOW_BOUND), right 0 when causal.
@@ -693,6 +704,8 @@ a float (f32) or a TensorMapArgs (tensor_map)."""
 _TENSOR_MAP_SOURCE = re.compile(r"tensor_maps\[(\d+)\]")
 _SHAPE_SOURCE = re.compile(r"(\w+)\.shape\[(\d+)\]")
 _DATA_SOURCE = re.compile(r"(\w+)\.data")
+# Split-KV's workspace, which the runtime allocates per launch.
+_WORKSPACE_SOURCES = ("workspace.partials", "workspace.counters")
 _ARCH = re.compile(r"sm_(\d+)(\d)([af]?)")
 
 
@@ -804,6 +817,19 @@ class Kernel:
                 raise ManifestError(f"the {grid['rule']} grid rule needs a positive '{key}'")
         self.head_blocks = grid["head_blocks"]
         self.query_rows_per_cta = grid["query_rows_per_cta"]
+        #: Split-KV: CTAs per work tile (1: none) and the workspace per work
+        #: tile (f32 partial-row words, i32 counters that start at 0).
+        self.kv_splits, self.split_words, self.split_counters = 1, 0, 0
+        if "split_kv" in m:
+            split = m["split_kv"]
+            fields = ("splits", "partial_words_per_tile", "counters_per_tile")
+            if (not isinstance(split, dict)
+                    or not all(_is_int(split.get(f)) and split[f] >= 1 for f in fields)
+                    or split["splits"] < 2 or self.varlen):
+                raise ManifestError(f"split_kv {split!r}: needs positive {', '.join(fields)} "
+                                    "(splits at least 2) and a dense batch")
+            self.kv_splits, self.split_words, self.split_counters = (
+                split[f] for f in fields)
 
         self.operands = {}
         # K and V are pages when there is a page table (named before or
@@ -894,6 +920,8 @@ class Kernel:
                 ref = match.group(1)
                 if ref not in self.operands:
                     raise ManifestError(f"param '{name}': no operand '{ref}'")
+            elif kind == "pointer" and source in _WORKSPACE_SOURCES and self.kv_splits > 1:
+                kind, ref = "workspace", source
             else:
                 raise ManifestError(f"param '{name}': cannot resolve kind {kind!r} from "
                                     f"source {source!r}")
@@ -1009,7 +1037,7 @@ class Kernel:
     def mismatches(self, dtype=None, heads_q=None, heads_kv=None, head_dim=None,
                    causal=None, scale=None, lse=None, arch=None, window=None,
                    softcap=None, sink=None, varlen=None, seqused_k=None, head_dim_v=None,
-                   page_size=None):
+                   page_size=None, kv_splits=None):
         """Why this kernel does not compute the problem: a list of reasons,
         empty when it does. Arguments left None are not compared; -1 in the
         manifest accepts any size; any scale matches and softcap only
@@ -1021,8 +1049,9 @@ class Kernel:
         each sequence (or, dense, each batch) uses; head_dim_v is V's head
         dim (None: head_dim's, when head_dim is given); page_size the keys
         of a KV page when K and V are read through a page table (0 or False:
-        not paged); arch is the device's ('sm_100a' for 10.0), which the
-        kernel's arch must run on (`runs_on`)."""
+        not paged); kv_splits the CTAs that share each work tile's KV
+        blocks (1: no split-KV); arch is the device's ('sm_100a' for 10.0),
+        which the kernel's arch must run on (`runs_on`)."""
         reasons = []
 
         def compare(what, have, want):
@@ -1043,6 +1072,7 @@ class Kernel:
         compare("sink", self.sink, None if sink is None else bool(sink))
         compare("varlen", self.varlen, None if varlen is None else bool(varlen))
         compare("seqused_k", self.seqused_k, None if seqused_k is None else bool(seqused_k))
+        compare("kv_splits", self.kv_splits, None if kv_splits is None else int(kv_splits))
         if page_size is not None:
             have, want = self.page_size or 0, int(page_size or 0)
             if bool(have) != bool(want):
@@ -1095,7 +1125,7 @@ class Kernel:
         if self.varlen:
             tiles = self.head_blocks * (blocks + batch) if batch and seq_q else 0
         else:
-            tiles = batch * self.head_blocks * blocks
+            tiles = batch * self.head_blocks * blocks * self.kv_splits
         ctas = min(tiles, sm_count)
         if ctas and self.cluster[0] > 1:
             ctas = max(self.cluster[0], ctas // self.cluster[0] * self.cluster[0])
@@ -1169,6 +1199,15 @@ class Kernel:
                              f"heads ({k[-2]})")
         if not self.varlen and (self.seqused_k or self.paged):
             self._check_cache(given, q[0])
+        if self.kv_splits > 1:
+            # The workspace numbers every row of every work tile, and the
+            # units (tile, split), in 32 bits.
+            tiles = q[0] * self.head_blocks * -(-q[1] // self.query_rows_per_cta)
+            rows = tiles * self.split_words // (self.kv_splits * self.head_dim_v
+                                                + -(-self.kv_splits // 4) * 4)
+            if rows > 2 ** 31 - 1 or tiles * self.kv_splits > 2 ** 31 - 1:
+                raise ValueError(f"split-KV over {self.kv_splits} CTAs: {tiles} work tiles "
+                                 "number more rows or units than the kernel's 32 bits hold")
         if self.varlen:
             self._check_tables(given)
             # The rows of a sequence's last Q stage are stored through a
@@ -1289,9 +1328,23 @@ class Kernel:
         return [tensor_map_args(entry, given[entry["operand"]], entry["operand"])
                 for entry in self.tensor_maps]
 
-    def _arguments(self, given, maps, scalars):
+    def workspace_bytes(self, batch, seq_q):
+        """Split-KV's workspace for `batch` x `seq_q`: (partial-row bytes,
+        counter bytes); (0, 0) without a split."""
+        if self.kv_splits == 1:
+            return 0, 0
+        tiles = batch * self.head_blocks * -(-seq_q // self.query_rows_per_cta)
+        return tiles * self.split_words * 4, tiles * self.split_counters * 4
+
+    def _arguments(self, given, maps, scalars, workspace=0):
         args = []
         for name, kind, ref in self.params:
+            if kind == "workspace":
+                # Partial rows first, then the counters (16-byte aligned).
+                partials, _ = self.workspace_bytes(*self.extent(given))
+                value = workspace + (partials if ref == "workspace.counters" else 0)
+                args.append(Argument(name, "pointer", value))
+                continue
             if kind == "tensor_map":
                 value = maps[ref]
             elif kind == "i32":
@@ -1458,7 +1511,19 @@ class Kernel:
         """The function, parameter values and tensor maps of a launch; the
         maps are copied to a stream-ordered allocation on `stream`."""
         maps = self._tensor_maps(operands)
-        args = self._arguments(operands, maps, scalars)
+        # Split-KV: the partial rows and the zeroed counters, in one
+        # stream-ordered allocation kept with the launch (each launch
+        # leaves the counters 0 for the next).
+        workspace = 0
+        partials, counters = self.workspace_bytes(*self.extent(operands))
+        if partials:
+            workspace = drv.alloc_async(partials + counters, stream)
+            try:
+                drv.copy_to_device_async(workspace + partials, bytes(counters), stream)
+            except CudaError:
+                drv.free_async(workspace, stream)
+                raise
+        args = self._arguments(operands, maps, scalars, workspace)
         function = self._function(drv, context)
         descriptors = b"".join(drv.encode_tensor_map(m) for m in maps)
         block = 0
@@ -1485,14 +1550,16 @@ class Kernel:
                 values.append(ctypes.c_uint64(arg.value))
         call = PreparedLaunch(function, grid, self.block, self.cluster,
                               self.dynamic_smem_bytes, stream, values)
-        return _Launch(grid, block, stream, call)
+        return _Launch(grid, block, stream, call, workspace)
 
     @staticmethod
     def _forget(drv, launch):
-        """Frees a forgotten launch's maps after the kernels queued on its
-        stream."""
+        """Frees a forgotten launch's maps (and split-KV workspace) after
+        the kernels queued on its stream."""
         if launch.block:
             drv.free_async(launch.block, launch.stream)
+        if launch.workspace:
+            drv.free_async(launch.workspace, launch.stream)
 
     def close(self):
         """Unloads the kernel's modules and frees the remembered launches'
@@ -1528,7 +1595,7 @@ class KernelDirectory:
 
     def find(self, dtype, heads_q, heads_kv, head_dim, causal=False, scale=None,
              lse=False, arch=None, window=(-1, -1), softcap=0.0, sink=False,
-             varlen=False, seqused_k=False, head_dim_v=None, page_size=None):
+             varlen=False, seqused_k=False, head_dim_v=None, page_size=None, kv_splits=1):
         """The first kernel (by file name) that computes the problem; scale
         None means 1/sqrt(head_dim), arch None any arch, window (-1, -1) and
         softcap 0 none, sink whether it takes attention sinks, varlen whether
@@ -1536,8 +1603,10 @@ class KernelDirectory:
         also gives the keys each sequence (or, with a dense batch, each
         batch of a KV cache) uses, head_dim_v V's head dim (None: head_dim),
         page_size the keys of a KV page when K and V are read through a
-        page table (None or 0: not paged; only with a dense batch). Raises
-        LookupError saying why each kernel was rejected."""
+        page table (None or 0: not paged; only with a dense batch),
+        kv_splits the CTAs sharing each work tile's KV blocks (1: a kernel
+        without split-KV; None: any). Raises LookupError saying why each
+        kernel was rejected."""
         if scale is None:
             scale = 1.0 / math.sqrt(head_dim)
         # Every kernel takes any scale and softcap value (`scalars`); they
@@ -1549,7 +1618,8 @@ class KernelDirectory:
                        softcap=float(softcap or 0.0), sink=bool(sink),
                        varlen=bool(varlen), seqused_k=bool(seqused_k),
                        page_size=int(page_size or 0),
-                       head_dim_v=None if head_dim_v == head_dim else head_dim_v)
+                       head_dim_v=None if head_dim_v == head_dim else head_dim_v,
+                       kv_splits=None if kv_splits is None else int(kv_splits))
         if problem["page_size"] and problem["varlen"]:
             raise ValueError("paged K/V takes a dense query: page_size belongs to problems "
                              "without varlen")
@@ -1564,7 +1634,8 @@ class KernelDirectory:
         # The packing and the KV cache are said only where the problem has them.
         wanted = " ".join(f"{key}={value}" for key, value in problem.items()
                           if (value or key not in ("varlen", "seqused_k", "page_size"))
-                          and (key != "head_dim_v" or value is not None))
+                          and (key != "head_dim_v" or value is not None)
+                          and (key != "kv_splits" or value not in (None, 1)))
         if not rejected:
             raise LookupError(f"no fa4 kernel for {wanted}: {self.path} has no kernel "
                               "manifests (*.json)")

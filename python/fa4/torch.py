@@ -22,6 +22,7 @@ every kernel of DIR for this GPU against a float32 PyTorch reference.
 import math
 import numbers
 import os
+import re
 from typing import Optional, Tuple
 
 import torch
@@ -329,7 +330,7 @@ def _signature(t):
 
 
 def _eager(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, softcap, sink,
-           copy_strided_heads, cache=None):
+           copy_strided_heads, cache=None, splits=1):
     """`attention` (`tables` and `cache` None), `attention_varlen` (`tables`
     the sequence tables) or `attention_with_kvcache` (`cache` the KV cache's
     (seqused_k, page_table)) eagerly: the op's kernel called directly, the checks
@@ -361,7 +362,7 @@ def _eager(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, softc
            None if tables is None else tuple(_signature(t) for t in tables),
            None if cache is None else (_signature(cache[0]), _signature(cache[1])),
            causal, scale, window, softcap, return_lse, kernel_dir,
-           os.environ.get("FA4_KERNEL_DIR") if kernel_dir is None else None)
+           os.environ.get("FA4_KERNEL_DIR") if kernel_dir is None else None, splits)
     try:
         plan = _plans.get(key)
     except TypeError:
@@ -372,9 +373,9 @@ def _eager(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, softc
             copies = _copy_strided_heads(q, k, v)
             if any(c is not t for c, t in zip(copies, (q, k, v))):
                 return _eager(*copies, tables, causal, scale, return_lse, kernel_dir,
-                              window, softcap, sink, False, cache)
+                              window, softcap, sink, False, cache, splits)
         plan = _make_plan(q, k, v, tables, causal, scale, return_lse, kernel_dir, window,
-                          softcap, sink, cache)
+                          softcap, sink, cache, splits)
         if plan.__class__ is not _Plan:
             return plan   # the result of a call that launches nothing
         if len(_plans) >= PLAN_CACHE_SIZE:
@@ -388,7 +389,7 @@ def _eager(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, softc
 
 
 def _make_plan(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, softcap,
-               sink, cache=None):
+               sink, cache=None, splits=1):
     """The full checks of a call, then its plan; for a call that launches
     nothing (no query rows or sequences, no keys), its result instead."""
     varlen = tables is not None
@@ -408,12 +409,12 @@ def _make_plan(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, s
     if not (work and keys):
         output, lse = _choose_and_run(q, k, v, sink_f32, bool(causal), scale, left, right,
                                       softcap, bool(return_lse), kernel_dir, checked_tables,
-                                      checked_cache)
+                                      checked_cache, splits)
         return (output, lse) if return_lse else output
     plan = _Plan()
     plan.kernel, plan.scale = _kernel_of(q, k, v, sink_f32, bool(causal), scale, left, right,
                                          softcap, bool(return_lse), kernel_dir,
-                                         checked_tables, checked_cache)
+                                         checked_tables, checked_cache, splits)
     plan.softcap = softcap or None
     plan.element, plan.dtype, plan.device = _ELEMENTS[q.dtype], q.dtype, q.device
     plan.index, plan.shape_q = q.device.index, q.shape
@@ -455,14 +456,14 @@ def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 
 
 def _choose_and_run(q, k, v, sink, causal, scale, window_left, window_right, softcap,
-                    return_lse, kernel_dir, tables=None, cache=None):
+                    return_lse, kernel_dir, tables=None, cache=None, splits=1):
     """The ops' kernel: chooses the kernel of the problem (cached per
     problem and device) and runs it; `tables` are the sequence tables of
     packed q, k, v, `cache` the (seqused_k, page_table) of a KV cache.
     Returns O and the LSE, an empty float32 tensor without `return_lse` (an
     op returns a fixed number of tensors)."""
     kernel, scale = _kernel_of(q, k, v, sink, causal, scale, window_left, window_right, softcap,
-                               return_lse, kernel_dir, tables, cache)
+                               return_lse, kernel_dir, tables, cache, splits)
     result = _run(kernel, q, k, v, return_lse, sink=sink, scale=scale,
                   softcap=softcap or None, tables=tables, cache=cache)
     if return_lse:
@@ -471,10 +472,13 @@ def _choose_and_run(q, k, v, sink, causal, scale, window_left, window_right, sof
 
 
 def _kernel_of(q, k, v, sink, causal, scale, window_left, window_right, softcap,
-               return_lse, kernel_dir, tables, cache=None):
+               return_lse, kernel_dir, tables, cache=None, splits=1):
     """The kernel of a checked problem (cached per problem and device) and
     the scale it launches with (None: 1/sqrt(D)); `tables` as
-    `_choose_and_run`'s, `cache` the KV cache's (seqused_k, page_table)."""
+    `_choose_and_run`'s, `cache` the KV cache's (seqused_k, page_table),
+    `splits` the split-KV CTAs per work tile (1: none; 0: the runtime's
+    rule, `runtime.kv_splits_for`, on the unsplit kernel's tiles, the
+    cache's capacity and the device's SMs)."""
     heads_q, head_dim = q.shape[-2], q.shape[-1]
     heads_kv, head_dim_v = k.shape[-2], v.shape[-1]
     if scale is None:
@@ -489,17 +493,51 @@ def _kernel_of(q, k, v, sink, causal, scale, window_left, window_right, softcap,
         used, page_size = cache[0] is not None, (k.shape[1] if cache[1] is not None else 0)
     else:
         used, page_size = False, 0
-    # Everything the choice depends on, the device standing for its arch.
-    key = (path, device.index, q.dtype, heads_q, heads_kv, head_dim, causal, scale,
-           return_lse, window_left, window_right, softcap, sink is not None, varlen, used,
-           head_dim_v, page_size)
-    kernel = _chosen.get(key)
-    if kernel is None:
-        problem = (_ELEMENTS[q.dtype], heads_q, heads_kv, head_dim, causal, scale,
-                   return_lse, arch_of(device), (window_left, window_right), softcap,
-                   sink is not None, varlen, used, head_dim_v, page_size)
-        kernel = _chosen[key] = _choose(path, problem)
+    def key_of(splits):
+        # Everything the choice depends on, the device standing for its arch.
+        return (path, device.index, q.dtype, heads_q, heads_kv, head_dim, causal, scale,
+                return_lse, window_left, window_right, softcap, sink is not None, varlen,
+                used, head_dim_v, page_size, splits)
+
+    def chosen(splits):
+        key = key_of(splits)
+        kernel = _chosen.get(key)
+        if kernel is None:
+            problem = (_ELEMENTS[q.dtype], heads_q, heads_kv, head_dim, causal, scale,
+                       return_lse, arch_of(device), (window_left, window_right), softcap,
+                       sink is not None, varlen, used, head_dim_v, page_size, splits)
+            kernel = _chosen[key] = _choose(path, problem)
+        return kernel
+
+    if splits > 1:
+        return chosen(splits), scale
+    kernel = chosen(1)
+    if splits == 0:
+        # The heuristic's split where a kernel of it is at hand (the
+        # directory's, or compiled on demand); else the unsplit one.
+        auto = 1 if varlen else _auto_splits(kernel, q, k, cache)
+        if auto > 1:
+            try:
+                return chosen(auto), scale
+            except (LookupError, RuntimeError, ValueError):
+                # Not looked for again: the unsplit kernel stands for it.
+                _chosen[key_of(auto)] = kernel
     return kernel, scale
+
+
+def _auto_splits(kernel, q, k, cache):
+    """Split-KV CTAs for a dense problem by the runtime's rule: `kernel`'s
+    work tiles for q's batch and rows against the keys K holds (a paged
+    cache's capacity: the lengths stay on the device)."""
+    block_n = re.search(r"blockN = (\d+)", str(kernel.manifest.get("plan", "")))
+    if block_n is None:
+        return 1
+    batch, seq_q = q.shape[0], q.shape[1]
+    keys = (cache[1].shape[1] * k.shape[1] if cache is not None and cache[1] is not None
+            else k.shape[1])
+    tiles = batch * kernel.head_blocks * -(-seq_q // kernel.query_rows_per_cta)
+    sm_count = torch.cuda.get_device_properties(q.device).multi_processor_count
+    return runtime.kv_splits_for(sm_count, tiles, -(-keys // int(block_n.group(1))))
 
 
 def _attention_fake(q, k, v, sink, causal, scale, window_left, window_right, softcap,
@@ -558,12 +596,13 @@ def _choose(path, problem):
                          "directory of compiled fa4 kernels (compiling on demand is off: "
                          "FA4_JIT=0)")
     (element, heads_q, heads_kv, head_dim, causal, _, lse, arch, window, softcap, sink,
-     varlen, seqused_k, head_dim_v, page_size) = problem
+     varlen, seqused_k, head_dim_v, page_size, kv_splits) = problem
     try:
         return jit_cache().kernel(element, heads_q, heads_kv, head_dim, causal=causal,
                                   lse=lse, arch=arch, window=window, softcap=bool(softcap),
                                   sink=sink, varlen=varlen, seqused_k=seqused_k,
-                                  head_dim_v=head_dim_v, page_size=page_size or None)
+                                  head_dim_v=head_dim_v, page_size=page_size or None,
+                                  kv_splits=kv_splits)
     except RuntimeError as err:
         if missing:
             raise LookupError(f"{missing.args[0]}\nand compiling it on demand failed: "
@@ -799,7 +838,7 @@ def _cache_lengths(cache_seqlens, q, k_cache, v_cache, paged):
 
 def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, page_table=None,
                            causal=False, scale=None, window=None, softcap=None, sink=None,
-                           return_lse=False, kernel_dir=None):
+                           return_lse=False, kernel_dir=None, num_splits=0):
     """`attention` of q against a KV cache: each batch uses the first keys
     of its cache, read in place, possibly through a page table.
 
@@ -823,11 +862,24 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, page_table=N
     Dv] and, with `return_lse`, the LSE [B, Hq, Sq] float32; a batch with no
     keys gives O = 0 and LSE -inf (the sink with sinks). Without
     cache_seqlens and page_table this is `attention(q, k_cache, v_cache,
-    ...)`. The other arguments, the kernel choice (a kernel compiled for the
+    ...)`.
+
+    `num_splits` is split-KV: the CTAs that share each work tile's keys
+    (each computes a partial O over its share; the last to finish combines
+    them in a fixed order, so the result does not depend on the timing). 1
+    never splits; 0 (the default) splits where the work tiles leave most
+    SMs idle and the cache is long (`runtime.kv_splits_for`: decoding few
+    tokens of few sequences); N > 1 asks for N (at most 64). The other
+    arguments, the kernel choice (a kernel compiled for the
     cache: seqused_k, the page size) and the errors are `attention`'s; the
     work runs as the custom op `fa4::attention_with_kvcache`."""
     window = (-1, -1) if window is None else window
     softcap = 0.0 if softcap is None else softcap
+    if (not isinstance(num_splits, numbers.Integral) or isinstance(num_splits, bool)
+            or not 0 <= num_splits <= 64):
+        raise ValueError(f"num_splits must be an int in [0, 64] (0: the heuristic, 1: no "
+                         f"split), got {num_splits!r}")
+    num_splits = int(num_splits)
     paged = page_table is not None
     cache_seqlens = _cache_lengths(cache_seqlens, q, k_cache, v_cache, paged)
     if cache_seqlens is None and not paged:
@@ -835,7 +887,8 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, page_table=N
                        softcap, sink, False)
     if not (_HAS_OP and torch.compiler.is_compiling()) and _nothing_intercepts():
         result = _eager(q, k_cache, v_cache, None, causal, scale, return_lse, kernel_dir,
-                        window, softcap, sink, False, (cache_seqlens, page_table))
+                        window, softcap, sink, False, (cache_seqlens, page_table),
+                        num_splits)
         if result is not None:
             return result
     _check(q, k_cache, v_cache, paged=paged)
@@ -843,7 +896,7 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, page_table=N
     sink, scale, (left, right), softcap, kernel_dir = _options(
         q, k_cache, v_cache, sink, causal, scale, window, softcap, kernel_dir)
     output, lse = _kvcache_entry(q, k_cache, v_cache, *cache, sink, bool(causal), scale, left,
-                                 right, softcap, bool(return_lse), kernel_dir)
+                                 right, softcap, bool(return_lse), kernel_dir, num_splits)
     return (output, lse) if return_lse else output
 
 
@@ -852,18 +905,19 @@ def _attention_with_kvcache(q: torch.Tensor, k_cache: torch.Tensor, v_cache: tor
                             page_table: Optional[torch.Tensor], sink: Optional[torch.Tensor],
                             causal: bool, scale: Optional[float], window_left: int,
                             window_right: int, softcap: float, return_lse: bool,
-                            kernel_dir: Optional[str]) -> Tuple[torch.Tensor, torch.Tensor]:
+                            kernel_dir: Optional[str],
+                            num_splits: int) -> Tuple[torch.Tensor, torch.Tensor]:
     """The kernel of `fa4::attention_with_kvcache`: `_attention` over a KV
     cache (arguments checked by `attention_with_kvcache`; at least one of
     cache_seqlens and page_table given)."""
     return _choose_and_run(q, k_cache, v_cache, sink, causal, scale, window_left,
                            window_right, softcap, return_lse, kernel_dir,
-                           cache=(cache_seqlens, page_table))
+                           cache=(cache_seqlens, page_table), splits=num_splits)
 
 
 def _attention_with_kvcache_fake(q, k_cache, v_cache, cache_seqlens, page_table, sink, causal,
                                  scale, window_left, window_right, softcap, return_lse,
-                                 kernel_dir):
+                                 kernel_dir, num_splits):
     """What `fa4::attention_with_kvcache` returns, for tracing: O like q
     with v's head dim, the LSE float32 [B, Hq, Sq] (or empty)."""
     return _attention_fake(q, k_cache, v_cache, sink, causal, scale, window_left,

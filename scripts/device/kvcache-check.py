@@ -185,13 +185,14 @@ def check_torch(kernel, directory, launched):
     got = fa4_torch.attention_with_kvcache(q, k, v, cache_seqlens=used, page_table=table,
                                            causal=kernel.causal, window=kernel.window,
                                            softcap=softcap, sink=sink, return_lse=kernel.lse,
-                                           kernel_dir=str(directory))
+                                           kernel_dir=str(directory),
+                                           num_splits=kernel.kv_splits)
     got_o, got_lse = got if kernel.lse else (got, None)
     same = torch.equal(got_o, out) and (lse is None or torch.equal(got_lse, lse))
     fa = flash_attn_with_kvcache(q, k, v, cache_seqlens=used, block_table=table,
                                  causal=kernel.causal, window_size=kernel.window,
                                  softcap=softcap, return_softmax_lse=kernel.lse, sink=sink,
-                                 kernel_dir=str(directory))
+                                 kernel_dir=str(directory), num_splits=kernel.kv_splits)
     fa_o, fa_lse = fa if kernel.lse else (fa, None)
     same_fa = torch.equal(fa_o, out) and (lse is None or torch.equal(fa_lse, lse))
     return same, same_fa

@@ -14,6 +14,7 @@ fa4.name of their views, so the edits survive renumbered SSA values.
   drop-tmem-wait ROLE [KIND]      delete ROLE's first nvvm.tcgen05.wait <KIND>
                                   (load or store; load by default)
   drop-proxy-fence ROLE           delete ROLE's first nvvm.fence.proxy
+  drop-warp-sync ROLE N           delete ROLE's N-th nvvm.bar.warp.sync (from 1)
   move-proxy-fence ROLE BARRIER   move ROLE's first nvvm.fence.proxy to
                                   just after ROLE's next arrive on BARRIER
   set-count BARRIER COUNT         initialize BARRIER with COUNT arrivals
@@ -120,6 +121,13 @@ def main():
         i = first_line(lines, begin, end, r"nvvm\.fence\.proxy",
                        "nvvm.fence.proxy in role '%s'" % role)
         del lines[i]
+    elif bug == "drop-warp-sync":
+        role, n = args
+        begin, end = role_range(lines, role)
+        syncs = [i for i in range(begin, end) if "nvvm.bar.warp.sync" in lines[i]]
+        if len(syncs) < int(n):
+            fail("no nvvm.bar.warp.sync #%s in role '%s'" % (n, role))
+        del lines[syncs[int(n) - 1]]
     elif bug == "move-proxy-fence":
         role, barrier = args
         group = barrier_value(lines, barrier)

@@ -237,7 +237,7 @@ expect("paged256_sink")
 # window_size, softcap, rotary_interleaved, alibi_slopes, num_splits,
 # return_softmax_lse)
 result = flash_attn_with_kvcache(q, k_pages, v_pages, None, None, None, None, 777, None,
-                                 None, table, 0.2, False, (-1, -1), 0.0, True, None, 4, True,
+                                 None, table, 0.2, False, (-1, -1), 0.0, True, None, 0, True,
                                  sink=sinks)
 print("positional:", len(result), launched(), fake.launches[-1].split(", ")[7],
       "int lengths", fake.launches[-1].split("', '")[-2] != f"{lengths.data_ptr():#x}")
@@ -272,6 +272,10 @@ cases = [
                                               alibi_slopes=tensor((4,), torch.float32))),
     ("num_splits", lambda: flash_attn_with_kvcache(q, k_pages, v_pages, cache_seqlens=lengths,
                                                    block_table=table, num_splits=-1)),
+    # An explicit split needs a kernel of it (the heuristic's, 0, falls
+    # back to the unsplit kernel where none is at hand: the calls above).
+    ("num_splits 4", lambda: flash_attn_with_kvcache(q, k_pages, v_pages, cache_seqlens=lengths,
+                                                     block_table=table, num_splits=4)),
     ("rotary_interleaved", lambda: flash_attn_with_kvcache(
         q, k_pages, v_pages, cache_seqlens=lengths, block_table=table,
         rotary_interleaved="yes")),
@@ -299,7 +303,8 @@ for label, call in cases:
 # CHECK-NEXT: cache_batch_idx: NotImplementedError: cache_batch_idx: fa4 reads batch b's cache at index b; index k_cache, v_cache (or the block_table rows) first and pass cache_batch_idx=None
 # CHECK-NEXT: cache_leftpad: NotImplementedError: cache_leftpad: fa4's caches start at key 0; pass cache_leftpad=None
 # CHECK-NEXT: alibi: NotImplementedError: alibi_slopes: fa4's kernels have no ALiBi biases; pass alibi_slopes=None
-# CHECK-NEXT: num_splits: ValueError: num_splits must be a non-negative int (0: heuristic), got -1
+# CHECK-NEXT: num_splits: ValueError: num_splits must be an int in [0, 64] (0: heuristic), got -1
+# CHECK-NEXT: num_splits 4: LookupError: no fa4 kernel in {{.*}} for dtype=bf16 heads_q=4 heads_kv=2 head_dim=64 causal=False {{.*}} page_size=256 kv_splits=4; candidates:
 # CHECK-NEXT: rotary_interleaved: ValueError: rotary_interleaved must be a bool, got 'yes'
 # CHECK-NEXT: softcap: ValueError: softcap must be 0.0 (none) or a positive, finite number, got -1.0
 # CHECK-NEXT: softmax_scale: ValueError: softmax_scale must be None (1/sqrt(headdim)) or a positive, finite number, got 0.0

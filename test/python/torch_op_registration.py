@@ -90,7 +90,7 @@ for name, custom in registered.items():
     print(f"schema: {name}({arguments}) -> ({returns})")
 # CHECK: schema: fa4::attention(Tensor q, Tensor k, Tensor v, Tensor? sink, bool causal, float? scale, SymInt window_left, SymInt window_right, float softcap, bool return_lse, str? kernel_dir) -> (Tensor, Tensor)
 # CHECK-NEXT: schema: fa4::attention_varlen(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, Tensor cu_seqlens_k, Tensor? seqused_k, Tensor? sink, bool causal, float? scale, SymInt window_left, SymInt window_right, float softcap, bool return_lse, str? kernel_dir) -> (Tensor, Tensor)
-# CHECK-NEXT: schema: fa4::attention_with_kvcache(Tensor q, Tensor k_cache, Tensor v_cache, Tensor? cache_seqlens, Tensor? page_table, Tensor? sink, bool causal, float? scale, SymInt window_left, SymInt window_right, float softcap, bool return_lse, str? kernel_dir) -> (Tensor, Tensor)
+# CHECK-NEXT: schema: fa4::attention_with_kvcache(Tensor q, Tensor k_cache, Tensor v_cache, Tensor? cache_seqlens, Tensor? page_table, Tensor? sink, bool causal, float? scale, SymInt window_left, SymInt window_right, float softcap, bool return_lse, str? kernel_dir, SymInt num_splits) -> (Tensor, Tensor)
 varlen_op = registered["fa4::attention_varlen"]
 print("varlen op:", varlen_op.mutates_args, varlen_op.device_types,
       varlen_op.setup_context is op.setup_context)
@@ -111,7 +111,7 @@ pages = tensor((40, 256, 2, 64)), tensor((40, 256, 2, 32))
 for return_lse in (True, False):
     o, lse = kvcache_op.fake(tensor((3, 4, 4, 64)), *pages, tensor((3,), torch.int32),
                              tensor((3, 9), torch.int32), None, True, None, -1, 0, 0.0,
-                             return_lse, None)
+                             return_lse, None, 0)
     print(f"kvcache fake return_lse={return_lse}:", o.shape, lse.shape, lse.dtype,
           kvcache_op.setup_context is op.setup_context)
 # CHECK-NEXT: kvcache fake return_lse=True: (3, 4, 4, 32) (3, 4, 4) torch.float32 True
@@ -271,6 +271,6 @@ fa4.torch.attention_with_kvcache(paged_q, paged_k, paged_k, cache_seqlens=1000,
                                  page_table=table, causal=True, kernel_dir=TMP)
 print("kvcache: op called", len(kvcache_op.calls), "launched",
       len(fake.launches) - launches, fake.launches[-1].split(" grid")[0])
-# CHECK-NEXT: kvcache through the op: 1 (3,) torch.int32 1000 True [None, True, None, -1, 0, 0.0, False, '{{.*}}']
+# CHECK-NEXT: kvcache through the op: 1 (3,) torch.int32 1000 True [None, True, None, -1, 0, 0.0, False, '{{.*}}', 0]
 # CHECK-NEXT: kvcache: op called 1 launched 2 gqa_paged
 runtime.set_driver(None)

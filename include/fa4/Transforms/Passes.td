@@ -33,8 +33,15 @@ def FA4Plan : Pass<"fa4-plan"> {
     and O fit the 512 TMEM columns (head dims up to 128), one above; on
     both, the deepest K/V ring up to the default that fits shared memory.
     A paged KV cache keeps sm_90a blocks within two pages (pages of 32
-    keys: 64-key blocks). Every option overrides one choice; 0 (or an empty
-    string) leaves it to the pass.
+    keys: 64-key blocks). Split-KV (`kvSplits`): where the sizes are static
+    and the work tiles fill less than half of the SMs (132 on sm_90a, 148
+    on sm_100a) while each tile has at least 8 KV blocks (decode against a
+    long cache), the tiles' blocks are split among CTAs, as many as fit
+    one wave of the SMs with at least 4 blocks each (at most 64), and a causal sm_90a
+    plan takes the `lpt` order and registers 224 / 56 (the store warp
+    combines the splits); with dynamic sizes the runtime, which
+    knows them, passes `kv-splits`. Every option overrides one choice; 0
+    (or an empty string) leaves it to the pass.
 
     The pass refuses, with an error at the op, what the kernels cannot do:
     head dims that are not multiples of 16 up to 256 (one that is not a
@@ -46,7 +53,8 @@ def FA4Plan : Pass<"fa4-plan"> {
     (`checkKernelLimits`): static sizes beyond the 32-bit values it computes
     with (each size, the rows of whole work tiles, the number of work tiles,
     the LSE offsets, a paged cache's keys per batch and page-table
-    offsets: at most 2^31 - 1), Q/K/V/O strides that are not
+    offsets, the rows of the split-KV workspace: at most 2^31 - 1),
+    split-KV with packed sequences (not built yet), Q/K/V/O strides that are not
     multiples of 16 bytes below 2^40 bytes or a base offset that is not 16
     bytes (what a TMA descriptor can describe), an LSE that is not
     contiguous, a scale whose log2-scaled value overflows f32, and with f16
@@ -84,6 +92,9 @@ def FA4Plan : Pass<"fa4-plan"> {
            /*default=*/"-1",
            "Row-max growth (log2 units) tolerated before rescaling O "
            "(-1: choose)">,
+    Option<"kvSplits", "kv-splits", "int64_t", /*default=*/"0",
+           "CTAs sharing one work tile's KV blocks (1: no split; at most "
+           "64)">,
   ];
 }
 

@@ -13,6 +13,19 @@ namespace mlir::fa4 {
 /// planner), or reports at `op` why no kernel can compute it and fails.
 FailureOr<PlanAttr> choosePlan(AttentionOp op, const FA4PlanOptions &options);
 
+/// Split-KV for `op` on `arch` with work tiles of `positionsPerTile` query
+/// positions, `blockN`-key blocks and `gqaPack` packed heads: splitsFor on
+/// its static sizes, 1 where one is dynamic or the batch packed.
+int64_t chooseKvSplits(AttentionOp op, Arch arch, int64_t positionsPerTile,
+                       int64_t blockN, int64_t gqaPack);
+/// CTAs that share each of `tiles` work tiles of `kvBlocks` KV blocks: more
+/// than one only where the tiles fill less than half of `arch`'s SMs and
+/// each has at least 8 blocks; then as many as fit one wave of the SMs, each
+/// with at least 4 blocks, at most limits::kMaxKvSplits. The Python runtime,
+/// which knows dynamic sizes, applies the same rule
+/// (fa4.runtime.kv_splits_for).
+int64_t splitsFor(Arch arch, int64_t tiles, int64_t kvBlocks);
+
 /// Checks that the kernel of `plan` can run `op`, or reports at `op` why not
 /// and fails: static sizes within the 32-bit values the kernel computes
 /// with (its batch and length parameters, tile counts, TMA coordinates and

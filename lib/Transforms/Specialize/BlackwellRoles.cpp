@@ -307,12 +307,13 @@ void BlackwellPrefillRoles::buildCorrection() {
   Value row = rem(gpu::ThreadIdOp::create(b, gpu::Dimension::x), kRows);
   Value one = f32(1.0f), zero = f32(0.0f);
   int64_t oChunks = shape.headDimV / kOChunk;
+  bool split = shape.splits() > 1;
 
   kernel.forEachTile([&](const Tile &tile) {
     Value base = tile.kvBase, statsBase = tile.statsBase;
     // The row's sink logit (the same head in every Q stage), loaded while
     // the tile's blocks run.
-    Value sink = kernel.sinkLogit(tile, row);
+    Value sink = split ? Value() : kernel.sinkLogit(tile, row);
     forRange(tile.blocks, [&](Value n) {
       Value k = add(base, n);
       Value statsIndex = add(statsBase, n);
@@ -360,8 +361,10 @@ void BlackwellPrefillRoles::buildCorrection() {
       Value rowMax = memref::LoadOp::create(
           b, statsBuffer, ValueRange{idx(stage), idx(1), row});
       ChannelReleaseOp::create(b, stats[stage], finalIndex);
-      RowTotals totals = kernel.finishRow(sink, rowMax, rowSum);
-      if (shape.lse)
+      // Split-KV: the split's own totals (the sink joins in the combine).
+      RowTotals totals =
+          kernel.finishRow(split ? Value() : sink, rowMax, rowSum);
+      if (shape.lse && !split)
         kernel.storeLse(tile, stage, row, totals.sum, totals.max);
       // A row that saw no key (causal, Sq > Skv) outputs 0, whatever O holds.
       Value factor = vector::BroadcastOp::create(b, chunkType, totals.factor);
@@ -369,11 +372,30 @@ void BlackwellPrefillRoles::buildCorrection() {
       Value handoff = add(mul(tile.ordinal, plan.getQStages()), stage);
       ChannelAcquireOp::create(b, epi, handoff);
       Value oRegion = oTmem[stage];
+      // Split-KV: the row's partial O and LSE go to the workspace (rows
+      // past Sq write nothing); the store warp combines the splits.
+      Value record, inside;
+      if (split) {
+        record = kernel.splitRecord(tile, stage, row);
+        inside = kernel.rowInside(tile, stage, row);
+        auto ifOp = scf::IfOp::create(b, inside);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+        kernel.storePartialLse(record, tile.split, rowMax, rowSum);
+      }
       for (int64_t c = 0; c < oChunks; ++c) {
         Value o = TmemLoadOp::create(b, chunkType, oRegion, c * kOChunk);
         tmemWait(/*load=*/true);
         Value normalized = arith::SelectOp::create(
             b, totals.sawKey, arith::MulFOp::create(b, o, factor), zeros);
+        if (split) {
+          auto ifOp = scf::IfOp::create(b, inside);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(ifOp.thenBlock());
+          kernel.storePartialRow(record, tile.split, idx(c * kOChunk),
+                                 normalized);
+          continue;
+        }
         Value packed = arith::TruncFOp::create(
             b, VectorType::get({kOChunk}, shape.element), normalized);
         int64_t firstColumn = c * kOChunk;
@@ -391,7 +413,8 @@ void BlackwellPrefillRoles::buildCorrection() {
       }
       // O is read: the MMA warp may complete the next tile's O.
       ChannelReleaseOp::create(b, oReady[stage], tile.ordinal);
-      fenceProxyAsync();
+      if (!split)
+        fenceProxyAsync();
       ChannelCommitOp::create(b, epi, handoff);
     }
   });

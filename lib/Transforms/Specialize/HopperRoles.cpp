@@ -404,9 +404,14 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
     RowTotals totals[2];
     // The rows' sink logits: one head for both where 8 rows hold whole
     // groups of packed heads.
+    // Split-KV: the split's own totals (the sink joins in the combine).
+    bool split = shape.splits() > 1;
     Value sinks[2];
-    sinks[0] = kernel.sinkLogit(done, rows[0]);
-    sinks[1] = 8 % shape.pack == 0 ? sinks[0] : kernel.sinkLogit(done, rows[1]);
+    if (!split) {
+      sinks[0] = kernel.sinkLogit(done, rows[0]);
+      sinks[1] =
+          8 % shape.pack == 0 ? sinks[0] : kernel.sinkLogit(done, rows[1]);
+    }
     for (int64_t r = 0; r < 2; ++r) {
       Value total = blocksIf.getResult(2 + r);
       for (int32_t offset : {1, 2})
@@ -416,19 +421,57 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
                 .getShuffleResult());
       totals[r] = kernel.finishRow(sinks[r], blocksIf.getResult(r), total);
     }
-    if (shape.lse) {
-      // One thread of the quad writes the row's LSE.
+    Value records[2], inside[2];
+    if (split)
+      for (int64_t r = 0; r < 2; ++r) {
+        records[r] = kernel.splitRecord(done, stage, rows[r]);
+        inside[r] = kernel.rowInside(done, stage, rows[r]);
+      }
+    if (shape.lse || split) {
+      // One thread of the quad writes the row's LSE (split-KV: the split's,
+      // to the workspace).
       Value quadLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
                                                rem(lane, 4), idx(0));
       auto ifOp = scf::IfOp::create(b, quadLeader);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
-      for (int64_t r = 0; r < 2; ++r)
-        kernel.storeLse(done, stage, rows[r], totals[r].sum, totals[r].max);
+      for (int64_t r = 0; r < 2; ++r) {
+        if (!split) {
+          kernel.storeLse(done, stage, rows[r], totals[r].sum, totals[r].max);
+          continue;
+        }
+        auto rowIf = scf::IfOp::create(b, inside[r]);
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(rowIf.thenBlock());
+        kernel.storePartialLse(records[r], done.split, blocksIf.getResult(r),
+                               totals[r].sum);
+      }
     }
     o = arith::MulFOp::create(b, o,
                               perRow(oSecondRow, oType, totals[0].factor,
                                      totals[1].factor));
+    if (split) {
+      // The rows' partial O to the workspace, a pair of columns at a time
+      // (rows past Sq write nothing); the store warp combines the splits.
+      Value handoff = add(mul(tile.ordinal, stages), stage);
+      ChannelAcquireOp::create(b, epi, handoff);
+      for (int64_t r = 0; r < 2; ++r) {
+        auto rowIf = scf::IfOp::create(b, inside[r]);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(rowIf.thenBlock());
+        for (int64_t i = 0; i < oCount; i += 2) {
+          if (wgmma::accumulatorRow(0, i) / 8 != r)
+            continue;
+          Value pair =
+              vector::ShuffleOp::create(b, o, o, ArrayRef<int64_t>{i, i + 1});
+          kernel.storePartialRow(
+              records[r], done.split,
+              add(quadColumn, wgmma::accumulatorColumn(0, i)), pair);
+        }
+      }
+      ChannelCommitOp::create(b, epi, handoff);
+      return;
+    }
     Value packed =
         arith::TruncFOp::create(b, VectorType::get({oCount}, shape.element), o);
 

@@ -161,6 +161,9 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
     arguments.push_back(LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1));
     arguments.push_back(index);
   }
+  // Split-KV: the workspace's partial rows (f32) and split counters (i32).
+  if (shape.splits() > 1)
+    arguments.append(2, LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1));
   // Each capture: a pointer to global memory, then its dynamic sizes.
   for (MemRefType capture : shape.captures) {
     arguments.push_back(LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1));
@@ -213,6 +216,10 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
   if (shape.pageSize) {
     pageTable = entry.getArgument(next++);
     maxPages = entry.getArgument(next++);
+  }
+  if (shape.splits() > 1) {
+    splitPartials = entry.getArgument(next++);
+    splitCounters = entry.getArgument(next++);
   }
   for (MemRefType type : shape.captures) {
     Capture capture{type, entry.getArgument(next++), {}};
@@ -376,14 +383,19 @@ RowTotals KernelBuilder::finishRow(Value sink, Value rowMax, Value rowSum) {
   return totals;
 }
 
+Value KernelBuilder::rowInside(const Tile &tile, int64_t stage, Value row) {
+  Value position = add(add(tile.position, stage * shape.positionsPerTile()),
+                       div(row, shape.pack));
+  return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, position,
+                               tile.seqQ);
+}
+
 void KernelBuilder::storeLse(const Tile &tile, int64_t stage, Value row,
                              Value rowSum, Value rowMax) {
   Type f32Type = b.getF32Type();
   Value position = add(add(tile.position, stage * shape.positionsPerTile()),
                        div(row, shape.pack));
-  Value inside =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, position, tile.seqQ);
-  auto ifOp = scf::IfOp::create(b, inside);
+  auto ifOp = scf::IfOp::create(b, rowInside(tile, stage, row));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
   // lg2.approx, not math.log2: GPU-to-NVVM would call libdevice for it.
@@ -502,28 +514,31 @@ void KernelBuilder::buildLoadRole(Value q, Value kv, bool firstKeyBeforeQuery) {
   });
 }
 
+void KernelBuilder::storeStaged(const Tile &tile, int64_t stage, Value row,
+                                bool stagingPerStage) {
+  Value oSmem = sharedBuffer("o_staging");
+  Value firstHead = mul(tile.headBlock, shape.pack);
+  int64_t staging = stagingPerStage ? stage * shape.oTileBytes() : 0;
+  for (int64_t a = 0; a < shape.vAtoms(); ++a) {
+    Value box = smemView(
+        oSmem, idx(staging + a * KernelShape::atomBytes(shape.qRows())),
+        boxType(true));
+    auto [rowCoord, batchCoord] = tmaRows(tile, /*query=*/true, row);
+    nvgpu::TmaAsyncStoreOp::create(
+        b, box, oDesc,
+        ValueRange{idx(a * kAtom), firstHead, rowCoord, batchCoord},
+        /*predicate=*/Value());
+  }
+  NVVM::CpAsyncBulkCommitGroupOp::create(b);
+  // The staging tile is free once the stores have read it.
+  NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, b.getUnitAttr());
+}
+
 void KernelBuilder::buildStoreRole(Value epi, bool stagingPerStage) {
   int64_t stages = shape.plan.getQStages();
+  if (shape.splits() > 1)
+    return buildSplitStoreRole(epi, stagingPerStage);
   Value oSmem = sharedBuffer("o_staging");
-  // The TMA stores of a staged Q stage at row `row`, and the wait until
-  // they have read the tile.
-  auto storeStaged = [&](const Tile &tile, int64_t stage, Value row) {
-    Value firstHead = mul(tile.headBlock, shape.pack);
-    int64_t staging = stagingPerStage ? stage * shape.oTileBytes() : 0;
-    for (int64_t a = 0; a < shape.vAtoms(); ++a) {
-      Value box = smemView(
-          oSmem, idx(staging + a * KernelShape::atomBytes(shape.qRows())),
-          boxType(true));
-      auto [rowCoord, batchCoord] = tmaRows(tile, /*query=*/true, row);
-      nvgpu::TmaAsyncStoreOp::create(
-          b, box, oDesc,
-          ValueRange{idx(a * kAtom), firstHead, rowCoord, batchCoord},
-          /*predicate=*/Value());
-    }
-    NVVM::CpAsyncBulkCommitGroupOp::create(b);
-    // The staging tile is free once the stores have read it.
-    NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, b.getUnitAttr());
-  };
   if (!shape.varlen) {
     elected([&] {
       forEachTile([&](const Tile &tile) {
@@ -531,7 +546,8 @@ void KernelBuilder::buildStoreRole(Value epi, bool stagingPerStage) {
           Value handoff = add(mul(tile.ordinal, stages), stage);
           ChannelWaitOp::create(b, epi, handoff);
           storeStaged(tile, stage,
-                      add(tile.position, stage * shape.positionsPerTile()));
+                      add(tile.position, stage * shape.positionsPerTile()),
+                      stagingPerStage);
           ChannelReleaseOp::create(b, epi, handoff);
         }
       });
@@ -562,7 +578,7 @@ void KernelBuilder::buildStoreRole(Value epi, bool stagingPerStage) {
       {
         OpBuilder::InsertionGuard branch(b);
         b.setInsertionPointToStart(partial.elseBlock());
-        elected([&] { storeStaged(tile, stage, first); });
+        elected([&] { storeStaged(tile, stage, first, stagingPerStage); });
 
         b.setInsertionPointToStart(partial.thenBlock());
         Value staging = smemView(

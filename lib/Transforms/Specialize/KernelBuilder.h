@@ -174,7 +174,9 @@ public:
   /// `epi` is then its 32 threads: storeEndpoint).
   void buildStoreRole(Value epi, bool stagingPerStage);
   /// The threads of the store role that release the staging tile.
-  EndpointAttr storeEndpoint() { return threads(shape.varlen ? 32 : 1); }
+  EndpointAttr storeEndpoint() {
+    return threads(shape.varlen || shape.splits() > 1 ? 32 : 1);
+  }
   /// The TMA coordinates (row, batch) of row `row` of `tile`'s sequence in
   /// Q and O (`query`) or K and V.
   std::pair<Value, Value> tmaRows(const Tile &tile, bool query, Value row);
@@ -197,6 +199,24 @@ public:
   /// -inf for a row that saw no key. Rows past Sq write nothing.
   void storeLse(const Tile &tile, int64_t stage, Value row, Value rowSum,
                 Value rowMax);
+
+  /// Whether row `row` of Q stage `stage` of `tile` is a query position
+  /// inside the tile's sequence.
+  Value rowInside(const Tile &tile, int64_t stage, Value row);
+
+  // Split-KV (SplitKv.cpp). The splits of a work tile each write, per row,
+  // their O normalized by their own sum and their LSE (log2 units) to the
+  // workspace; the store role of the split that completes last combines
+  // them in split order and stores O and LSE as an unsplit kernel does.
+  /// The first f32 word of the workspace record of row `row` of Q stage
+  /// `stage` of `tile` (an i64 offset).
+  Value splitRecord(const Tile &tile, int64_t stage, Value row);
+  /// Writes `values` (a vector of f32) as columns [column, ...) of split
+  /// `split`'s partial row in `record`.
+  void storePartialRow(Value record, Value split, Value column, Value values);
+  /// Writes split `split`'s LSE of a row from the loop's `rowMax` and
+  /// `rowSum` (-inf where it saw no key).
+  void storePartialLse(Value record, Value split, Value rowMax, Value rowSum);
 
   /// Entry `offset` of i32 table `table` (a global pointer), as an index.
   Value loadTableEntry(Value table, Value offset);
@@ -222,12 +242,29 @@ public:
   // A dense KV cache: seqused_k, and paged the page table [B, maxPages]
   // (Skv is then maxPages pages).
   Value cuSeqlensQ, cuSeqlensK, sequsedK, pageTable, maxPages;
+  // Split-KV: the workspace's partial rows (f32 records, splitRecord) and
+  // its counters (i32, one per work tile and Q stage, 0 between launches).
+  Value splitPartials, splitCounters;
   Value outputRows; // packed O [Tq, Hq, D] as a global pointer
   // Work tiles (batch x head blocks x tilesPerHead) and KV blocks of Skv
   // (dense batches only: a packed sequence's tiles have their own).
   Value tiles, tilesPerHead, kvBlocks;
 
 private:
+  /// The store role of split-KV (SplitKv.cpp): per Q stage of each unit,
+  /// the whole warp counts the split done; where it is the last, it
+  /// combines the splits' rows into the staging tile and stores it.
+  void buildSplitStoreRole(Value epi, bool stagingPerStage);
+  /// The combine of row `row` of Q stage `stage` of `tile` by the store
+  /// warp (`lane` its thread's lane) into the staging tile `staging`, and
+  /// its LSE.
+  void combineRow(const Tile &tile, int64_t stage, Value row, Value lane,
+                  Value staging);
+  /// The TMA stores of the staging tile of Q stage `stage` at row `row` of
+  /// `tile`, then the wait until they have read it.
+  void storeStaged(const Tile &tile, int64_t stage, Value row,
+                   bool stagingPerStage);
+
   /// A tensor the score and mask regions read: a global pointer, and its
   /// sizes (constants, or kernel arguments where dynamic).
   struct Capture {

@@ -84,6 +84,11 @@ DictionaryAttr specialize::buildManifest(const KernelShape &shape,
     params.push_back(param("page_table", "pointer", "page_table.data"));
     params.push_back(param("max_pages", "i32", "page_table.shape[1]"));
   }
+  // Split-KV: the workspace the runtime allocates (split_kv below).
+  if (shape.splits() > 1) {
+    params.push_back(param("split_partials", "pointer", "workspace.partials"));
+    params.push_back(param("split_counters", "pointer", "workspace.counters"));
+  }
   for (auto [index, capture] : llvm::enumerate(shape.captures)) {
     std::string name = "capture" + std::to_string(index);
     params.push_back(param(name, "pointer", name + ".data"));
@@ -114,9 +119,9 @@ DictionaryAttr specialize::buildManifest(const KernelShape &shape,
       // runtime may launch it with programmatic stream serialization.
       named("programmatic_launch", b.getBoolAttr(true)),
       // Persistent CTAs: min(tiles, SMs), tiles = batch * head_blocks *
-      // ceil(seq_q / query_rows_per_cta); packed sequences (the rule
-      // persistent_varlen) have at most head_blocks * (ceil(total_q /
-      // query_rows_per_cta) + batch).
+      // ceil(seq_q / query_rows_per_cta) (times split_kv.splits); packed
+      // sequences (the rule persistent_varlen) have at most head_blocks *
+      // (ceil(total_q / query_rows_per_cta) + batch).
       named(
           "grid",
           dict({named("rule", b.getStringAttr(shape.varlen ? "persistent_varlen"
@@ -135,6 +140,18 @@ DictionaryAttr specialize::buildManifest(const KernelShape &shape,
       named("plan", plan),
   };
   entries.append(masking.begin(), masking.end());
+  // Split-KV: the grid's units are (tile, split), splits x tiles of them;
+  // per work tile the workspace holds partial_words_per_tile f32 words
+  // (uninitialized) and counters_per_tile i32 counters that must be 0 at
+  // the first launch (each launch leaves them 0).
+  if (int64_t splits = shape.splits(); splits > 1) {
+    int64_t rows = stages * shape.qRows();
+    entries.push_back(
+        named("split_kv", dict({named("splits", i64(splits)),
+                                named("partial_words_per_tile",
+                                      i64(rows * shape.splitRecordWords())),
+                                named("counters_per_tile", i64(stages))})));
+  }
   // Which regions the kernel inlines: a runtime must not take it for a
   // problem without them.
   if (TileModifyOp modifier = shape.modifier) {

@@ -520,10 +520,10 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
       },
       plan.getContext(), plan.getArch(), plan.getBlockM(), plan.getBlockN(),
       plan.getHeadDim(), plan.getHeadDimV(), plan.getQStages(),
-      plan.getKvStages(), pack,
-      p.coords.getScheduler(), plan.getSoftmaxRegs(), plan.getCorrectionRegs(),
-      plan.getProducerRegs(), static_cast<int64_t>(p.softmax.getEmulated()),
-      plan.getPvSplit(), static_cast<int64_t>(p.softmax.getThreshold()));
+      plan.getKvStages(), pack, p.coords.getScheduler(), plan.getSoftmaxRegs(),
+      plan.getCorrectionRegs(), plan.getProducerRegs(),
+      static_cast<int64_t>(p.softmax.getEmulated()), plan.getPvSplit(),
+      static_cast<int64_t>(p.softmax.getThreshold()), plan.getKvSplits());
   if (!shape.plan)
     return failure();
   shape.element = query.getElementType();
@@ -566,5 +566,11 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
   }
   shape.rescaleThreshold = p.softmax.getThreshold();
   shape.emulatedExp2 = p.softmax.getEmulated();
+  // Split-KV distributes a dense batch's tiles in a strided order.
+  if (plan.getSplits() > 1 &&
+      (shape.varlen || shape.scheduler == Scheduler::paired))
+    return disagree(p.coords, "kvSplits = " + Twine(plan.getSplits()) +
+                                  " takes a dense batch in the linear or "
+                                  "lpt order");
   return shape;
 }

@@ -108,6 +108,13 @@ struct KernelShape {
   }
   /// Bytes of one 64-column atom of a `rows`-row tile.
   static int64_t atomBytes(int64_t rows) { return rows * kAtom * 2; }
+  /// Split-KV: CTAs sharing a work tile's KV blocks (1: no split), and the
+  /// f32 words of one row's workspace record: each split's normalized
+  /// partial row (Dv), then each split's LSE, padded to 16 bytes.
+  int64_t splits() const { return plan.getSplits(); }
+  int64_t splitRecordWords() const {
+    return splits() * headDimV + llvm::alignTo(splits(), 4);
+  }
   int64_t statsBytes() const {
     return plan.getQStages() * kStatsPerRow * kRows * 4;
   }

@@ -38,6 +38,16 @@ SmallVector<Value> WorkSchedule::visit(Tile &tile,
   KvBlocks blocks = kernel.getScoreStage().tileBlocks(tile);
   tile.firstBlock = blocks.first;
   tile.blocks = blocks.count;
+  if (tile.split) {
+    // Split s of n takes the s-th share of ceil(blocks / n) consecutive
+    // blocks (the last ones fewer, or none).
+    Value share = div(add(tile.blocks, shape.splits() - 1), shape.splits());
+    Value start =
+        arith::MinUIOp::create(b, mul(tile.split, share), tile.blocks);
+    tile.firstBlock = add(tile.firstBlock, start);
+    tile.blocks = arith::MinUIOp::create(
+        b, share, arith::SubIOp::create(b, tile.blocks, start));
+  }
   body(tile);
   SmallVector<Value> next = {add(tile.ordinal, 1),
                              add(tile.kvBase, tile.blocks)};
@@ -48,7 +58,9 @@ SmallVector<Value> WorkSchedule::visit(Tile &tile,
 
 namespace {
 /// CTA c visits tiles c, c + grid, c + 2 grid, ...; the subclass says which
-/// (batch, head block, position) the tile with an index is.
+/// (batch, head block, position) the tile with an index is. Split-KV: the
+/// units are (tile, split) with the splits of a tile consecutive, so that
+/// concurrent CTAs take them together.
 class StridedSchedule : public WorkSchedule {
 public:
   using WorkSchedule::WorkSchedule;
@@ -56,8 +68,10 @@ public:
   void forEachTile(function_ref<void(const Tile &)> body) override {
     Value first = gpu::BlockIdOp::create(b, gpu::Dimension::x);
     Value grid = gpu::GridDimOp::create(b, gpu::Dimension::x);
-    auto loop = scf::ForOp::create(b, first, kernel.tiles, grid,
-                                   ValueRange{idx(0), idx(0)});
+    Value units =
+        shape.splits() > 1 ? mul(kernel.tiles, shape.splits()) : kernel.tiles;
+    auto loop =
+        scf::ForOp::create(b, first, units, grid, ValueRange{idx(0), idx(0)});
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Tile tile = nextTile(loop.getRegionIterArg(0), loop.getRegionIterArg(1));
@@ -70,8 +84,12 @@ public:
   }
 
 protected:
-  /// The coordinates of the tile with index `index`.
+  /// The coordinates (and split) of the unit with index `index`.
   void place(Tile &tile, Value index) {
+    if (shape.splits() > 1) {
+      tile.split = rem(index, shape.splits());
+      index = div(index, shape.splits());
+    }
     auto [queryBlock, batchHead] = order(index);
     int64_t headBlocks = shape.headBlocks();
     tile.headBlock = rem(batchHead, headBlocks);

@@ -32,6 +32,9 @@ struct Tile {
   /// Packed sequences: the sequence's first query and key rows in the
   /// packed tensors; null for a dense batch.
   Value queryStart, keyStart;
+  /// Split-KV: which of the plan's splits of the tile's KV blocks this is
+  /// (firstBlock and blocks are then the split's share); null without.
+  Value split;
   /// Builds batch, headBlock and position again from the schedule's loop
   /// index for the epilogue (KernelBuilder::epilogueTile), so that they
   /// need not stay in registers through the KV loop; empty where the

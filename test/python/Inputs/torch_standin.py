@@ -130,6 +130,9 @@ torch.contiguous_format = "contiguous_format"
 torch.empty_like = lambda t, memory_format=None: torch.empty(t.shape, t.dtype, t.device)
 torch.cuda.capability = (10, 0)
 torch.cuda.get_device_capability = lambda device=None: torch.cuda.capability
+torch.cuda.sm_count = 148
+torch.cuda.get_device_properties = lambda device=None: types.SimpleNamespace(
+    multi_processor_count=torch.cuda.sm_count)
 torch.cuda.current_stream = lambda device=None: types.SimpleNamespace(cuda_stream=0x5000)
 torch.cuda.device = lambda device: contextlib.nullcontext()
 grad_mode = [True]

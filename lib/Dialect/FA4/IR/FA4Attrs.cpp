@@ -108,15 +108,15 @@ verifyHopperFields(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-LogicalResult
-PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, Arch arch,
-                 int64_t blockM, int64_t blockN, int64_t headDim,
-                 std::optional<int64_t> headDimV, int64_t qStages,
-                 int64_t kvStages, int64_t gqaPack,
-                 Scheduler scheduler, int64_t softmaxRegs,
-                 int64_t correctionRegs, int64_t producerRegs,
-                 int64_t emulatedExp2, int64_t pvSplit,
-                 int64_t rescaleThreshold) {
+LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               Arch arch, int64_t blockM, int64_t blockN,
+                               int64_t headDim, std::optional<int64_t> headDimV,
+                               int64_t qStages, int64_t kvStages,
+                               int64_t gqaPack, Scheduler scheduler,
+                               int64_t softmaxRegs, int64_t correctionRegs,
+                               int64_t producerRegs, int64_t emulatedExp2,
+                               int64_t pvSplit, int64_t rescaleThreshold,
+                               std::optional<int64_t> kvSplits) {
   // Every parameter is bounded before the resource formulas below use it,
   // so that they cannot overflow.
   bool hopper = arch == Arch::sm_90a;
@@ -183,6 +183,14 @@ PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, Arch arch,
     return emitError() << "rescaleThreshold must be in [0, "
                        << limits::kMaxRescaleThreshold << "], got "
                        << rescaleThreshold;
+  if (kvSplits && (*kvSplits < 1 || *kvSplits > limits::kMaxKvSplits))
+    return emitError() << "kvSplits must be in [1, " << limits::kMaxKvSplits
+                       << "], got " << *kvSplits;
+  // A split's CTAs take consecutive units of the strided orders; paired
+  // units are two tiles.
+  if (kvSplits && *kvSplits > 1 && scheduler == Scheduler::paired)
+    return emitError() << "kvSplits > 1 needs the linear or lpt scheduler, "
+                          "got paired";
 
   // What the plan asks of one SM.
   int64_t warpgroups = hopper ? qStages + 1 : qStages + 2;

@@ -256,6 +256,26 @@ static LogicalResult verifyEntries(DictionaryAttr manifest,
     }
   }
 
+  // Split-KV: the splits and the workspace per work tile.
+  if (Attribute value = manifest.get("split_kv")) {
+    FailureOr<DictionaryAttr> split = check.dictionary(value, "split_kv");
+    if (failed(split))
+      return failure();
+    struct Field {
+      StringRef key;
+      int64_t min, max;
+    };
+    for (Field field : {Field{"splits", 2, limits::kMaxKvSplits},
+                        Field{"partial_words_per_tile", 1,
+                              std::numeric_limits<int32_t>::max()},
+                        Field{"counters_per_tile", 1, 2}}) {
+      FailureOr<Attribute> entry = check.field(*split, "split_kv", field.key);
+      if (failed(entry) || failed(check.integer(*entry, "split_kv." + field.key,
+                                                field.min, field.max)))
+        return failure();
+    }
+  }
+
   // Roles: named warp ranges of the block with a register budget.
   if (Attribute value = manifest.get("roles")) {
     FailureOr<ArrayAttr> roles = check.array(value, "roles");

@@ -45,8 +45,11 @@ constexpr int64_t registerPool(int64_t warpgroups) {
 /// Plan bounds. The head dim is the N of the P V product (at most 256 for
 /// tcgen05 and wgmma); the K/V ring has at most 16 slots (a deeper ring
 /// hides no more latency); between rescales exponentials grow to at most
-/// 2^64, so that row sums over 2^31 keys stay far inside f32.
+/// 2^64, so that row sums over 2^31 keys stay far inside f32; a tile's KV
+/// blocks are split among at most 64 CTAs (past that the combine, which
+/// reads every split's partial row, costs more than the split saves).
 constexpr int64_t kMaxHeadDim = 256;
+constexpr int64_t kMaxKvSplits = 64;
 constexpr int64_t kMaxKvStages = 16;
 constexpr int64_t kMaxRescaleThreshold = 64;
 } // namespace mlir::fa4::limits

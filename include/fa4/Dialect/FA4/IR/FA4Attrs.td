@@ -115,6 +115,7 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     | `emulatedExp2` | of every 16 score columns, how many take the FMA polynomial instead of MUFU `ex2` |
     | `pvSplit` | columns of P consumed by the first of the two PV MMAs |
     | `rescaleThreshold` | growth of the row max (log2 units) tolerated before O is rescaled |
+    | `kvSplits` | split-KV: CTAs that share one work tile's KV blocks, each computing a partial O over a contiguous share (absent: 1, no split) |
 
     On `sm_90a` (FlashAttention-3 structure) a Q stage is the 64-row tile of
     one consumer warpgroup (`blockM = 64`), `softmaxRegs` is the consumers'
@@ -130,7 +131,8 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     `kvStages` 2 to 16, `gqaPack` a divisor of `blockM`, register budgets
     multiples of 8 in [24, 256], `emulatedExp2` 0 to 16, `pvSplit` a
     multiple of 32 below `blockN` on sm_100a (whole 32-column P fragments),
-    `rescaleThreshold` 0 to 64; `fa4-specialize` builds every plan within
+    `rescaleThreshold` 0 to 64, `kvSplits` 1 to 64 and with more than one
+    split the `linear` or `lpt` scheduler; `fa4-specialize` builds every plan within
     these ranges. It then checks what the plan asks of one SM: registers
     (`128 x (qStages x softmaxRegs + correctionRegs + producerRegs)` within
     the registers the CTA is launched with: 65536 for four warpgroups,
@@ -165,7 +167,8 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     "int64_t":$producerRegs,
     "int64_t":$emulatedExp2,
     "int64_t":$pvSplit,
-    "int64_t":$rescaleThreshold
+    "int64_t":$rescaleThreshold,
+    OptionalParameter<"std::optional<int64_t>">:$kvSplits
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
@@ -180,6 +183,8 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     int64_t getQSlots() const;
     /// Registers one CTA asks for through setmaxnreg.
     int64_t getRegistersPerCta() const;
+    /// CTAs that share a work tile's KV blocks (1: no split).
+    int64_t getSplits() const { return getKvSplits().value_or(1); }
     /// Dv: headDimV where given, else headDim.
     int64_t getValueHeadDim() const {
       return getHeadDimV().value_or(getHeadDim());
