@@ -9,7 +9,7 @@ query heads over 8 KV heads, head dim 128, pages of 256 keys, causal,
 LSE): each batch decodes --new-tokens tokens against a cache of L keys whose
 pages are a random permutation of the pool. Bytes moved are the cache's K
 and V (B x L x Hkv x D x 2 x 2) plus Q, O and LSE; the bandwidth is bytes
-over the kernel's median time; the copy bandwidth is a device-to-device
+over the kernel's device time (kernel_ms); the copy bandwidth is a device-to-device
 copy of 1 GiB (read + write). The SDPA column is cuDNN / flash /
 efficient as SDPA picks them on the gathered [B, Hq, L, D] cache
 (`enable_gqa`), non-causal (one new token sees every key).
@@ -42,33 +42,26 @@ BATCHES = [1, 8, 32, 128]
 LENGTHS = [2048, 8192, 32768]
 
 
-def graph_ms(call, warmup, iters, replays=5):
-    """GPU time of one `call`: `iters` calls captured in a CUDA graph (after
-    `warmup` calls on the capturing stream, so that the launches are
-    prepared before the capture), the median of `replays` replays over
-    iters. A decode kernel takes tens of microseconds, about what the host
-    needs to enqueue a call: timed call by call, the host's time would be
-    measured."""
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        for _ in range(warmup):
-            call()
-    stream.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph, stream=stream):
+def kernel_ms(call, warmup, iters):
+    """GPU time of one `call`: the device time of its kernels (memory
+    copies excluded) over `iters` calls, from the profiler. A decode kernel
+    takes tens of microseconds, about what the host needs to enqueue a
+    call: timed with events around calls, the host would be measured (and
+    the runtime's launches are not captured in CUDA graphs). The kernels
+    launch without programmatic dependent launch (FA4_PDL=0, set by main):
+    with it a kernel starts while the previous one runs and its duration
+    would count that wait."""
+    for _ in range(warmup):
+        call()
+    torch.cuda.synchronize()
+    activities = [torch.profiler.ProfilerActivity.CUDA]
+    with torch.profiler.profile(activities=activities) as profile:
         for _ in range(iters):
             call()
-    times = []
-    for _ in range(replays):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        graph.replay()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / iters)
-    return sorted(times)[len(times) // 2]
+        torch.cuda.synchronize()
+    total_us = sum(entry.self_device_time_total for entry in profile.key_averages()
+                   if not entry.key.startswith(("Memcpy", "Memset")))
+    return total_us / iters / 1e3
 
 
 def copy_bandwidth(device, warmup, iters):
@@ -86,6 +79,7 @@ def main(argv=None):
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--iters", type=int, default=30)
     args = parser.parse_args(argv)
+    os.environ["FA4_PDL"] = "0"
     device = torch.device("cuda")
     print(software(device))
     copy = copy_bandwidth(device, args.warmup, args.iters)
@@ -126,8 +120,8 @@ def main(argv=None):
                                seqused_k=True, page_size=PAGE, kv_splits=splits)
             except LookupError:
                 splits = 1   # no kernel of the choice in DIR
-            ms_one = graph_ms(run(1), args.warmup, args.iters)
-            ms_split = (graph_ms(run(0), args.warmup, args.iters) if splits > 1
+            ms_one = kernel_ms(run(1), args.warmup, args.iters)
+            ms_split = (kernel_ms(run(0), args.warmup, args.iters) if splits > 1
                         else ms_one)
             ms = min(ms_one, ms_split)
             moved = (2 * batch * length * HEADS_KV * HEAD_DIM * 2
@@ -138,7 +132,7 @@ def main(argv=None):
             kg = k[table.long()].reshape(batch, length, HEADS_KV, HEAD_DIM)
             vg = v[table.long()].reshape(batch, length, HEADS_KV, HEAD_DIM)
             qt, kt, vt = (t.transpose(1, 2) for t in (q, kg, vg))
-            sdpa_ms = graph_ms(lambda: F.scaled_dot_product_attention(
+            sdpa_ms = kernel_ms(lambda: F.scaled_dot_product_attention(
                 qt, kt, vt, is_causal=False, enable_gqa=True), args.warmup, args.iters)
             print(f"{batch:>4} {length:>6} {splits:>5} {ms_one * 1e3:>8.1f} "
                   f"{ms_split * 1e3:>8.1f} {bandwidth / 1e9:>6.0f} "

@@ -42,6 +42,7 @@ CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76         # CUdevice_attribute
 CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97  # CUdevice_attribute
 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8       # CUfunction_attribute
 CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4                 # CUlaunchAttributeID
+CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6  # CUlaunchAttributeID
 
 # CUtensorMapDataType: UINT8 = 0, UINT16, UINT32, INT32, UINT64, INT64,
 # FLOAT16 (6), FLOAT32, FLOAT64, BFLOAT16 (9), ...
@@ -113,13 +114,15 @@ class _ClusterDim(ctypes.Structure):
 
 class CUlaunchAttributeValue(ctypes.Union):
     """`typedef union CUlaunchAttributeValue_union { char pad[64]; ...
-    struct {...} clusterDim; ... } CUlaunchAttributeValue;`
+    struct {...} clusterDim; ... int programmaticStreamSerializationAllowed;
+    ... } CUlaunchAttributeValue;`
 
     Only the members used here are spelled out; the union also holds
     pointers (CUevent), which make it 8-byte aligned: `_align` stands for
     them."""
     _fields_ = [("pad", ctypes.c_char * 64),
                 ("clusterDim", _ClusterDim),
+                ("programmaticStreamSerializationAllowed", ctypes.c_int),
                 ("_align", ctypes.c_void_p)]
 
 
@@ -401,11 +404,11 @@ class Driver:
         self.call("cuStreamSynchronize", ctypes.c_void_p(_stream_handle(stream)))
 
     def launch(self, function, grid, block, cluster, shared_bytes, stream, values,
-               context=""):
+               context="", programmatic=False):
         """cuLaunchKernelEx; `values` are the ctypes objects of the
         parameters, in order (kernelParams points at each)."""
         self.launch_prepared(PreparedLaunch(function, grid, block, cluster, shared_bytes,
-                                            stream, values), context)
+                                            stream, values, programmatic), context)
 
     def launch_prepared(self, prepared, context=""):
         """cuLaunchKernelEx of a PreparedLaunch, as it was built: the one
@@ -435,24 +438,33 @@ class Driver:
 
 class PreparedLaunch:
     """Everything cuLaunchKernelEx takes for one launch, built once: the
-    CUlaunchConfig (with its cluster attribute), the function and the
-    kernelParams array. The config points at `attributes` and the array at
+    CUlaunchConfig (with its cluster attribute, and with `programmatic` the
+    programmatic stream serialization one: the kernel may start while the
+    previous kernel of the stream finishes, and waits for it with
+    griddepcontrol.wait before it reads global memory), the function and
+    the kernelParams array. The config points at `attributes` and the array at
     each of `values`, so this object keeps all of them alive; whatever the
     values address on the device (a tensor-map block) its owner keeps."""
 
     __slots__ = ("values", "attributes", "config", "config_ref", "function", "params")
 
-    def __init__(self, function, grid, block, cluster, shared_bytes, stream, values):
+    def __init__(self, function, grid, block, cluster, shared_bytes, stream, values,
+                 programmatic=False):
         self.values = tuple(values)
-        self.attributes = (CUlaunchAttribute * 1)()
+        self.attributes = (CUlaunchAttribute * 2)()
         count = 0
         if tuple(cluster) != (1, 1, 1):
-            attribute = self.attributes[0]
+            attribute = self.attributes[count]
             attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
             attribute.value.clusterDim.x = cluster[0]
             attribute.value.clusterDim.y = cluster[1]
             attribute.value.clusterDim.z = cluster[2]
-            count = 1
+            count += 1
+        if programmatic:
+            attribute = self.attributes[count]
+            attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+            attribute.value.programmaticStreamSerializationAllowed = 1
+            count += 1
         self.config = CUlaunchConfig(
             gridDimX=grid[0], gridDimY=grid[1], gridDimZ=grid[2],
             blockDimX=block[0], blockDimY=block[1], blockDimZ=block[2],
@@ -798,6 +810,13 @@ class Kernel:
                 raise ManifestError(f"'{key}' must be a positive, finite number, got "
                                     f"{value!r}")
         self.cluster = _ints(m.get("cluster", [1, 1, 1]), "cluster", 3)
+        #: Whether the kernel waits for its prerequisite grid before it
+        #: reads global memory (griddepcontrol): launched with programmatic
+        #: stream serialization unless FA4_PDL=0.
+        self.programmatic_launch = m.get("programmatic_launch", False)
+        if not isinstance(self.programmatic_launch, bool):
+            raise ManifestError(f"'programmatic_launch' must be a boolean, got "
+                                f"{self.programmatic_launch!r}")
         if self.cluster[1:] != (1, 1) or self.cluster[0] < 1:
             raise ManifestError(f"cluster {list(self.cluster)}: the grid is 1-D, so only "
                                 "[n, 1, 1] clusters can divide it")
@@ -1549,7 +1568,9 @@ class Kernel:
             else:
                 values.append(ctypes.c_uint64(arg.value))
         call = PreparedLaunch(function, grid, self.block, self.cluster,
-                              self.dynamic_smem_bytes, stream, values)
+                              self.dynamic_smem_bytes, stream, values,
+                              self.programmatic_launch
+                              and os.environ.get("FA4_PDL", "1") != "0")
         return _Launch(grid, block, stream, call, workspace)
 
     @staticmethod

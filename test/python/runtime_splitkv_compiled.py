@@ -7,7 +7,8 @@ example with 4 splits, sm_100a): the workspace params agree with the PTX
 entry, the grid counts (tile, split) units, the workspace is sized per
 work tile, the directory chooses it only for a problem that asks for 4
 splits, and a launch against the fake libcuda allocates the workspace,
-zeroes its counters and passes both pointers after the page table's."""
+zeroes its counters and passes both pointers after the page table's, with
+programmatic stream serialization (the kernel's griddepcontrol)."""
 
 import re
 import sys
@@ -68,4 +69,13 @@ print(fake.launches[-1].split(" params")[0], "last params", params.split(", ")[-
 partials, counters = (int(p.strip("[]'\""), 16) for p in params.split(", ")[-2:])
 print("counters at partials +", counters - partials)
 # CHECK-NEXT: counters at partials + 8454144
+# The kernel waits for its prerequisite grid (griddepcontrol): launched with
+# programmatic stream serialization (attribute 6), unless FA4_PDL=0.
+print("launch attributes", fake.attributes[-1])
+# CHECK-NEXT: launch attributes [(6, 1)]
+import os  # noqa: E402
+os.environ["FA4_PDL"] = "0"
+kernel.launch(dict(operands, query=(0x11000000, (2, 1, 32, 128), "bf16")), stream=0x5000)
+print("with FA4_PDL=0", fake.attributes[-1])
+# CHECK-NEXT: with FA4_PDL=0 []
 runtime.set_driver(None)

@@ -159,7 +159,7 @@ class FakeCuda:
 
     def __init__(self):
         self.calls = []  # the name of every driver function called, in order
-        self.launches, self.maps = [], {}
+        self.launches, self.maps, self.attributes = [], {}, []
         self.functions = {}  # CUfunction -> kernel name
         self.strides = {}  # global address -> byte strides of its tensor map
         self.dims = {}  # global address -> dimensions of its tensor map
@@ -233,6 +233,11 @@ class FakeCuda:
             values.append(v)
         self.launches.append(f"{self.functions[function.value]} grid {c.gridDimX} "
                              f"stream {c.hStream:#x} params {values}")
+        # The launch attributes: (id, cluster x or the int the id sets).
+        self.attributes.append(
+            [(c.attrs[i].id, c.attrs[i].value.clusterDim.x if c.attrs[i].id == 4
+              else c.attrs[i].value.programmaticStreamSerializationAllowed)
+             for i in range(c.numAttrs)])
         return 0
 
 
