@@ -89,7 +89,7 @@ int64_t mlir::fa4::splitsFor(Arch arch, int64_t tiles, int64_t kvBlocks) {
   // it streams.
   constexpr int64_t kMinBlocksToSplit = 8, kMinBlocksPerSplit = 4;
   int64_t sms = arch == Arch::sm_90a ? 132 : 148;
-  if (tiles <= 0 || 2 * tiles > sms || kvBlocks < kMinBlocksToSplit)
+  if (tiles <= 0 || 2 * tiles >= sms || kvBlocks < kMinBlocksToSplit)
     return 1;
   // Whole waves: one more unit than the SMs would run a second wave.
   int64_t splits = std::min<int64_t>(
@@ -223,12 +223,15 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
     }
   }
 
+  // A split's CTAs take consecutive units of the strided orders: a paired
+  // scheduler the options ask for keeps its tiles whole.
+  bool pairedAsked = options.scheduler == "paired";
   int64_t kvSplits = positiveOr(
-      options.kvSplits, chooseKvSplits(op, target, qStages * (blockM / gqaPack),
-                                       blockN, gqaPack));
-  // A split's CTAs take consecutive units of the strided orders.
-  if (kvSplits > 1 && scheduler == Scheduler::paired &&
-      options.scheduler.empty())
+      options.kvSplits,
+      pairedAsked ? 1
+                  : chooseKvSplits(op, target, qStages * (blockM / gqaPack),
+                                   blockN, gqaPack));
+  if (kvSplits > 1 && scheduler == Scheduler::paired && !pairedAsked)
     scheduler = Scheduler::lpt;
 
   // Split-KV on sm_90a: the store warp combines the splits' rows, which

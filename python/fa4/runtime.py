@@ -686,7 +686,7 @@ def kv_splits_for(sm_count, tiles, kv_blocks):
     `tiles` work tiles fill less than half of the SMs and each has at least
     8 KV blocks; then as many as fit one wave of the SMs (tiles x splits <=
     SMs) with at least 4 blocks each, at most 64."""
-    if tiles <= 0 or 2 * tiles > sm_count or kv_blocks < 8:
+    if tiles <= 0 or 2 * tiles >= sm_count or kv_blocks < 8:
         return 1
     return max(1, min(sm_count // tiles, kv_blocks // 4, 64))
 
@@ -753,6 +753,7 @@ class Kernel:
         self._functions = {}   # context -> (module, function)
         # (context, stream, operands) -> _Launch, least recently used first.
         self._launches = OrderedDict()
+        self._workspaces = {}  # split-KV: (context, stream) -> (address, counters, partials)
         try:
             self._parse()
         except (KeyError, TypeError, AttributeError, ValueError, OverflowError) as err:
@@ -1355,13 +1356,13 @@ class Kernel:
         tiles = batch * self.head_blocks * -(-seq_q // self.query_rows_per_cta)
         return tiles * self.split_words * 4, tiles * self.split_counters * 4
 
-    def _arguments(self, given, maps, scalars, workspace=0):
+    def _arguments(self, given, maps, scalars, workspace=(0, 0)):
+        """The params' values; `workspace` is split-KV's (partial rows,
+        counters) addresses."""
         args = []
         for name, kind, ref in self.params:
             if kind == "workspace":
-                # Partial rows first, then the counters (16-byte aligned).
-                partials, _ = self.workspace_bytes(*self.extent(given))
-                value = workspace + (partials if ref == "workspace.counters" else 0)
+                value = workspace[0] if ref == "workspace.partials" else workspace[1]
                 args.append(Argument(name, "pointer", value))
                 continue
             if kind == "tensor_map":
@@ -1530,19 +1531,8 @@ class Kernel:
         """The function, parameter values and tensor maps of a launch; the
         maps are copied to a stream-ordered allocation on `stream`."""
         maps = self._tensor_maps(operands)
-        # Split-KV: the partial rows and the zeroed counters, in one
-        # stream-ordered allocation kept with the launch (each launch
-        # leaves the counters 0 for the next).
-        workspace = 0
-        partials, counters = self.workspace_bytes(*self.extent(operands))
-        if partials:
-            workspace = drv.alloc_async(partials + counters, stream)
-            try:
-                drv.copy_to_device_async(workspace + partials, bytes(counters), stream)
-            except CudaError:
-                drv.free_async(workspace, stream)
-                raise
-        args = self._arguments(operands, maps, scalars, workspace)
+        workspace, addresses = self._workspace(drv, context, stream, operands)
+        args = self._arguments(operands, maps, scalars, addresses)
         function = self._function(drv, context)
         descriptors = b"".join(drv.encode_tensor_map(m) for m in maps)
         block = 0
@@ -1573,21 +1563,55 @@ class Kernel:
                               and os.environ.get("FA4_PDL", "1") != "0")
         return _Launch(grid, block, stream, call, workspace)
 
+    def _workspace(self, drv, context, stream, operands):
+        """Split-KV's workspace for a launch on `stream`: (the allocation,
+        (partial rows, counters) addresses); (0, (0, 0)) without a split.
+        One allocation per (context, stream), shared by the launches
+        remembered there (a stream runs them one after another, and each
+        leaves the counters 0): the counters first, zeroed once, then the
+        partial rows. It grows to the largest launch; the launches that
+        used the smaller one are forgotten, and it is freed after them."""
+        partials, counters = self.workspace_bytes(*self.extent(operands))
+        if not partials:
+            return 0, (0, 0)
+        key = (context, stream)
+        current = self._workspaces.get(key)
+        if current is None or current[1] < counters or current[2] < partials:
+            if current is not None:
+                for launch_key, launch in list(self._launches.items()):
+                    if launch.workspace == current[0]:
+                        self._forget(drv, self._launches.pop(launch_key))
+                del self._workspaces[key]
+                drv.free_async(current[0], stream)
+                counters = max(counters, current[1])
+                partials = max(partials, current[2])
+            counters = -(-counters // 256) * 256
+            pointer = drv.alloc_async(counters + partials, stream)
+            try:
+                drv.copy_to_device_async(pointer, bytes(counters), stream)
+            except CudaError:
+                drv.free_async(pointer, stream)
+                raise
+            current = self._workspaces[key] = (pointer, counters, partials)
+        return current[0], (current[0] + current[1], current[0])
+
     @staticmethod
     def _forget(drv, launch):
-        """Frees a forgotten launch's maps (and split-KV workspace) after
-        the kernels queued on its stream."""
+        """Frees a forgotten launch's maps after the kernels queued on its
+        stream (a split-KV workspace is the kernel's: `close`)."""
         if launch.block:
             drv.free_async(launch.block, launch.stream)
-        if launch.workspace:
-            drv.free_async(launch.workspace, launch.stream)
 
     def close(self):
         """Unloads the kernel's modules and frees the remembered launches'
-        tensor maps (launches must have finished)."""
+        tensor maps and the split-KV workspaces (launches must have
+        finished)."""
         launches, self._launches = self._launches, OrderedDict()
         for launch in launches.values():
             self._forget(driver(), launch)
+        workspaces, self._workspaces = self._workspaces, {}
+        for (_, stream), (pointer, _, _) in workspaces.items():
+            driver().free_async(pointer, stream)
         functions, self._functions = self._functions, {}
         for module, _ in functions.values():
             driver().unload_module(module)

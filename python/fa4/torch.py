@@ -516,13 +516,19 @@ def _kernel_of(q, k, v, sink, causal, scale, window_left, window_right, softcap,
         # The heuristic's split where a kernel of it is at hand (the
         # directory's, or compiled on demand); else the unsplit one.
         auto = 1 if varlen else _auto_splits(kernel, q, k, cache)
-        if auto > 1:
+        if auto > 1 and key_of(auto) not in _unavailable:
             try:
                 return chosen(auto), scale
             except (LookupError, RuntimeError, ValueError):
-                # Not looked for again: the unsplit kernel stands for it.
-                _chosen[key_of(auto)] = kernel
+                # Not looked for again by the heuristic (an explicit
+                # num_splits still is, and fails).
+                _unavailable.add(key_of(auto))
     return kernel, scale
+
+
+# The split-KV kernels the heuristic found neither in a directory nor
+# compilable: keys of `_kernel_of`'s choice.
+_unavailable = set()
 
 
 def _auto_splits(kernel, q, k, cache):

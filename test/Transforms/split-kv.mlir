@@ -3,6 +3,7 @@
 // RUN: fa4-opt %s -split-input-file --fa4-plan=arch=sm_90a | FileCheck %s --check-prefix=AUTO90
 // RUN: fa4-opt %s -split-input-file --fa4-plan=arch=sm_100a | FileCheck %s --check-prefix=AUTO100
 // RUN: fa4-opt %s -split-input-file --fa4-plan="arch=sm_90a kv-splits=1" | FileCheck %s --check-prefix=NONE
+// RUN: fa4-opt %s -split-input-file --fa4-plan="arch=sm_90a scheduler=paired" | FileCheck %s --check-prefix=NONE
 // RUN: fa4-opt %s -split-input-file --fa4-synchronize="arch=sm_90a kv-splits=3" | FileCheck %s --check-prefix=SYNC90
 // RUN: fa4-opt %s -split-input-file --fa4-synchronize="arch=sm_100a kv-splits=3" | FileCheck %s --check-prefix=SYNC100
 
@@ -15,6 +16,7 @@
 // sm_100a: 148 SMs, 64 blocks of 128 keys: 16 splits (4 blocks each).
 // AUTO100-LABEL: func.func @decode_static
 // AUTO100: #fa4.plan<arch = sm_100a, {{.*}}kvSplits = 16>
+// kv-splits=1, or a paired scheduler the options ask for: no split.
 // NONE-LABEL: func.func @decode_static
 // NONE-NOT: kvSplits
 // NONE: scheduler = paired, softmaxRegs = 232, correctionRegs = 0, producerRegs = 40,

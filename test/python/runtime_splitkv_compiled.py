@@ -64,11 +64,13 @@ operands = {"query": (0x10000000, (2, 1, 32, 128), "bf16"),
 kernel.launch(operands, stream=0x5000)
 params = fake.launches[-1].split("params ")[1]
 print(fake.launches[-1].split(" params")[0], "last params", params.split(", ")[-3:])
-# The workspace is one allocation: the partial rows, then the counters.
-# CHECK-NEXT: decode_paged_attention grid {{[0-9]+}} stream 0x5000 last params ['9', "'[[BASE:0x[0-9a-f]+]]'", "'[[COUNTERS:0x[0-9a-f]+]]']"]
+# The workspace is one allocation per stream: the counters (zeroed, 256
+# bytes rounded up), then the partial rows.
+# CHECK-NEXT: decode_paged_attention grid {{[0-9]+}} stream 0x5000 last params ['9', "'[[PARTIALS:0x[0-9a-f]+]]'", "'[[COUNTERS:0x[0-9a-f]+]]']"]
 partials, counters = (int(p.strip("[]'\""), 16) for p in params.split(", ")[-2:])
-print("counters at partials +", counters - partials)
-# CHECK-NEXT: counters at partials + 8454144
+print("partials at counters +", partials - counters, "zeroed",
+      [fake.maps.get(counters) is not None])
+# CHECK-NEXT: partials at counters + 256 zeroed [True]
 # The kernel waits for its prerequisite grid (griddepcontrol): launched with
 # programmatic stream serialization (attribute 6), unless FA4_PDL=0.
 print("launch attributes", fake.attributes[-1])
@@ -76,6 +78,18 @@ print("launch attributes", fake.attributes[-1])
 import os  # noqa: E402
 os.environ["FA4_PDL"] = "0"
 kernel.launch(dict(operands, query=(0x11000000, (2, 1, 32, 128), "bf16")), stream=0x5000)
-print("with FA4_PDL=0", fake.attributes[-1])
-# CHECK-NEXT: with FA4_PDL=0 []
+print("with FA4_PDL=0", fake.attributes[-1], "same workspace",
+      fake.launches[-1].split(", ")[-2:] == params.split(", ")[-2:])
+# CHECK-NEXT: with FA4_PDL=0 [] same workspace True
+# A larger batch grows the stream's workspace: a new allocation, and the
+# launches that used the old one are forgotten.
+remembered = len(kernel._launches)
+kernel.launch(dict(operands, query=(0x12000000, (3, 1, 32, 128), "bf16"),
+                   output=(0x40000000, (3, 1, 32, 128), "bf16"),
+                   lse=(0x50000000, (3, 32, 1), "f32"),
+                   seqused_k=(0x60000000, (3,), "i32"),
+                   page_table=(0x70000000, (3, 9), "i32")), stream=0x5000)
+print("grown", fake.launches[-1].split(", ")[-2:] != params.split(", ")[-2:],
+      "remembered", remembered, "->", len(kernel._launches))
+# CHECK-NEXT: grown True remembered 2 -> 1
 runtime.set_driver(None)

@@ -37,9 +37,10 @@ def FA4Plan : Pass<"fa4-plan"> {
     and the work tiles fill less than half of the SMs (132 on sm_90a, 148
     on sm_100a) while each tile has at least 8 KV blocks (decode against a
     long cache), the tiles' blocks are split among CTAs, as many as fit
-    one wave of the SMs with at least 4 blocks each (at most 64), and a causal sm_90a
-    plan takes the `lpt` order and registers 224 / 56 (the store warp
-    combines the splits); with dynamic sizes the runtime, which
+    one wave of the SMs with at least 4 blocks each (at most 64), unless
+    the options ask for the `paired` scheduler; a causal sm_90a plan then
+    takes the `lpt` order, and every split sm_90a plan registers 224 / 56
+    (the store warp combines the splits); with dynamic sizes the runtime, which
     knows them, passes `kv-splits`. Every option overrides one choice; 0
     (or an empty string) leaves it to the pass.
 

@@ -39,14 +39,19 @@ SmallVector<Value> WorkSchedule::visit(Tile &tile,
   tile.firstBlock = blocks.first;
   tile.blocks = blocks.count;
   if (tile.split) {
-    // Split s of n takes the s-th share of ceil(blocks / n) consecutive
-    // blocks (the last ones fewer, or none).
-    Value share = div(add(tile.blocks, shape.splits() - 1), shape.splits());
-    Value start =
-        arith::MinUIOp::create(b, mul(tile.split, share), tile.blocks);
+    // Split s of n takes consecutive blocks, floor(blocks / n) of them and
+    // one more for the first blocks mod n splits: shares differ by at most
+    // one block (none only where the tile has fewer blocks than splits).
+    int64_t splits = shape.splits();
+    Value share = div(tile.blocks, splits);
+    Value extra = rem(tile.blocks, splits);
+    Value start = add(mul(tile.split, share),
+                      arith::MinUIOp::create(b, tile.split, extra));
+    Value longer =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tile.split, extra);
     tile.firstBlock = add(tile.firstBlock, start);
-    tile.blocks = arith::MinUIOp::create(
-        b, share, arith::SubIOp::create(b, tile.blocks, start));
+    tile.blocks = add(
+        share, arith::SelectOp::create(b, longer, idx(1), idx(0)).getResult());
   }
   body(tile);
   SmallVector<Value> next = {add(tile.ordinal, 1),
