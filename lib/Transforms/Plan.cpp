@@ -83,13 +83,15 @@ int64_t mlir::fa4::chooseKvSplits(AttentionOp op, Arch arch,
 }
 
 int64_t mlir::fa4::splitsFor(Arch arch, int64_t tiles, int64_t kvBlocks) {
-  // Splitting pays where the tiles leave most SMs idle and each has enough
-  // KV blocks that every share keeps a few of them: the partials each
+  // Splitting pays where the tiles leave most SMs idle (on an H100, 64
+  // decode tiles on 132 SMs already stream the cache at the copy's rate:
+  // two splits were 1.04-1.15x slower) and each has enough KV blocks that
+  // every share keeps a few of them: the partials each
   // split writes and the combine reads then cost little next to the K/V
   // it streams.
   constexpr int64_t kMinBlocksToSplit = 8, kMinBlocksPerSplit = 4;
   int64_t sms = arch == Arch::sm_90a ? 132 : 148;
-  if (tiles <= 0 || 2 * tiles >= sms || kvBlocks < kMinBlocksToSplit)
+  if (tiles <= 0 || 4 * tiles > sms || kvBlocks < kMinBlocksToSplit)
     return 1;
   // Whole waves: one more unit than the SMs would run a second wave.
   int64_t splits = std::min<int64_t>(
@@ -194,6 +196,15 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
                     limits::kTmemColumns
           ? 2
           : 1);
+  // sm_90a decode: a query that one consumer's Q tile holds (few new tokens
+  // times the packed heads) leaves the second consumer only padding rows,
+  // whose MMAs and softmax slow the first (on an H100, 0.68-0.81x the time
+  // of two stages at one new token, split or not).
+  int64_t staticSeqQ = op.getQuery().getType().getDimSize(op.getSequenceDim());
+  if (hopper && options.qStages <= 0 && !op.isVarlen() &&
+      !ShapedType::isDynamic(staticSeqQ) &&
+      staticSeqQ <= blockM / gqaPack)
+    qStages = 1;
   // The deepest K/V ring up to the default that fits shared memory (never
   // below the 2 slots the protocol needs; the verifier reports a plan that
   // does not fit even so). sm_90a: 4 slots where they fit (head dim 192:

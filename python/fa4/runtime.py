@@ -683,10 +683,10 @@ def _is_int(value):
 def kv_splits_for(sm_count, tiles, kv_blocks):
     """The planner's split-KV rule (fa4::splitsFor) for sizes known at run
     time, on a device of `sm_count` SMs: more than one split only where
-    `tiles` work tiles fill less than half of the SMs and each has at least
-    8 KV blocks; then as many as fit one wave of the SMs (tiles x splits <=
+    `tiles` work tiles fill at most a quarter of the SMs and each has at
+    least 8 KV blocks; then as many as fit one wave of the SMs (tiles x splits <=
     SMs) with at least 4 blocks each, at most 64."""
-    if tiles <= 0 or 2 * tiles >= sm_count or kv_blocks < 8:
+    if tiles <= 0 or 4 * tiles > sm_count or kv_blocks < 8:
         return 1
     return max(1, min(sm_count // tiles, kv_blocks // 4, 64))
 

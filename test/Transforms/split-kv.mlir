@@ -8,11 +8,12 @@
 // RUN: fa4-opt %s -split-input-file --fa4-synchronize="arch=sm_100a kv-splits=3" | FileCheck %s --check-prefix=SYNC100
 
 // Decode against 8192 keys: 8 work tiles (4 heads of a KV head packed per
-// tile) fill 8 of 132 SMs; 16 splits of 4 blocks each (64 blocks) fill
-// them. A causal sm_90a plan takes the lpt order and gives the store warp
-// the registers of the combine.
+// tile, one Q stage on sm_90a: one token fits a consumer's tile) fill 8 of
+// 132 SMs; 16 splits of 4 blocks each (64 blocks) fill them. A causal
+// sm_90a plan takes the lpt order and gives the store warp the registers
+// of the combine.
 // AUTO90-LABEL: func.func @decode_static
-// AUTO90: #fa4.plan<arch = sm_90a, {{.*}}scheduler = lpt, softmaxRegs = 224, correctionRegs = 0, producerRegs = 56, {{.*}}kvSplits = 16>
+// AUTO90: #fa4.plan<arch = sm_90a, {{.*}}qStages = 1, {{.*}}scheduler = lpt, softmaxRegs = 224, correctionRegs = 0, producerRegs = 56, {{.*}}kvSplits = 16>
 // sm_100a: 148 SMs, 64 blocks of 128 keys: 16 splits (4 blocks each).
 // AUTO100-LABEL: func.func @decode_static
 // AUTO100: #fa4.plan<arch = sm_100a, {{.*}}kvSplits = 16>
@@ -24,10 +25,11 @@
 
 // The units are tiles x splits; each split's share of a tile's blocks is
 // ceil(blocks / 3); the workspace is two kernel pointers after the cache's.
-// Per work tile the workspace holds 2 stages x 64 rows x (3 x 128 + 4)
-// partial words and a counter per stage.
+// Per work tile the workspace holds 64 rows x (3 x 128 + 4) partial words
+// and a counter per Q stage (one: a query of one token fits one consumer's
+// tile).
 // SYNC90-LABEL: func.func @decode_static
-// SYNC90: split_kv = {counters_per_tile = 2 : i64, partial_words_per_tile = 49664 : i64, splits = 3 : i64}
+// SYNC90: split_kv = {counters_per_tile = 1 : i64, partial_words_per_tile = 24832 : i64, splits = 3 : i64}
 // SYNC90: gpu.func @decode_static_attention({{.*}}: f32, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>) kernel
 // The store warp counts the split done (acq_rel at GPU scope, after a
 // fence), joins the warp, votes, and the last split sets the counter back
@@ -55,6 +57,7 @@ func.func @decode_static(%q: memref<1x1x32x128xbf16>, %k: memref<1x8192x8x128xbf
 
 // Enough tiles to fill the SMs, a short cache, or dynamic sizes: no split.
 // AUTO90-LABEL: func.func @prefill_static
+// AUTO90: qStages = 2,
 // AUTO90-NOT: kvSplits
 // AUTO90-LABEL: func.func @short_cache
 // AUTO90-NOT: kvSplits

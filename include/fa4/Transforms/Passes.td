@@ -32,9 +32,11 @@ def FA4Plan : Pass<"fa4-plan"> {
     up to head dim 192, 3 at 256). On sm_100a two Q stages where their S
     and O fit the 512 TMEM columns (head dims up to 128), one above; on
     both, the deepest K/V ring up to the default that fits shared memory.
-    A paged KV cache keeps sm_90a blocks within two pages (pages of 32
+    On sm_90a one Q stage where a static query fits one consumer's tile
+    (decode: few new tokens times the packed heads). A paged KV cache
+    keeps sm_90a blocks within two pages (pages of 32
     keys: 64-key blocks). Split-KV (`kvSplits`): where the sizes are static
-    and the work tiles fill less than half of the SMs (132 on sm_90a, 148
+    and the work tiles fill at most a quarter of the SMs (132 on sm_90a, 148
     on sm_100a) while each tile has at least 8 KV blocks (decode against a
     long cache), the tiles' blocks are split among CTAs, as many as fit
     one wave of the SMs with at least 4 blocks each (at most 64), unless

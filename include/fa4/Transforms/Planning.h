@@ -19,7 +19,7 @@ FailureOr<PlanAttr> choosePlan(AttentionOp op, const FA4PlanOptions &options);
 int64_t chooseKvSplits(AttentionOp op, Arch arch, int64_t positionsPerTile,
                        int64_t blockN, int64_t gqaPack);
 /// CTAs that share each of `tiles` work tiles of `kvBlocks` KV blocks: more
-/// than one only where the tiles fill less than half of `arch`'s SMs and
+/// than one only where the tiles fill at most a quarter of `arch`'s SMs and
 /// each has at least 8 blocks; then as many as fit one wave of the SMs, each
 /// with at least 4 blocks, at most limits::kMaxKvSplits. The Python runtime,
 /// which knows dynamic sizes, applies the same rule
