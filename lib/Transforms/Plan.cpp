@@ -247,10 +247,14 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
 
   // Split-KV on sm_90a: the store warp combines the splits' rows, which
   // needs more than the producer's 40 registers (36 bytes of spills at
-  // head dim 64); the consumers give up 8.
+  // head dim 64); with two consumers they give up 8. With one consumer the
+  // two warpgroups' pool holds 56 for the producer anyway (at 40 the load
+  // warp of 64-key pages spilled 4 bytes).
   bool splitHopper = hopper && kvSplits > 1;
-  int64_t consumerRegs = !hopper ? 200 : splitHopper ? 224 : 232;
-  int64_t producerRegs = !hopper ? 48 : splitHopper ? 56 : 40;
+  int64_t consumerRegs = !hopper                       ? 200
+                         : splitHopper && qStages == 2 ? 224
+                                                       : 232;
+  int64_t producerRegs = !hopper ? 48 : splitHopper || qStages == 1 ? 56 : 40;
 
   // sm_90a (FlashAttention-3): two consumer warpgroups at 240 registers, the
   // producer at the minimum; a ring of two K/V pairs; MUFU ex2 only (the

@@ -13,14 +13,14 @@
 // sm_90a plan takes the lpt order and gives the store warp the registers
 // of the combine.
 // AUTO90-LABEL: func.func @decode_static
-// AUTO90: #fa4.plan<arch = sm_90a, {{.*}}qStages = 1, {{.*}}scheduler = lpt, softmaxRegs = 224, correctionRegs = 0, producerRegs = 56, {{.*}}kvSplits = 16>
+// AUTO90: #fa4.plan<arch = sm_90a, {{.*}}qStages = 1, {{.*}}scheduler = lpt, softmaxRegs = 232, correctionRegs = 0, producerRegs = 56, {{.*}}kvSplits = 16>
 // sm_100a: 148 SMs, 64 blocks of 128 keys: 16 splits (4 blocks each).
 // AUTO100-LABEL: func.func @decode_static
 // AUTO100: #fa4.plan<arch = sm_100a, {{.*}}kvSplits = 16>
 // kv-splits=1, or a paired scheduler the options ask for: no split.
 // NONE-LABEL: func.func @decode_static
 // NONE-NOT: kvSplits
-// NONE: scheduler = paired, softmaxRegs = 232, correctionRegs = 0, producerRegs = 40,
+// NONE: qStages = 1, {{.*}}scheduler = paired, softmaxRegs = 232, correctionRegs = 0, producerRegs = 56,
 // NONE-NOT: kvSplits
 
 // The units are tiles x splits; each split's share of a tile's blocks is

@@ -33,7 +33,8 @@ def FA4Plan : Pass<"fa4-plan"> {
     and O fit the 512 TMEM columns (head dims up to 128), one above; on
     both, the deepest K/V ring up to the default that fits shared memory.
     On sm_90a one Q stage where a static query fits one consumer's tile
-    (decode: few new tokens times the packed heads). A paged KV cache
+    (decode: few new tokens times the packed heads), and with one Q stage
+    56 producer registers. A paged KV cache
     keeps sm_90a blocks within two pages (pages of 32
     keys: 64-key blocks). Split-KV (`kvSplits`): where the sizes are static
     and the work tiles fill at most a quarter of the SMs (132 on sm_90a, 148
@@ -41,8 +42,9 @@ def FA4Plan : Pass<"fa4-plan"> {
     long cache), the tiles' blocks are split among CTAs, as many as fit
     one wave of the SMs with at least 4 blocks each (at most 64), unless
     the options ask for the `paired` scheduler; a causal sm_90a plan then
-    takes the `lpt` order, and every split sm_90a plan registers 224 / 56
-    (the store warp combines the splits); with dynamic sizes the runtime, which
+    takes the `lpt` order, and a split sm_90a plan registers 224 / 56 (the
+    store warp combines the splits; 232 / 56 with one Q stage, whose two
+    warpgroups' pool holds both); with dynamic sizes the runtime, which
     knows them, passes `kv-splits`. Every option overrides one choice; 0
     (or an empty string) leaves it to the pass.
 
