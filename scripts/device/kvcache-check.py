@@ -24,9 +24,11 @@ before the launch. Passing means: every O element finite and
 -inf where the reference is, every LSE written. These are varlen-check.py's
 tolerances.
 
-With --torch, each kernel also runs through fa4.torch.attention_with_kvcache
-and fa4.flash_attn_with_kvcache (kernel_dir=DIR) on the last batch checked
-and must agree with the direct launch bit for bit.
+Split-KV kernels (compiled with kv-splits=N, e.g. as compile-kernels.py
+variants) run the same cases with their workspace. With --torch, each
+kernel also runs through fa4.torch.attention_with_kvcache and
+fa4.flash_attn_with_kvcache (kernel_dir=DIR, num_splits the kernel's) on
+the last batch checked and must agree with the direct launch bit for bit.
 
 usage: PYTHONPATH=python kvcache-check.py DIR [--small] [--torch]
 """
