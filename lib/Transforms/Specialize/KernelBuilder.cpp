@@ -390,6 +390,20 @@ Value KernelBuilder::rowInside(const Tile &tile, int64_t stage, Value row) {
                                tile.seqQ);
 }
 
+Value KernelBuilder::log2SumExp(Value rowMax, Value rowSum) {
+  // lg2.approx, not math.log2: GPU-to-NVVM would call libdevice for it.
+  Value log2Sum =
+      LLVM::CallIntrinsicOp::create(b, b.getF32Type(),
+                                    b.getStringAttr("llvm.nvvm.lg2.approx.f"),
+                                    ValueRange{rowSum})
+          .getResult(0);
+  Value positive =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, rowSum, f32(0.0f));
+  return arith::SelectOp::create(b, positive,
+                                 arith::AddFOp::create(b, rowMax, log2Sum),
+                                 f32(-std::numeric_limits<float>::infinity()));
+}
+
 void KernelBuilder::storeLse(const Tile &tile, int64_t stage, Value row,
                              Value rowSum, Value rowMax) {
   Type f32Type = b.getF32Type();
@@ -398,17 +412,7 @@ void KernelBuilder::storeLse(const Tile &tile, int64_t stage, Value row,
   auto ifOp = scf::IfOp::create(b, rowInside(tile, stage, row));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
-  // lg2.approx, not math.log2: GPU-to-NVVM would call libdevice for it.
-  Value log2Sum = LLVM::CallIntrinsicOp::create(
-                      b, f32Type, b.getStringAttr("llvm.nvvm.lg2.approx.f"),
-                      ValueRange{rowSum})
-                      .getResult(0);
-  Value lse = arith::MulFOp::create(
-      b, arith::AddFOp::create(b, rowMax, log2Sum), f32(M_LN2));
-  Value positive =
-      arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, rowSum, f32(0.0f));
-  lse = arith::SelectOp::create(b, positive, lse,
-                                f32(-std::numeric_limits<float>::infinity()));
+  Value lse = arith::MulFOp::create(b, log2SumExp(rowMax, rowSum), f32(M_LN2));
   // Element (batch, head, position) of a contiguous [B, Hq, Sq] tensor;
   // packed, (head, start + position) of [Hq, Tq].
   Value head = add(mul(tile.headBlock, shape.pack), rem(row, shape.pack));

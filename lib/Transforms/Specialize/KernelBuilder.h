@@ -194,6 +194,9 @@ public:
   /// A row's totals from the KV loop's final `rowMax` and `rowSum` (log2
   /// units) and its `sinkLogit` (null without sinks).
   RowTotals finishRow(Value sinkLogit, Value rowMax, Value rowSum);
+  /// A row's LSE in the softmax's base-2, scale-folded units from its
+  /// `rowMax` and `rowSum`: max + log2(sum), -inf where it saw no key.
+  Value log2SumExp(Value rowMax, Value rowSum);
   /// Writes the natural-log LSE of row `row` of Q stage `stage`: (max +
   /// log2(sum)) * ln 2 in the base-2, scale-folded units of the softmax;
   /// -inf for a row that saw no key. Rows past Sq write nothing.
@@ -211,6 +214,9 @@ public:
   /// The first f32 word of the workspace record of row `row` of Q stage
   /// `stage` of `tile` (an i64 offset).
   Value splitRecord(const Tile &tile, int64_t stage, Value row);
+  /// The index of `tile` among the batch's work tiles (schedule-independent:
+  /// its record's and its counters' place in the workspace).
+  Value workTileIndex(const Tile &tile);
   /// Writes `values` (a vector of f32) as columns [column, ...) of split
   /// `split`'s partial row in `record`.
   void storePartialRow(Value record, Value split, Value column, Value values);

@@ -39,15 +39,19 @@ namespace {
 constexpr StringLiteral kGpuScope = "device";
 } // namespace
 
+Value KernelBuilder::workTileIndex(const Tile &tile) {
+  Value batchHead = add(mul(tile.batch, shape.headBlocks()), tile.headBlock);
+  return add(mul(batchHead, tilesPerHead),
+             div(tile.position, shape.positionsPerWorkTile()));
+}
+
 Value KernelBuilder::splitRecord(const Tile &tile, int64_t stage, Value row) {
   // (work tile, Q stage, row) in 32 bits (fa4-plan bounds it); the word
   // offset in 64.
-  Value batchHead = add(mul(tile.batch, shape.headBlocks()), tile.headBlock);
-  Value workTile = add(mul(batchHead, tilesPerHead),
-                       div(tile.position, shape.positionsPerWorkTile()));
-  Value number = add(
-      mul(add(mul(workTile, shape.plan.getQStages()), stage), shape.qRows()),
-      row);
+  Value number =
+      add(mul(add(mul(workTileIndex(tile), shape.plan.getQStages()), stage),
+              shape.qRows()),
+          row);
   Type i64 = b.getI64Type();
   return arith::MulIOp::create(
       b, arith::IndexCastOp::create(b, i64, number),
@@ -73,15 +77,7 @@ void KernelBuilder::storePartialRow(Value record, Value split, Value column,
 void KernelBuilder::storePartialLse(Value record, Value split, Value rowMax,
                                     Value rowSum) {
   Type f32Type = b.getF32Type(), i64 = b.getI64Type();
-  Value log2Sum = LLVM::CallIntrinsicOp::create(
-                      b, f32Type, b.getStringAttr("llvm.nvvm.lg2.approx.f"),
-                      ValueRange{rowSum})
-                      .getResult(0);
-  Value positive =
-      arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, rowSum, f32(0.0f));
-  Value lse = arith::SelectOp::create(
-      b, positive, arith::AddFOp::create(b, rowMax, log2Sum),
-      f32(-std::numeric_limits<float>::infinity()));
+  Value lse = log2SumExp(rowMax, rowSum);
   Value offset = arith::AddIOp::create(
       b, record,
       arith::IndexCastOp::create(b, i64,
@@ -246,13 +242,9 @@ void KernelBuilder::buildSplitStoreRole(Value epi, bool stagingPerStage) {
     for (int64_t stage = 0; stage < stages; ++stage) {
       Value handoff = add(mul(tile.ordinal, stages), stage);
       ChannelWaitOp::create(b, epi, handoff);
-      Value batchHead =
-          add(mul(tile.batch, shape.headBlocks()), tile.headBlock);
-      Value workTile = add(mul(batchHead, tilesPerHead),
-                           div(tile.position, shape.positionsPerWorkTile()));
       Value counter = LLVM::GEPOp::create(
           b, splitCounters.getType(), i32, splitCounters,
-          ValueRange{wide(add(mul(workTile, stages), stage))});
+          ValueRange{wide(add(mul(workTileIndex(tile), stages), stage))});
       // Lane 0 counts this split done; the split that reads n - 1 is last.
       auto count = scf::IfOp::create(b, TypeRange{i32}, laneZero,
                                      /*addThenBlock=*/true,
