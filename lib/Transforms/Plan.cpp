@@ -124,6 +124,11 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
                               << " (supported: multiples of 16 up to "
                               << limits::kMaxHeadDim << ")";
   int64_t widest = std::max(headDim, headDimV);
+  bool fp8 = op.isFp8();
+  if (fp8 && !hopper)
+    return op.emitOpError() << "FP8 operands are built for sm_90a only "
+                               "(the sm_100a kind::f8f6f4 kernel is not built "
+                               "yet)";
   // A Q tile is one tcgen05 M=128 tile on sm_100a, one consumer
   // warpgroup's wgmma M=64 tile on sm_90a.
   int64_t blockM = hopper ? 64 : 128;
@@ -149,8 +154,10 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // registers (96 bytes of spills for ALiBi at head dim 128): 64-key
   // blocks there.
   bool modified = !op.getScoreMod().empty() || !op.getMaskMod().empty();
-  int64_t blockN =
-      positiveOr(options.blockN, wide || (hopper && modified) ? 64 : 128);
+  // FP8 blocks are 128 keys: a key-major V row is one 128-byte atom.
+  int64_t blockN = positiveOr(
+      options.blockN, !fp8 && (wide || (hopper && modified)) ? 64 : 128);
+  int64_t elementBytes = fp8 ? 1 : 2;
   // A paged KV cache: a block lies in one page or spans whole pages (one
   // TMA box per page); the verifier holds a block-n option to that. The
   // load warp computes every box's page: more than two per block spill
@@ -214,13 +221,14 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
     kvStages = hopper ? 4 : 3;
     while (kvStages > 2 &&
            PlanAttr::sharedMemoryBytes(target, qStages, kvStages, blockM,
-                                       blockN, headDim,
-                                       headDimV) > limits::kSmemBytes)
+                                       blockN, headDim, headDimV,
+                                       elementBytes) > limits::kSmemBytes)
       --kvStages;
     // The smallest plan of this head dim does not fit: say so in its terms
     // (a plan the options chose is the verifier's to report).
-    int64_t smallest = PlanAttr::sharedMemoryBytes(
-        target, qStages, kvStages, blockM, blockN, headDim, headDimV);
+    int64_t smallest =
+        PlanAttr::sharedMemoryBytes(target, qStages, kvStages, blockM, blockN,
+                                    headDim, headDimV, elementBytes);
     if (options.qStages <= 0 && smallest > limits::kSmemBytes) {
       InFlightDiagnostic diag = op.emitOpError() << "head dim " << headDim;
       if (headDimV != headDim)
@@ -237,11 +245,12 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // A split's CTAs take consecutive units of the strided orders: a paired
   // scheduler the options ask for keeps its tiles whole.
   bool pairedAsked = options.scheduler == "paired";
-  int64_t kvSplits = positiveOr(
-      options.kvSplits,
-      pairedAsked ? 1
-                  : chooseKvSplits(op, target, qStages * (blockM / gqaPack),
-                                   blockN, gqaPack));
+  int64_t kvSplits =
+      positiveOr(options.kvSplits,
+                 pairedAsked || fp8
+                     ? 1
+                     : chooseKvSplits(op, target, qStages * (blockM / gqaPack),
+                                      blockN, gqaPack));
   if (kvSplits > 1 && scheduler == Scheduler::paired && !pairedAsked)
     scheduler = Scheduler::lpt;
 
@@ -270,7 +279,8 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
       nonNegativeOr(options.emulatedExp2, hopper ? 0 : 3),
       positiveOr(options.pvSplit, defaultPvSplit),
       nonNegativeOr(options.rescaleThreshold, 8),
-      kvSplits > 1 ? std::optional<int64_t>(kvSplits) : std::nullopt);
+      kvSplits > 1 ? std::optional<int64_t>(kvSplits) : std::nullopt,
+      fp8 ? std::optional<int64_t>(1) : std::nullopt);
   if (!plan || failed(checkKernelLimits(op, plan)))
     return failure();
   return plan;
@@ -391,8 +401,12 @@ LogicalResult mlir::fa4::checkKernelLimits(AttentionOp op, PlanAttr plan) {
     if (!memref || failed(memref.getStridesAndOffset(strides, offset)))
       continue; // tensors have no strides yet; the verifier refuses the rest
     int64_t elementBytes = operand.type.getElementTypeBitWidth() / 8;
-    for (unsigned i = 0; i + 1 < strides.size(); ++i) {
-      if (ShapedType::isDynamic(strides[i]))
+    // The unit-stride dimension (the head dim, or a key-major V's keys) is
+    // the map's innermost.
+    unsigned inner =
+        strides.back() == 1 ? strides.size() - 1 : op.getSequenceDim();
+    for (unsigned i = 0; i < strides.size(); ++i) {
+      if (i == inner || ShapedType::isDynamic(strides[i]))
         continue;
       std::optional<int64_t> bytes = mul(strides[i], elementBytes);
       if (!bytes || *bytes % kTmaStrideAlignment != 0 ||
@@ -527,6 +541,30 @@ LogicalResult mlir::fa4::checkKernelLimits(AttentionOp op, PlanAttr plan) {
                << " work tiles past the kernel's 32-bit range (" << kMax32
                << ")";
     }
+  }
+
+  // FP8 (sm_90a): the PV wgmma reads 8-bit V K-major, so V's keys are
+  // contiguous; the dense forward family only, so far.
+  if (op.isFp8()) {
+    auto refuse = [&](StringRef what) {
+      return op.emitOpError()
+             << "FP8 operands with " << what << " are not supported yet";
+    };
+    if (!op.isTensorForm() && !op.isValueKeyMajor())
+      return op.emitOpError()
+             << "FP8 on sm_90a reads V K-major (wgmma takes 8-bit B "
+                "operands K-major only): value must have unit stride in "
+                "its seq_kv dimension (keys contiguous, e.g. a [B, Hkv, Dv, "
+                "Skv] buffer viewed as [B, Skv, Hkv, Dv]), got "
+             << op.getValue().getType();
+    if (op.isVarlen())
+      return refuse("packed sequences (varlen)");
+    if (op.isPaged())
+      return refuse("a paged KV cache");
+    if (plan.getSplits() > 1)
+      return refuse("split-KV");
+    if (!op.getScoreMod().empty() || !op.getMaskMod().empty())
+      return refuse("score or mask regions");
   }
 
   // P is rounded to the element type and grows up to 2^rescaleThreshold

@@ -42,8 +42,8 @@ private:
   /// at the insertion point; a KV cache's keys per batch (`used`) and page
   /// table (`pages`) where given.
   void buildTiles(Value query, Value key, Value value, Value output, Value lse,
-                  Value sinks, ValueRange captures, Value used = Value(),
-                  Value pages = Value());
+                  Value sinks, ValueRange descales, ValueRange captures,
+                  Value used = Value(), Value pages = Value());
 
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
@@ -101,10 +101,14 @@ void TiledProgramBuilder::build(gpu::GPUFuncOp kernel) {
   unsigned next = 4;
   Value lse = op.getLse() ? entry.getArgument(next++) : Value();
   Value sinks = op.getSink() ? entry.getArgument(next++) : Value();
+  // FP8 descale factors: q_descale, k_descale, v_descale.
+  ValueRange descales =
+      entry.getArguments().slice(next, op.getQDescale() ? 3 : 0);
+  next += descales.size();
   if (!op.isVarlen()) {
     Value used = op.getSequsedK() ? entry.getArgument(next++) : Value();
     Value pages = op.getPageTable() ? entry.getArgument(next++) : Value();
-    buildTiles(query, key, value, output, lse, sinks,
+    buildTiles(query, key, value, output, lse, sinks, descales,
                entry.getArguments().drop_front(next), used, pages);
   } else {
     // Packed sequences: each one, viewed as a batch of one, is the dense
@@ -122,8 +126,8 @@ void TiledProgramBuilder::build(gpu::GPUFuncOp kernel) {
     auto views = TileSequenceOp::create(b, loop.getInductionVar(), cuQ, cuK,
                                         used, tensors);
     buildTiles(views.getViews()[0], views.getViews()[1], views.getViews()[2],
-               views.getViews()[3], lse ? views.getViews()[4] : Value(),
-               sinks, captures);
+               views.getViews()[3], lse ? views.getViews()[4] : Value(), sinks,
+               descales, captures);
   }
   b.setInsertionPointToEnd(&entry);
   gpu::ReturnOp::create(b);
@@ -131,9 +135,10 @@ void TiledProgramBuilder::build(gpu::GPUFuncOp kernel) {
 
 void TiledProgramBuilder::buildTiles(Value query, Value key, Value value,
                                      Value output, Value lse, Value sinks,
-                                     ValueRange captures, Value used,
-                                     Value pages) {
+                                     ValueRange descales, ValueRange captures,
+                                     Value used, Value pages) {
   Type element = op.getQuery().getType().getElementType();
+  Type outElement = op.getOutput().getType().getElementType();
   Type f32 = b.getF32Type();
   int64_t rows = plan.getBlockM(), blockN = plan.getBlockN();
   int64_t headDim = op.getHeadDimQK(), headDimV = op.getHeadDimV();
@@ -156,6 +161,14 @@ void TiledProgramBuilder::buildTiles(Value query, Value key, Value value,
       pack, stages * positions);
   Value batchIndex = coords.getBatchIndex(), head = coords.getFirstHead();
   Value kvHead = arith::DivUIOp::create(b, head, idx(op.getGroupSize()));
+  // FP8: the factors of Q K^T and P V for the tile's batch and KV head.
+  Value scoreScale, valueScale;
+  if (!descales.empty()) {
+    auto factors = TileDescaleOp::create(b, descales[0], descales[1],
+                                         descales[2], batchIndex, kvHead);
+    scoreScale = factors.getScores();
+    valueScale = factors.getValues();
+  }
   // A KV cache: the batch's own keys.
   if (used || pages)
     seqKv = TileKeysOp::create(b, key, batchIndex, used, pages);
@@ -190,7 +203,8 @@ void TiledProgramBuilder::buildTiles(Value query, Value key, Value value,
     Value v = TileLoadOp::create(b, tile(blockN, headDimV, element), value,
                                  batchIndex, firstKey, kvHead, 1, pages);
     Value scores = TileMatmulOp::create(b, tile(rows, blockN, f32), q, k,
-                                        Value(), /*transpose_b=*/true);
+                                        Value(), scoreScale,
+                                        /*transpose_b=*/true);
     if (std::optional<APFloat> softcap = op.getSoftcap())
       scores = TileSoftcapOp::create(
           b, scores,
@@ -220,9 +234,9 @@ void TiledProgramBuilder::buildTiles(Value query, Value key, Value value,
         b.getI64IntegerAttr(plan.getEmulatedExp2()));
     Value rescaled =
         TileRescaleOp::create(b, acc, softmax.getCorrection());
-    Value product = TileMatmulOp::create(b, accType,
-                                         softmax.getProbabilities(), v,
-                                         rescaled, /*transpose_b=*/false);
+    Value product = TileMatmulOp::create(b, accType, softmax.getProbabilities(),
+                                         v, rescaled, valueScale,
+                                         /*transpose_b=*/false);
     scf::YieldOp::create(b, ValueRange{product, softmax.getNewMax(),
                                        softmax.getNewSum()});
   }
@@ -236,7 +250,7 @@ void TiledProgramBuilder::buildTiles(Value query, Value key, Value value,
     finalSum = sink.getNewSum();
   }
   Value normalized = TileNormalizeOp::create(
-      b, tile(rows, headDimV, element), finalO, finalSum);
+      b, tile(rows, headDimV, outElement), finalO, finalSum);
   TileStoreOp::create(b, normalized, output, batchIndex, position, head,
                       pack);
   if (lse)

@@ -31,7 +31,10 @@ cache (`k`, `v`), rotary embeddings (`rotary_cos`, `rotary_sin`),
 - Keyword-only extras: `sink` (a float logit per query head joining each
   row's softmax denominator, as fa4.torch.attention's) and `kernel_dir`;
   `flash_attn_varlen_func` also takes `seqused_k` (int32 [B]: sequence b
-  uses the first seqused_k[b] keys of its range, as in flash-attn 3).
+  uses the first seqused_k[b] keys of its range, as in flash-attn 3), and
+  `flash_attn_func` flash-attn 3's FP8 descales `q_descale`, `k_descale`,
+  `v_descale` (float32 [B, Hkv]) for torch.float8_e4m3fn q, k, v, whose
+  output is bfloat16 as flash-attn 3's (fa4.torch.attention's FP8).
 - `max_seqlen_q` and `max_seqlen_k` are checked and otherwise unused: the
   kernel's persistent schedule reads the lengths on the device.
 - `flash_attn_with_kvcache`'s `num_splits` is fa4's split-KV (0 chooses,
@@ -108,12 +111,15 @@ def _checked_options(dropout_p, softmax_scale, causal, window_size, softcap, ali
 def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
                     window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
                     deterministic=False, return_attn_probs=False, *, sink=None,
-                    kernel_dir=None):
+                    kernel_dir=None, q_descale=None, k_descale=None, v_descale=None):
     """flash-attn 2's `flash_attn_func` on fa4 kernels.
 
     q [B, Sq, Hq, D], k [B, Skv, Hkv, D], v [B, Skv, Hkv, Dv] (Hq a multiple of Hkv),
     bfloat16 or float16 CUDA tensors; a head dim that is not unit-stride is
-    copied first, as flash-attn does. `softmax_scale` defaults to
+    copied first, as flash-attn does. FP8: torch.float8_e4m3fn q, k, v with
+    flash-attn 3's optional `q_descale`, `k_descale`, `v_descale` (float32
+    [B, Hkv]) give a bfloat16 out (V copied into the key-major layout the
+    kernels read unless it is in it: fa4.torch.attention). `softmax_scale` defaults to
     1/sqrt(D); `causal` is aligned to the bottom-right corner; query row i
     sees keys i + Skv - Sq - window_size[0] to i + Skv - Sq +
     window_size[1] (-1: unbounded; causal makes the right bound 0);
@@ -129,7 +135,8 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
     # fa4.torch.attention, copying a q, k or v whose head dim is not
     # unit-stride first.
     result = fa4_torch._attend(q, k, v, causal, softmax_scale, return_attn_probs,
-                               kernel_dir, window, softcap, sink, True)
+                               kernel_dir, window, softcap, sink, True,
+                               (q_descale, k_descale, v_descale))
     if return_attn_probs:
         out, softmax_lse = result
         return out, softmax_lse, None

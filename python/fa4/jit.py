@@ -16,7 +16,7 @@ and one of them keeps it.
 The problem is what shapes the code: dtype, head counts and head dims,
 causal, LSE, window, whether there is a softcap, sinks, packed sequences
 (varlen, seqused_k), a KV cache (seqused_k on a dense batch, the page size
-of paged K/V), arch. The scale and
+of paged K/V), FP8's descales and output dtype, arch. The scale and
 the softcap's value are launch arguments (`runtime.Kernel.scalars`).
 """
 
@@ -42,6 +42,34 @@ def _window_attribute(window, causal):
     return tuple(window)
 
 
+# The runtime's element spellings to MLIR's types.
+_MLIR_TYPES = {"bf16": "bf16", "f16": "f16", "e4m3": "f8E4M3FN"}
+
+
+def _output_element(element, output_element):
+    """O's element: the inputs' for 16-bit ones, bf16 (default) or f16 for
+    8-bit ones; raises ValueError for another."""
+    if element not in runtime.EIGHT_BIT_ELEMENTS:
+        if output_element not in (None, element):
+            raise ValueError(f"a {element} kernel's output is {element}, not "
+                             f"{output_element}")
+        return element
+    if output_element not in (None, "bf16", "f16"):
+        raise ValueError(f"an {element} kernel's output is bf16 or f16, not {output_element}")
+    return output_element or "bf16"
+
+
+def _check_eight_bit(element, descale, varlen, page_size):
+    """Raises ValueError for FP8 options a problem cannot have: descale
+    without 8-bit inputs, 8-bit inputs with packed sequences or pages."""
+    eight_bit = element in runtime.EIGHT_BIT_ELEMENTS
+    if eight_bit and (varlen or page_size):
+        raise ValueError(f"{element} inputs are dense attention only, not "
+                         f"{'packed sequences (varlen)' if varlen else 'paged K/V'}")
+    if descale and not eight_bit:
+        raise ValueError(f"descale dequantizes 8-bit inputs, not {element}")
+
+
 def _check_page_size(page_size, varlen):
     """Raises ValueError unless `page_size` is None or a power of two of a
     dense (not packed) batch."""
@@ -56,7 +84,7 @@ def _check_page_size(page_size, varlen):
 
 def module_text(name, element, head_dim, heads_q, heads_kv, causal, lse, window=None,
                 softcap=None, sink=False, varlen=False, seqused_k=False, head_dim_v=None,
-                page_size=None):
+                page_size=None, descale=False, output_element=None):
     """The fa4.attention module of one configuration: dynamic batch and
     sequence lengths, the function named `name`. With `varlen` the batch
     is packed sequences ([T, H, D] tensors, the cu_seqlens tables, LSE
@@ -64,17 +92,30 @@ def module_text(name, element, head_dim, heads_q, heads_kv, causal, lse, window=
     `varlen`, `seqused_k` gives the keys each batch of a KV cache uses;
     `page_size` (a power of two; dense batches only) makes K and V pages
     [pages, page_size, Hkv, D] read through a page table [B, max_pages];
-    `head_dim_v` is V's and O's head dim (None: `head_dim`)."""
+    `head_dim_v` is V's and O's head dim (None: `head_dim`).
+
+    FP8 (`element` 'e4m3'): Q, K, V f8E4M3FN, O `output_element` (bf16 by
+    default, or f16), V key-major (`strided<[?, 1, ?, ?]>`: unit-stride
+    keys, as sm_90a's wgmma reads an 8-bit B operand), and with `descale`
+    the dequantization factors q/k/v_descale [B, Hkv] f32. Dense batches
+    only: varlen and paged K/V raise ValueError."""
     page_size = page_size or None
     _check_page_size(page_size, varlen)
+    output_element = _output_element(element, output_element)
+    _check_eight_bit(element, descale, varlen, page_size)
+    eight_bit = element in runtime.EIGHT_BIT_ELEMENTS
 
-    def tensor(heads, depth, rows="?"):
+    def tensor(heads, depth, rows="?", element=element, layout=""):
+        element = _MLIR_TYPES.get(element, element)
         return (f"memref<?x{heads}x{depth}x{element}>" if varlen
-                else f"memref<?x{rows}x{heads}x{depth}x{element}>")
+                else f"memref<?x{rows}x{heads}x{depth}x{element}{layout}>")
     head_dim_v = head_dim if head_dim_v is None else head_dim_v
     pages = page_size or "?"
     q, k = tensor(heads_q, head_dim), tensor(heads_kv, head_dim, pages)
-    v, o = tensor(heads_kv, head_dim_v, pages), tensor(heads_q, head_dim_v)
+    # FP8's V: [B, Skv, Hkv, Dv] with unit-stride Skv (memory [B, Hkv, Dv, Skv]).
+    v = tensor(heads_kv, head_dim_v, pages, layout=", strided<[?, 1, ?, ?]>" if eight_bit
+               else "")
+    o = tensor(heads_q, head_dim_v, element=output_element)
     arguments = f"%q: {q}, %k: {k}, %v: {v}, %o: {o}"
     clauses = ""
     if lse:
@@ -84,6 +125,11 @@ def module_text(name, element, head_dim, heads_q, heads_kv, causal, lse, window=
     if sink:
         arguments += f", %sink: memref<{heads_q}xf32>"
         clauses += f" sink(%sink : memref<{heads_q}xf32>)"
+    if descale:
+        scales = f"memref<?x{heads_kv}xf32>"
+        arguments += "".join(f", %{n}: {scales}" for n in runtime.DESCALES)
+        clauses += (f" descale(%q_descale, %k_descale, %v_descale : {scales}, {scales}, "
+                    f"{scales})")
     table = "memref<?xi32>"
     if varlen:
         arguments += f", %cu_q: {table}, %cu_k: {table}"
@@ -109,17 +155,24 @@ def module_text(name, element, head_dim, heads_q, heads_kv, causal, lse, window=
 
 def kernel_name(element, head_dim, heads_q, heads_kv, causal, lse, window=None,
                 softcap=None, sink=False, varlen=False, seqused_k=False, head_dim_v=None,
-                page_size=None):
+                page_size=None, descale=False, output_element=None):
     """A name that says the configuration, e.g. bf16_d128_h16x16_causal_lse
     (bf16_d192v128_... where V's head dim is another;
-    ..._seqused_paged256_lse for a KV cache of 256-key pages)."""
+    ..._seqused_paged256_lse for a KV cache of 256-key pages;
+    e4m3_d128_h32x8_causal_descale_lse for FP8 with descales and O bf16,
+    e4m3of16_... with O f16)."""
     window = _window_attribute(window, causal)
     left, right = (("m1" if b < 0 else str(b)) for b in window) if window else ("", "")
     depth_v = "" if head_dim_v in (None, head_dim) else f"v{head_dim_v}"
-    return (f"{element}_d{head_dim}{depth_v}_h{heads_q}x{heads_kv}"
+    # The output is said where it is not the default (the inputs', bf16 for FP8).
+    output = _output_element(element, output_element)
+    default = "bf16" if element in runtime.EIGHT_BIT_ELEMENTS else element
+    return (f"{element}{'' if output == default else f'o{output}'}"
+            f"_d{head_dim}{depth_v}_h{heads_q}x{heads_kv}"
             f"{'_causal' if causal else ''}"
             f"{f'_window{left}x{right}' if window else ''}"
             f"{f'_softcap{softcap:g}' if softcap else ''}{'_sink' if sink else ''}"
+            f"{'_descale' if descale else ''}"
             f"{'_varlen' if varlen else ''}{'_seqused' if seqused_k else ''}"
             f"{f'_paged{page_size}' if page_size else ''}{'_lse' if lse else ''}")
 
@@ -172,20 +225,26 @@ class KernelCache:
 
     def kernel(self, dtype, heads_q, heads_kv, head_dim, causal=False, lse=False,
                arch="sm_100a", window=(-1, -1), softcap=False, sink=False, varlen=False,
-               seqused_k=False, head_dim_v=None, page_size=None, kv_splits=1):
+               seqused_k=False, head_dim_v=None, page_size=None, kv_splits=1,
+               descale=False, output_dtype=None):
         """The kernel of the problem from the cache, compiled first if no
         entry has it; `kv_splits` CTAs share each work tile's KV blocks
         (split-KV; 1: none). `softcap` says whether there is one (its value is an
         argument); `varlen`, `seqused_k`, `head_dim_v` and `page_size` as
-        `module_text`'s (page_size 0 is None: not paged). Raises ValueError
-        for a page size that is not a power of two or with varlen,
-        RuntimeError when the compiler is missing and fa4.MLIRError when it
-        refuses the problem."""
+        `module_text`'s (page_size 0 is None: not paged); for `dtype` 'e4m3'
+        (FP8), `descale` whether it takes dequantization factors and
+        `output_dtype` O's element (None: bf16). Raises ValueError
+        for a page size that is not a power of two or with varlen, and for
+        FP8 options the dtype does not have, RuntimeError when the compiler
+        is missing and fa4.MLIRError when it refuses the problem."""
         page_size = page_size or None
         _check_page_size(page_size, varlen)
+        dtype = runtime.canonical_element(str(dtype))
+        output = _output_element(dtype, output_dtype)
+        _check_eight_bit(dtype, descale, varlen, page_size)
         page_size = None if page_size is None else int(page_size)
         window = runtime.effective_window(window, causal)
-        problem = dict(dtype=str(dtype), heads_q=int(heads_q), heads_kv=int(heads_kv),
+        problem = dict(dtype=dtype, heads_q=int(heads_q), heads_kv=int(heads_kv),
                        head_dim=int(head_dim), causal=bool(causal), lse=bool(lse),
                        arch=str(arch), window=list(window), softcap=bool(softcap),
                        sink=bool(sink))
@@ -200,6 +259,10 @@ class KernelCache:
             problem.update(head_dim_v=int(head_dim_v))
         if int(kv_splits) != 1:
             problem.update(kv_splits=int(kv_splits))
+        if descale:
+            problem.update(descale=True)
+        if output != ("bf16" if dtype in runtime.EIGHT_BIT_ELEMENTS else dtype):
+            problem.update(output_dtype=output)
         key = self.key(problem)
         with self._lock:
             if key not in self._kernels:
@@ -214,7 +277,8 @@ class KernelCache:
                 problem["heads_kv"], problem["causal"], problem["lse"], problem["window"],
                 1.0 if problem["softcap"] else None, problem["sink"],
                 problem.get("varlen", False), problem.get("seqused_k", False),
-                problem.get("head_dim_v"), problem.get("page_size"))
+                problem.get("head_dim_v"), problem.get("page_size"),
+                problem.get("descale", False), problem.get("output_dtype"))
 
     def _load_or_compile(self, key, problem):
         entry = self.path / key

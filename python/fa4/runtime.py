@@ -45,7 +45,9 @@ CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4                 # CUlaunchAttributeID
 CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6  # CUlaunchAttributeID
 
 # CUtensorMapDataType: UINT8 = 0, UINT16, UINT32, INT32, UINT64, INT64,
-# FLOAT16 (6), FLOAT32, FLOAT64, BFLOAT16 (9), ...
+# FLOAT16 (6), FLOAT32, FLOAT64, BFLOAT16 (9), ... (no 8-bit float type: TMA
+# copies bytes, so e4m3 is UINT8)
+CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0
 CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6
 CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9
 # CUtensorMapInterleave: NONE = 0, 16B, 32B
@@ -71,14 +73,22 @@ TENSOR_MAP_BYTES = 8 * CU_TENSOR_MAP_NUM_QWORDS
 TENSOR_MAP_ALIGNMENT = 64
 
 # Manifest spellings to enumerators.
-ELEMENT_BYTES = {"bf16": 2, "f16": 2, "f32": 4}
+ELEMENT_BYTES = {"bf16": 2, "f16": 2, "f32": 4, "e4m3": 1}
+#: 8-bit floating inputs (FP8): Q, K and V of such a kernel, whose output
+#: is 16-bit and which may take descale factors.
+EIGHT_BIT_ELEMENTS = ("e4m3",)
+#: Other spellings of an element, as an operand's "element" is MLIR's type
+#: (`f8E4M3FN`) where the tensor maps and this runtime say `e4m3`.
+ELEMENT_ALIASES = {"f8E4M3FN": "e4m3"}
 #: What the tensors score and mask regions read ("captureN") may hold.
-CAPTURE_ELEMENT_BYTES = {**ELEMENT_BYTES, "i8": 1, "i16": 2, "i32": 4, "i64": 8}
+CAPTURE_ELEMENT_BYTES = {"bf16": 2, "f16": 2, "f32": 4, "i8": 1, "i16": 2, "i32": 4,
+                         "i64": 8}
 _CAPTURE_NAME = re.compile(r"capture(\d+)")
 #: The largest finite float32.
 F32_MAX = 3.4028234663852886e38
 TENSOR_MAP_DATA_TYPES = {"bf16": CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-                         "f16": CU_TENSOR_MAP_DATA_TYPE_FLOAT16}
+                         "f16": CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                         "e4m3": CU_TENSOR_MAP_DATA_TYPE_UINT8}
 SWIZZLES = {"none": CU_TENSOR_MAP_SWIZZLE_NONE, "32B": CU_TENSOR_MAP_SWIZZLE_32B,
             "64B": CU_TENSOR_MAP_SWIZZLE_64B, "128B": CU_TENSOR_MAP_SWIZZLE_128B}
 SWIZZLE_SPAN_BYTES = {"none": None, "32B": 32, "64B": 64, "128B": 128}
@@ -516,8 +526,8 @@ Operand = namedtuple("Operand", "ptr shape element strides", defaults=(None,))
 # stream it was allocated on, and the PreparedLaunch whose values address it.
 _Launch = namedtuple("_Launch", "grid block stream call workspace", defaults=(0,))
 Operand.__doc__ = """A launch operand: device address, shape (outermost
-first), element type ('bf16', 'f16', 'f32') and strides in elements
-(outermost first; None for contiguous)."""
+first), element type ('bf16', 'f16', 'f32', 'e4m3', 'i32') and strides in
+elements (outermost first; None for contiguous)."""
 
 #: The sequence tables of packed (variable-length) batches: int32 vectors.
 TABLES = ("cu_seqlens_q", "cu_seqlens_k", "seqused_k")
@@ -527,6 +537,15 @@ KV_TABLES = ("seqused_k", "page_table")
 # Every int32 table: read through a plain pointer, row-major.
 _INT_TABLES = TABLES + ("page_table",)
 _ACTIVATIONS = ("query", "key", "value", "output")
+#: The dequantization factors of an FP8 kernel compiled with descale: f32
+#: [B, Hkv] each (flash-attn 3's q_descale, k_descale, v_descale).
+DESCALES = ("q_descale", "k_descale", "v_descale")
+
+
+def canonical_element(element):
+    """The runtime's spelling of an element: 'f8E4M3FN' (MLIR's, as
+    operands are written) is 'e4m3'; others as they are."""
+    return ELEMENT_ALIASES.get(element, element)
 
 
 def _dimension_names(name, varlen, paged=False):
@@ -547,6 +566,8 @@ def _dimension_names(name, varlen, paged=False):
         return ("batch",)
     if name == "page_table":
         return ("batch", "max_pages")
+    if name in DESCALES:
+        return ("batch", "heads_kv")
     if name in TABLES:
         return ("batch + 1",)
     return None
@@ -572,7 +593,8 @@ class TensorMapArgs(namedtuple("TensorMapArgs", [
                 f"box {list(self.box_dim)}, address {self.global_address:#x}")
 
 
-_Encoding = namedtuple("_Encoding", "element esize box swizzle l2_promotion oob_fill")
+_Encoding = namedtuple("_Encoding",
+                       "element esize box swizzle l2_promotion oob_fill key_major")
 
 
 def _tensor_map_encoding(entry, name):
@@ -602,8 +624,15 @@ def _tensor_map_encoding(entry, name):
     if l2 not in L2_PROMOTIONS:
         raise ManifestError(f"{where}: l2_promotion {l2!r} is not one of "
                             f"{sorted(L2_PROMOTIONS)}")
+    key_major = entry.get("key_major", False)
+    if not isinstance(key_major, bool):
+        raise ManifestError(f"{where}: key_major must be a boolean, got {key_major!r}")
+    if key_major and (len(box) != 4 or entry.get("varlen", False)):
+        raise ManifestError(f"{where}: a key-major map is over a dense rank-4 [B, S, H, D] "
+                            f"tensor, got box {box!r}"
+                            f"{' and varlen' if entry.get('varlen', False) else ''}")
     return _Encoding(element, esize, tuple(box), SWIZZLES[swizzle], L2_PROMOTIONS[l2],
-                     OOB_FILLS[oob])
+                     OOB_FILLS[oob], key_major)
 
 
 def tensor_map_args(entry, operand, name=None):
@@ -611,8 +640,11 @@ def tensor_map_args(entry, operand, name=None):
     entry over `operand` (an Operand of layout [B, S, H, D], or [T, H, D]
     for a map marked `varlen`); raises
     ValueError when TMA cannot address the tensor (ManifestError when the
-    entry itself is unusable)."""
+    entry itself is unusable). A map marked `key_major` (FP8 V on sm_90a)
+    has the dimensions (S, H, D, B), innermost first: S must have unit
+    stride."""
     operand = Operand(*operand)
+    operand = operand._replace(element=canonical_element(operand.element))
     name = name or entry.get("operand", "operand")
     encoding = _tensor_map_encoding(entry, name)
     if operand.element != encoding.element:
@@ -634,10 +666,19 @@ def tensor_map_args(entry, operand, name=None):
                          f"rank-{rank} {'packed ' if varlen else ''}operand of shape "
                          f"{list(shape)}")
 
-    # Innermost first: (D, H, S, B) for [B, S, H, D].
-    dims = tuple(reversed(shape))
-    inner_first = tuple(reversed(strides))
-    if inner_first[0] != 1:
+    # The operand's dimensions (outermost first) in the map's order, innermost
+    # first: (D, H, S, B) for [B, S, H, D]; key-major (S, H, D, B), since
+    # wgmma reads an 8-bit B operand (V of P V) only K-major, K being the keys.
+    order = (1, 2, 3, 0) if encoding.key_major else tuple(reversed(range(rank)))
+    dims = tuple(shape[d] for d in order)
+    inner_first = tuple(strides[d] for d in order)
+    # A dimension of size 1 has no stride that matters.
+    if inner_first[0] != 1 and dims[0] != 1:
+        if encoding.key_major:
+            raise ValueError(f"{name}: a key-major tensor map needs unit stride in the "
+                             f"sequence dimension (dimension 1 of [B, S, H, D]: memory "
+                             f"laid out [B, H, D, S]), got strides {list(strides)} for "
+                             f"shape {list(shape)}")
         raise ValueError(f"{name}: the innermost dimension must be contiguous (stride 1) "
                          f"for TMA, got strides {list(strides)}")
     byte_strides = tuple(s * esize for s in inner_first[1:])
@@ -657,8 +698,9 @@ def tensor_map_args(entry, operand, name=None):
         if stride % 16 or not 0 < stride < 2 ** 40:
             raise ValueError(f"{name}: TMA needs byte strides that are positive multiples "
                              f"of 16 below 2^40, got {stride} bytes for dimension "
-                             f"{rank - 2 - i} (strides {list(strides)} elements of "
-                             f"{esize} bytes)")
+                             f"{order[i + 1]} (strides {list(strides)} elements of "
+                             f"{esize} byte{'s' if esize > 1 else ''}"
+                             f"{'; a key-major map' if encoding.key_major else ''})")
     return TensorMapArgs(
         operand=name, data_type=TENSOR_MAP_DATA_TYPES[encoding.element],
         rank=len(box), global_address=operand.ptr, global_dim=dims,
@@ -861,8 +903,10 @@ class Kernel:
             # The captures of score and mask regions: any rank, integers too.
             capture = _CAPTURE_NAME.fullmatch(name) is not None
             elements = (CAPTURE_ELEMENT_BYTES if capture
-                        else {"i32": 4} if name in _INT_TABLES else ELEMENT_BYTES)
-            if entry.get("element") not in elements:
+                        else {"i32": 4} if name in _INT_TABLES
+                        else {"f32": 4} if name in DESCALES else ELEMENT_BYTES)
+            element = canonical_element(entry.get("element"))
+            if element not in elements:
                 raise ManifestError(f"operand '{name}': element {entry.get('element')!r} "
                                     f"is not one of {sorted(elements)}")
             shape = _ints(entry["shape"], f"operands.{name}.shape")
@@ -872,7 +916,7 @@ class Kernel:
             if dims is not None and len(shape) != len(dims):
                 raise ManifestError(f"operand '{name}' must have rank {len(dims)} "
                                     f"([{', '.join(dims)}]), got {len(shape)}")
-            self.operands[name] = (entry["element"], shape)
+            self.operands[name] = (element, shape)
         needed = _ACTIVATIONS + (TABLES[:2] if self.varlen else ())
         missing = [name for name in needed if name not in self.operands]
         if missing:
@@ -882,6 +926,7 @@ class Kernel:
         if not self.varlen and any(name in self.operands for name in TABLES[:2]):
             raise ManifestError("sequence tables (cu_seqlens_q, ...) belong to the "
                                 "persistent_varlen grid rule, the manifest's is persistent")
+        self._check_elements()
         if paged:
             if self.varlen:
                 raise ManifestError("a page table (paged K/V) takes a dense query, not the "
@@ -914,6 +959,9 @@ class Kernel:
                 raise ManifestError(f"tensor_maps[{index}]: "
                                     f"{'a packed' if entry.get('varlen') else 'a dense'} map "
                                     f"under the {m['grid']['rule']} grid rule")
+            if encoding.key_major and operand != "value":
+                raise ManifestError(f"tensor_maps[{index}]: a key-major map over "
+                                    f"'{operand}'; only V's (the B operand of P V) is")
 
         # Each param resolved once: (name, kind, how to get its value).
         self.params = []
@@ -947,11 +995,54 @@ class Kernel:
                                     f"source {source!r}")
             self.params.append((name, kind, ref))
 
+    def _check_elements(self):
+        """Q, K and V share an element; O has it too, or for 8-bit inputs
+        a 16-bit one; descales come in threes, of 8-bit kernels only."""
+        element = self.operands["query"][0]
+        for name in ("key", "value"):
+            if self.operands[name][0] != element:
+                raise ManifestError(f"operand '{name}' is {self.operands[name][0]}, query "
+                                    f"{element}: Q, K and V share an element")
+        output = self.operands["output"][0]
+        eight_bit = element in EIGHT_BIT_ELEMENTS
+        if output not in (("bf16", "f16") if eight_bit else (element,)):
+            raise ManifestError(f"operand 'output' is {output}, query {element}: the output "
+                                "is the inputs' element, bf16 or f16 for 8-bit inputs")
+        given = [name for name in DESCALES if name in self.operands]
+        if given and not eight_bit:
+            raise ManifestError(f"descale operands ({', '.join(given)}) dequantize 8-bit "
+                                f"inputs; the query is {element}")
+        if given and len(given) != len(DESCALES):
+            missing = [name for name in DESCALES if name not in given]
+            raise ManifestError(f"descale operands: {', '.join(given)} without "
+                                f"{', '.join(missing)} (a kernel takes all three or none)")
+
     # What the kernel computes, for choosing it.
 
     @property
     def element(self):
+        """The inputs' (Q, K, V) element: 'bf16', 'f16' or 'e4m3'."""
         return self.operands["query"][0]
+
+    @property
+    def output_element(self):
+        """O's element: the inputs' for 16-bit ones, 'bf16' or 'f16' for
+        8-bit ones."""
+        return self.operands["output"][0]
+
+    @property
+    def descale(self):
+        """Whether the kernel takes the FP8 dequantization factors q_descale,
+        k_descale and v_descale (f32 [B, Hkv] each)."""
+        return "q_descale" in self.operands
+
+    @property
+    def key_major(self):
+        """Whether V's tensor map is key-major: V [B, Skv, Hkv, Dv] with a
+        unit-stride Skv (memory [B, Hkv, Dv, Skv]), as FP8 kernels on
+        sm_90a read it."""
+        return any(entry.get("key_major", False) for entry in self.tensor_maps
+                   if entry.get("operand") == "value")
 
     @property
     def heads_q(self):
@@ -1040,7 +1131,9 @@ class Kernel:
         return "sink" in self.operands
 
     def __repr__(self):
-        return (f"<fa4 kernel {self.name} {self.arch} {self.element} heads "
+        output = ("" if self.output_element == self.element
+                  else f" output {self.output_element}")
+        return (f"<fa4 kernel {self.name} {self.arch} {self.element}{output} heads "
                 f"{self.heads_q}/{self.heads_kv} head_dim {self.head_dim}"
                 f"{'' if self.head_dim_v == self.head_dim else f' head_dim_v {self.head_dim_v}'}"
                 f" causal "
@@ -1050,6 +1143,8 @@ class Kernel:
         window = "" if self.window in ((-1, -1), (-1, 0)) else f" window {self.window}"
         return (window + (f" softcap {self.softcap}" if self.softcap else "")
                 + (" sink" if self.sink else "")
+                + (" descale" if self.descale else "")
+                + (" key-major V" if self.key_major else "")
                 + (" varlen" if self.varlen else "")
                 + (" seqused_k" if self.seqused_k else "")
                 + (f" paged {self.page_size}" if self.paged else ""))
@@ -1057,7 +1152,7 @@ class Kernel:
     def mismatches(self, dtype=None, heads_q=None, heads_kv=None, head_dim=None,
                    causal=None, scale=None, lse=None, arch=None, window=None,
                    softcap=None, sink=None, varlen=None, seqused_k=None, head_dim_v=None,
-                   page_size=None, kv_splits=None):
+                   page_size=None, kv_splits=None, descale=None, output_dtype=None):
         """Why this kernel does not compute the problem: a list of reasons,
         empty when it does. Arguments left None are not compared; -1 in the
         manifest accepts any size; any scale matches and softcap only
@@ -1070,15 +1165,20 @@ class Kernel:
         dim (None: head_dim's, when head_dim is given); page_size the keys
         of a KV page when K and V are read through a page table (0 or False:
         not paged); kv_splits the CTAs that share each work tile's KV
-        blocks (1: no split-KV); arch is the device's ('sm_100a' for 10.0),
-        which the kernel's arch must run on (`runs_on`)."""
+        blocks (1: no split-KV); dtype is the inputs' element ('e4m3' for
+        FP8) and output_dtype O's (the inputs' for 16-bit ones); descale
+        whether the kernel takes FP8 dequantization factors; arch is the
+        device's ('sm_100a' for 10.0), which the kernel's arch must run on
+        (`runs_on`)."""
         reasons = []
 
         def compare(what, have, want):
             if want is not None and have != -1 and have != want:
                 reasons.append(f"{what} is {have}, not {want}")
 
-        compare("dtype", self.element, dtype)
+        compare("dtype", self.element, None if dtype is None else canonical_element(dtype))
+        compare("output_dtype", self.output_element, output_dtype)
+        compare("descale", self.descale, None if descale is None else bool(descale))
         compare("heads_q", self.heads_q, heads_q)
         compare("heads_kv", self.heads_kv, heads_kv)
         compare("head_dim", self.head_dim, head_dim)
@@ -1154,11 +1254,17 @@ class Kernel:
     def check_operands(self, operands):
         """Normalizes `operands` (name -> Operand or tuple) and checks them
         against the manifest and each other; raises ValueError."""
-        given = {name: Operand(*value) for name, value in operands.items()}
+        given = {}
+        for name, value in operands.items():
+            op = Operand(*value)
+            given[name] = op._replace(element=canonical_element(op.element))
         for name in self.operands:
             if name not in given:
                 extra = {"lse": " (it was compiled with LSE)",
                          "sink": " (it was compiled with attention sinks)",
+                         **{d: " (it was compiled with descale: FP8 dequantization "
+                               "factors, f32 [batch, heads_kv]; ones for none)"
+                            for d in DESCALES},
                          "seqused_k": " (it was compiled with seqused_k, the keys each "
                                       f"{'sequence' if self.varlen else 'batch'} uses)",
                          "page_table": " (it reads K and V through a page table)"}.get(
@@ -1193,7 +1299,7 @@ class Kernel:
                         f"{name}: dimension {i} ({what}) is "
                         f"{have}, kernel {self.name} takes "
                         f"{'any size' if want == -1 else want}")
-            if _CAPTURE_NAME.fullmatch(name) or name in _INT_TABLES:
+            if _CAPTURE_NAME.fullmatch(name) or name in _INT_TABLES + DESCALES:
                 # Read through a plain pointer at row-major offsets.
                 if op.strides is not None and tuple(op.strides) != _contiguous_strides(
                         op.shape):
@@ -1249,6 +1355,10 @@ class Kernel:
             if lse.ptr % ELEMENT_BYTES[lse.element]:
                 raise ValueError(f"lse: address {lse.ptr:#x} is not "
                                  f"{ELEMENT_BYTES[lse.element]}-byte aligned")
+        for name in DESCALES:
+            if name in given and tuple(given[name].shape) != (q[0], k[-2]):
+                raise ValueError(f"{name}: shape {list(given[name].shape)}, expected "
+                                 f"[batch, heads_kv] = {[q[0], k[-2]]}")
         if "sink" in given:
             sink = given["sink"]
             if tuple(sink.shape) != (q[-2],):
@@ -1640,7 +1750,8 @@ class KernelDirectory:
 
     def find(self, dtype, heads_q, heads_kv, head_dim, causal=False, scale=None,
              lse=False, arch=None, window=(-1, -1), softcap=0.0, sink=False,
-             varlen=False, seqused_k=False, head_dim_v=None, page_size=None, kv_splits=1):
+             varlen=False, seqused_k=False, head_dim_v=None, page_size=None, kv_splits=1,
+             descale=False, output_dtype=None):
         """The first kernel (by file name) that computes the problem; scale
         None means 1/sqrt(head_dim), arch None any arch, window (-1, -1) and
         softcap 0 none, sink whether it takes attention sinks, varlen whether
@@ -1650,8 +1761,11 @@ class KernelDirectory:
         page_size the keys of a KV page when K and V are read through a
         page table (None or 0: not paged; only with a dense batch),
         kv_splits the CTAs sharing each work tile's KV blocks (1: a kernel
-        without split-KV; None: any). Raises LookupError saying why each
-        kernel was rejected."""
+        without split-KV; None: any), descale whether it takes FP8
+        dequantization factors (None: either; a kernel that takes them
+        computes a problem without them given ones), output_dtype O's
+        element (None: any; a 16-bit kernel's is its inputs'). Raises
+        LookupError saying why each kernel was rejected."""
         if scale is None:
             scale = 1.0 / math.sqrt(head_dim)
         # Every kernel takes any scale and softcap value (`scalars`); they
@@ -1664,7 +1778,9 @@ class KernelDirectory:
                        varlen=bool(varlen), seqused_k=bool(seqused_k),
                        page_size=int(page_size or 0),
                        head_dim_v=None if head_dim_v == head_dim else head_dim_v,
-                       kv_splits=None if kv_splits is None else int(kv_splits))
+                       kv_splits=None if kv_splits is None else int(kv_splits),
+                       descale=None if descale is None else bool(descale),
+                       output_dtype=output_dtype)
         if problem["page_size"] and problem["varlen"]:
             raise ValueError("paged K/V takes a dense query: page_size belongs to problems "
                              "without varlen")
@@ -1676,10 +1792,12 @@ class KernelDirectory:
             rejected.append(f"  {kernel.name} ({Path(kernel.source).name}): "
                             + "; ".join(reasons))
         rejected += [f"  {name}: not a usable manifest: {why}" for name, why in self.errors]
-        # The packing and the KV cache are said only where the problem has them.
+        # The packing, the KV cache and FP8's options are said only where the
+        # problem has them.
         wanted = " ".join(f"{key}={value}" for key, value in problem.items()
-                          if (value or key not in ("varlen", "seqused_k", "page_size"))
-                          and (key != "head_dim_v" or value is not None)
+                          if (value or key not in ("varlen", "seqused_k", "page_size",
+                                                   "descale"))
+                          and (key not in ("head_dim_v", "output_dtype") or value is not None)
                           and (key != "kv_splits" or value not in (None, 1)))
         if not rejected:
             raise LookupError(f"no fa4 kernel for {wanted}: {self.path} has no kernel "

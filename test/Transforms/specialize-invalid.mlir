@@ -210,7 +210,7 @@ module attributes {gpu.container_module} {
 // V in another element type than Q, K and O.
 module attributes {gpu.container_module} {
   gpu.module @f_attention [#nvvm.target<chip = "sm_100a", features = "+ptx86">] {
-    // expected-error @+1 {{needs one element type for Q, K, V, P and O, got 'f16' and 'bf16'}}
+    // expected-error @+1 {{needs one element type for Q, K, V and P, got 'f16' and 'bf16'}}
     gpu.func @f_attention(%arg0: memref<?x?x2x64xf16>, %arg1: memref<?x?x2x64xf16>, %arg2: memref<?x?x2x64xbf16>, %arg3: memref<?x?x2x64xf16>) kernel attributes {fa4.plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>} {
       %cst = arith.constant dense<0.000000e+00> : tensor<128xf32>
       %cst_0 = arith.constant dense<0xFF800000> : tensor<128xf32>

@@ -44,15 +44,17 @@ bad = [f"{n} = {getattr(runtime, n)}, cuda.h {enumerators.get(n)}" for n in cons
        if enumerators.get(n) != getattr(runtime, n)]
 print(f"{len(constants)} constants, mismatches: {bad}")
 for name in ("CU_TENSOR_MAP_DATA_TYPE_BFLOAT16", "CU_TENSOR_MAP_DATA_TYPE_FLOAT16",
-             "CU_TENSOR_MAP_SWIZZLE_128B", "CU_TENSOR_MAP_L2_PROMOTION_L2_128B",
+             "CU_TENSOR_MAP_DATA_TYPE_UINT8", "CU_TENSOR_MAP_SWIZZLE_128B",
+             "CU_TENSOR_MAP_L2_PROMOTION_L2_128B",
              "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE", "CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION",
              "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION",
              "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES",
              "CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT"):
     print(f"{name} = {enumerators[name]}")
-# CHECK: {{^}}23 constants, mismatches: []
+# CHECK: {{^}}24 constants, mismatches: []
 # CHECK-NEXT: CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9{{$}}
 # CHECK-NEXT: CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6{{$}}
+# CHECK-NEXT: CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0{{$}}
 # CHECK-NEXT: CU_TENSOR_MAP_SWIZZLE_128B = 3{{$}}
 # CHECK-NEXT: CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2{{$}}
 # CHECK-NEXT: CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0{{$}}

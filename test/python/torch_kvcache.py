@@ -3,7 +3,8 @@
 the stand-in torch and the fake libcuda: the KV-cache kernel chosen (paged
 or dense, with seqused_k or without; never a plain one, nor the reverse),
 the tables' pointers and max_pages among the parameters, the pages' tensor
-maps, an int cache_seqlens as an int32 tensor, the calls that launch
+maps, an int cache_seqlens as an int32 tensor, a copied table kept alive
+until its launch is enqueued, the calls that launch
 nothing, the repeated eager call, the checks of q, the caches and the
 tables, and flash-attn's arguments mapped or refused."""
 
@@ -12,6 +13,7 @@ import os
 import shutil
 import sys
 import tempfile
+import weakref
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent / "Inputs"))
@@ -88,6 +90,29 @@ print("all keys:", launched(), "table copied",
       f"{strided_table.data_ptr():#x}" not in fake.launches[-1],
       "max_pages", fake.launches[-1].split(", ")[-1])
 # CHECK-NEXT: all keys: paged128_all table copied True max_pages 9]
+
+# The copy lives until the launch is enqueued (freed earlier, the caching
+# allocator could hand its memory to an allocation written before the kernel
+# reads it); the repeated call's (the eager plan's) too.
+copies, alive = [], []
+contiguous, launch = torch.Tensor.contiguous, fake.cuLaunchKernelEx
+
+
+def recording_contiguous(self):
+    copy = contiguous(self)
+    if copy is not self:
+        copies.append(weakref.ref(copy))
+    return copy
+
+
+torch.Tensor.contiguous = recording_contiguous
+fake.cuLaunchKernelEx = lambda *args: (alive.append([r() is not None for r in copies]),
+                                       launch(*args))[1]
+fa4.torch.attention_with_kvcache(q, k128, k128, page_table=strided_table)
+torch.Tensor.contiguous = contiguous
+del fake.cuLaunchKernelEx
+print("copied table alive at the launch:", alive, "after:", [r() is not None for r in copies])
+# CHECK-NEXT: copied table alive at the launch: {{\[}}[True]] after: [False]
 
 # A dense cache with lengths; without tables it is plain attention.
 expect("dense_seqused")

@@ -4,7 +4,8 @@
 torch.library records what is registered: the op's name and schema (from
 the kernel's annotations, as torch.library.custom_op infers it), its fake
 kernel's shapes, its autograd registration refusing inputs that require
-grad, and that fa4.torch.attention calls the op with normalized arguments.
+grad, and that fa4.torch.attention calls the op with normalized arguments
+(FP8's descales and out_dtype only where a call has them).
 (The real torch.library, opcheck and torch.compile: test/gpu/torch_op.py.)"""
 
 import atexit
@@ -77,18 +78,20 @@ print("registered:", list(registered), "mutates", op.mutates_args, "on", op.devi
       "fa4.torch._op is it:", fa4.torch._op is op)
 # CHECK: registered: ['fa4::attention', 'fa4::attention_varlen', 'fa4::attention_with_kvcache'] mutates () on cuda fa4.torch._op is it: True
 
-# The schema torch.library.custom_op infers from the annotations; an
-# annotation it does not support would be a KeyError here.
+# The schema torch.library.custom_op infers from the annotations (and the
+# defaults); an annotation it does not support would be a KeyError here.
 SCHEMA_TYPES = {torch.Tensor: "Tensor", typing.Optional[torch.Tensor]: "Tensor?",
                 bool: "bool", int: "SymInt", float: "float",
-                typing.Optional[float]: "float?", typing.Optional[str]: "str?"}
+                typing.Optional[float]: "float?", typing.Optional[str]: "str?",
+                typing.Optional[torch.dtype]: "ScalarType?"}
 for name, custom in registered.items():
     signature = inspect.signature(custom.kernel)
     arguments = ", ".join(f"{SCHEMA_TYPES[p.annotation]} {name}"
+                          + ("" if p.default is p.empty else f"={p.default}")
                           for name, p in signature.parameters.items())
     returns = ", ".join(SCHEMA_TYPES[t] for t in typing.get_args(signature.return_annotation))
     print(f"schema: {name}({arguments}) -> ({returns})")
-# CHECK: schema: fa4::attention(Tensor q, Tensor k, Tensor v, Tensor? sink, bool causal, float? scale, SymInt window_left, SymInt window_right, float softcap, bool return_lse, str? kernel_dir) -> (Tensor, Tensor)
+# CHECK: schema: fa4::attention(Tensor q, Tensor k, Tensor v, Tensor? sink, bool causal, float? scale, SymInt window_left, SymInt window_right, float softcap, bool return_lse, str? kernel_dir, Tensor? q_descale=None, Tensor? k_descale=None, Tensor? v_descale=None, ScalarType? out_dtype=None) -> (Tensor, Tensor)
 # CHECK-NEXT: schema: fa4::attention_varlen(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, Tensor cu_seqlens_k, Tensor? seqused_k, Tensor? sink, bool causal, float? scale, SymInt window_left, SymInt window_right, float softcap, bool return_lse, str? kernel_dir) -> (Tensor, Tensor)
 # CHECK-NEXT: schema: fa4::attention_with_kvcache(Tensor q, Tensor k_cache, Tensor v_cache, Tensor? cache_seqlens, Tensor? page_table, Tensor? sink, bool causal, float? scale, SymInt window_left, SymInt window_right, float softcap, bool return_lse, str? kernel_dir, SymInt num_splits) -> (Tensor, Tensor)
 varlen_op = registered["fa4::attention_varlen"]
@@ -135,7 +138,7 @@ for label, fn in (("setup_context", lambda: op.setup_context(ctx=None, inputs=()
         print(f"{label}: returned")
     except RuntimeError as err:
         print(f"{label}: RuntimeError: {err}")
-# CHECK-NEXT: setup_context: RuntimeError: fa4.torch.attention has no backward yet: q, k, v or sink requires grad, and its gradient would silently stop here; call it under torch.no_grad() or on detached tensors
+# CHECK-NEXT: setup_context: RuntimeError: fa4.torch.attention has no backward yet: q, k, v, sink or a descale requires grad, and its gradient would silently stop here; call it under torch.no_grad() or on detached tensors
 # CHECK-NEXT: backward: RuntimeError: fa4.torch.attention has no backward yet
 
 TMP = Path(tempfile.mkdtemp(prefix="fa4-op-"))
@@ -238,7 +241,7 @@ for label, args, kwargs in [("grad", (grad_q, k, v), {}),
         print(f"direct {label}: accepted")
     except (RuntimeError, ValueError) as err:
         print(f"direct {label}: {type(err).__name__}: {str(err)[:60]}")
-# CHECK-NEXT: direct grad: RuntimeError: fa4.torch.attention has no backward yet: q, k, v or sink req
+# CHECK-NEXT: direct grad: RuntimeError: fa4.torch.attention has no backward yet: q, k, v, sink or a 
 # CHECK-NEXT: direct heads: ValueError: query heads (3) must be a multiple of key/value heads (2)
 # CHECK-NEXT: direct scale: ValueError: scale must be positive and finite, got -1.0
 
@@ -273,4 +276,34 @@ print("kvcache: op called", len(kvcache_op.calls), "launched",
       len(fake.launches) - launches, fake.launches[-1].split(" grid")[0])
 # CHECK-NEXT: kvcache through the op: 1 (3,) torch.int32 1000 True [None, True, None, -1, 0, 0.0, False, '{{.*}}', 0]
 # CHECK-NEXT: kvcache: op called 1 launched 2 gqa_paged
+
+# FP8: the fake kernel's O is bfloat16 (or out_dtype); through the op, the
+# descales and out_dtype follow the other arguments, normalized (out_dtype
+# None for bf16, the default), and only where the call has them.
+fp8 = torch.float8_e4m3fn
+q8, k8 = tensor((2, 300, 4, 64), fp8), tensor((2, 500, 2, 64), fp8)
+v8 = tensor((2, 2, 64, 500), fp8).permute(0, 3, 1, 2)
+for out_dtype in (None, torch.float16):
+    o, lse = op.fake(q8, k8, v8, None, False, None, -1, -1, 0.0, True, None, None, None,
+                     None, out_dtype)
+    print(f"fp8 fake out_dtype={out_dtype}:", o.shape, o.dtype, lse.dtype)
+# CHECK-NEXT: fp8 fake out_dtype=None: (2, 300, 4, 64) torch.bfloat16 torch.float32
+# CHECK-NEXT: fp8 fake out_dtype=torch.float16: (2, 300, 4, 64) torch.float16 torch.float32
+torch_standin.write_kernel(TMP, "fp8_descale", "e4m3", 4, 2, False, False, descale=True)
+fa4.torch._directories.clear()   # read once per process: read it again
+fake.kinds = [kind for _, kind, _ in runtime.KernelDirectory(TMP).find(
+    "e4m3", 4, 2, 64, descale=True).params]
+probes["dispatch modes"] = 1
+scales = tensor((2, 2), torch.float32), tensor((2, 2), torch.float32)
+for label, kwargs in [("descales", dict(q_descale=scales[0], v_descale=scales[1],
+                                        out_dtype=torch.bfloat16)),
+                      ("none", {})]:
+    out = fa4.torch.attention(q8, k8, v8, kernel_dir=TMP, **kwargs)
+    args = op.calls[-1]
+    names = {id(scales[0]): "q's", id(scales[1]): "v's"}
+    print(f"fp8 through the op, {label}:", len(args), out.dtype,
+          [names.get(id(a), a) for a in args[11:]], fake.launches[-1].split(" grid")[0])
+probes["dispatch modes"] = 0
+# CHECK-NEXT: fp8 through the op, descales: 15 torch.bfloat16 ["q's", None, "v's", None] fp8_descale
+# CHECK-NEXT: fp8 through the op, none: 11 torch.bfloat16 [] fp8_descale
 runtime.set_driver(None)

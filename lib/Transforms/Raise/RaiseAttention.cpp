@@ -701,7 +701,8 @@ LogicalResult Raiser::raise(linalg::LinalgOp pv) {
     return refuse("the scale is not a positive finite f32");
   auto raised = AttentionOp::create(
       rewriter, loc, TypeRange{init.getType()}, q, k, v, init,
-      /*lse=*/Value(), /*sink=*/Value(), /*cuSeqlensQ=*/Value(),
+      /*lse=*/Value(), /*sink=*/Value(), /*qDescale=*/Value(),
+      /*kDescale=*/Value(), /*vDescale=*/Value(), /*cuSeqlensQ=*/Value(),
       /*cuSeqlensK=*/Value(), /*sequsedK=*/Value(), /*pageTable=*/Value(),
       captures,
       /*causal=*/nullptr, /*window=*/nullptr, rewriter.getF32FloatAttr(scale32),

@@ -66,6 +66,7 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
   auto modifies = opsOf<TileModifyOp>(all);
   auto sequences = opsOf<TileSequenceOp>(all);
   auto keyCounts = opsOf<TileKeysOp>(all);
+  auto descales = opsOf<TileDescaleOp>(all);
   auto count = [&](size_t got, size_t want, StringRef name) {
     return got == want ? success()
                        : LogicalResult(fail(kernel, Twine(got) + " '" + name +
@@ -90,7 +91,9 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
       (sequences.size() > 1 &&
        failed(count(sequences.size(), 1, "fa4.tile.sequence"))) ||
       (keyCounts.size() > 1 &&
-       failed(count(keyCounts.size(), 1, "fa4.tile.keys"))))
+       failed(count(keyCounts.size(), 1, "fa4.tile.keys"))) ||
+      (descales.size() > 1 &&
+       failed(count(descales.size(), 1, "fa4.tile.descale"))))
     return failure();
   // The ops of the regions of fa4.tile.modify are its own (fa4.yield).
   size_t yields = 0;
@@ -100,7 +103,7 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
     yields += modify.getMaskMod().empty() ? 0 : 1;
   if (all.size() != 11 + lses.size() + softcaps.size() + sinks.size() +
                         modifies.size() + sequences.size() + keyCounts.size() +
-                        yields)
+                        descales.size() + yields)
     return fail(kernel, "it holds fa4 ops other than the tile ops");
 
   TiledProgram p;
@@ -116,6 +119,7 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
   p.modify = modifies.empty() ? TileModifyOp() : modifies[0];
   p.sequence = sequences.empty() ? TileSequenceOp() : sequences[0];
   p.keys = keyCounts.empty() ? TileKeysOp() : keyCounts[0];
+  p.descale = descales.empty() ? TileDescaleOp() : descales[0];
   if (p.keys && p.sequence)
     return fail(p.keys, "packed sequences count their keys with "
                         "fa4.tile.sequence");
@@ -158,8 +162,14 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
     return fail(p.lse, "LSE must be the kernel's fifth argument");
   if (p.sequence && p.sequence.getTensors().size() != (p.lse ? 5u : 4u))
     return fail(p.sequence, "it must view Q, K, V, O and LSE where stored");
-  unsigned firstTable = 4 + (p.lse ? 1 : 0) + (p.sink ? 1 : 0);
+  unsigned firstDescale = 4 + (p.lse ? 1 : 0) + (p.sink ? 1 : 0);
+  unsigned firstTable = firstDescale + (p.descale ? 3 : 0);
   unsigned firstCapture = firstTable;
+  if (p.descale && (!isArgument(p.descale.getQueryDescale(), firstDescale) ||
+                    !isArgument(p.descale.getKeyDescale(), firstDescale + 1) ||
+                    !isArgument(p.descale.getValueDescale(), firstDescale + 2)))
+    return fail(p.descale, "q_descale, k_descale and v_descale must be the "
+                           "kernel's arguments after O, LSE and the sinks");
   if (p.keys) {
     // A KV cache's tables: seqused_k, then the page table, where given.
     unsigned next = firstTable;
@@ -184,7 +194,7 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
       return fail(p.sequence, "the sequence tables must be the kernel's "
                               "arguments after O, LSE and the sinks");
   }
-  if (p.sink && !isArgument(p.sink.getSinks(), firstTable - 1))
+  if (p.sink && !isArgument(p.sink.getSinks(), firstDescale - 1))
     return fail(p.sink, "the sinks must be the kernel's argument after O "
                         "and LSE");
   if (p.modify)
@@ -195,8 +205,8 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
   if (kernel.getNumArguments() !=
       firstCapture + (p.modify ? p.modify.getCaptures().size() : 0))
     return fail(kernel, "its arguments must be Q, K, V, O, then LSE, the "
-                        "sinks, the sequence tables and the captures where "
-                        "used");
+                        "sinks, the descale factors, the sequence tables and "
+                        "the captures where used");
 
   p.kvLoop = dyn_cast<scf::ForOp>(p.softmax->getParentOp());
   if (!p.kvLoop || p.kvLoop.getNumRegionIterArgs() != 3)
@@ -223,6 +233,12 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
       p.product.getAcc() != p.rescale.getResult())
     return fail(p.softmax, "O must be rescaled by the correction before P V "
                            "accumulates into it");
+  // FP8: Q K^T and P V scaled by the tile's descale factors, or neither.
+  Value scoreScale = p.descale ? p.descale.getScores() : Value();
+  Value valueScale = p.descale ? p.descale.getValues() : Value();
+  if (p.scores.getScale() != scoreScale || p.product.getScale() != valueScale)
+    return fail(p.scores, "Q K^T and P V must be scaled by the descale "
+                          "factors of fa4.tile.descale, or both unscaled");
   if (yield.getOperands() != ValueRange{p.product.getResult(),
                                         p.softmax.getNewMax(),
                                         p.softmax.getNewSum()})
@@ -373,6 +389,11 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
     return fail(p.keys, "the keys must be counted in K at the work tile's "
                         "batch");
   Value keyCount = p.keys ? p.keys.getKeys() : Value();
+  if (p.descale &&
+      (p.descale->getBlock() != tileLoop.getBody() ||
+       p.descale.getBatch() != batch || p.descale.getHead() != p.key.getHead()))
+    return fail(p.descale, "the descale factors must be read once per work "
+                           "tile at its batch and the K/V head");
   if (p.mask.getPosition() != row || p.mask.getKey() != key ||
       !isDim(p.mask.getSeqQ(), 0, 1) ||
       (keyCount ? p.mask.getSeqKv() != keyCount
@@ -475,15 +496,32 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
     return disagree(p.stageLoop ? p.stageLoop.getOperation() : p.query,
                     "a work tile must have qStages Q tiles");
 
-  // One element type for every tile and tensor.
+  // One element type for every tile and tensor (FP8: O in 16 bits).
   Type element = queryTensor.getElementType();
+  bool fp8 = isa<Float8E4M3FNType>(element);
   for (Type type : {keyTensor.getElementType(), valueTensor.getElementType(),
-                    outputTensor.getElementType(),
                     p.softmax.getProbabilities().getType().getElementType()})
     if (type != element)
-      return kernel.emitOpError() << "needs one element type for Q, K, V, P "
-                                     "and O, got "
+      return kernel.emitOpError() << "needs one element type for Q, K, V and "
+                                     "P, got "
                                   << element << " and " << type;
+  Type outElement = outputTensor.getElementType();
+  if (fp8 ? !(outElement.isBF16() || outElement.isF16())
+          : outElement != element)
+    return kernel.emitOpError()
+           << "needs O in " << (fp8 ? "f16 or bf16" : "Q's element type")
+           << ", got " << outElement;
+  if (fp8 != plan.isFp8())
+    return disagree(p.query, "operandBytes must be 1 exactly for FP8 "
+                             "operands");
+  if (!fp8 && p.descale)
+    return kernel.emitOpError()
+           << "has descale factors for " << element << " operands";
+  // The dense forward family's FP8 kernel is built in steps: its planning
+  // and tiled program exist, its roles not yet.
+  if (fp8)
+    return kernel.emitOpError()
+           << "fa4-specialize does not build FP8 (e4m3) kernels yet";
   if (keyTensor.getDimSize(3) != queryTensor.getDimSize(3) ||
       outputTensor.getDimSize(3) != valueTensor.getDimSize(3))
     return kernel.emitOpError()
@@ -523,7 +561,8 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
       plan.getKvStages(), pack, p.coords.getScheduler(), plan.getSoftmaxRegs(),
       plan.getCorrectionRegs(), plan.getProducerRegs(),
       static_cast<int64_t>(p.softmax.getEmulated()), plan.getPvSplit(),
-      static_cast<int64_t>(p.softmax.getThreshold()), plan.getKvSplits());
+      static_cast<int64_t>(p.softmax.getThreshold()), plan.getKvSplits(),
+      plan.getOperandBytes());
   if (!shape.plan)
     return failure();
   shape.element = query.getElementType();

@@ -38,6 +38,7 @@ struct TiledProgram {
   TileModifyOp modify; // null without score or mask regions
   TileSequenceOp sequence; // null without variable lengths
   TileKeysOp keys;         // null without a KV cache's lengths or pages
+  TileDescaleOp descale;   // null without FP8 descale factors
   scf::ForOp stageLoop, kvLoop;
   int64_t kvHeadDivisor = 0; // query heads per KV head, as the program says
 };

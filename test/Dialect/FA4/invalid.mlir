@@ -2,9 +2,9 @@
 
 // One case per rule of the fa4.attention verifier.
 
-// Inputs must be f16 or bf16.
+// Inputs must be f16, bf16 or (Q, K, V) FP8 e4m3.
 func.func @f(%q: memref<2x128x8x64xf32>, %k: memref<2x256x2x64xbf16>, %v: memref<2x256x2x64xbf16>, %o: memref<2x128x8x64xbf16>) {
-  // expected-error @+1 {{operand #0 must be 3D/4D memref or tensor of f16 or bf16, but got 'memref<2x128x8x64xf32>'}}
+  // expected-error @+1 {{operand #0 must be 3D/4D memref or tensor of f16, bf16 or f8E4M3FN, but got 'memref<2x128x8x64xf32>'}}
   fa4.attention ins(%q, %k, %v : memref<2x128x8x64xf32>, memref<2x256x2x64xbf16>, memref<2x256x2x64xbf16>) outs(%o : memref<2x128x8x64xbf16>)
   return
 }
@@ -682,7 +682,7 @@ func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memre
 // custom syntax cannot spell one).
 func.func @f(%q: memref<?x8x64xbf16>, %k: memref<?x2x64xbf16>, %o: memref<?x8x64xbf16>, %c: memref<?xi32>) {
   // expected-error @+1 {{takes cu_seqlens_q and cu_seqlens_k together}}
-  "fa4.attention"(%q, %k, %k, %o, %c) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 0, 0, 0, 0>}> ({}, {}) : (memref<?x8x64xbf16>, memref<?x2x64xbf16>, memref<?x2x64xbf16>, memref<?x8x64xbf16>, memref<?xi32>) -> ()
+  "fa4.attention"(%q, %k, %k, %o, %c) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0>}> ({}, {}) : (memref<?x8x64xbf16>, memref<?x2x64xbf16>, memref<?x2x64xbf16>, memref<?x8x64xbf16>, memref<?xi32>) -> ()
   return
 }
 

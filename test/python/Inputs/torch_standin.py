@@ -72,6 +72,22 @@ class Tensor:
     def is_floating_point(self):
         return self.dtype.name.startswith(("float", "bfloat"))
 
+    def permute(self, *dims):
+        """A view: the same memory, dimensions (and strides) reordered."""
+        return Tensor([self.shape[d] for d in dims], self.dtype, self.device,
+                      [self._strides[d] for d in dims], self._ptr, self.requires_grad)
+
+    def as_strided(self, shape, strides):
+        return Tensor(shape, self.dtype, self.device, strides, self._ptr)
+
+    # Copies into a tensor on the host side (no data): remembered as `copied`,
+    # the source tensor.
+    copied = None
+
+    def copy_(self, source):
+        self.copied = source
+        return self
+
     def to(self, dtype):
         return self if dtype is self.dtype else Tensor(self.shape, dtype, self.device)
 
@@ -113,6 +129,8 @@ torch = types.ModuleType("torch")
 torch.cuda = types.ModuleType("torch.cuda")
 torch.bfloat16, torch.float16, torch.float32, torch.float64, torch.int32 = (
     DType(n) for n in ("bfloat16", "float16", "float32", "float64", "int32"))
+torch.float8_e4m3fn = DType("float8_e4m3fn")
+torch.dtype = DType
 torch.Tensor = Tensor
 torch.empty = lambda shape, dtype, device: Tensor(shape, dtype, device)
 
@@ -125,6 +143,7 @@ def _full(shape, value, dtype=None, device=None):
 
 
 torch.full = _full
+torch.ones = lambda shape, dtype=None, device=None: _full(shape, 1.0, dtype, device)
 torch.contiguous_format = "contiguous_format"
 # Through torch.empty, as it is when called (caching_allocator replaces it).
 torch.empty_like = lambda t, memory_format=None: torch.empty(t.shape, t.dtype, t.device)
@@ -163,7 +182,11 @@ class FakeCuda:
         self.functions = {}  # CUfunction -> kernel name
         self.strides = {}  # global address -> byte strides of its tensor map
         self.dims = {}  # global address -> dimensions of its tensor map
+        self.boxes = {}  # global address -> box of its tensor map
+        self.data_types = {}  # global address -> CUtensorMapDataType of its map
         self.kinds = []
+        # What cuDeviceGetAttribute answers: a B200, unless a test says otherwise.
+        self.capability, self.sm_count = (10, 0), 148
 
     def __getattribute__(self, name):
         if name.startswith("cu"):
@@ -194,7 +217,8 @@ class FakeCuda:
         return 0
 
     def cuDeviceGetAttribute(self, out, attribute, device):
-        out._obj.value = {75: 10, 76: 0, 16: 148, 97: 232448}[attribute.value]
+        out._obj.value = {75: self.capability[0], 76: self.capability[1], 16: self.sm_count,
+                          97: 232448}[attribute.value]
         return 0
 
     def cuModuleGetFunction(self, out, module, name):
@@ -202,10 +226,13 @@ class FakeCuda:
         self.functions[out._obj.value] = name.decode()
         return 0
 
-    def cuTensorMapEncodeTiled(self, out, data_type, rank, address, dims, strides, *rest):
+    def cuTensorMapEncodeTiled(self, out, data_type, rank, address, dims, strides, box,
+                               *rest):
         ctypes.memmove(out.value, address.value.to_bytes(8, "little") + bytes(120), 128)
         self.strides[address.value] = list(strides)
         self.dims[address.value] = list(dims)
+        self.boxes[address.value] = list(box)
+        self.data_types[address.value] = data_type.value
         return 0
 
     def cuMemAllocAsync(self, out, size, stream):
@@ -243,21 +270,27 @@ class FakeCuda:
 
 def write_kernel(directory, name, element, heads_q, heads_kv, causal, lse, sink=False,
                  head_dim=64, window=None, softcap=None, varlen=False, seqused_k=False,
-                 head_dim_v=None, page_size=None):
+                 head_dim_v=None, page_size=None, descale=False, output=None,
+                 arch="sm_100a"):
     """Writes the manifest (and a stand-in cubin) of a kernel named `name`
     as fa4-compile would for that configuration (`varlen`: packed
     sequences, `seqused_k` with the keys each sequence, or each batch of a
     dense KV cache, uses, `page_size` K/V pages [pages, page_size, Hkv, D]
     read through a page table, `head_dim_v` V's and O's head dim where it
-    is not `head_dim`)."""
+    is not `head_dim`). `element` 'e4m3' is FP8 as /work/fp8/SPEC.md has it:
+    operands f8E4M3FN, O `output` (bf16 by default), V's map key-major,
+    and with `descale` the q/k/v_descale operands and pointers."""
     rows = [-1] if varlen else [-1, -1]
     kv_rows = [-1, page_size] if page_size else rows
     head_dim_v = head_dim if head_dim_v is None else head_dim_v
-    operands = [{"name": n, "element": element, "shape": r + [h, d]}
-                for n, r, h, d in (("query", rows, heads_q, head_dim),
-                                   ("key", kv_rows, heads_kv, head_dim),
-                                   ("value", kv_rows, heads_kv, head_dim_v),
-                                   ("output", rows, heads_q, head_dim_v))]
+    eight_bit = element == "e4m3"
+    output = output or ("bf16" if eight_bit else element)
+    spelled = "f8E4M3FN" if eight_bit else element
+    operands = [{"name": n, "element": e, "shape": r + [h, d]}
+                for n, e, r, h, d in (("query", spelled, rows, heads_q, head_dim),
+                                      ("key", spelled, kv_rows, heads_kv, head_dim),
+                                      ("value", spelled, kv_rows, heads_kv, head_dim_v),
+                                      ("output", output, rows, heads_q, head_dim_v))]
     params = [{"kind": "tensor_map", "name": f"m{i}", "source": f"tensor_maps[{i}]"}
               for i in range(4)]
     if varlen:
@@ -271,7 +304,7 @@ def write_kernel(directory, name, element, heads_q, heads_kv, causal, lse, sink=
                    {"kind": "i32", "name": "seq_kv", "source": "key.shape[1]"}]
     params.append({"kind": "f32", "name": "scale_log2", "source": "scale_log2"})
     manifest = {
-        "kernel": name, "arch": "sm_100a", "block": [512, 1, 1], "cluster": [1, 1, 1],
+        "kernel": name, "arch": arch, "block": [512, 1, 1], "cluster": [1, 1, 1],
         "dynamic_smem_bytes": 197632, "files": {"cubin": f"{name}.cubin"},
         "grid": {"rule": "persistent_varlen" if varlen else "persistent",
                  "head_blocks": heads_q, "query_rows_per_cta": 256},
@@ -303,11 +336,19 @@ def write_kernel(directory, name, element, heads_q, heads_kv, causal, lse, sink=
             operands.append({"name": "page_table", "element": "i32", "shape": [-1, -1]})
             params += [{"kind": "pointer", "name": "page_table", "source": "page_table.data"},
                        {"kind": "i32", "name": "max_pages", "source": "page_table.shape[1]"}]
+    # After the other pointers (SPEC.md).
+    for table in ("q_descale", "k_descale", "v_descale") if descale else ():
+        operands.append({"name": table, "element": "f32", "shape": [-1, heads_kv]})
+        params.append({"kind": "pointer", "name": table, "source": f"{table}.data"})
     maps = [{"operand": n, "operand_index": i, "element": element,
              "box": [64, 1, 128, 1], "swizzle": "128B", "oob_fill": "zero"}
             for i, n in enumerate(("query", "key", "value", "output"))]
     for entry in maps if varlen else ():
         entry["varlen"] = True
+    if eight_bit:
+        # (S, H, D, B) for V, box [block_n, 1, Dv, 1]; O 16-bit.
+        maps[2].update(key_major=True, box=[128, 1, head_dim_v, 1])
+        maps[3]["element"] = output
     manifest.update(operands=operands, params=params, tensor_maps=maps)
     (directory / f"{name}.json").write_text(json.dumps(manifest))
     (directory / f"{name}.cubin").write_bytes(b"\x7fELF")

@@ -40,8 +40,13 @@ bool isKernelBuffer(AttentionOp op, unsigned index, MemRefType type) {
     return type.getLayout().isIdentity();
   SmallVector<int64_t> strides;
   int64_t offset;
-  return succeeded(type.getStridesAndOffset(strides, offset)) &&
-         strides.back() == 1;
+  if (failed(type.getStridesAndOffset(strides, offset)))
+    return false;
+  // An FP8 V may also be key-major (sm_90a's PV wgmma reads it so).
+  bool keyMajor = op.isFp8() &&
+                  index == op.getValueMutable().getOperandNumber() &&
+                  strides[op.getSequenceDim()] == 1;
+  return strides.back() == 1 || keyMajor;
 }
 
 /// The type of the buffer the kernel gets for the operand `index` whose
@@ -242,6 +247,9 @@ struct AttentionOpInterface
         rewriter, loc, TypeRange(), operands[0], operands[1], operands[2],
         operands[3], operandAt(optionalOperand(attention.getLseMutable())),
         operandAt(optionalOperand(attention.getSinkMutable())),
+        operandAt(optionalOperand(attention.getQDescaleMutable())),
+        operandAt(optionalOperand(attention.getKDescaleMutable())),
+        operandAt(optionalOperand(attention.getVDescaleMutable())),
         operandAt(optionalOperand(attention.getCuSeqlensQMutable())),
         operandAt(optionalOperand(attention.getCuSeqlensKMutable())),
         operandAt(optionalOperand(attention.getSequsedKMutable())),

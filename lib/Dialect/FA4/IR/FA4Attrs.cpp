@@ -36,27 +36,31 @@ static int64_t qSlots(Arch arch, int64_t qStages, int64_t headDim) {
   return arch == Arch::sm_90a && headDim <= 128 ? 2 * qStages : qStages;
 }
 
-/// Tiles hold whole 64-column swizzle atoms, the last partly filled where
-/// the head dim is not a multiple of 64.
-static int64_t tileColumns(int64_t headDim) {
-  return llvm::alignTo(headDim, 64);
+/// The bytes of one row of a tile: whole 128-byte swizzle atoms (64 16-bit
+/// or 128 FP8 columns), the last partly filled where the head dim is not a
+/// multiple of the atom.
+static int64_t rowBytes(int64_t columns, int64_t elementBytes) {
+  return llvm::alignTo(columns * elementBytes, 128);
 }
 
 int64_t PlanAttr::sharedMemoryBytes(Arch arch, int64_t qStages,
                                     int64_t kvStages, int64_t blockM,
                                     int64_t blockN, int64_t headDim,
-                                    int64_t headDimV) {
-  const int64_t elementBytes = 2;
-  int64_t qk = tileColumns(headDim), v = tileColumns(headDimV);
-  int64_t slot = std::max(qk, v);
+                                    int64_t headDimV, int64_t elementBytes) {
+  int64_t qk = rowBytes(headDim, elementBytes);
+  // A K tile is blockN rows of Dqk; a V tile blockN rows of Dv, or (FP8,
+  // key-major) Dv rows of blockN keys.
+  int64_t kTile = qk * blockN;
+  int64_t vTile = elementBytes == 1 ? headDimV * rowBytes(blockN, 1)
+                                    : rowBytes(headDimV, elementBytes) * blockN;
+  int64_t slot = std::max(kTile, vTile);
   int64_t qTiles = qSlots(arch, qStages, std::max(headDim, headDimV));
   int64_t oTiles = arch == Arch::sm_90a ? qStages : 1;
+  int64_t oTile = rowBytes(headDimV, 2) * blockM;
   int64_t statistics =
       arch == Arch::sm_90a ? 0 : qStages * blockM * 2 * int64_t(sizeof(float));
-  return elementBytes *
-             (qk * qTiles * blockM + slot * kvStages * blockN +
-              v * oTiles * blockM) +
-         statistics + limits::kSmemReservedBytes;
+  return qk * qTiles * blockM + slot * kvStages + oTile * oTiles + statistics +
+         limits::kSmemReservedBytes;
 }
 
 /// sm_100a: a softmax warpgroup per Q stage, the correction and the producer
@@ -108,15 +112,13 @@ verifyHopperFields(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                               Arch arch, int64_t blockM, int64_t blockN,
-                               int64_t headDim, std::optional<int64_t> headDimV,
-                               int64_t qStages, int64_t kvStages,
-                               int64_t gqaPack, Scheduler scheduler,
-                               int64_t softmaxRegs, int64_t correctionRegs,
-                               int64_t producerRegs, int64_t emulatedExp2,
-                               int64_t pvSplit, int64_t rescaleThreshold,
-                               std::optional<int64_t> kvSplits) {
+LogicalResult PlanAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, Arch arch, int64_t blockM,
+    int64_t blockN, int64_t headDim, std::optional<int64_t> headDimV,
+    int64_t qStages, int64_t kvStages, int64_t gqaPack, Scheduler scheduler,
+    int64_t softmaxRegs, int64_t correctionRegs, int64_t producerRegs,
+    int64_t emulatedExp2, int64_t pvSplit, int64_t rescaleThreshold,
+    std::optional<int64_t> kvSplits, std::optional<int64_t> operandBytes) {
   // Every parameter is bounded before the resource formulas below use it,
   // so that they cannot overflow.
   bool hopper = arch == Arch::sm_90a;
@@ -192,6 +194,27 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "kvSplits > 1 needs the linear or lpt scheduler, "
                           "got paired";
 
+  // FP8: a key-major V tile of 128 keys fills one 128-byte swizzle atom
+  // per row (the PV wgmma reads V K-major); P, up to 2^threshold before a
+  // rescale, must stay within e4m3's largest finite value (448).
+  if (operandBytes && *operandBytes != 1)
+    return emitError() << "operandBytes must be 1 (FP8) or absent (16-bit), "
+                          "got "
+                       << *operandBytes;
+  if (operandBytes && !hopper)
+    return emitError() << "FP8 plans are built for sm_90a only";
+  if (operandBytes && blockN != 128)
+    return emitError() << "blockN must be 128 with FP8 operands (a key-major "
+                          "V row of 128 keys is one 128-byte swizzle atom), "
+                          "got "
+                       << blockN;
+  if (operandBytes && rescaleThreshold > limits::kMaxFp8RescaleThreshold)
+    return emitError() << "rescaleThreshold must be at most "
+                       << limits::kMaxFp8RescaleThreshold
+                       << " with FP8 operands (P below 2^threshold must fit "
+                          "e4m3, whose largest value is 448), got "
+                       << rescaleThreshold;
+
   // What the plan asks of one SM.
   int64_t warpgroups = hopper ? qStages + 1 : qStages + 2;
   int64_t registers = registersPerCta(arch, qStages, softmaxRegs,
@@ -221,8 +244,9 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                          << valueHeadDim << " O)), more than the "
                          << limits::kTmemColumns << " available";
   }
-  int64_t smem = sharedMemoryBytes(arch, qStages, kvStages, blockM, blockN,
-                                   headDim, valueHeadDim);
+  int64_t smem =
+      sharedMemoryBytes(arch, qStages, kvStages, blockM, blockN, headDim,
+                        valueHeadDim, operandBytes.value_or(2));
   if (smem > limits::kSmemBytes)
     return emitError() << "plan needs " << smem
                        << " bytes of shared memory (" << qStages

@@ -40,6 +40,16 @@ bool mlir::fa4::isWorkgroupMemRef(MemRefType type) {
 // AttentionOp
 //===----------------------------------------------------------------------===//
 
+bool AttentionOp::isValueKeyMajor() {
+  auto memref = dyn_cast<MemRefType>(getValue().getType());
+  if (!memref)
+    return false;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(memref.getStridesAndOffset(strides, offset)) &&
+         strides.back() != 1 && strides[getSequenceDim()] == 1;
+}
+
 double AttentionOp::getEffectiveScale() {
   if (std::optional<APFloat> scale = getScale())
     return scale->convertToDouble();
@@ -70,9 +80,11 @@ struct NamedOperand {
 
 /// Verifies the properties of one operand on its own: positive static sizes,
 /// static head counts and head dims, and (memrefs) a unit-stride innermost
-/// dimension.
+/// dimension, or, where `keyMajorDim` is given, unit stride in that one
+/// instead.
 LogicalResult verifyOperandShape(AttentionOp op, const NamedOperand &operand,
-                                 ArrayRef<unsigned> mustBeStatic) {
+                                 ArrayRef<unsigned> mustBeStatic,
+                                 std::optional<unsigned> keyMajorDim = {}) {
   for (unsigned i = 0, e = operand.type.getRank(); i < e; ++i) {
     if (!ShapedType::isDynamic(operand.dim(i)) && operand.dim(i) <= 0)
       return op.emitOpError()
@@ -91,13 +103,22 @@ LogicalResult verifyOperandShape(AttentionOp op, const NamedOperand &operand,
     return success(); // a tensor's layout is bufferization's choice
   SmallVector<int64_t> strides;
   int64_t offset;
-  if (failed(memref.getStridesAndOffset(strides, offset)) ||
-      strides.back() != 1)
+  bool layout = succeeded(memref.getStridesAndOffset(strides, offset));
+  if (layout && strides.back() == 1)
+    return success();
+  if (keyMajorDim) {
+    if (layout && strides[*keyMajorDim] == 1)
+      return success();
     return op.emitOpError()
-           << operand.name << " must have unit stride in its innermost ("
-           << operand.dimNames[operand.type.getRank() - 1]
-           << ") dimension, got " << operand.type;
-  return success();
+           << operand.name << " of an 8-bit type must have unit stride in its "
+           << operand.dimNames[operand.type.getRank() - 1] << " or its "
+           << operand.dimNames[*keyMajorDim] << " dimension, got "
+           << operand.type;
+  }
+  return op.emitOpError() << operand.name
+                          << " must have unit stride in its innermost ("
+                          << operand.dimNames[operand.type.getRank() - 1]
+                          << ") dimension, got " << operand.type;
 }
 
 /// Verifies that dimension `aDim` of `a` and `bDim` of `b` agree where both
@@ -198,17 +219,29 @@ LogicalResult AttentionOp::verify() {
   unsigned seq = getSequenceDim(), heads = seq + 1, dim = seq + 2;
 
   // Head counts and head dims shape the kernel; only batch and sequence
-  // lengths may be chosen at run time.
+  // lengths may be chosen at run time. An FP8 V may be key-major.
+  bool fp8 = isFp8();
   for (const NamedOperand *operand : {&q, &k, &v, &o})
-    if (failed(verifyOperandShape(*this, *operand, {heads, dim})))
+    if (failed(verifyOperandShape(*this, *operand, {heads, dim},
+                                  fp8 && operand == &v
+                                      ? std::optional<unsigned>(seq)
+                                      : std::nullopt)))
       return failure();
 
   Type elementType = q.type.getElementType();
-  for (const NamedOperand *operand : {&k, &v, &o})
+  for (const NamedOperand *operand : {&k, &v})
     if (operand->type.getElementType() != elementType)
       return emitOpError() << operand->name << " element type "
                            << operand->type.getElementType()
                            << " must match query element type " << elementType;
+  Type outputType = o.type.getElementType();
+  if (fp8 && !outputType.isBF16() && !outputType.isF16())
+    return emitOpError() << "output element type must be bf16 or f16 with "
+                            "FP8 operands (O is written in 16 bits), got "
+                         << outputType;
+  if (!fp8 && outputType != elementType)
+    return emitOpError() << "output element type " << outputType
+                         << " must match query element type " << elementType;
 
   if ((!varlen && !paged &&
        (failed(verifySameDim(*this, "batch", q, 0, k, 0)) ||
@@ -335,6 +368,46 @@ LogicalResult AttentionOp::verify() {
       return failure();
   }
 
+  if (static_cast<bool>(getQDescale()) != static_cast<bool>(getKDescale()) ||
+      static_cast<bool>(getQDescale()) != static_cast<bool>(getVDescale()))
+    return emitOpError() << "takes q_descale, k_descale and v_descale "
+                            "together";
+  if (getQDescale()) {
+    if (!fp8)
+      return emitOpError() << "descale factors apply to FP8 operands, but "
+                              "query is "
+                           << elementType;
+    // One factor per (batch or sequence, KV head), read through a pointer.
+    for (auto [name, value] :
+         {std::pair<StringRef, Value>{"q_descale", getQDescale()},
+          {"k_descale", getKDescale()},
+          {"v_descale", getVDescale()}}) {
+      NamedOperand d{name,
+                     cast<ShapedType>(value.getType()),
+                     {"batch", "heads_kv", "", ""}};
+      if (failed(verifyOperandShape(*this, d, {})) ||
+          failed(verifySameDim(*this, "heads_kv", k, heads, d, 1)))
+        return failure();
+      if (varlen) {
+        auto cuQ = cast<ShapedType>(getCuSeqlensQ().getType());
+        if (!cuQ.isDynamicDim(0) && !d.type.isDynamicDim(0) &&
+            d.dim(0) + 1 != cuQ.getDimSize(0))
+          return emitOpError()
+                 << name << " must have one row per sequence: cu_seqlens_q "
+                 << "has " << cuQ.getDimSize(0) << " entries ("
+                 << cuQ.getDimSize(0) - 1 << " sequences) but " << name
+                 << " has " << d.dim(0);
+      } else if (failed(verifySameDim(*this, "batch", q, 0, d, 0))) {
+        return failure();
+      }
+      if (!isContiguousGlobal(d.type))
+        return emitOpError() << name
+                             << " must be a contiguous tensor in "
+                                "global memory, got "
+                             << d.type;
+    }
+  }
+
   if (std::optional<ArrayRef<int64_t>> window = getWindow()) {
     int64_t left = (*window)[0], right = (*window)[1];
     for (auto [side, bound] : {std::pair<StringRef, int64_t>{"left", left},
@@ -367,6 +440,10 @@ LogicalResult AttentionOp::verify() {
                            << ", v " << plan.getValueHeadDim()
                            << ") do not match the operands' (qk "
                            << getHeadDimQK() << ", v " << getHeadDimV() << ")";
+    if (plan.isFp8() != fp8)
+      return emitOpError() << "plan operandBytes (" << plan.getElementBytes()
+                           << ") does not match the operands' element type "
+                           << elementType;
     if (paged && getPageSize() % plan.getBlockN() != 0 &&
         plan.getBlockN() % getPageSize() != 0)
       return emitOpError() << "plan blockN " << plan.getBlockN()
@@ -426,8 +503,27 @@ std::string LaunchOp::getOperandName(unsigned index) {
   // f32, then the i32 tables: of variable lengths in order (a packed, rank-3
   // query), or a dense batch's seqused_k [B], and the page table [B, pages].
   auto type = cast<MemRefType>(getTensors()[index].getType());
-  if (type.getElementType().isF32())
-    return type.getRank() == 1 ? "sink" : "lse";
+  if (type.getElementType().isF32()) {
+    if (type.getRank() == 1)
+      return "sink";
+    // FP8 descale factors: the last three of the f32 [B, Hkv] operands (a
+    // packed batch's LSE [Hq, total_q] is of rank 2 too, and comes first).
+    auto isMatrix = [](Value tensor) {
+      auto t = cast<MemRefType>(tensor.getType());
+      return t.getElementType().isF32() && t.getRank() == 2;
+    };
+    bool fp8 = isa<Float8E4M3FNType>(
+        cast<MemRefType>(getTensors()[0].getType()).getElementType());
+    auto optional = getTensors().drop_front(std::size(kActivations));
+    int64_t matrices = llvm::count_if(optional, isMatrix);
+    int64_t before = llvm::count_if(
+        optional.take_front(index - std::size(kActivations)), isMatrix);
+    static constexpr StringLiteral kDescales[] = {"q_descale", "k_descale",
+                                                  "v_descale"};
+    if (fp8 && type.getRank() == 2 && matrices >= 3 && before >= matrices - 3)
+      return kDescales[before - (matrices - 3)].str();
+    return "lse";
+  }
   if (!type.getElementType().isSignlessInteger(32))
     return {};
   if (type.getRank() == 2)
@@ -499,23 +595,26 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                cast<MemRefType>(getTensors()[0].getType()).getRank() == 4;
   for (unsigned i = 0, e = getTensors().size(); i < e; ++i) {
     std::string name = getOperandName(i);
+    bool afterSink =
+        previous == "output" || previous == "lse" || previous == "sink";
+    bool afterDescale = afterSink || previous == "v_descale";
     bool inOrder =
         i < 4 || (name == "lse" && previous == "output") ||
         (name == "sink" && (previous == "output" || previous == "lse")) ||
-        (name == "cu_seqlens_q" &&
-         (previous == "output" || previous == "lse" || previous == "sink")) ||
+        (name == "q_descale" && afterSink) ||
+        (name == "k_descale" && previous == "q_descale") ||
+        (name == "v_descale" && previous == "k_descale") ||
+        (name == "cu_seqlens_q" && afterDescale) ||
         (name == "cu_seqlens_k" && previous == "cu_seqlens_q") ||
         (name == "seqused_k" &&
-         (previous == "cu_seqlens_k" ||
-          (dense && (previous == "output" || previous == "lse" ||
-                     previous == "sink")))) ||
+         (previous == "cu_seqlens_k" || (dense && afterDescale))) ||
         (name == "page_table" && dense &&
-         (previous == "output" || previous == "lse" || previous == "sink" ||
-          previous == "seqused_k"));
+         (afterDescale || previous == "seqused_k"));
     if (!inOrder)
       return emitOpError()
              << "takes query, key, value, output and optionally lse (f32 "
                 "[B, Hq, Sq] or [Hq, total_q]), sink (f32 [Hq]), "
+                "q_descale, k_descale, v_descale (f32 [B, Hkv]), "
                 "cu_seqlens_q, cu_seqlens_k (i32 [B + 1]), seqused_k (i32 "
                 "[B]) and page_table (i32 [B, pages]), in this order; operand #"
              << i << " is " << getOperand(i).getType();

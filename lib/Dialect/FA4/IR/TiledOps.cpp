@@ -305,6 +305,12 @@ LogicalResult TileSoftmaxOp::verify() {
     return emitOpError() << "threshold " << threshold
                          << " lets f16 probabilities reach 2^" << threshold
                          << ", past the largest f16 (65504); at most 15";
+  if (isa<Float8E4M3FNType>(getProbabilities().getType().getElementType()) &&
+      threshold > limits::kMaxFp8RescaleThreshold)
+    return emitOpError() << "threshold " << threshold
+                         << " lets e4m3 probabilities reach 2^" << threshold
+                         << ", past the largest e4m3 (448); at most "
+                         << limits::kMaxFp8RescaleThreshold;
   return success();
 }
 
@@ -333,6 +339,9 @@ LogicalResult TileNormalizeOp::verify() {
     return failure();
   if (getResult().getType().getShape() != tile->getShape())
     return emitOpError() << "result must have the shape of the tile, got "
+                         << getResult().getType();
+  if (getResult().getType().getElementTypeBitWidth() != 16)
+    return emitOpError() << "writes O in 16 bits (f16 or bf16), got "
                          << getResult().getType();
   return verifyRowVector(*this, "sums", getSums().getType(),
                          tile->getDimSize(0));

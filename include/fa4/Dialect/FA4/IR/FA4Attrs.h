@@ -52,6 +52,8 @@ constexpr int64_t kMaxHeadDim = 256;
 constexpr int64_t kMaxKvSplits = 64;
 constexpr int64_t kMaxKvStages = 16;
 constexpr int64_t kMaxRescaleThreshold = 64;
+/// FP8: P is rounded to e4m3, whose largest finite value is 448 < 2^9.
+constexpr int64_t kMaxFp8RescaleThreshold = 8;
 } // namespace mlir::fa4::limits
 
 #endif // FA4_DIALECT_FA4_IR_FA4ATTRS_H

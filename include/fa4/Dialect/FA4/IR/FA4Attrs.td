@@ -116,6 +116,7 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     | `pvSplit` | columns of P consumed by the first of the two PV MMAs |
     | `rescaleThreshold` | growth of the row max (log2 units) tolerated before O is rescaled |
     | `kvSplits` | split-KV: CTAs that share one work tile's KV blocks, each computing a partial O over a contiguous share (absent: 1, no split) |
+    | `operandBytes` | bytes per element of Q, K and V: absent for 16-bit (f16, bf16), 1 for FP8 (e4m3, sm_90a: `blockN` 128 and `rescaleThreshold` at most 8, so that P below 2^8 stays within e4m3's 448) |
 
     On `sm_90a` (FlashAttention-3 structure) a Q stage is the 64-row tile of
     one consumer warpgroup (`blockM = 64`), `softmaxRegs` is the consumers'
@@ -137,7 +138,8 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     (`128 x (qStages x softmaxRegs + correctionRegs + producerRegs)` within
     the registers the CTA is launched with: 65536 for four warpgroups,
     64512 for three, as setmaxnreg only moves them between warpgroups), TMEM columns on sm_100a (`qStages x (blockN + Dv) <= 512`)
-    and shared memory (`<= 227 KB`, tiles counted at their atoms' width).
+    and shared memory (`<= 227 KB`, tiles counted at their atoms' width:
+    128 bytes, 64 16-bit or 128 FP8 columns; O staging always 16-bit).
 
     Example:
 
@@ -168,7 +170,8 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     "int64_t":$emulatedExp2,
     "int64_t":$pvSplit,
     "int64_t":$rescaleThreshold,
-    OptionalParameter<"std::optional<int64_t>">:$kvSplits
+    OptionalParameter<"std::optional<int64_t>">:$kvSplits,
+    OptionalParameter<"std::optional<int64_t>">:$operandBytes
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
@@ -185,6 +188,10 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     int64_t getRegistersPerCta() const;
     /// CTAs that share a work tile's KV blocks (1: no split).
     int64_t getSplits() const { return getKvSplits().value_or(1); }
+    /// Bytes per element of Q, K and V (2: 16-bit, 1: FP8).
+    int64_t getElementBytes() const { return getOperandBytes().value_or(2); }
+    /// Whether Q, K and V are FP8 (e4m3).
+    bool isFp8() const { return getElementBytes() == 1; }
     /// Dv: headDimV where given, else headDim.
     int64_t getValueHeadDim() const {
       return getHeadDimV().value_or(getHeadDim());
@@ -195,7 +202,8 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     static int64_t sharedMemoryBytes(Arch arch, int64_t qStages,
                                      int64_t kvStages, int64_t blockM,
                                      int64_t blockN, int64_t headDim,
-                                     int64_t headDimV);
+                                     int64_t headDimV,
+                                     int64_t elementBytes = 2);
     static int64_t tmemColumns(int64_t qStages, int64_t blockN,
                                int64_t headDimV);
   }];

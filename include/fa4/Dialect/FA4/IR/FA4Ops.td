@@ -13,12 +13,14 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Dialect/NVGPU/IR/NVGPUTypes.td"
 
-// Q, K, V and O: [batch, sequence, heads, head_dim] in a 16-bit float type.
-def FA4_ActivationMemRef : MemRefRankOf<[F16, BF16], [4]>;
+// Q, K, V and O: [batch, sequence, heads, head_dim] in a 16-bit float type,
+// or Q, K and V in FP8 e4m3.
+def FA4_ActivationMemRef : MemRefRankOf<[F16, BF16, F8E4M3FN], [4]>;
 // The memref types of the tiled program's operands.
 def FA4_LseMemRef : MemRefRankOf<[F32], [2, 3]>;
 def FA4_SeqLensMemRef : MemRefRankOf<[I32], [1]>;
 def FA4_SinkMemRef : MemRefRankOf<[F32], [1]>;
+def FA4_DescaleMemRef : MemRefRankOf<[F32], [2]>;
 def FA4_PageTableMemRef : MemRefRankOf<[I32], [2]>;
 def FA4_CaptureMemRef : MemRefOf<[F16, BF16, F32, I8, I16, I32, I64]>;
 
@@ -31,13 +33,17 @@ class FA4_Shaped<list<Type> elements, list<int> ranks, string summary>
 // Q, K, V and O: [batch, sequence, heads, head_dim], or packed sequences
 // [total, heads, head_dim] with variable lengths.
 def FA4_AttentionShaped
-    : FA4_Shaped<[F16, BF16], [3, 4], "3D/4D memref or tensor of f16 or bf16">;
+    : FA4_Shaped<[F16, BF16, F8E4M3FN], [3, 4],
+                 "3D/4D memref or tensor of f16, bf16 or f8E4M3FN">;
 // LSE: [batch, heads_q, seq_q] in f32 ([heads_q, total_q] with variable
 // lengths).
 def FA4_LseShaped : FA4_Shaped<[F32], [2, 3], "2D/3D memref or tensor of f32">;
 // Sequence starts (B + 1 prefix sums) and lengths of a packed batch.
 def FA4_SeqLensShaped : FA4_Shaped<[I32], [1], "1D memref or tensor of i32">;
 def FA4_SinkShaped : FA4_Shaped<[F32], [1], "1D memref or tensor of f32">;
+// FP8 descale factors: [batch, heads_kv] in f32.
+def FA4_DescaleShaped
+    : FA4_Shaped<[F32], [2], "2D memref or tensor of f32">;
 def FA4_PageTableShaped : FA4_Shaped<[I32], [2], "2D memref or tensor of i32">;
 // What score and mask regions may read: tables in global memory.
 def FA4_CaptureShaped
@@ -70,12 +76,13 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
 
     | operand | shape | element type |
     |---|---|---|
-    | `query`  | `[B?, Sq?, Hq, Dqk]`  | f16 or bf16 |
+    | `query`  | `[B?, Sq?, Hq, Dqk]`  | f16, bf16 or f8E4M3FN |
     | `key`    | `[B?, Skv?, Hkv, Dqk]` | same as query |
     | `value`  | `[B?, Skv?, Hkv, Dv]`  | same as query |
-    | `output` | `[B?, Sq?, Hq, Dv]`   | same as query |
+    | `output` | `[B?, Sq?, Hq, Dv]`   | same as query; f16 or bf16 with f8E4M3FN |
     | `lse` (optional) | `[B?, Hq, Sq?]` | f32 |
     | `sink` (optional) | `[Hq?]` | f32 |
+    | `q_descale`, `k_descale`, `v_descale` (optional, `descale`) | `[B?, Hkv]` | f32 |
     | `cu_seqlens_q`, `cu_seqlens_k` (`varlen`) | `[B+1?]` | i32 |
     | `seqused_k` (optional) | `[B?]` | i32 |
     | `page_table` (optional, `paged`) | `[B?, pages?]` | i32 |
@@ -104,9 +111,18 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
     Page entries past a batch's keys are never read. Paged KV takes a dense
     query (no `varlen`).
 
+    FP8 (`f8E4M3FN` Q, K and V, FlashAttention-3's e4m3 forward): O is f16
+    or bf16, and `descale(%qd, %kd, %vd)` optionally gives float32 factors
+    per batch (sequence, with `varlen`) and KV head: `S[j]` above is
+    multiplied by `qd[b, h / G] * kd[b, h / G]` before anything else, and O
+    by `vd[b, h / G]` (the LSE is of the descaled scores). An FP8 `value`
+    may have unit stride in its sequence dimension instead of its head dim
+    (keys contiguous: sm_90a's wgmma reads 8-bit B operands K-major only, so
+    its kernels need that layout).
+
     `Hq` must be a multiple of `Hkv` (grouped-query attention; `Hkv = 1` is
     multi-query attention). The head dimension of every operand must have
-    unit stride.
+    unit stride (an FP8 value's may not, above).
 
     Attributes:
     - `causal`: key `j` is visible from query row `i` only if
@@ -190,6 +206,13 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
       %t = arith.addf %s, %bias : f32
       fa4.yield %t : f32
     }
+    // FP8 Q, K and a key-major V with descale factors; O in bf16.
+    fa4.attention ins(%q8, %k8, %v8 : memref<?x?x32x128xf8E4M3FN>,
+                      memref<?x?x8x128xf8E4M3FN>,
+                      memref<?x?x8x128xf8E4M3FN, strided<[?, 1, ?, ?]>>)
+                  outs(%o : memref<?x?x32x128xbf16>)
+                  descale(%qd, %kd, %vd : memref<?x8xf32>, memref<?x8xf32>,
+                          memref<?x8xf32>) {causal}
     // The tensor form, before bufferization.
     %o2, %lse2 = fa4.attention ins(%qt, %kt, %vt : tensor<2x1024x32x128xbf16>,
                      tensor<2x1024x8x128xbf16>, tensor<2x1024x8x128xbf16>)
@@ -211,6 +234,9 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
     Arg<FA4_AttentionShaped, "output [B, Sq, Hq, Dv]">:$output,
     Arg<Optional<FA4_LseShaped>, "log-sum-exp [B, Hq, Sq]">:$lse,
     Arg<Optional<FA4_SinkShaped>, "sink logits [Hq]">:$sink,
+    Arg<Optional<FA4_DescaleShaped>, "FP8 query descale [B, Hkv]">:$qDescale,
+    Arg<Optional<FA4_DescaleShaped>, "FP8 key descale [B, Hkv]">:$kDescale,
+    Arg<Optional<FA4_DescaleShaped>, "FP8 value descale [B, Hkv]">:$vDescale,
     Arg<Optional<FA4_SeqLensShaped>, "query sequence starts [B + 1]">
         :$cuSeqlensQ,
     Arg<Optional<FA4_SeqLensShaped>, "key sequence starts [B + 1]">
@@ -238,7 +264,8 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
                    "DenseI64ArrayAttr":$window, "FloatAttr":$scale,
                    "FloatAttr":$softcap, "PlanAttr":$plan), [{
       build($_builder, $_state, /*results=*/TypeRange(), query, key, value,
-            output, lse, sink, /*cuSeqlensQ=*/Value(), /*cuSeqlensK=*/Value(),
+            output, lse, sink, /*qDescale=*/Value(), /*kDescale=*/Value(),
+            /*vDescale=*/Value(), /*cuSeqlensQ=*/Value(), /*cuSeqlensK=*/Value(),
             /*sequsedK=*/Value(), /*pageTable=*/Value(), captures, causal,
             window, scale, softcap, plan);
     }]>
@@ -250,6 +277,8 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
     `outs` `(` $output `:` type($output) `)`
     (`lse` `(` $lse^ `:` type($lse) `)`)?
     (`sink` `(` $sink^ `:` type($sink) `)`)?
+    (`descale` `(` $qDescale^ `,` $kDescale `,` $vDescale `:`
+                   type($qDescale) `,` type($kDescale) `,` type($vDescale) `)`)?
     (`varlen` `(` $cuSeqlensQ^ `,` $cuSeqlensK `:` type($cuSeqlensQ) `,`
                   type($cuSeqlensK) `)`)?
     (`seqused_k` `(` $sequsedK^ `:` type($sequsedK) `)`)?
@@ -286,6 +315,13 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
     }
     /// Query heads that share one key/value head.
     int64_t getGroupSize() { return getNumQueryHeads() / getNumKeyValueHeads(); }
+    /// Whether Q, K and V are FP8 (e4m3); O is then 16-bit.
+    bool isFp8() {
+      return isa<Float8E4M3FNType>(getQuery().getType().getElementType());
+    }
+    /// Whether V (a memref) has unit stride in its sequence dimension rather
+    /// than its head dim: keys contiguous, as sm_90a's FP8 PV wgmma reads it.
+    bool isValueKeyMajor();
     int64_t getHeadDimQK() {
       return getQuery().getType().getDimSize(getSequenceDim() + 2);
     }
@@ -311,7 +347,8 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
 // tensors); rows of a query tile are `heads` query heads of each of
 // `rows / heads` consecutive positions, heads innermost (GQA packing).
 
-def FA4_Tile16 : RankedTensorOf<[F16, BF16]>;
+// The tiles of Q, K, V, P and O: 16-bit, or FP8 (e4m3) for Q, K, V and P.
+def FA4_Tile16 : RankedTensorOf<[F16, BF16, F8E4M3FN]>;
 def FA4_TileF32 : RankedTensorOf<[F32]>;
 
 def FA4_TileCoordsOp : FA4_Op<"tile.coords", [Pure]> {
@@ -480,32 +517,69 @@ def FA4_TileLoadOp : FA4_Op<"tile.load"> {
   let hasVerifier = 1;
 }
 
-def FA4_TileMatmulOp : FA4_Op<"tile.matmul", [Pure,
+def FA4_TileMatmulOp : FA4_Op<"tile.matmul", [Pure, AttrSizedOperandSegments,
     OptionalTypesMatchWith<"the accumulator has the result type", "result",
                            "acc", "$_self">]> {
   let summary = "tile matrix product with f32 accumulation";
   let description = [{
-    `result = acc + a x b` (`b` transposed with `transpose_b`), products and
-    sums in f32; without `acc` the sum starts from zero.
+    `result = acc + scale * (a x b)` (`b` transposed with `transpose_b`),
+    products and sums in f32; without `acc` the sum starts from zero,
+    without `scale` the factor is 1. The operands share one element type
+    (f16, bf16 or FP8 e4m3); `scale` is an FP8 product's descale factor.
 
     ```mlir
     %s = fa4.tile.matmul %q, %k transpose_b
         : tensor<128x128xbf16>, tensor<128x128xbf16> -> tensor<128x128xf32>
     %o1 = fa4.tile.matmul %p, %v acc %o
         : tensor<128x128xbf16>, tensor<128x128xbf16> -> tensor<128x128xf32>
+    %s8 = fa4.tile.matmul %q8, %k8 scale %qk transpose_b
+        : tensor<64x128xf8E4M3FN>, tensor<128x128xf8E4M3FN>
+          -> tensor<64x128xf32>
     ```
 
     PTX: after `fa4-specialize`, `tcgen05.mma.cta_group::1.kind::f16` steps
-    issued by the MMA warp, accumulating in Tensor Memory.
+    issued by the MMA warp, accumulating in Tensor Memory (sm_90a:
+    `wgmma.mma_async` of the consumer warpgroups, `.e4m3` with FP8); a
+    scale is folded into the softmax's scale (Q K^T) or the normalization
+    (P V).
   }];
   let arguments = (ins FA4_Tile16:$a, FA4_Tile16:$b,
-                       Optional<FA4_TileF32>:$acc, UnitAttr:$transpose_b);
+                       Optional<FA4_TileF32>:$acc, Optional<F32>:$scale,
+                       UnitAttr:$transpose_b);
   let results = (outs FA4_TileF32:$result);
   let assemblyFormat = [{
-    $a `,` $b (`acc` $acc^)? (`transpose_b` $transpose_b^)? attr-dict `:`
-    type($a) `,` type($b) `->` type($result)
+    $a `,` $b (`acc` $acc^)? (`scale` $scale^)? (`transpose_b` $transpose_b^)?
+    attr-dict `:` type($a) `,` type($b) `->` type($result)
   }];
   let hasVerifier = 1;
+}
+
+def FA4_TileDescaleOp : FA4_Op<"tile.descale"> {
+  let summary = "the FP8 descale factors of a batch and KV head";
+  let description = [{
+    Reads the descale factors of batch (or sequence) `batch` and KV head
+    `head` from the `[B, Hkv]` tensors: `scores` is `q_descale[batch, head]
+    * k_descale[batch, head]`, the factor of Q K^T, and `values` is
+    `v_descale[batch, head]`, the factor of P V.
+
+    ```mlir
+    %qk, %vs = fa4.tile.descale %qd, %kd, %vd [%b, %kvh]
+        : memref<?x8xf32>, memref<?x8xf32>, memref<?x8xf32>
+    ```
+
+    PTX: after `fa4-specialize`, three `ld.global.f32` and a `mul.f32` per
+    work tile in each consumer warpgroup.
+  }];
+  let arguments = (ins Arg<FA4_DescaleMemRef, "", [MemRead]>:$queryDescale,
+                       Arg<FA4_DescaleMemRef, "", [MemRead]>:$keyDescale,
+                       Arg<FA4_DescaleMemRef, "", [MemRead]>:$valueDescale,
+                       Index:$batch, Index:$head);
+  let results = (outs F32:$scores, F32:$values);
+  let assemblyFormat = [{
+    $queryDescale `,` $keyDescale `,` $valueDescale `[` $batch `,` $head `]`
+    attr-dict `:` type($queryDescale) `,` type($keyDescale) `,`
+    type($valueDescale)
+  }];
 }
 
 def FA4_TileSoftcapOp : FA4_Op<"tile.softcap", [Pure,

@@ -1,0 +1,51 @@
+// RUN: fa4-opt %s -split-input-file --fa4-plan="arch=sm_90a" -verify-diagnostics
+// RUN: not fa4-opt %s -split-input-file --fa4-plan="arch=sm_100a" 2>&1 | FileCheck %s --check-prefix=SM100
+
+// What fa4-plan refuses of FP8 operands, each at the op.
+
+// sm_90a reads V K-major: a V with a unit-stride head dim is refused.
+func.func @head_major_value(%q: memref<2x128x8x64xf8E4M3FN>, %k: memref<2x256x2x64xf8E4M3FN>, %v: memref<2x256x2x64xf8E4M3FN>, %o: memref<2x128x8x64xbf16>) {
+  // expected-error @+1 {{FP8 on sm_90a reads V K-major (wgmma takes 8-bit B operands K-major only): value must have unit stride in its seq_kv dimension (keys contiguous, e.g. a [B, Hkv, Dv, Skv] buffer viewed as [B, Skv, Hkv, Dv]), got 'memref<2x256x2x64xf8E4M3FN>'}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xf8E4M3FN>, memref<2x256x2x64xf8E4M3FN>, memref<2x256x2x64xf8E4M3FN>) outs(%o : memref<2x128x8x64xbf16>)
+  return
+}
+
+// -----
+
+// A key-major V's other strides are TMA strides: 16-byte multiples.
+func.func @unaligned(%q: memref<2x128x8x64xf8E4M3FN>, %k: memref<2x256x2x64xf8E4M3FN>, %v: memref<2x256x2x64xf8E4M3FN, strided<[32896, 1, 16448, 257]>>, %o: memref<2x128x8x64xbf16>) {
+  // expected-error @+1 {{value stride 257 of dimension 3 (head_dim_v) is 257 bytes, which a TMA descriptor cannot describe (a multiple of 16 bytes below 2^40)}}
+  fa4.attention ins(%q, %k, %v : memref<2x128x8x64xf8E4M3FN>, memref<2x256x2x64xf8E4M3FN>, memref<2x256x2x64xf8E4M3FN, strided<[32896, 1, 16448, 257]>>) outs(%o : memref<2x128x8x64xbf16>)
+  return
+}
+
+// -----
+
+func.func @varlen(%q: memref<?x8x64xf8E4M3FN>, %k: memref<?x2x64xf8E4M3FN>, %v: memref<?x2x64xf8E4M3FN, strided<[1, ?, ?]>>, %o: memref<?x8x64xbf16>, %cu: memref<?xi32>) {
+  // expected-error @+1 {{FP8 operands with packed sequences (varlen) are not supported yet}}
+  fa4.attention ins(%q, %k, %v : memref<?x8x64xf8E4M3FN>, memref<?x2x64xf8E4M3FN>, memref<?x2x64xf8E4M3FN, strided<[1, ?, ?]>>) outs(%o : memref<?x8x64xbf16>) varlen(%cu, %cu : memref<?xi32>, memref<?xi32>)
+  return
+}
+
+// -----
+
+func.func @paged(%q: memref<?x1x8x128xf8E4M3FN>, %k: memref<?x256x2x128xf8E4M3FN>, %v: memref<?x256x2x128xf8E4M3FN, strided<[?, 1, ?, ?]>>, %o: memref<?x1x8x128xbf16>, %t: memref<?x?xi32>) {
+  // expected-error @+1 {{FP8 operands with a paged KV cache are not supported yet}}
+  fa4.attention ins(%q, %k, %v : memref<?x1x8x128xf8E4M3FN>, memref<?x256x2x128xf8E4M3FN>, memref<?x256x2x128xf8E4M3FN, strided<[?, 1, ?, ?]>>) outs(%o : memref<?x1x8x128xbf16>) paged(%t : memref<?x?xi32>)
+  return
+}
+
+// -----
+
+func.func @regions(%q: memref<?x?x8x128xf8E4M3FN>, %k: memref<?x?x8x128xf8E4M3FN>, %v: memref<?x?x8x128xf8E4M3FN, strided<[?, 1, ?, ?]>>, %o: memref<?x?x8x128xbf16>) {
+  // expected-error @+1 {{FP8 operands with score or mask regions are not supported yet}}
+  fa4.attention ins(%q, %k, %v : memref<?x?x8x128xf8E4M3FN>, memref<?x?x8x128xf8E4M3FN>, memref<?x?x8x128xf8E4M3FN, strided<[?, 1, ?, ?]>>) outs(%o : memref<?x?x8x128xbf16>) mask {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %keep = arith.cmpi ule, %j, %i : index
+    fa4.yield %keep : i1
+  }
+  return
+}
+
+// sm_100a refuses each of them before anything else.
+// SM100-COUNT-5: error: 'fa4.attention' op FP8 operands are built for sm_90a only (the sm_100a kind::f8f6f4 kernel is not built yet)
