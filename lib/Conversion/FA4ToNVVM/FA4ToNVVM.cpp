@@ -173,7 +173,7 @@ LogicalResult verifyChipTargets(Operation *root) {
     bool tcgen05 =
         isa<TmemAllocOp, TmemBaseOp, TmemDeallocOp, TmemViewOp, TmemBufferOp,
             TmemLoadOp, TmemStoreOp, MmaOp, MmaCommitOp>(op);
-    bool wgmma = isa<WgmmaOp, WgmmaWaitOp>(op);
+    bool wgmma = isa<WgmmaOp, WgmmaQuantizeOp, WgmmaWaitOp>(op);
     if (!tcgen05 && !wgmma)
       return WalkResult::advance();
     for (StringRef chip : enclosingNvvmChips(op)) {

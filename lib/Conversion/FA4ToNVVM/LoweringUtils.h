@@ -88,9 +88,10 @@ inline Value tileAddress(OpBuilder &b, Location loc,
   return LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), ptr);
 }
 
-/// Bytes between consecutive atoms of a [atoms, rows, 64] tile.
+/// Bytes between consecutive atoms of an [atoms, rows, 128 bytes] tile.
 inline int64_t atomStrideBytes(MemRefType type) {
-  return type.getStridesAndOffset().first[0] * 2;
+  return type.getStridesAndOffset().first[0] *
+         type.getElementType().getIntOrFloatBitWidth() / 8;
 }
 
 /// Adds the patterns of the sm_90a warpgroup MMA ops (WgmmaToNVVM.cpp).

@@ -11,6 +11,8 @@
 #include "fa4/Dialect/FA4/IR/FA4Ops.h"
 #include "fa4/Dialect/FA4/IR/WgmmaEncoding.h"
 
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
 using namespace mlir;
 using namespace mlir::fa4;
 using namespace mlir::fa4::lowering;
@@ -21,21 +23,37 @@ namespace {
 // Warpgroup MMA (sm_90a)
 //===----------------------------------------------------------------------===//
 
+/// The wgmma type of shared-memory or register operands of `element` type.
+NVVM::WGMMATypes wgmmaType(Type element) {
+  if (element.isBF16())
+    return NVVM::WGMMATypes::bf16;
+  if (element.isF16())
+    return NVVM::WGMMATypes::f16;
+  return NVVM::WGMMATypes::e4m3;
+}
+
 /// The LLVM struct of `count` f32 that wgmma accumulators travel in.
 LLVM::LLVMStructType accumulatorStruct(MLIRContext *ctx, int64_t count) {
   return LLVM::LLVMStructType::getLiteral(
       ctx, SmallVector<Type>(count, Float32Type::get(ctx)));
 }
 
-/// The 32-bit registers of fragment `vector`: f32 elements as they are,
-/// 16-bit elements two to a register (i32).
+/// The 32-bit registers of a fragment of `type`: f32 elements as they are,
+/// narrower ones packed (two 16-bit or four 8-bit elements to an i32).
+VectorType registersOf(VectorType type) {
+  if (type.getElementType().isF32())
+    return type;
+  int64_t perRegister = 32 / type.getElementType().getIntOrFloatBitWidth();
+  return VectorType::get({type.getNumElements() / perRegister},
+                         IntegerType::get(type.getContext(), 32));
+}
+
+/// The 32-bit registers of fragment `vector` (registersOf).
 Value fragmentRegisters(OpBuilder &b, Location loc, Value vector) {
   auto type = cast<VectorType>(vector.getType());
   if (type.getElementType().isF32())
     return vector;
-  return LLVM::BitcastOp::create(
-      b, loc, VectorType::get({type.getNumElements() / 2}, b.getI32Type()),
-      vector);
+  return LLVM::BitcastOp::create(b, loc, registersOf(type), vector);
 }
 
 /// The registers of `fragments` (concatenated) packed into one struct.
@@ -66,9 +84,8 @@ SmallVector<Value> unpackStruct(OpBuilder &b, Location loc, Value packed,
   for (Type type : types) {
     auto vectorType = cast<VectorType>(type);
     bool f32 = vectorType.getElementType().isF32();
-    int64_t count = vectorType.getNumElements() / (f32 ? 1 : 2);
-    auto registersType =
-        f32 ? vectorType : VectorType::get({count}, b.getI32Type());
+    VectorType registersType = registersOf(vectorType);
+    int64_t count = registersType.getNumElements();
     Value registers = LLVM::UndefOp::create(b, loc, registersType);
     for (int64_t i = 0; i < count; ++i)
       registers = LLVM::InsertElementOp::create(
@@ -112,11 +129,13 @@ struct WgmmaLowering : ConvertOpToLLVMPattern<WgmmaOp> {
     MLIRContext *ctx = getContext();
     MemRefType bType = op.getB().getType();
     SmallVector<int64_t> bStrides = bType.getStridesAndOffset().first;
-    if (bStrides[1] != MmaOp::kAtomElements || bStrides[2] != 1)
+    int64_t bits = bType.getElementType().getIntOrFloatBitWidth();
+    if (bStrides[1] != tcgen05::atomElements(bits) || bStrides[2] != 1)
       return rewriter.notifyMatchFailure(op, "b rows are not 128 bytes apart");
     bool bMnMajor = op.getBMajor() == OperandMajor::mn;
-    bool bf16 = bType.getElementType().isBF16();
-    int64_t n = op.getN(), steps = op.getK() / wgmma::kKStep;
+    NVVM::WGMMATypes type = wgmmaType(bType.getElementType());
+    int64_t kStep = wgmma::stepElements(bits);
+    int64_t n = op.getN(), steps = op.getK() / kStep;
     int64_t registers = n / 2;
     Type i64 = rewriter.getI64Type();
     const LLVMTypeConverter &converter = *getTypeConverter();
@@ -126,13 +145,10 @@ struct WgmmaLowering : ConvertOpToLLVMPattern<WgmmaOp> {
     Value aAddress =
         aTile ? tileAddress(rewriter, loc, converter, aTile, adaptor.getA())
               : Value();
-    // A register operand as 32-bit registers, two elements each.
+    // A register operand as 32-bit registers, four per K step.
     Value aRegisters;
     if (!aTile)
-      aRegisters = LLVM::BitcastOp::create(
-          rewriter, loc,
-          VectorType::get({op.getK() / 4}, rewriter.getI32Type()),
-          adaptor.getA());
+      aRegisters = fragmentRegisters(rewriter, loc, adaptor.getA());
 
     auto structType = accumulatorStruct(ctx, registers);
     Value acc = adaptor.getAcc()
@@ -140,9 +156,8 @@ struct WgmmaLowering : ConvertOpToLLVMPattern<WgmmaOp> {
                     : LLVM::UndefOp::create(rewriter, loc, structType);
     // The accumulator registers were last written by ordinary instructions.
     NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
-    auto shape = NVVM::MMAShapeAttr::get(ctx, WgmmaOp::kM, n, wgmma::kKStep);
-    auto elementType = NVVM::WGMMATypesAttr::get(
-        ctx, bf16 ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16);
+    auto shape = NVVM::MMAShapeAttr::get(ctx, WgmmaOp::kM, n, kStep);
+    auto elementType = NVVM::WGMMATypesAttr::get(ctx, type);
     auto scaleIn = NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one);
     // Descriptors of step 0; a later step's operand starts a constant number
     // of 16-byte units further, which adds to the start-address field
@@ -206,15 +221,17 @@ struct WgmmaLowering : ConvertOpToLLVMPattern<WgmmaOp> {
             i32Constant(rewriter, loc, 4 * step + r)));
       operands.push_back(bDesc);
       operands.push_back(i32Constant(rewriter, loc, accumulate ? 1 : 0));
-      StringRef type = bf16 ? "bf16" : "f16";
-      std::string ptx = "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
-                        std::to_string(2 * registers + 5) +
-                        ", 0;\nwgmma.mma_async.sync.aligned.m64n" +
-                        std::to_string(n) + "k16.f32." + type.str() + "." +
-                        type.str() + " " + operandList(0, registers) + ", " +
-                        operandList(2 * registers, 4) + ", $" +
-                        std::to_string(2 * registers + 4) + ", p, 1, 1, " +
-                        (bMnMajor ? "1" : "0") + ";\n}\n";
+      // 8-bit types have no transpose operand (their B is K-major).
+      std::string typeName = NVVM::stringifyWGMMATypes(type).str();
+      std::string transposeB = bits == 16 ? (bMnMajor ? ", 1" : ", 0") : "";
+      std::string ptx =
+          "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
+          std::to_string(2 * registers + 5) +
+          ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k" +
+          std::to_string(kStep) + ".f32." + typeName + "." + typeName + " " +
+          operandList(0, registers) + ", " + operandList(2 * registers, 4) +
+          ", $" + std::to_string(2 * registers + 4) + ", p, 1, 1" + transposeB +
+          ";\n}\n";
       acc = LLVM::InlineAsmOp::create(
                 rewriter, loc, structType, operands, ptx,
                 tiedConstraints(structType.getBody(), "r,r,r,r,l,n"),
@@ -226,6 +243,103 @@ struct WgmmaLowering : ConvertOpToLLVMPattern<WgmmaOp> {
     rewriter.replaceOp(
         op, unpackStruct(rewriter, loc, acc,
                          {converter.convertType(op.getResult().getType())}));
+    return success();
+  }
+};
+
+/// Per 32 columns and row of the thread: its four column pairs rounded to
+/// e4m3 (each an i16, the lower column in the low byte); the pairs of the
+/// first and third 8 columns (L) and of the second and fourth (H) as two
+/// registers. The operand's registers of the row take columns 4q .. 4q + 3
+/// from L or H of quad threads 2q and 2q + 1 (mod 4): threads q < 2 want
+/// L, the others H; each source sends the half its first reader wants on
+/// the first shuffle, where readers q < 2 read thread 2q first and the
+/// others thread 2q + 1 - 4 (so that no source is asked for both halves on
+/// one shuffle), and the other half on the second.
+struct WgmmaQuantizeLowering : ConvertOpToLLVMPattern<WgmmaQuantizeOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(WgmmaQuantizeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    ImplicitLocOpBuilder b(loc, rewriter);
+    Type i16 = b.getI16Type(), i32 = b.getI32Type();
+    auto c32 = [&](int64_t v) { return i32Constant(b, loc, v); };
+    Value source = adaptor.getSource();
+    int64_t count = op.getSource().getType().getNumElements();
+
+    Value lane = NVVM::LaneIdOp::create(b, i32);
+    Value quad = LLVM::AndOp::create(b, lane, c32(3));
+    Value quadBase = LLVM::AndOp::create(b, lane, c32(~3));
+    Value even =
+        LLVM::ICmpOp::create(b, LLVM::ICmpPredicate::eq,
+                             LLVM::AndOp::create(b, quad, c32(1)), c32(0));
+    Value low = LLVM::ICmpOp::create(b, LLVM::ICmpPredicate::ult, quad, c32(2));
+    // Sources in the quad: 2q then 2q + 1 for q < 2, 2q - 3 then 2q - 4
+    // for the others.
+    Value twice = LLVM::ShlOp::create(b, quad, c32(1));
+    auto sourceLane = [&](int64_t lowOffset, int64_t highOffset) -> Value {
+      Value offset =
+          LLVM::SelectOp::create(b, low, c32(lowOffset), c32(highOffset));
+      return LLVM::OrOp::create(b, quadBase,
+                                LLVM::AddOp::create(b, twice, offset));
+    };
+    Value first = sourceLane(0, -3), second = sourceLane(1, -4);
+    Value allLanes = c32(-1), clamp = c32(0x1f);
+    auto shuffle = [&](Value value, Value from) -> Value {
+      return NVVM::ShflOp::create(b, i32, allLanes, value, from, clamp,
+                                  NVVM::ShflKind::idx,
+                                  /*return_value_and_is_valid=*/nullptr);
+    };
+    auto element = [&](int64_t i) -> Value {
+      return LLVM::ExtractElementOp::create(b, source, c32(i));
+    };
+    // Columns (i, i + 1) rounded, the first in the low byte, as an i32.
+    auto pair = [&](int64_t i) -> Value {
+      Value packed = NVVM::ConvertF32x2ToF8x2Op::create(
+          b, i16, element(i + 1), element(i), NVVM::FPRoundingMode::RN,
+          NVVM::SaturationMode::SATFINITE, /*relu=*/false,
+          b.getType<Float8E4M3FNType>());
+      return LLVM::ZExtOp::create(b, i32, packed);
+    };
+    auto join = [&](Value lowHalf, Value highHalf) -> Value {
+      return LLVM::OrOp::create(b, lowHalf,
+                                LLVM::ShlOp::create(b, highHalf, c32(16)));
+    };
+    Value mask16 = c32(0xffff),
+          highMask = c32(static_cast<int32_t>(0xffff0000));
+    SmallVector<Value> registers(count / 4);
+    for (int64_t step = 0; step < count / 16; ++step)
+      for (int64_t row = 0; row < 2; ++row) {
+        // Accumulator elements 16 step + 4 j + 2 row (+ 1): column pair j.
+        Value pairs[4];
+        for (int64_t j = 0; j < 4; ++j)
+          pairs[j] = pair(16 * step + 4 * j + 2 * row);
+        Value lowPairs = join(pairs[0], pairs[2]);
+        Value highPairs = join(pairs[1], pairs[3]);
+        Value got1 = shuffle(
+            LLVM::SelectOp::create(b, even, lowPairs, highPairs), first);
+        Value got2 = shuffle(
+            LLVM::SelectOp::create(b, even, highPairs, lowPairs), second);
+        // The lower columns come from the thread read first where q < 2.
+        Value a = LLVM::SelectOp::create(b, low, got1, got2);
+        Value c = LLVM::SelectOp::create(b, low, got2, got1);
+        registers[4 * step + row] =
+            LLVM::OrOp::create(b, LLVM::AndOp::create(b, a, mask16),
+                               LLVM::ShlOp::create(b, c, c32(16)));
+        registers[4 * step + 2 + row] =
+            LLVM::OrOp::create(b, LLVM::LShrOp::create(b, a, c32(16)),
+                               LLVM::AndOp::create(b, c, highMask));
+      }
+    auto registersType = VectorType::get({count / 4}, i32);
+    Value result = LLVM::UndefOp::create(b, registersType);
+    for (auto [i, value] : llvm::enumerate(registers))
+      result = LLVM::InsertElementOp::create(b, result, value,
+                                             c32(static_cast<int64_t>(i)));
+    rewriter.replaceOp(
+        op, LLVM::BitcastOp::create(
+                b, getTypeConverter()->convertType(op.getResult().getType()),
+                result));
     return success();
   }
 };
@@ -271,5 +385,6 @@ struct WgmmaWaitLowering : ConvertOpToLLVMPattern<WgmmaWaitOp> {
 
 void mlir::fa4::lowering::populateWgmmaToNVVMPatterns(
     const LLVMTypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<WgmmaLowering, WgmmaWaitLowering>(converter);
+  patterns.add<WgmmaLowering, WgmmaQuantizeLowering, WgmmaWaitLowering>(
+      converter);
 }

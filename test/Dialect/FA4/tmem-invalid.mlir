@@ -264,3 +264,12 @@ func.func @f(%p: !fa4.tmem<128x128xbf16>, %v: !tile, %o: !fa4.tmem<128x128xf32>,
   fa4.mma %p, %v, %o, %acc b_major(mn) depth(128) : !fa4.tmem<128x128xbf16>, !tile, !fa4.tmem<128x128xf32>
   return
 }
+
+// -----
+
+// tcgen05 MMAs take 16-bit operands only (kind::f16).
+func.func @fp8(%q: memref<1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>, %k: memref<1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>, %s: !fa4.tmem<128x128xf32>, %acc: i1) {
+  // expected-error @+1 {{'fa4.mma' op takes 16-bit operands (kind::f16), got 'f8E4M3FN' (kind::f8f6f4 is not supported yet)}}
+  fa4.mma %q, %k, %s, %acc b_major(k) : memref<1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>, memref<1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>, !fa4.tmem<128x128xf32>
+  return
+}

@@ -43,3 +43,27 @@ func.func @head_dim_96(%q: !q, %k: !kv, %v: !kv, %o: vector<48xf32>) -> vector<4
   %o2 = fa4.wgmma.wait 0, %o1 : vector<48xf32>
   return %o2 : vector<48xf32>
 }
+
+// -----
+
+// FP8 (e4m3), head dim 64: Q and K fill half of their one 128-column atom
+// (depth 64); P rounded to an e4m3 register operand; V key-major, one atom
+// of 128 keys per head-dim row.
+!q8 = memref<1x64x128xf8E4M3FN, #gpu.address_space<workgroup>>
+!k8 = memref<1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+!vt8 = memref<1x64x128xf8E4M3FN, #gpu.address_space<workgroup>>
+
+// CHECK-LABEL: func @e4m3
+// CHECK: fa4.wgmma %{{.*}}, %{{.*}} b_major(k) depth(64) : memref<1x64x128xf8E4M3FN, #gpu.address_space<workgroup>>, memref<1x128x128xf8E4M3FN, #gpu.address_space<workgroup>> -> vector<64xf32>
+// CHECK: %[[P:.*]] = fa4.wgmma.quantize %{{.*}} : vector<64xf32> -> vector<64xf8E4M3FN>
+// CHECK: fa4.wgmma %[[P]], %{{.*}}, %{{.*}} b_major(k) : vector<64xf8E4M3FN>, memref<1x64x128xf8E4M3FN, #gpu.address_space<workgroup>>, vector<32xf32> -> vector<32xf32>
+func.func @e4m3(%q: !q8, %k: !k8, %v: !vt8, %o: vector<32xf32>) -> vector<32xf32> {
+  %s = fa4.wgmma %q, %k b_major(k) depth(64) : !q8, !k8 -> vector<64xf32>
+  nvvm.wgmma.commit.group.sync.aligned
+  %s1 = fa4.wgmma.wait 0, %s : vector<64xf32>
+  %p = fa4.wgmma.quantize %s1 : vector<64xf32> -> vector<64xf8E4M3FN>
+  %o1 = fa4.wgmma %p, %v, %o b_major(k) : vector<64xf8E4M3FN>, !vt8, vector<32xf32> -> vector<32xf32>
+  nvvm.wgmma.commit.group.sync.aligned
+  %o2, %p2 = fa4.wgmma.wait 0, %o1, %p : vector<32xf32>, vector<64xf8E4M3FN>
+  return %o2 : vector<32xf32>
+}

@@ -1,6 +1,7 @@
 //===- KernelOps.cpp - verifiers of the TMEM, MMA and wgmma ops -----------===//
 
 #include "fa4/Dialect/FA4/IR/FA4Ops.h"
+#include "fa4/Dialect/FA4/IR/WgmmaEncoding.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Matchers.h"
@@ -190,13 +191,20 @@ int64_t MmaOp::getK() {
     return tmem.getElements();
   if (std::optional<uint64_t> depth = getDepth())
     return static_cast<int64_t>(*depth);
-  return cast<MemRefType>(getA().getType()).getDimSize(0) * kAtomElements;
+  auto tile = cast<MemRefType>(getA().getType());
+  return tile.getDimSize(0) * tile.getDimSize(2);
+}
+
+/// Elements of `element` type in one 128-byte atom row (64 16-bit, 128
+/// 8-bit).
+static int64_t atomElementsOf(Type element) {
+  return tcgen05::atomElements(element.getIntOrFloatBitWidth());
 }
 
 /// The atoms a K-major or MN-major extent of `elements` fills, the last in
-/// part when it is not a multiple of 64.
-static int64_t atomsOf(int64_t elements) {
-  return llvm::divideCeil(elements, MmaOp::kAtomElements);
+/// part when it is not a multiple of an atom row.
+static int64_t atomsOf(int64_t elements, Type element) {
+  return llvm::divideCeil(elements, atomElementsOf(element));
 }
 
 /// Checks an explicit contraction depth against a shared-memory A tile:
@@ -211,11 +219,14 @@ static LogicalResult verifyDepth(Operation *op, std::optional<uint64_t> depth,
            << "depth applies to a shared-memory a only; a register or Tensor "
               "Memory a has its K as its size";
   int64_t k = static_cast<int64_t>(*depth), atoms = tile.getDimSize(0);
-  if (atomsOf(k) != atoms)
+  int64_t width = tile.getDimSize(2);
+  int64_t step =
+      tcgen05::stepElements(tile.getElementType().getIntOrFloatBitWidth());
+  if (atomsOf(k, tile.getElementType()) != atoms)
     return op->emitOpError()
            << "depth " << k << " must end in a's last atom (a has " << atoms
-           << " atoms of 64: depth in [" << (atoms - 1) * 64 + 16 << ", "
-           << atoms * 64 << "])";
+           << " atoms of " << width << ": depth in ["
+           << (atoms - 1) * width + step << ", " << atoms * width << "])";
   return success();
 }
 
@@ -225,11 +236,11 @@ static LogicalResult verifySmemTile(Operation *op, StringRef name,
   if (!isWorkgroupMemRef(tile))
     return op->emitOpError() << name << " must live in shared memory, got "
                             << tile;
-  if (!tile.hasStaticShape() || tile.getDimSize(2) != MmaOp::kAtomElements)
-    return op->emitOpError() << name
-                            << " must be a static [atoms, rows, 64] tile of "
-                               "128-byte swizzle atoms, got "
-                            << tile;
+  int64_t width = atomElementsOf(tile.getElementType());
+  if (!tile.hasStaticShape() || tile.getDimSize(2) != width)
+    return op->emitOpError()
+           << name << " must be a static [atoms, rows, " << width
+           << "] tile of 128-byte swizzle atoms, got " << tile;
   return success();
 }
 
@@ -249,12 +260,14 @@ static LogicalResult verifyBOperand(Operation *op, MemRefType b,
   int64_t atoms = b.getDimSize(0);
   int64_t rows = b.getDimSize(1);
   int64_t alongAtoms = kMajor ? k : n, alongRows = kMajor ? n : k;
-  if (rows != alongRows || atomsOf(alongAtoms) != atoms)
+  if (!kMajor && elementType.getIntOrFloatBitWidth() == 8)
+    return op->emitOpError() << "an 8-bit b must be K-major (the MMA has no "
+                                "transposed 8-bit operand)";
+  if (rows != alongRows || atomsOf(alongAtoms, elementType) != atoms)
     return op->emitOpError()
            << "b holds " << (kMajor ? "N x K = " : "K x N = ") << rows << " x "
-           << atoms * MmaOp::kAtomElements
-           << " but the MMA is M x N x K = " << m << " x " << n
-           << " x " << k;
+           << atoms * b.getDimSize(2) << " but the MMA is M x N x K = " << m
+           << " x " << n << " x " << k;
   return success();
 }
 
@@ -286,6 +299,10 @@ LogicalResult MmaOp::verify() {
       return emitOpError() << "a must have M = 128 rows, got "
                            << aTile.getDimSize(1);
     elementType = aTile.getElementType();
+    if (elementType.getIntOrFloatBitWidth() != 16)
+      return emitOpError() << "takes 16-bit operands (kind::f16), got "
+                           << elementType
+                           << " (kind::f8f6f4 is not supported yet)";
   }
   if (failed(verifyDepth(*this, getDepth(), getA().getType())))
     return failure();
@@ -306,8 +323,8 @@ int64_t WgmmaOp::getK() {
     return fragment.getNumElements() * 2;
   if (std::optional<uint64_t> depth = getDepth())
     return static_cast<int64_t>(*depth);
-  return cast<MemRefType>(getA().getType()).getDimSize(0) *
-         MmaOp::kAtomElements;
+  auto tile = cast<MemRefType>(getA().getType());
+  return tile.getDimSize(0) * tile.getDimSize(2);
 }
 
 LogicalResult WgmmaOp::verify() {
@@ -335,10 +352,29 @@ LogicalResult WgmmaOp::verify() {
   if (failed(verifyDepth(*this, getDepth(), getA().getType())))
     return failure();
   int64_t k = getK();
-  if (k % 16 != 0)
-    return emitOpError() << "K must be a multiple of 16, got " << k;
+  int64_t step = wgmma::stepElements(elementType.getIntOrFloatBitWidth());
+  if (k % step != 0)
+    return emitOpError() << "K must be a multiple of " << step << " for "
+                         << elementType << ", got " << k;
   return verifyBOperand(*this, getB().getType(), elementType, getBMajor(), kM,
                         n, k);
+}
+
+LogicalResult WgmmaQuantizeOp::verify() {
+  VectorType source = getSource().getType(), result = getResult().getType();
+  if (!isa<Float8E4M3FNType>(result.getElementType()))
+    return emitOpError() << "rounds to e4m3 (f8E4M3FN) operands, got "
+                         << result.getElementType();
+  if (source.getNumElements() != result.getNumElements())
+    return emitOpError() << "source and result fragments differ in size: "
+                         << source.getNumElements() << " vs "
+                         << result.getNumElements();
+  // K = 2 * elements, in whole k32 steps.
+  if (source.getNumElements() % 16 != 0)
+    return emitOpError() << "fragment of " << source.getNumElements()
+                         << " elements is not whole k32 steps (a multiple "
+                            "of 16: K = 2 x elements)";
+  return success();
 }
 
 LogicalResult WgmmaWaitOp::inferReturnTypes(

@@ -1056,7 +1056,8 @@ def FA4_TmemStoreOp : FA4_Op<"tmem.store",
 // A shared-memory MMA operand as 128-byte-swizzled TMA loads lay it out:
 // [atoms, rows, 64] where an atom holds 64 consecutive 16-bit elements of the
 // contiguous dimension for every row.
-def FA4_SmemTile : MemRefRankOf<[F16, BF16], [3]>;
+// A tile of 128-byte swizzle atoms, [atoms, rows, 128 bytes of elements].
+def FA4_SmemTile : MemRefRankOf<[F16, BF16, F8E4M3FN], [3]>;
 
 def FA4_MmaOp : FA4_Op<"mma",
     [DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
@@ -1150,9 +1151,9 @@ def FA4_MmaCommitOp : FA4_Op<"mma.commit"> {
 //===----------------------------------------------------------------------===//
 
 // A per-thread fragment of a wgmma accumulator (f32) or register A operand
-// (16-bit), in the order of the PTX fragment registers.
+// (16- or 8-bit), in the order of the PTX fragment registers.
 def FA4_WgmmaAccumulator : VectorOfRankAndType<[1], [F32]>;
-def FA4_WgmmaFragment : VectorOfRankAndType<[1], [F16, BF16]>;
+def FA4_WgmmaFragment : VectorOfRankAndType<[1], [F16, BF16, F8E4M3FN]>;
 
 def FA4_WgmmaOp : FA4_Op<"wgmma", [MemoryEffects<[MemRead]>,
     DeclareOpInterfaceMethods<FA4_AsyncAccessOpInterface>]> {
@@ -1167,13 +1168,17 @@ def FA4_WgmmaOp : FA4_Op<"wgmma", [MemoryEffects<[MemRead]>,
     holds, in element i of an accumulator (N / 2 elements), row
     `16 * (t / 32) + (t % 32) / 4 + 8 * ((i / 2) % 2)` and column
     `8 * (i / 4) + 2 * (t % 4) + i % 2`. A register A operand (K / 2
-    elements) holds the same rows and columns for its K columns, so a
-    16-bit truncation of an accumulator is an A operand.
+    elements) of 16-bit elements holds the same rows and columns for its K
+    columns, so a 16-bit truncation of an accumulator is an A operand; an
+    8-bit one (e4m3, k32 steps) holds four consecutive columns per
+    register, which `fa4.wgmma.quantize` produces from an accumulator.
 
-    - `a` (64 x K): a K-major shared-memory tile `[K/64, 64, 64]` (Q) or a
-      16-bit register fragment (P).
+    - `a` (64 x K): a K-major shared-memory tile `[K/E, 64, E]` (Q; E the
+      elements of a 128-byte atom row: 64 16-bit, 128 8-bit) or a register
+      fragment (P).
     - `b`: as in `fa4.mma`, an N x K tile with `b_major = k`, a K x N tile
       with `b_major = mn`; `depth` and partly filled last atoms as there.
+      8-bit B is K-major only (wgmma has no transposed 8-bit operands).
 
     ```mlir
     %s = fa4.wgmma %q, %k b_major(k)
@@ -1182,13 +1187,18 @@ def FA4_WgmmaOp : FA4_Op<"wgmma", [MemoryEffects<[MemRead]>,
     %o2 = fa4.wgmma %p, %v, %o b_major(mn)
         : vector<64xbf16>, memref<2x128x64xbf16, #gpu.address_space<workgroup>>,
           vector<64xf32> -> vector<64xf32>
+    %o8 = fa4.wgmma %p8, %vt, %o b_major(k)
+        : vector<64xf8E4M3FN>, memref<1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>,
+          vector<64xf32> -> vector<64xf32>
     ```
 
-    PTX: `wgmma.fence.sync.aligned;`, then one instruction per 16 elements
-    of K, the first without the accumulator when `acc` is absent:
+    PTX: `wgmma.fence.sync.aligned;`, then one instruction per 32 bytes of
+    K (16 16-bit or 32 8-bit elements), the first without the accumulator
+    when `acc` is absent:
     ```
     wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {d...}, adesc, bdesc, p, 1, 1, 0, 0;
     wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {d...}, {a0, a1, a2, a3}, bdesc, p, 1, 1, 1;
+    wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {d...}, {a0, a1, a2, a3}, bdesc, p, 1, 1;
     ```
   }];
   let arguments = (ins
@@ -1207,6 +1217,38 @@ def FA4_WgmmaOp : FA4_Op<"wgmma", [MemoryEffects<[MemRead]>,
     int64_t getN() { return getResult().getType().getNumElements() * 2; }
     int64_t getK();
   }];
+}
+
+def FA4_WgmmaQuantizeOp : FA4_Op<"wgmma.quantize", [Pure]> {
+  let summary = "round an accumulator fragment to an e4m3 register A operand";
+  let description = [{
+    Executed by each warp of a warpgroup together: rounds the 64 x K
+    matrix whose accumulator fragments the threads hold (`source`, f32, in
+    the layout `fa4.wgmma` describes for accumulators, K / 2 elements) to
+    e4m3 (to nearest, saturating to the largest finite value) and returns
+    each thread's fragment of it as a register A operand of 8-bit elements.
+    The two layouts hold the same rows in the same thread but different
+    columns: a thread's accumulator holds column pairs `8j + 2q, 8j + 2q + 1`
+    (q its position in its quad), its operand the runs `4q .. 4q + 3` and
+    `16 + 4q .. 16 + 4q + 3` of each 32; the quad's threads exchange them.
+    K is a multiple of 32.
+
+    ```mlir
+    %p8 = fa4.wgmma.quantize %p : vector<64xf32> -> vector<64xf8E4M3FN>
+    ```
+
+    PTX, per 32 columns and row of the thread: four
+    `cvt.rn.satfinite.e4m3x2.f32` pack its column pairs; two
+    `shfl.sync.idx.b32` within the quad each bring one half of a
+    neighbour's pairs, and two `prmt.b32` assemble the operand's two
+    registers of the row.
+  }];
+  let arguments = (ins FA4_WgmmaAccumulator:$source);
+  let results = (outs FA4_WgmmaFragment:$result);
+  let assemblyFormat = [{
+    $source attr-dict `:` type($source) `->` type($result)
+  }];
+  let hasVerifier = 1;
 }
 
 def FA4_WgmmaWaitOp : FA4_Op<"wgmma.wait",

@@ -22,6 +22,14 @@ constexpr int64_t kKStep = 16;
 constexpr int64_t kAtomElements = 64;
 /// Bytes of one swizzle atom row.
 constexpr int64_t kRowBytes = 128;
+/// Bytes of K one MMA step consumes per row: 16 16-bit or 32 8-bit
+/// elements (kind::f16 and wgmma's k16; wgmma's k32 for 8-bit types).
+constexpr int64_t kStepBytes = 32;
+
+/// Elements of `bits` bits in one 128-byte swizzle atom row.
+constexpr int64_t atomElements(int64_t bits) { return kRowBytes * 8 / bits; }
+/// Elements of `bits` bits of K one MMA step consumes.
+constexpr int64_t stepElements(int64_t bits) { return kStepBytes * 8 / bits; }
 /// Bytes after which the 128-byte swizzle pattern repeats (8 rows).
 constexpr int64_t kPatternBytes = 1024;
 /// The swizzle-mode field value of 128-byte swizzling.
@@ -62,11 +70,12 @@ constexpr int64_t kKMajorLeadingBytes = 16;
 constexpr int64_t kKMajorStrideBytes = kPatternBytes;
 
 /// Byte offset of K step `step` in a K-major tile whose atoms are
-/// `atomStrideBytes` apart: 32 bytes per step inside an atom.
+/// `atomStrideBytes` apart: 32 bytes per step inside an atom, whatever the
+/// element width.
 constexpr int64_t kMajorStepBytes(int64_t step, int64_t atomStrideBytes) {
-  constexpr int64_t stepsPerAtom = kAtomElements / kKStep;
+  constexpr int64_t stepsPerAtom = kRowBytes / kStepBytes;
   return (step / stepsPerAtom) * atomStrideBytes +
-         (step % stepsPerAtom) * kKStep * 2;
+         (step % stepsPerAtom) * kStepBytes;
 }
 
 /// Byte offset of K step `step` in an MN-major tile: 16 rows of 128 bytes.

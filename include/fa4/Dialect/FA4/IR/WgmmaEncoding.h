@@ -16,6 +16,7 @@
 namespace mlir::fa4::wgmma {
 
 using tcgen05::kKStep;
+using tcgen05::stepElements;
 
 /// The layout-type field value of 128-byte swizzling (bits 62-63).
 constexpr uint64_t kSwizzle128B = 1;
@@ -47,6 +48,27 @@ constexpr int64_t accumulatorRow(int64_t t, int64_t i) {
 /// elements, a quad's 4 threads 2 columns apart.
 constexpr int64_t accumulatorColumn(int64_t t, int64_t i) {
   return 8 * (i / 4) + 2 * (t % 4) + i % 2;
+}
+
+/// Row of the 64-row tile that element `i` of a register A operand of
+/// `bits`-bit elements holds in thread `t`: per K step four 32-bit
+/// registers, alternating between the accumulator's two rows.
+constexpr int64_t operandRow(int64_t t, int64_t i, int64_t bits) {
+  int64_t perRegister = 32 / bits;
+  return 16 * (t / 32) + (t % 32) / 4 + 8 * ((i / perRegister) % 2);
+}
+
+/// K column of element `i` of such an operand: registers 2 and 3 of a step
+/// hold its second half; a quad's threads hold consecutive runs of a
+/// register's elements. For 16-bit elements this is accumulatorColumn, so
+/// a 16-bit truncation of an accumulator is an A operand; 8-bit elements
+/// take 4 consecutive columns per register, not the accumulator's pairs.
+constexpr int64_t operandColumn(int64_t t, int64_t i, int64_t bits) {
+  int64_t perRegister = 32 / bits, perStep = 4 * perRegister;
+  int64_t reg = (i % perStep) / perRegister;
+  return stepElements(bits) * (i / perStep) +
+         stepElements(bits) / 2 * (reg / 2) + perRegister * (t % 4) +
+         i % perRegister;
 }
 
 } // namespace mlir::fa4::wgmma
