@@ -34,6 +34,11 @@ Sets:
          may be 64 keys) a window (100, 60) over 64-key pages at head dim
          128, GQA 8/2, every page entry used (no seqused_k); (sm_90a)
          causal GQA 8/2 at head dim 256 over 128-key pages with seqused_k
+  fp8  (sm_90a) e4m3 Q/K/V (V key-major) with LSE, O bf16: head dims 64,
+         96, 128 x causal or not x GQA 1 and 4, with descale factors; then
+         without descale, O f16, GQA 7, softcap with sinks, a causal window
+  fp8-bench  (sm_90a) e4m3 with descale, head dims 64 and 128 (2048 / D
+         heads), causal or not, without LSE
 
 Variants: with `--variant LABEL:OPTIONS` (repeatable) each configuration is
 compiled once per variant with the fa4-compile OPTIONS added (plan options
@@ -112,9 +117,32 @@ def configurations(name, arch):
             # sm_90a only (sm_100a's blocks are 128 keys).
             yield "bf16", 128, 8, 2, False, True, (100, 60), None, False, False, False, None, 64
             yield "bf16", 256, 8, 2, True, True, None, None, False, False, True, None, 128
+    elif name == "fp8":
+        if arch != "sm_90a":
+            return
+        fp8 = lambda *c, sink=False, softcap=None, window=None, descale=True, out=None: (
+            ("e4m3",) + c[:4] + (True, window, softcap, sink, False, False, None, None,
+                                 descale, out))
+        for head_dim, causal, (heads_q, heads_kv) in itertools.product(
+                [64, 96, 128], [False, True], [(4, 4), (8, 2)]):
+            yield fp8(head_dim, heads_q, heads_kv, causal)
+        # Without descale factors, O in f16, a GQA ratio that packs no heads,
+        # softcap and sinks, a causal window.
+        yield fp8(128, 4, 4, True, descale=False)
+        yield fp8(128, 8, 2, False, out="f16")
+        yield fp8(128, 14, 2, True)
+        yield fp8(128, 8, 2, True, softcap=30.0, sink=True)
+        yield fp8(128, 4, 4, True, window=(255, 0))
+    elif name == "fp8-bench":
+        if arch != "sm_90a":
+            return
+        for head_dim, causal in itertools.product([64, 128], [False, True]):
+            heads = 2048 // head_dim
+            yield ("e4m3", head_dim, heads, heads, causal, False, None, None, False, False,
+                   False, None, None, True)
     else:
         raise ValueError(f"unknown set {name!r} (expected check, bench, masks, "
-                         "masks-bench, varlen, varlen-bench or kvcache)")
+                         "masks-bench, varlen, varlen-bench, kvcache, fp8 or fp8-bench)")
 
 
 def compile_one(fa4_opt, arch, out, config, variant=None):

@@ -11,11 +11,12 @@ line:
 over full and causal (with LSE) x dtype x head dim x GQA ratio, then the
 score stages: a causal sliding window with LSE, softcap, and attention
 sinks (causal, with LSE), at both head dims for MHA and a GQA ratio that
-packs no heads (7).
+packs no heads (7); with --fp8-head-dims, full and causal FP8 rows (e4m3
+Q, K and key-major V with descale factors, O bf16) x GQA ratio.
 
 usage: config-matrix.py --fa4-opt PATH --ptxas PATH [--work DIR]
                         [--arch sm_100a|sm_90a] [--head-dims 64,128]
-                        [--stage-head-dims 64,128]
+                        [--stage-head-dims 64,128] [--fp8-head-dims 64,128]
 
 --head-dims sets the head dims of the full and causal rows, --stage-head-dims
 those of the score-stage rows (default: the same as --head-dims).
@@ -59,8 +60,13 @@ def stage_configs(head_dims):
 def module(dtype, head_dim, ratio, mask):
     """The attention op of one configuration."""
     hq, hkv = KV_HEADS * ratio, KV_HEADS
-    qt = f"memref<?x?x{hq}x{head_dim}x{dtype}>"
-    kt = f"memref<?x?x{hkv}x{head_dim}x{dtype}>"
+    # FP8 (e4m3): V key-major (unit-stride keys), O bf16, descale factors.
+    fp8 = dtype == "e4m3"
+    element = "f8E4M3FN" if fp8 else dtype
+    qt = f"memref<?x?x{hq}x{head_dim}x{element}>"
+    kt = f"memref<?x?x{hkv}x{head_dim}x{element}>"
+    vt = f"memref<?x?x{hkv}x{head_dim}x{element}, strided<[?, 1, ?, ?]>>" if fp8 else kt
+    ot = f"memref<?x?x{hq}x{head_dim}xbf16>" if fp8 else qt
     lt = f"memref<?x{hq}x?xf32>"
     causal = MASKS[mask].startswith("causal")
     lse_arg = f", %lse: {lt}" if causal else ""
@@ -68,9 +74,13 @@ def module(dtype, head_dim, ratio, mask):
     if mask == "sink":
         lse_arg += f", %sink: memref<{hq}xf32>"
         lse += f" sink(%sink : memref<{hq}xf32>)"
+    if fp8:
+        dt = f"memref<?x{hkv}xf32>"
+        lse_arg += f", %qd: {dt}, %kd: {dt}, %vd: {dt}"
+        lse += f" descale(%qd, %kd, %vd : {dt}, {dt}, {dt})"
     attrs = f" {{{MASKS[mask]}}}" if MASKS[mask] else ""
-    return (f"func.func @attention(%q: {qt}, %k: {kt}, %v: {kt}, %o: {qt}{lse_arg}) {{\n"
-            f"  fa4.attention ins(%q, %k, %v : {qt}, {kt}, {kt}) outs(%o : {qt}){lse}{attrs}\n"
+    return (f"func.func @attention(%q: {qt}, %k: {kt}, %v: {vt}, %o: {ot}{lse_arg}) {{\n"
+            f"  fa4.attention ins(%q, %k, %v : {qt}, {kt}, {vt}) outs(%o : {ot}){lse}{attrs}\n"
             f"  return\n}}\n")
 
 
@@ -93,6 +103,9 @@ def main():
     parser.add_argument("--arch", default="sm_100a", choices=["sm_100a", "sm_90a"])
     parser.add_argument("--head-dims", default=",".join(map(str, HEAD_DIMS)))
     parser.add_argument("--stage-head-dims")
+    parser.add_argument("--fp8-head-dims", default="",
+                        help="head dims of FP8 (e4m3, with descale factors) rows, full "
+                             "and causal x GQA ratio (sm_90a)")
     args = parser.parse_args()
     head_dims = [int(d) for d in args.head_dims.split(",")]
     stage_dims = ([int(d) for d in args.stage_head_dims.split(",")]
@@ -105,6 +118,10 @@ def main():
     configs = [("causal" if causal else "full", dtype, head_dim, ratio)
                for causal, dtype, head_dim, ratio in itertools.product(
                    CAUSAL, DTYPES, head_dims, GQA_RATIOS)]
+    fp8_dims = [int(d) for d in args.fp8_head_dims.split(",") if d]
+    configs += [("causal" if causal else "full", "e4m3", head_dim, ratio)
+                for causal, head_dim, ratio in itertools.product(
+                    CAUSAL, fp8_dims, GQA_RATIOS)]
     pipeline = PIPELINE.replace("fa4-plan,", f"fa4-plan{{arch={args.arch}}},")
     for mask, dtype, head_dim, ratio in configs + stage_configs(stage_dims):
         name = f"{mask}_{dtype}_d{head_dim}_gqa{ratio}"

@@ -159,6 +159,8 @@ struct Warp {
   /// gpu.shuffle: each lane's value in the current generation, and all of
   /// them once the last lane arrived.
   std::array<float, 32> lanes{}, shuffled{};
+  /// fa4.wgmma.quantize: each lane's accumulator fragment, likewise.
+  std::array<std::vector<float>, 32> fragments, exchanged;
   /// bar.warp.sync: the lanes' clocks joined as they arrive, and once all
   /// have (what each lane has seen of the others' memory operations).
   VectorClock arriving, completed;
@@ -391,14 +393,19 @@ private:
   /// rows (along M or N) of the 16-bit operand `descriptor` describes, by
   /// `agent` of the unit `slot` at `clock`, into `values` (row-major);
   /// false (and an error) out of bounds.
-  bool operandRead(Operation *op, Half half, const SmemDescriptor &descriptor,
-                   bool mnMajor, int64_t count, Slot slot, uint32_t agent,
+  bool operandRead(Operation *op, Format format,
+                   const SmemDescriptor &descriptor, bool mnMajor,
+                   int64_t count, Slot slot, uint32_t agent,
                    const VectorClock &clock, std::vector<float> &values);
   void executeMma(MmaPipe &pipe);
 
   //===--- Wgmma.cpp: warpgroup MMA (sm_90a) ------------------------------===//
 
   Step wgmma(Actor &actor, WgmmaOp op, ArrayRef<const Val *> in);
+  /// fa4.wgmma.quantize: collective over the warp (the quads exchange
+  /// their columns).
+  Step wgmmaQuantize(Actor &actor, WgmmaQuantizeOp op,
+                     ArrayRef<const Val *> in);
   /// nvvm.wgmma.commit.group.sync.aligned.
   Step wgmmaCommit(Actor &actor, Operation *op);
   /// fa4.wgmma.wait: its fragments may be wgmma results, which only it may

@@ -448,9 +448,10 @@ void CtaTrace::wgmmaExecuted(unsigned warpgroup, const WgmmaWork &work) {
   int64_t tid = kWgmmaTracks + warpgroup;
   auto op = cast<WgmmaOp>(work.op);
   bool sharedA = isa<MemRefType>(op.getA().getType());
+  int64_t bytes = bytesOf(op.getB().getType().getElementType());
   std::string a =
-      sharedA ? sharedName(work.a.base + work.a.offset * 2) : "registers";
-  std::string b = sharedName(work.b.base + work.b.offset * 2);
+      sharedA ? sharedName(work.a.base + work.a.offset * bytes) : "registers";
+  std::string b = sharedName(work.b.base + work.b.offset * bytes);
   trace.span(
       pid, tid, "wgmma",
       llvm::formatv("wgmma acc {0} {1} * {2}", op.getAcc() ? "+=" : "=", a, b)

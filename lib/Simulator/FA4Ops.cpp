@@ -21,11 +21,11 @@ using namespace mlir::fa4::sim;
 Step Cta::fa4Op(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
   return llvm::TypeSwitch<Operation *, Step>(op)
       .Case<TmemAllocOp, TmemDeallocOp, TmemBaseOp, TmemViewOp, TmemLoadOp,
-            TmemStoreOp>(
-          [&](Operation *) { return tmemOp(actor, op, in); })
+            TmemStoreOp>([&](Operation *) { return tmemOp(actor, op, in); })
       .Case<MmaOp, MmaCommitOp>(
           [&](Operation *) { return mmaOp(actor, op, in); })
       .Case([&](WgmmaOp op) { return wgmma(actor, op, in); })
+      .Case([&](WgmmaQuantizeOp op) { return wgmmaQuantize(actor, op, in); })
       .Case([&](NamedBarrierSyncOp sync) {
         return namedBarrier(actor, op, sync.getId(), sync.getThreads(), true);
       })

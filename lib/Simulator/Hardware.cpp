@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::fa4::sim;
@@ -50,6 +51,42 @@ float mlir::fa4::sim::f16Value(uint16_t bits) {
   _Float16 h;
   std::memcpy(&h, &bits, sizeof(h));
   return static_cast<float>(h);
+}
+
+// e4m3 (FN): 1 sign, 4 exponent (bias 7), 3 mantissa bits; no infinity,
+// S.1111.111 is NaN, subnormals step by 2^-9.
+float mlir::fa4::sim::e4m3Value(uint8_t bits) {
+  float sign = bits & 0x80 ? -1.0f : 1.0f;
+  int exponent = (bits >> 3) & 0xF, mantissa = bits & 0x7;
+  if (exponent == 0xF && mantissa == 0x7)
+    return std::numeric_limits<float>::quiet_NaN();
+  if (exponent == 0)
+    return sign * std::ldexp(static_cast<float>(mantissa), -9);
+  return sign * std::ldexp(1.0f + mantissa / 8.0f, exponent - 7);
+}
+
+uint8_t mlir::fa4::sim::e4m3Bits(float x) {
+  if (std::isnan(x))
+    return 0x7F;
+  uint8_t sign = std::signbit(x) ? 0x80 : 0;
+  float magnitude = std::fabs(x);
+  if (magnitude >= 448.0f)
+    return sign | 0x7E;
+  // The spacing of e4m3 values at `magnitude`: 2^(e - 3) for normals of
+  // exponent e >= -6, 2^-9 below; rint rounds half to even.
+  int exponent;
+  std::frexp(magnitude, &exponent); // magnitude in [2^(exponent-1), 2^exponent)
+  int quantum = std::max(exponent - 1, -6) - 3;
+  float rounded =
+      std::ldexp(std::rint(std::ldexp(magnitude, -quantum)), quantum);
+  if (rounded == 0.0f)
+    return sign;
+  int e;
+  float fraction = std::frexp(rounded, &e); // rounded = fraction 2^e
+  if (e - 1 < -6)                           // subnormal: m 2^-9
+    return sign | static_cast<uint8_t>(std::ldexp(rounded, 9));
+  int mantissa = static_cast<int>(std::ldexp(fraction, 4)) - 8;
+  return sign | static_cast<uint8_t>(((e - 1 + 7) << 3) | mantissa);
 }
 
 //===----------------------------------------------------------------------===//
@@ -230,9 +267,10 @@ SmemDescriptor mlir::fa4::sim::decodeWgmmaDescriptor(uint64_t descriptor) {
 }
 
 int64_t mlir::fa4::sim::operandAddress(const SmemDescriptor &d, bool mnMajor,
-                                       int64_t mn, int64_t k) {
+                                       int64_t mn, int64_t k,
+                                       int64_t elementBytes) {
   if (!mnMajor)
-    return d.start + 2 * k + 128 * (mn % 8) + d.stride * (mn / 8);
+    return d.start + elementBytes * k + 128 * (mn % 8) + d.stride * (mn / 8);
   return d.start + 2 * (mn % 64) + d.leading * (mn / 64) + 128 * (k % 8) +
          d.stride * (k / 8);
 }

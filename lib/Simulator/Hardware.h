@@ -35,17 +35,44 @@ float bf16Value(uint16_t bits);
 uint16_t f16Bits(float x);
 float f16Value(uint16_t bits);
 
-/// The 16-bit floating-point formats of the kernel's operands.
-enum class Half { bf16, f16 };
-inline uint16_t halfBits(Half h, float x) {
-  return h == Half::bf16 ? bf16Bits(x) : f16Bits(x);
+/// Rounds `x` to the nearest e4m3 (ties to even), saturating to the
+/// largest finite value (+-448; cvt.rn.satfinite), and returns its bits;
+/// NaN stays NaN.
+uint8_t e4m3Bits(float x);
+float e4m3Value(uint8_t bits);
+
+/// The floating-point formats of the kernel's operands in memory.
+enum class Format { bf16, f16, e4m3 };
+inline Format formatOf(Type element) {
+  return element.isBF16()  ? Format::bf16
+         : element.isF16() ? Format::f16
+                           : Format::e4m3;
 }
-inline float halfValue(Half h, uint16_t bits) {
-  return h == Half::bf16 ? bf16Value(bits) : f16Value(bits);
+inline int64_t formatBytes(Format f) { return f == Format::e4m3 ? 1 : 2; }
+/// `x` rounded to `f`, as its bits (e4m3 in the low byte).
+inline uint16_t encode(Format f, float x) {
+  switch (f) {
+  case Format::bf16:
+    return bf16Bits(x);
+  case Format::f16:
+    return f16Bits(x);
+  case Format::e4m3:
+    return e4m3Bits(x);
+  }
+  return 0;
 }
-inline float roundToHalf(Half h, float x) {
-  return halfValue(h, halfBits(h, x));
+inline float decode(Format f, uint16_t bits) {
+  switch (f) {
+  case Format::bf16:
+    return bf16Value(bits);
+  case Format::f16:
+    return f16Value(bits);
+  case Format::e4m3:
+    return e4m3Value(static_cast<uint8_t>(bits));
+  }
+  return 0.0f;
 }
+inline float roundTo(Format f, float x) { return decode(f, encode(f, x)); }
 
 //===----------------------------------------------------------------------===//
 // Happens-before
@@ -216,12 +243,13 @@ SmemDescriptor decodeSmemDescriptor(uint64_t descriptor);
 /// 62-63.
 SmemDescriptor decodeWgmmaDescriptor(uint64_t descriptor);
 
-/// Address (shared window, before swizzling) of element (mn, k), k < 16, of
-/// a 16-bit operand in 128-byte swizzle mode: K-major rows of 128 bytes,
-/// eight-row groups `stride` apart; MN-major rows of 64 elements along MN,
+/// Address (shared window, before swizzling) of element (mn, k), k < one
+/// K step (32 bytes), of an operand of `elementBytes`-byte elements in
+/// 128-byte swizzle mode: K-major rows of 128 bytes, eight-row groups
+/// `stride` apart; MN-major (16-bit only) rows of 64 elements along MN,
 /// atoms `leading` apart along MN and eight-row groups `stride` along K.
 int64_t operandAddress(const SmemDescriptor &d, bool mnMajor, int64_t mn,
-                       int64_t k);
+                       int64_t k, int64_t elementBytes);
 
 } // namespace mlir::fa4::sim
 

@@ -266,6 +266,7 @@ FailureOr<Shape> sim::resolveShape(LaunchOp launch, const Problem &problem,
   for (unsigned i = 4; i < operands.size(); ++i) {
     shape.lse |= launch.getOperandName(i) == "lse";
     shape.sink |= launch.getOperandName(i) == "sink";
+    shape.descale |= launch.getOperandName(i) == "q_descale";
     shape.varlen |= launch.getOperandName(i) == "cu_seqlens_q";
     shape.seqused |= launch.getOperandName(i) == "seqused_k";
     paged |= launch.getOperandName(i) == "page_table";
@@ -296,7 +297,9 @@ FailureOr<Shape> sim::resolveShape(LaunchOp launch, const Problem &problem,
   shape.headDim = pick(q, headsDim + 1, problem.headDim, "head-dim");
   shape.headDimV = pick(cast<MemRefType>(operands[2].getType()), headsDim + 1,
                         std::nullopt, "head-dim-v");
-  shape.dtype = q.getElementType().isBF16() ? "bf16" : "f16";
+  shape.dtype = q.getElementType().isBF16()  ? "bf16"
+                : q.getElementType().isF16() ? "f16"
+                                             : "e4m3";
   if (problem.dtype && *problem.dtype != shape.dtype) {
     os << "error: the kernel was compiled for dtype " << shape.dtype << ", not "
        << *problem.dtype << "\n";
@@ -399,9 +402,13 @@ std::vector<GlobalTensor> sim::makeTensors(LaunchOp launch, const Shape &s,
                                            uint64_t seed, int64_t intBound) {
   std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + 12345);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  Type element =
-      cast<MemRefType>(launch.getTensors()[0].getType()).getElementType();
-  Half half = element.isBF16() ? Half::bf16 : Half::f16;
+  auto elementOfOperand = [&](unsigned index) {
+    return cast<MemRefType>(launch.getTensors()[index].getType())
+        .getElementType();
+  };
+  // Q, K, V in their format (FP8: e4m3); O in its own (16-bit).
+  Type element = elementOfOperand(0), outElement = elementOfOperand(3);
+  Format format = formatOf(element);
   std::vector<GlobalTensor> tensors;
   auto add = [&](StringRef name, Type type, SmallVector<int64_t, 4> shape,
                  bool random) {
@@ -412,7 +419,7 @@ std::vector<GlobalTensor> sim::makeTensors(LaunchOp launch, const Shape &s,
     t.data.resize(n, std::numeric_limits<float>::quiet_NaN());
     if (random)
       for (float &x : t.data)
-        x = roundToHalf(half, normal(rng));
+        x = roundTo(format, normal(rng));
     tensors.push_back(std::move(t));
   };
   add("query", element, s.activation(s.seqQ, s.headsQ, s.headDim), true);
@@ -426,7 +433,7 @@ std::vector<GlobalTensor> sim::makeTensors(LaunchOp launch, const Shape &s,
     int64_t period = s.pageSize ? s.pageSize : s.seqKv;
     for (size_t i = 0; i < keys.size(); ++i) {
       int64_t j = static_cast<int64_t>(i) / row % period;
-      keys[i] = roundToHalf(half, keys[i] * (0.5f + 6.0f * j / period));
+      keys[i] = roundTo(format, keys[i] * (0.5f + 6.0f * j / period));
     }
   }
   add("value", element, s.keyValue(s.headsKv, s.headDimV), true);
@@ -439,7 +446,7 @@ std::vector<GlobalTensor> sim::makeTensors(LaunchOp launch, const Shape &s,
                 std::numeric_limits<float>::quiet_NaN());
     }
   }
-  add("output", element, s.activation(s.seqQ, s.headsQ, s.headDimV), false);
+  add("output", outElement, s.activation(s.seqQ, s.headsQ, s.headDimV), false);
   Type f32 = Float32Type::get(launch.getContext());
   if (s.lse)
     add("lse", f32,
@@ -456,6 +463,15 @@ std::vector<GlobalTensor> sim::makeTensors(LaunchOp launch, const Shape &s,
       sinks[h] = h % 4 == 3 ? -std::numeric_limits<float>::infinity()
                             : std::log(static_cast<float>(s.seqKv)) +
                                   2.0f * normal(rng);
+  }
+  // FP8's dequantization factors [B, Hkv], in [0.5, 2).
+  if (s.descale) {
+    std::uniform_real_distribution<float> factor(0.5f, 2.0f);
+    for (StringRef name : {"q_descale", "k_descale", "v_descale"}) {
+      add(name, f32, {s.batch, s.headsKv}, false);
+      for (float &x : tensors.back().data)
+        x = factor(rng);
+    }
   }
   // The tables of packed sequences, as the kernel reads them.
   if (s.varlen) {
@@ -495,7 +511,7 @@ std::vector<GlobalTensor> sim::makeTensors(LaunchOp launch, const Shape &s,
       else if (type.isF32())
         x = normal(rng);
       else
-        x = roundToHalf(type.isBF16() ? Half::bf16 : Half::f16, normal(rng));
+        x = roundTo(formatOf(type), normal(rng));
     }
   }
   return tensors;

@@ -44,6 +44,9 @@ struct Shape {
   int64_t windowLeft = -1, windowRight = -1;
   std::optional<double> softcap; // in the op's units
   bool lse = false, sink = false;
+  /// FP8: the q, k and v descale operands [B, Hkv].
+  bool descale = false;
+  /// Q's element: bf16, f16 or e4m3.
   std::string dtype;
 
   int64_t sequenceQ(int64_t b) const { return varlen ? lengthQ[b] : seqQ; }

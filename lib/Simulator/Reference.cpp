@@ -26,6 +26,16 @@ Reference sim::reference(const std::vector<GlobalTensor> &t, const Shape &s,
   ref.owned.assign(rows, !s.varlen);
   int64_t group = s.headsQ / s.headsKv;
   const GlobalTensor *sinks = tensorNamed(t, "sink");
+  // FP8: the descale factors [B, Hkv] (scores by q and k's, O by v's), and
+  // the per-element bounds.
+  const GlobalTensor *qDescale = tensorNamed(t, "q_descale"),
+                     *kDescale = tensorNamed(t, "k_descale"),
+                     *vDescale = tensorNamed(t, "v_descale");
+  bool fp8 = s.dtype == "e4m3";
+  if (fp8)
+    ref.bound.assign(ref.output.size(), 0.0);
+  double outputRounding =
+      tensorNamed(t, "output")->element.isBF16() ? 0x1p-8 : 0x1p-11;
   SmallVector<const GlobalTensor *> captures;
   for (size_t c = 0; c < s.captureShapes.size(); ++c)
     captures.push_back(tensorNamed(t, "capture" + std::to_string(c)));
@@ -57,6 +67,11 @@ Reference sim::reference(const std::vector<GlobalTensor> &t, const Shape &s,
         }
         const float *q =
             &t[0].data[(s.queryRow(b, i) * s.headsQ + h) * s.headDim];
+        int64_t factor = b * s.headsKv + kvHead;
+        double scoreDescale =
+            qDescale ? double(qDescale->data[factor]) * kDescale->data[factor]
+                     : 1.0;
+        double valueDescale = vDescale ? vDescale->data[factor] : 1.0;
         double max = -std::numeric_limits<double>::infinity();
         for (int64_t j = first; j < keys; ++j) {
           const float *k =
@@ -64,7 +79,7 @@ Reference sim::reference(const std::vector<GlobalTensor> &t, const Shape &s,
           double dot = 0;
           for (int64_t d = 0; d < s.headDim; ++d)
             dot += static_cast<double>(q[d]) * k[d];
-          scores[j] = dot * scale;
+          scores[j] = dot * scale * scoreDescale;
           if (s.softcap)
             scores[j] = *s.softcap * std::tanh(scores[j] / *s.softcap);
           // The regions compute in f32, as the kernel's inlined copies do;
@@ -98,9 +113,28 @@ Reference sim::reference(const std::vector<GlobalTensor> &t, const Shape &s,
           const float *v =
               &t[2].data[(s.keyRow(b, j) * s.headsKv + kvHead) * s.headDimV];
           for (int64_t d = 0; d < s.headDimV; ++d)
-            o[d] += scores[j] / sum * v[d];
+            o[d] += scores[j] / sum * v[d] * valueDescale;
         }
         ref.lse[s.lseIndex(b, h, i)] = max + std::log(sum);
+        if (!fp8)
+          continue;
+        // P is rounded to e4m3 for P V, the sum is not: relative 2^-4 per
+        // normal probability, 2^-10 absolute below 2^-6 (subnormals, in
+        // units at least the final ones: the kernel's reference is at most
+        // the row's maximum, sum >= 1); then O to its 16-bit type, and
+        // 2^-16 for f32 arithmetic.
+        double *bound =
+            &ref.bound[(s.queryRow(b, i) * s.headsQ + h) * s.headDimV];
+        for (int64_t j = first; j < keys; ++j) {
+          const float *v =
+              &t[2].data[(s.keyRow(b, j) * s.headsKv + kvHead) * s.headDimV];
+          double weight = (0x1p-4 + 0x1p-16) * scores[j] +
+                          (scores[j] < 0x1p-6 ? 0x1p-10 : 0.0);
+          for (int64_t d = 0; d < s.headDimV; ++d)
+            bound[d] += weight / sum * std::fabs(v[d]) * valueDescale;
+        }
+        for (int64_t d = 0; d < s.headDimV; ++d)
+          bound[d] += outputRounding * (std::fabs(o[d]) + bound[d]);
       }
   return ref;
 }
@@ -144,6 +178,29 @@ std::string sim::compareWithReference(const std::vector<GlobalTensor> &tensors,
                          ? element + " was never written (or is NaN)"
                          : element + " lies in no sequence but was "
                                      "written");
+  } else if (!ref.bound.empty()) {
+    // FP8: every element within its bound.
+    double worst = 0, ratio = 0;
+    int64_t at = -1;
+    for (size_t i = 0; i < o.size(); ++i) {
+      if (!ref.owned[i / rowElements])
+        continue;
+      double error = std::fabs(o[i] - ref.output[i]);
+      worst = std::max(worst, error);
+      double share = error / std::max(ref.bound[i], 1e-30);
+      if (share > ratio) {
+        ratio = share;
+        at = i;
+      }
+    }
+    numbers = llvm::formatv("O max-err {0:e2}, at most {1:f2} of the e4m3 "
+                            "bound",
+                            worst, ratio);
+    if (!(ratio <= 1.0))
+      errors.push_back(llvm::formatv(
+          "O differs from the float64 reference beyond the e4m3 bound at "
+          "element {0}: {1}",
+          at, numbers));
   } else {
     double relative = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
     numbers =

@@ -17,6 +17,10 @@ namespace mlir::fa4::sim {
 /// O and LSE of the problem in float64 from the (rounded) inputs.
 struct Reference {
   std::vector<double> output, lse;
+  /// FP8 (e4m3): per element of O, the bound on |O - reference| that the
+  /// rounding of P to e4m3 and of O to its 16-bit type allow (empty for
+  /// 16-bit inputs, whose O is held to a relative bound).
+  std::vector<double> bound;
   /// Per query row of O: whether a sequence owns it (padding rows of packed
   /// sequences do not, and must stay unwritten).
   std::vector<bool> owned;

@@ -129,10 +129,12 @@ static FailureOr<Launch> buildLaunch(LaunchOp launch,
     TensorMap tensorMap{static_cast<unsigned>(index.getInt()), {}, {}, {}};
     for (Attribute b : box)
       tensorMap.box.push_back(cast<IntegerAttr>(b).getInt());
-    if (tensorMap.box[0] * 2 != 128)
-      return fail("a 128B-swizzled box must have 64 16-bit elements innermost");
     if (tensorMap.tensor >= tensors.size())
       return fail("a tensor map names an operand the launch does not have");
+    int64_t elementBytes =
+        formatBytes(formatOf(tensors[tensorMap.tensor].element));
+    if (tensorMap.box[0] * elementBytes != 128)
+      return fail("a 128B-swizzled box must have 128 bytes innermost");
     // The dimensions and strides the runtime encodes: the tensor's, or for
     // a packed [T, H, D] tensor (1, T rows, H, D).
     ArrayRef<int64_t> dims = tensors[tensorMap.tensor].shape;
@@ -150,6 +152,15 @@ static FailureOr<Launch> buildLaunch(LaunchOp launch,
     if (shape.varlen) {
       tensorMap.dims.push_back(1);
       tensorMap.strides.push_back(stride);
+    }
+    // Key-major (FP8 V): the dimensions (S, H, D, B) of the [B, S, H, D]
+    // tensor, its keys innermost.
+    auto keyMajor = map.getAs<BoolAttr>("key_major");
+    if (keyMajor && keyMajor.getValue()) {
+      if (shape.varlen)
+        return fail("a key-major tensor map of packed sequences");
+      std::swap(tensorMap.dims[0], tensorMap.dims[2]);
+      std::swap(tensorMap.strides[0], tensorMap.strides[2]);
     }
     result.maps.push_back(std::move(tensorMap));
   }

@@ -65,23 +65,25 @@ MmaPipe &Cta::pipeOf(const Actor &actor) {
   return pipes.back();
 }
 
-bool Cta::operandRead(Operation *op, Half half,
+bool Cta::operandRead(Operation *op, Format format,
                       const SmemDescriptor &descriptor, bool mnMajor,
                       int64_t count, Slot slot, uint32_t agent,
                       const VectorClock &clock, std::vector<float> &values) {
-  constexpr int64_t kStep = tcgen05::kKStep;
+  int64_t bytes = formatBytes(format);
+  int64_t step = tcgen05::kStepBytes / bytes;
   for (int64_t mn = 0; mn < count; ++mn)
-    for (int64_t k = 0; k < kStep; ++k) {
-      int64_t offset = swizzle128(operandAddress(descriptor, mnMajor, mn, k)) -
-                       kDynamicSharedBase;
-      if (!checkShared(op, offset, 2))
+    for (int64_t k = 0; k < step; ++k) {
+      int64_t offset =
+          swizzle128(operandAddress(descriptor, mnMajor, mn, k, bytes)) -
+          kDynamicSharedBase;
+      if (!checkShared(op, offset, bytes))
         return false;
-      uint16_t bits;
-      std::memcpy(&bits, &shared[offset], 2);
-      values[mn * kStep + k] = halfValue(half, bits);
-      races.access(Memory::shared, offset, offset + 2, false, slot, agent,
+      uint16_t bits = 0;
+      std::memcpy(&bits, &shared[offset], bytes);
+      values[mn * step + k] = decode(format, bits);
+      races.access(Memory::shared, offset, offset + bytes, false, slot, agent,
                    clock);
-      asyncProxyRead(offset, 2, agent, clock);
+      asyncProxyRead(offset, bytes, agent, clock);
     }
   return true;
 }
@@ -105,7 +107,7 @@ void Cta::executeMma(MmaPipe &pipe) {
   auto mma = cast<MmaOp>(work.op);
   auto bType = cast<MemRefType>(mma.getB().getType());
   bool bf16 = bType.getElementType().isBF16();
-  Half half = bf16 ? Half::bf16 : Half::f16;
+  Format format = bf16 ? Format::bf16 : Format::f16;
   bool bMnMajor = mma.getBMajor() == OperandMajor::mn;
   int64_t m = mma.getM(), n = mma.getN(), k = mma.getK();
   auto atomStride = [](MemRefType type) {
@@ -123,8 +125,8 @@ void Cta::executeMma(MmaPipe &pipe) {
   std::vector<float> aValues(m * tcgen05::kKStep), bValues(n * tcgen05::kKStep);
   auto readShared = [&](const SmemDescriptor &d, bool mnMajor, int64_t count,
                         std::vector<float> &values) {
-    return operandRead(work.op, half, d, mnMajor, count, pipe.slot, work.agent,
-                       pipe.clock, values);
+    return operandRead(work.op, format, d, mnMajor, count, pipe.slot,
+                       work.agent, pipe.clock, values);
   };
   for (int64_t step = 0; step < k / tcgen05::kKStep; ++step) {
     // The instruction the lowering issues for this step, decoded the way
@@ -155,7 +157,7 @@ void Cta::executeMma(MmaPipe &pipe) {
         for (int64_t kk = 0; kk < tcgen05::kKStep; ++kk) {
           uint32_t cell = tmem[row * kTmemColumns + column + kk / 2];
           aValues[row * tcgen05::kKStep + kk] =
-              halfValue(half, static_cast<uint16_t>(cell >> (16 * (kk % 2))));
+              decode(format, static_cast<uint16_t>(cell >> (16 * (kk % 2))));
         }
       }
     }

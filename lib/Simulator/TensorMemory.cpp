@@ -132,7 +132,7 @@ Step Cta::tmemOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
           return Step::error;
         int64_t lane = tmemLane(actor);
         Val out;
-        Half half = type.getElementType().isBF16() ? Half::bf16 : Half::f16;
+        Format format = formatOf(type.getElementType());
         for (int64_t i = 0; i < n; ++i) {
           if (bits == 32) {
             float x;
@@ -141,7 +141,7 @@ Step Cta::tmemOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
           } else {
             uint32_t cell = tmem[lane * kTmemColumns + first + i / 2];
             out.floats.push_back(
-                halfValue(half, static_cast<uint16_t>(cell >> (16 * (i % 2)))));
+                decode(format, static_cast<uint16_t>(cell >> (16 * (i % 2)))));
           }
         }
         out.pendingLoad = op;
@@ -161,7 +161,7 @@ Step Cta::tmemOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
         if (!tmemColumnsAllocated(op, first, columns))
           return Step::error;
         int64_t lane = tmemLane(actor);
-        Half half = type.getElementType().isBF16() ? Half::bf16 : Half::f16;
+        Format format = formatOf(type.getElementType());
         for (int64_t i = 0; i < n; ++i) {
           float x = in[0]->floats[i];
           if (bits == 32) {
@@ -170,7 +170,7 @@ Step Cta::tmemOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
             uint32_t &cell = tmem[lane * kTmemColumns + first + i / 2];
             unsigned shift = 16 * (i % 2);
             cell = (cell & ~(0xFFFFu << shift)) |
-                   (static_cast<uint32_t>(halfBits(half, x)) << shift);
+                   (static_cast<uint32_t>(encode(format, x)) << shift);
           }
         }
         actor.pendingTmem(store.getAsyncCompletion())

@@ -35,8 +35,9 @@ Step Cta::tmaOp(Actor &actor, Operation *op) {
       return Step::error;
     if (load.getPredicate() || load.getMulticastMask())
       return fail(op, "predicated and multicast TMA loads are not supported");
+    int64_t elementBytes = bytesOf(load.getDst().getType().getElementType());
     TmaLoad work{op,          static_cast<unsigned>(map->base),
-                 {},          dst->base + dst->offset * 2,
+                 {},          dst->base + dst->offset * elementBytes,
                  b,           0,
                  actor.clock, agentFor(op, actor)};
     for (Value c : load.getCoordinates()) {
@@ -54,7 +55,8 @@ Step Cta::tmaOp(Actor &actor, Operation *op) {
       return fail(op, llvm::formatv("the destination (shared byte {0}) is not "
                                     "128-byte aligned",
                                     work.shared));
-    if (!checkShared(op, work.shared, ShapedType::getNumElements(shape) * 2))
+    if (!checkShared(op, work.shared,
+                     ShapedType::getNumElements(shape) * elementBytes))
       return Step::error;
     work.slot = stampAsync(work.clock);
     loads.push_back(std::move(work));
@@ -68,8 +70,11 @@ Step Cta::tmaOp(Actor &actor, Operation *op) {
       return Step::error;
     if (store.getPredicate())
       return fail(op, "predicated TMA stores are not supported");
-    TmaStore work{
-        static_cast<unsigned>(map->base), {}, src->base + src->offset * 2, op};
+    int64_t elementBytes = bytesOf(store.getSrc().getType().getElementType());
+    TmaStore work{static_cast<unsigned>(map->base),
+                  {},
+                  src->base + src->offset * elementBytes,
+                  op};
     for (Value c : store.getCoordinates()) {
       const Val *v = use(actor, op, c);
       if (!v)
@@ -82,7 +87,8 @@ Step Cta::tmaOp(Actor &actor, Operation *op) {
                       "the launch manifest)");
     if (work.shared % 128 != 0)
       return fail(op, "the source is not 128-byte aligned");
-    if (!checkShared(op, work.shared, ShapedType::getNumElements(shape) * 2))
+    if (!checkShared(op, work.shared,
+                     ShapedType::getNumElements(shape) * elementBytes))
       return Step::error;
     actor.openStores.push_back(std::move(work));
     return Step::next;
@@ -189,7 +195,8 @@ void Cta::completeTmaLoad(size_t index) {
   loads.erase(loads.begin() + index);
   const TensorMap &map = launch.maps[work.map];
   const GlobalTensor &tensor = (*launch.tensors)[map.tensor];
-  Half half = tensor.element.isBF16() ? Half::bf16 : Half::f16;
+  Format format = formatOf(tensor.element);
+  int64_t elementBytes = formatBytes(format);
   int64_t bytes = 0;
   SmallVector<int64_t, 4> box(map.box);
   bool ok = true;
@@ -205,15 +212,16 @@ void Cta::completeTmaLoad(size_t index) {
       return;
     }
     float value = global < 0 ? 0.0f : tensor.data[global];
-    int64_t offset = swizzle128(kDynamicSharedBase + work.shared + 2 * linear) -
-                     kDynamicSharedBase;
-    if (!checkShared(work.op, offset, 2)) {
+    int64_t offset =
+        swizzle128(kDynamicSharedBase + work.shared + elementBytes * linear) -
+        kDynamicSharedBase;
+    if (!checkShared(work.op, offset, elementBytes)) {
       ok = false;
       return;
     }
-    uint16_t bits = halfBits(half, value);
-    std::memcpy(&shared[offset], &bits, 2);
-    bytes += 2;
+    uint16_t bits = encode(format, value);
+    std::memcpy(&shared[offset], &bits, elementBytes);
+    bytes += elementBytes;
   });
   if (!ok)
     return;
@@ -235,25 +243,27 @@ void Cta::completeStore(size_t index) {
   stores.erase(stores.begin() + index);
   const TensorMap &map = launch.maps[work.store.map];
   GlobalTensor &tensor = (*launch.tensors)[map.tensor];
-  Half half = tensor.element.isBF16() ? Half::bf16 : Half::f16;
+  Format format = formatOf(tensor.element);
+  int64_t elementBytes = formatBytes(format);
   int64_t bytes = 0;
   SmallVector<int64_t, 4> box(map.box);
   std::string fault;
   forEachBoxElement(box, [&](ArrayRef<int64_t> inner, int64_t linear) {
-    int64_t offset =
-        swizzle128(kDynamicSharedBase + work.store.shared + 2 * linear) -
-        kDynamicSharedBase;
-    bytes += 2;
-    if (offset < 0 || offset + 2 > static_cast<int64_t>(shared.size()))
+    int64_t offset = swizzle128(kDynamicSharedBase + work.store.shared +
+                                elementBytes * linear) -
+                     kDynamicSharedBase;
+    bytes += elementBytes;
+    if (offset < 0 ||
+        offset + elementBytes > static_cast<int64_t>(shared.size()))
       return;
     int64_t global = globalElement(map, tensor, work.store.coords, inner);
     if (global == kOutsideTensor && fault.empty())
       fault = boxCoordinates(work.store.coords, inner);
     if (global < 0)
       return;
-    uint16_t bits;
-    std::memcpy(&bits, &shared[offset], 2);
-    tensor.data[global] = halfValue(half, bits);
+    uint16_t bits = 0;
+    std::memcpy(&bits, &shared[offset], elementBytes);
+    tensor.data[global] = decode(format, bits);
   });
   if (!fault.empty())
     fail(work.store.op, "the TMA store writes outside '" + tensor.name +

@@ -67,10 +67,8 @@ inline uint64_t zeroExtend(int64_t value, unsigned width) {
 /// `x` rounded to float type `type`.
 inline float roundTo(Type type, float x) {
   Type element = elementOf(type);
-  if (element.isBF16())
-    return roundToHalf(Half::bf16, x);
-  if (element.isF16())
-    return roundToHalf(Half::f16, x);
+  if (element.isBF16() || element.isF16() || isa<Float8E4M3FNType>(element))
+    return roundTo(formatOf(element), x);
   return x;
 }
 

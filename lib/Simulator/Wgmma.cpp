@@ -78,6 +78,38 @@ Step Cta::wgmma(Actor &actor, WgmmaOp op, ArrayRef<const Val *> in) {
   return Step::next;
 }
 
+Step Cta::wgmmaQuantize(Actor &actor, WgmmaQuantizeOp op,
+                        ArrayRef<const Val *> in) {
+  Warp &warp = warps[actor.warp];
+  Step met = gather(
+      actor, op, warp.meeting, 32, WaitKind::warpVote, actor.warp,
+      "lanes of warp " + std::to_string(actor.warp),
+      [&] {
+        warp.fragments[actor.lane].assign(in[0]->floats.begin(),
+                                          in[0]->floats.end());
+      },
+      [&] { warp.exchanged = warp.fragments; });
+  if (met != Step::next)
+    return met;
+  // Element i of the operand: the thread's row (i / 4) % 2 at column c,
+  // which the accumulator holds in lane 2 ((c mod 8) / 2) of the quad,
+  // element 4 (c / 8) + 2 row + c mod 2.
+  int64_t count = op.getSource().getType().getNumElements();
+  Val out;
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t column = wgmma::operandColumn(actor.lane, i, 8);
+    int64_t row = wgmma::operandRow(actor.lane, i, 8) >= 8 ? 1 : 0;
+    unsigned source = (actor.lane & ~3u) | ((column % 8) / 2);
+    const std::vector<float> &fragment = warp.exchanged[source];
+    if (static_cast<int64_t>(fragment.size()) != count)
+      return fail(op, "the lanes' fragments differ in size");
+    out.floats.push_back(roundTo(
+        Format::e4m3, fragment[4 * (column / 8) + 2 * row + column % 2]));
+  }
+  define(actor, op.getResult()) = std::move(out);
+  return Step::next;
+}
+
 Step Cta::wgmmaCommit(Actor &actor, Operation *op) {
   unsigned index = actor.warp / 4;
   Warpgroup &group = warpgroups[index];
@@ -153,12 +185,14 @@ void Cta::executeWgmma(unsigned index) {
   group.clock.tick(group.slot);
   auto op = cast<WgmmaOp>(work->op);
   auto bType = cast<MemRefType>(op.getB().getType());
-  Half half = bType.getElementType().isBF16() ? Half::bf16 : Half::f16;
+  Format format = formatOf(bType.getElementType());
+  int64_t bytes = formatBytes(format), bits = 8 * bytes;
   bool bMnMajor = op.getBMajor() == OperandMajor::mn;
   int64_t m = WgmmaOp::kM, n = op.getN(), k = op.getK();
-  constexpr int64_t kStep = wgmma::kKStep;
-  auto atomStride = [](MemRefType type) {
-    return type.getStridesAndOffset().first[0] * 2;
+  // 16 16-bit or 32 8-bit elements per step.
+  int64_t kStep = wgmma::stepElements(bits);
+  auto atomStride = [&](MemRefType type) {
+    return type.getStridesAndOffset().first[0] * bytes;
   };
   for (int64_t t = 0; t < kWarpgroupThreads; ++t)
     if ((op.getAcc() && static_cast<int64_t>(work->acc[t].size()) != n / 2) ||
@@ -175,13 +209,13 @@ void Cta::executeWgmma(unsigned index) {
             work->acc[t][i];
   auto readShared = [&](const SmemDescriptor &d, bool mnMajor, int64_t count,
                         std::vector<float> &values) {
-    return operandRead(op, half, d, mnMajor, count, group.slot, work->agent,
+    return operandRead(op, format, d, mnMajor, count, group.slot, work->agent,
                        group.clock, values);
   };
   auto aTile = dyn_cast<MemRefType>(op.getA().getType());
   int64_t aAddress =
-      aTile ? kDynamicSharedBase + work->a.base + work->a.offset * 2 : 0;
-  int64_t bTile = kDynamicSharedBase + work->b.base + work->b.offset * 2;
+      aTile ? kDynamicSharedBase + work->a.base + work->a.offset * bytes : 0;
+  int64_t bTile = kDynamicSharedBase + work->b.base + work->b.offset * bytes;
   std::vector<float> aValues(m * kStep), bValues(n * kStep);
   for (int64_t step = 0; step < k / kStep; ++step) {
     // The descriptors the lowering encodes, decoded as wgmma reads them.
@@ -194,12 +228,14 @@ void Cta::executeWgmma(unsigned index) {
       if (!readShared(a, false, m, aValues))
         return;
     } else {
-      // The register fragments hold A in the accumulator layout over K.
+      // The register fragments hold A in the operand layout of its element
+      // width (16-bit: the accumulator's) over K; their values are already
+      // in A's format.
       for (int64_t t = 0; t < kWarpgroupThreads; ++t)
         for (int64_t i = 0; i < k / 2; ++i) {
-          int64_t column = wgmma::accumulatorColumn(t, i);
+          int64_t column = wgmma::operandColumn(t, i, bits);
           if (column / kStep == step)
-            aValues[wgmma::accumulatorRow(t, i) * kStep + column % kStep] =
+            aValues[wgmma::operandRow(t, i, bits) * kStep + column % kStep] =
                 work->aRegisters[t][i];
         }
     }

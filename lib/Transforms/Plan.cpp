@@ -129,6 +129,15 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
     return op.emitOpError() << "FP8 operands are built for sm_90a only "
                                "(the sm_100a kind::f8f6f4 kernel is not built "
                                "yet)";
+  // FP8's 128-key S fragment (64 registers), a wider O and the P in
+  // flight spill the consumer's 232 registers (8-388 bytes at 192 and
+  // 256); 64-key blocks need a 64-byte-swizzled key-major V.
+  if (fp8 && widest > limits::kMaxFp8HeadDim)
+    return op.emitOpError()
+           << "FP8 operands take head dims up to " << limits::kMaxFp8HeadDim
+           << " on sm_90a, got " << widest
+           << " (wider FP8 kernels need 64-key blocks of a 64-byte-swizzled "
+              "key-major V, not built yet)";
   // A Q tile is one tcgen05 M=128 tile on sm_100a, one consumer
   // warpgroup's wgmma M=64 tile on sm_90a.
   int64_t blockM = hopper ? 64 : 128;

@@ -16,7 +16,8 @@ launched on the current stream. With torch.library (PyTorch 2.4 and later)
 `fa4::attention_varlen`, `attention_with_kvcache` as
 `fa4::attention_with_kvcache`), which torch.compile keeps as one node of its graph;
 plain eager calls run the op's kernel directly. `python -m fa4.torch --check DIR` runs
-every kernel of DIR for this GPU against a float32 PyTorch reference.
+every kernel of DIR for this GPU against a float32 PyTorch reference (FP8
+kernels: a float64 one, each element within `fp8_tolerance`'s bound).
 """
 
 import math
@@ -29,8 +30,9 @@ import torch
 
 from fa4 import runtime
 
-__all__ = ["attention", "attention_varlen", "attention_with_kvcache", "arch_of", "jit_cache",
-           "kernel_directory", "reference", "reference_kvcache", "reference_varlen"]
+__all__ = ["attention", "attention_varlen", "attention_with_kvcache", "arch_of",
+           "fp8_tolerance", "jit_cache", "kernel_directory", "reference", "reference_kvcache",
+           "reference_varlen"]
 
 _ELEMENTS = {torch.bfloat16: "bf16", torch.float16: "f16"}
 # FP8 inputs (e4m3), where this PyTorch has the dtype: dense attention
@@ -1155,13 +1157,16 @@ _kvcache_op = _register_op("fa4::attention_with_kvcache", _attention_with_kvcach
 _kvcache_entry = _kvcache_op if _kvcache_op is not None else _attention_with_kvcache
 
 
-def reference(q, k, v, causal=False, scale=None, dtype=torch.float32,
-              window=(-1, -1), softcap=0.0, sink=None, q_descale=None, k_descale=None,
-              v_descale=None):
-    """O [B, Sq, Hq, D] and LSE [B, Hq, Sq] computed in `dtype` (float32 or
-    float64) with PyTorch operations (for checking); the arguments mean what
-    they mean for `attention` (FP8 inputs upcast exactly, the descales
-    applied to the scores and O)."""
+def _softmax_terms(q, k, v, causal, scale, dtype, window, softcap, sink, q_descale,
+                   k_descale):
+    """`reference`'s work up to the probabilities, in `dtype`: a dict of
+    qf, kf, vf ([B, Hq, S, D], the KV heads repeated per query head),
+    `per_query_head` ([B, Hkv] -> [B, Hq, 1, 1]), `factor` (scale times the
+    q and k descales: the scores' factor, a float or [B, Hq, 1, 1]),
+    `hidden` (bool [Sq, Skv], the masked keys, or None), `scores` [B, Hq,
+    Sq, Skv] (after softcap, -inf where hidden), `column` (the sink as a
+    last score per row [B, Hq, Sq, 1], or None), `lse` [B, Hq, Sq] and
+    `probabilities` (exp(scores - lse), 0 in rows that see nothing)."""
     heads_q, heads_kv = q.shape[2], k.shape[2]
     seq_q, seq_kv = q.shape[1], k.shape[1]
     if scale is None:
@@ -1175,18 +1180,25 @@ def reference(q, k, v, causal=False, scale=None, dtype=torch.float32,
         # [B, Hkv] -> [B, Hq, 1, 1], query head h taking KV head h // group.
         return descale.to(dtype).repeat_interleave(group, dim=1)[:, :, None, None]
     scores = (qf @ kf.transpose(-1, -2)) * scale
+    factor = scale
     for descale in (q_descale, k_descale):
         if descale is not None:
             scores = scores * per_query_head(descale)
+            factor = factor * per_query_head(descale)
     if softcap:
         scores = softcap * torch.tanh(scores / softcap)
     left, right = runtime.effective_window(window, causal)
     diagonal = (torch.arange(seq_q, device=q.device)[:, None] + seq_kv - seq_q)
     keys = torch.arange(seq_kv, device=q.device)[None, :]
+    hidden = None
     if right >= 0:
-        scores = scores.masked_fill(keys > diagonal + right, float("-inf"))
+        hidden = keys > diagonal + right
     if left >= 0:
-        scores = scores.masked_fill(keys < diagonal - left, float("-inf"))
+        before = keys < diagonal - left
+        hidden = before if hidden is None else hidden | before
+    if hidden is not None:
+        scores = scores.masked_fill(hidden, float("-inf"))
+    column = None
     if sink is not None:
         # One more column per row: the head's sink, which has no value.
         column = sink.to(dtype).view(1, heads_q, 1, 1).expand(*scores.shape[:3], 1)
@@ -1194,10 +1206,119 @@ def reference(q, k, v, causal=False, scale=None, dtype=torch.float32,
     else:
         lse = torch.logsumexp(scores, dim=-1)
     probabilities = torch.exp(scores - lse[..., None]).nan_to_num(0.0)
-    output = probabilities @ vf
+    return dict(qf=qf, kf=kf, vf=vf, per_query_head=per_query_head, factor=factor,
+                hidden=hidden, scores=scores, column=column, lse=lse,
+                probabilities=probabilities)
+
+
+def reference(q, k, v, causal=False, scale=None, dtype=torch.float32,
+              window=(-1, -1), softcap=0.0, sink=None, q_descale=None, k_descale=None,
+              v_descale=None):
+    """O [B, Sq, Hq, D] and LSE [B, Hq, Sq] computed in `dtype` (float32 or
+    float64) with PyTorch operations (for checking); the arguments mean what
+    they mean for `attention` (FP8 inputs upcast exactly, the descales
+    applied to the scores and O)."""
+    terms = _softmax_terms(q, k, v, causal, scale, dtype, window, softcap, sink, q_descale,
+                           k_descale)
+    output = terms["probabilities"] @ terms["vf"]
     if v_descale is not None:
-        output = output * per_query_head(v_descale)
-    return output.transpose(1, 2), lse
+        output = output * terms["per_query_head"](v_descale)
+    return output.transpose(1, 2), terms["lse"]
+
+
+# Unit roundoffs of fp8_tolerance's formats.
+_E4M3_RELATIVE = 2.0 ** -4     # half an ulp of 3 mantissa bits
+_E4M3_NORMAL = 2.0 ** -6       # e4m3's smallest normal
+_E4M3_SUBNORMAL = 2.0 ** -10   # half the subnormal spacing (2^-9)
+_FP8_MMA_STEP = 2.0 ** -13     # one 8-bit wgmma (K = 32) adding into its accumulator, assumed
+_TANH_APPROX = 2.0 ** -11      # tanh.approx.f32's relative error (softcap)
+_OUTPUT_ROUNDOFF = {torch.bfloat16: (2.0 ** -8, 0.0), torch.float16: (2.0 ** -11, 2.0 ** -25)}
+
+
+def fp8_tolerance(q, k, v, causal=False, scale=None, window=(-1, -1), softcap=0.0,
+                  sink=None, q_descale=None, k_descale=None, v_descale=None,
+                  out_dtype=torch.bfloat16):
+    """Bounds on how far an FP8 kernel's results may be from `reference(...,
+    dtype=torch.float64)` for FP8 q, k, v (the arguments mean what they
+    mean for `attention`; `out_dtype` is O's, bfloat16 or float16): (O
+    bound [B, Sq, Hq, Dv], LSE bound [B, Hq, Sq]), float64, elementwise
+    limits on |O - O_ref| and |LSE - LSE_ref|: 0 for O in rows that see no
+    key (O is 0 in both) and for an LSE of -inf (no key, no sink).
+
+    Derived from the formats, per row (pi_i the exact probabilities, m the
+    largest score with the sink, Z = sum_i exp(s_i - m) with the sink's
+    term, vd the row's v_descale, A_j = vd sum_i pi_i |v_ij|): each 8-bit
+    MMA instruction (K = 32) is taken to add into its accumulator with at
+    least 13 bits (2^-13 of the magnitudes summed; Hopper's FP8 tensor
+    cores align to about 14), its errors adding up over the instructions
+    of a product: eps = ceil(D / 32) 2^-13 for Q K^T, ceil(Skv / 32) 2^-13
+    for P V (one accumulator over every KV block). Each score is off by at
+    most delta = eps |scale qd kd| max over visible keys of |q|.|k|
+    (softcap's tanh has slope <= 1; its tanh.approx.f32 adds 2^-11 of the
+    largest capped score), which moves each probability, a
+    ratio to the normalizer, by a factor within exp(+-2 delta): (g - 1) A_j
+    with g = exp(2 delta). The kernel rounds P (at most 256 in its units,
+    exp2 of the scores less a reference at most 8 below the row's max) to
+    e4m3 for P V but sums it unrounded: 2^-4 relatively where normal
+    (2^-4 g A_j), at most 2^-10 absolutely below 2^-6 in units no smaller
+    than the final ones (2^-10 g vd sum |v_ij| / Z over the keys with
+    exp(s_i - m) < 2^-6 g). P V adds its eps times the sum of those
+    terms' magnitudes, (1 + 2^-4) g A_j and the subnormal term. Rounding O to `out_dtype` (unit roundoff u = 2^-8 for
+    bfloat16, 2^-11 for float16, plus 2^-25 absolutely for float16's
+    subnormals) adds u (|O_ref| + E) to the sum E of the rest. The LSE is
+    off by the scores' delta, plus 1e-5 and 2^-21 |LSE| for its float32
+    arithmetic. Other float32 arithmetic (exp2, the sums, the rescaling)
+    is far below these terms."""
+    if out_dtype not in _OUTPUT_ROUNDOFF:
+        raise ValueError(f"out_dtype must be torch.bfloat16 or torch.float16, got {out_dtype}")
+    roundoff, tiny = _OUTPUT_ROUNDOFF[out_dtype]
+    dtype = torch.float64
+    terms = _softmax_terms(q, k, v, causal, scale, dtype, window, softcap, sink, q_descale,
+                           k_descale)
+    scores, lse, probabilities = terms["scores"], terms["lse"], terms["probabilities"]
+    hidden, column = terms["hidden"], terms["column"]
+    magnitudes = terms["vf"].abs()
+    vd = 1.0 if v_descale is None else terms["per_query_head"](v_descale)
+    # delta: the score error of the MMA's accumulation, per row.
+    dots = terms["qf"].abs() @ terms["kf"].abs().transpose(-1, -2)
+    if hidden is not None:
+        dots = dots.masked_fill(hidden, 0.0)
+    largest = dots.amax(dim=-1) if dots.shape[-1] else dots.new_zeros(dots.shape[:-1])
+    factor = terms["factor"]
+    factor = factor.abs()[..., 0] if isinstance(factor, torch.Tensor) else abs(factor)
+    steps = lambda depth: math.ceil(depth / 32) * _FP8_MMA_STEP
+    delta = steps(q.shape[-1]) * factor * largest            # [B, Hq, Sq]
+    if softcap:
+        # tanh.approx.f32: relative 2^-11 of the capped score.
+        capped = scores.abs() if hidden is None else scores.masked_fill(hidden, 0.0).abs()
+        delta = delta + _TANH_APPROX * (capped.amax(dim=-1) if capped.shape[-1]
+                                        else torch.zeros_like(delta))
+    grow = torch.exp(2 * delta)[..., None]                   # [B, Hq, Sq, 1]
+    weighted = (probabilities @ magnitudes) * vd             # A [B, Hq, Sq, Dv]
+    # The subnormal probabilities: exp(s - m) below 2^-6 g, visible keys only.
+    m = scores.amax(dim=-1) if scores.shape[-1] else lse.new_full(lse.shape, -math.inf)
+    if column is not None:
+        m = torch.maximum(m, column[..., 0])
+    relative = torch.exp(scores - m[..., None])
+    small = relative < _E4M3_NORMAL * grow
+    if hidden is not None:
+        small = small & ~hidden
+    z = torch.exp(lse - m).nan_to_num(1.0)[..., None]        # >= 1 where any key
+    subnormal = (_E4M3_SUBNORMAL * grow * vd * (small.to(dtype) @ magnitudes) / z)
+    rest = ((grow - 1) * weighted + _E4M3_RELATIVE * grow * weighted + subnormal
+            + steps(k.shape[1]) * ((1 + _E4M3_RELATIVE) * grow * weighted + subnormal))
+    output = probabilities @ terms["vf"] * vd
+    bound = rest * (1 + roundoff) + roundoff * output.abs() + tiny
+    # Rows that see a key (the others: O 0 and the LSE exact in both).
+    seen = (torch.ones(lse.shape, dtype=torch.bool, device=lse.device) if hidden is None
+            else (~hidden).any(dim=-1).expand(lse.shape))
+    if not scores.shape[-1]:
+        seen = torch.zeros_like(seen)
+    bound = torch.where(seen[..., None], bound.nan_to_num(math.inf), 0.0)
+    # delta is 0 in rows that see no key: their LSE is the sink's (float32
+    # arithmetic) or -inf (bound 0).
+    lse_bound = torch.where(torch.isfinite(lse), delta + 1e-5 + 2.0 ** -21 * lse.abs(), 0.0)
+    return bound.transpose(1, 2), lse_bound
 
 
 def reference_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k=None, causal=False,
@@ -1295,6 +1416,32 @@ def _test_sequences(seq_q, seq_kv, seqused, device):
     return table(cu_q), table(cu_k), used, cu_q[-1], cu_k[-1]
 
 
+def _within_fp8_bounds(output, lse, want_o, want_lse, o_bound, lse_bound):
+    """(ok, text): whether an FP8 kernel's O (and LSE, unless None) are
+    within `fp8_tolerance`'s bounds of the float64 reference, element by
+    element (NaN is not), the LSE -inf exactly where the reference's is;
+    the text gives the largest errors and their largest share of the
+    bound."""
+    def compare(got, want, bound):
+        error = (got.double() - want).abs().nan_to_num(float("inf"))
+        ok = bool((error <= bound).all())
+        # 0 where both are 0 (rows that see no key), inf past a 0 bound.
+        share = torch.where(error == 0, 0.0, error / bound)
+        largest = error.max().item() if error.numel() else 0.0
+        return ok, largest, share.max().item() if share.numel() else 0.0
+    ok, o_error, o_share = compare(output, want_o, o_bound)
+    text = f"max |O - ref| {o_error:.3g}, at most {o_share:.2g} of the FP8 bound"
+    if lse is not None:
+        finite = torch.isfinite(want_lse)
+        lse_ok, lse_error, lse_share = compare(lse[finite], want_lse[finite],
+                                               lse_bound[finite])
+        same_inf = bool((lse[~finite] == want_lse[~finite]).all())
+        ok = ok and lse_ok and same_inf
+        text += (f", max |LSE - ref| {lse_error:.3g}, at most {lse_share:.2g} of its bound"
+                 f"{'' if same_inf else ', LSE of fully masked rows is not -inf'}")
+    return ok, text
+
+
 def _check_kernels(path, shapes, batch, repeat):
     """Runs every kernel of `path` for this GPU against `reference`."""
     device = torch.device("cuda", torch.cuda.current_device())
@@ -1363,23 +1510,29 @@ def _check_kernels(path, shapes, batch, repeat):
                 output, want_o = output[owned], want_o[owned]
                 if lse is not None:
                     lse, want_lse = lse[:, owned], want_lse[:, owned]
+            elif eight_bit:
+                # FP8: float64, each element within fp8_tolerance's bound.
+                want_o, want_lse = reference(q, k, v, kernel.causal, kernel.scale,
+                                             dtype=torch.float64, **options)
+                bounds = fp8_tolerance(q, k, v, kernel.causal, kernel.scale,
+                                       out_dtype=_DTYPES[kernel.output_element], **options)
             else:
                 want_o, want_lse = reference(q, k, v, kernel.causal, kernel.scale,
                                              **options)
-            o_error = (output.float() - want_o).abs().nan_to_num(float("inf")).max().item()
-            # A few units in the last place of a 16-bit output. FP8: the
-            # probabilities are rounded to e4m3 (3 mantissa bits) for P V,
-            # and Hopper's 8-bit MMAs accumulate with fewer bits than f32;
-            # these limits are provisional, not measured yet.
-            o_limit = (5e-2 * (descales[2].max().item() if descales else 1.0) if eight_bit
-                       else 2e-2 if dtype == torch.bfloat16 else 4e-3)
-            lse_limit = 1e-2 if eight_bit else 1e-3
-            ok = o_error <= o_limit
             what = (f"varlen Tq={shape_q[0]} Tk={shape_kv[0]}" if tables is not None
                     else f"B={batch}")
-            line = (f"{kernel.name} {what} Sq={seq_q} Skv={seq_kv}: max |O - ref| "
-                    f"{o_error:.3g} (limit {o_limit})")
-            if lse is not None:
+            if eight_bit:
+                ok, verdict = _within_fp8_bounds(output, lse, want_o, want_lse, *bounds)
+                line = f"{kernel.name} {what} Sq={seq_q} Skv={seq_kv}: {verdict}"
+            else:
+                # A few units in the last place of a 16-bit output.
+                o_error = (output.float() - want_o).abs().nan_to_num(float("inf")).max().item()
+                o_limit = 2e-2 if dtype == torch.bfloat16 else 4e-3
+                lse_limit = 1e-3
+                ok = o_error <= o_limit
+                line = (f"{kernel.name} {what} Sq={seq_q} Skv={seq_kv}: max |O - ref| "
+                        f"{o_error:.3g} (limit {o_limit})")
+            if lse is not None and not eight_bit:
                 finite = torch.isfinite(want_lse)
                 lse_error = ((lse[finite] - want_lse[finite]).abs().max().item()
                              if finite.any() else 0.0)
@@ -1409,7 +1562,8 @@ def main(argv=None):
         prog="python -m fa4.torch",
         description="Check the compiled fa4 kernels of a directory on this GPU: each "
                     "kernel runs at (seq-q, seq-kv) and the swapped lengths against a "
-                    "float32 PyTorch reference, then is timed.")
+                    "float32 PyTorch reference (FP8 kernels: float64, within "
+                    "fp8_tolerance's bound), then is timed.")
     parser.add_argument("--check", metavar="DIR", default=os.environ.get("FA4_KERNEL_DIR"),
                         help="kernel directory (default: $FA4_KERNEL_DIR)")
     parser.add_argument("--batch", type=int, default=2)

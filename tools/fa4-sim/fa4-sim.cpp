@@ -45,7 +45,7 @@ static cl::opt<int64_t> headDim("head-dim", cl::desc("Head dimension (D)"),
                                 cl::cat(simCategory));
 static cl::opt<bool> causal("causal", cl::desc("The kernel is causal"),
                             cl::cat(simCategory));
-static cl::opt<std::string> dtype("dtype", cl::desc("bf16 or f16"),
+static cl::opt<std::string> dtype("dtype", cl::desc("bf16, f16 or e4m3"),
                                   cl::cat(simCategory));
 static cl::list<int64_t>
     seqlensQ("seqlens-q",

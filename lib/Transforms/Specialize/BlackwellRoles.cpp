@@ -127,7 +127,7 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
   ScoreStage &scoreStage = kernel.getScoreStage();
   // Maxima on the stage's transformed scores, the factor to log2 units
   // fused into the exponent's FMA.
-  Value outer = scoreStage.outerScale();
+  Value outer = scoreStage.outerScale(/*descale=*/Value());
   Value scale = vector::BroadcastOp::create(b, chunkType, outer);
   Value threshold = f32(static_cast<float>(shape.rescaleThreshold));
   Value negInf = f32(-std::numeric_limits<float>::infinity());
@@ -178,18 +178,21 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
       for (int64_t c = 0; c < chunks; ++c) {
         // The thread's row is one position and head; chunk c holds keys
         // firstKey + c kChunk + [0, kChunk).
-        scores[c] = scoreStage.transform(scores[c], [&] {
-          return FragmentCoords{
-              tile.batch,
-              {add(first, div(row, shape.pack))},
-              {add(mul(tile.headBlock, shape.pack), rem(row, shape.pack))},
-              {},
-              add(mul(add(tile.firstBlock, n), blockN), c * kChunk),
-              chunkColumns,
-              !masked,
-              tile.seqQ,
-              tile.seqKv};
-        });
+        scores[c] = scoreStage.transform(
+            scores[c],
+            [&] {
+              return FragmentCoords{
+                  tile.batch,
+                  {add(first, div(row, shape.pack))},
+                  {add(mul(tile.headBlock, shape.pack), rem(row, shape.pack))},
+                  {},
+                  add(mul(add(tile.firstBlock, n), blockN), c * kChunk),
+                  chunkColumns,
+                  !masked,
+                  tile.seqQ,
+                  tile.seqKv};
+            },
+            /*descale=*/Value());
         if (masked) {
           SmallVector<int32_t> columns;
           for (int64_t i = 0; i < kChunk; ++i)
@@ -302,8 +305,7 @@ void BlackwellPrefillRoles::buildCorrection() {
   auto chunkType = VectorType::get({kOChunk}, f32Type);
   Value statsBuffer = statistics();
   Value staging =
-      smemView(kernel.sharedBuffer("o_staging"), idx(0),
-               tileType(kRows, shape.vAtoms()));
+      smemView(kernel.sharedBuffer("o_staging"), idx(0), outputTileType(kRows));
   Value row = rem(gpu::ThreadIdOp::create(b, gpu::Dimension::x), kRows);
   Value one = f32(1.0f), zero = f32(0.0f);
   int64_t oChunks = shape.headDimV / kOChunk;
@@ -397,7 +399,7 @@ void BlackwellPrefillRoles::buildCorrection() {
           continue;
         }
         Value packed = arith::TruncFOp::create(
-            b, VectorType::get({kOChunk}, shape.element), normalized);
+            b, VectorType::get({kOChunk}, shape.outElement), normalized);
         int64_t firstColumn = c * kOChunk;
         Value atom = idx(firstColumn / kAtom);
         for (int64_t piece = 0; piece < kOChunk / 8; ++piece) {

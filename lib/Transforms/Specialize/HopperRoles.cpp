@@ -166,12 +166,13 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
 
   Value staging =
       smemView(kernel.sharedBuffer("o_staging"),
-               idx(stage * shape.oTileBytes()),
-               tileType(shape.qRows(), shape.vAtoms()));
+               idx(stage * shape.oTileBytes()), outputTileType(shape.qRows()));
   // Maxima on the score stage's transformed scores; the factor to log2
-  // units fused into the exponent's FMA.
-  Value outer = kernel.getScoreStage().outerScale();
-  Value scale = vector::BroadcastOp::create(b, sType, outer);
+  // units fused into the exponent's FMA: the kernel's, or with FP8
+  // descale factors each tile's.
+  ScoreStage &scoreStage = kernel.getScoreStage();
+  Value kernelOuter =
+      shape.descale ? Value() : scoreStage.outerScale(/*descale=*/Value());
   auto contract =
       arith::FastMathFlagsAttr::get(ctx, arith::FastMathFlags::contract);
   Value threshold = f32(static_cast<float>(shape.rescaleThreshold));
@@ -181,19 +182,23 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
   Value zeroO = vector::BroadcastOp::create(b, oType, zero);
 
   auto pType = VectorType::get({sCount}, shape.element);
-  // K (Dqk columns) or V (Dv) in the ring slot of `handoff`.
-  auto kvTile = [&](Value handoff, int64_t atoms) {
+  // K (blockN rows of Dqk) or V (blockN rows of Dv; key-major Dv rows of
+  // blockN) in the ring slot of `handoff`.
+  auto kvTile = [&](Value handoff, int64_t rows, int64_t atoms) {
     return smemView(kernel.sharedBuffer("kv"),
                     mul(rem(handoff, kvStages), shape.kvTileBytes()),
-                    tileType(shape.kvRows(), atoms));
+                    tileType(rows, atoms));
   };
 
   // Consumer 0 takes the first turn; it takes consumer 1's last hand-off
   // after its own last turn, so that no barrier arrival is left pending.
   if (!turns.empty() && stage == 1)
     ChannelCommitOp::create(b, turns[0], idx(0));
-  ScoreStage &scoreStage = kernel.getScoreStage();
   kernel.forEachTile([&](const Tile &tile) {
+    auto [scoreDescale, valueDescale] = kernel.descaleFactors(tile);
+    Value outer =
+        kernelOuter ? kernelOuter : scoreStage.outerScale(scoreDescale);
+    Value scale = vector::BroadcastOp::create(b, sType, outer);
     Value qHandoff = add(mul(tile.ordinal, stages), stage);
     ChannelWaitOp::create(b, q, qHandoff);
     Value qTile =
@@ -219,9 +224,9 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
     auto issueScores = [&](Value n) {
       Value handoff = mul(add(tile.kvBase, n), 2);
       ChannelWaitOp::create(b, kv, handoff);
-      Value scores = WgmmaOp::create(b, sType, qTile,
-                                     kvTile(handoff, shape.qkAtoms()), Value(),
-                                     OperandMajor::k, shape.depthAttr(b));
+      Value scores = WgmmaOp::create(
+          b, sType, qTile, kvTile(handoff, shape.kvRows(), shape.qkAtoms()),
+          Value(), OperandMajor::k, shape.depthAttr(b));
       NVVM::WgmmaGroupSyncAlignedOp::create(b);
       return scores;
     };
@@ -229,10 +234,10 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
     auto issueProduct = [&](Value n, Value p, Value o) {
       Value handoff = add(mul(add(tile.kvBase, n), 2), 1);
       ChannelWaitOp::create(b, kv, handoff);
-      Value product =
-          WgmmaOp::create(b, oType, p, kvTile(handoff, shape.vAtoms()), o,
-                          OperandMajor::mn,
-                          /*depth=*/IntegerAttr());
+      Value product = WgmmaOp::create(
+          b, oType, p, kvTile(handoff, shape.vRows(), shape.vAtoms()), o,
+          shape.valueKeyMajor ? OperandMajor::k : OperandMajor::mn,
+          /*depth=*/IntegerAttr());
       NVVM::WgmmaGroupSyncAlignedOp::create(b);
       return product;
     };
@@ -250,18 +255,26 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
       // The stage's transformed scores; only a block the stage masks for
       // some row of the Q tile compares keys per row.
       Value block = add(tile.firstBlock, n);
-      Value transformed = scoreStage.transform(scores, [&] {
-        FragmentCoords at{tile.batch, {}, {}, rowOf, add(mul(block, blockN),
-                                                         quadColumn),
-                          sColumnsList, /*keysInRange=*/false, tile.seqQ,
-                          tile.seqKv};
-        for (Value r : rows) {
-          at.positions.push_back(add(first, div(r, shape.pack)));
-          at.heads.push_back(
-              add(mul(tile.headBlock, shape.pack), rem(r, shape.pack)));
-        }
-        return at;
-      });
+      Value transformed = scoreStage.transform(
+          scores,
+          [&] {
+            FragmentCoords at{tile.batch,
+                              {},
+                              {},
+                              rowOf,
+                              add(mul(block, blockN), quadColumn),
+                              sColumnsList,
+                              /*keysInRange=*/false,
+                              tile.seqQ,
+                              tile.seqKv};
+            for (Value r : rows) {
+              at.positions.push_back(add(first, div(r, shape.pack)));
+              at.heads.push_back(
+                  add(mul(tile.headBlock, shape.pack), rem(r, shape.pack)));
+            }
+            return at;
+          },
+          scoreDescale);
       // The row bounds are recomputed per block from the tile's position:
       // a few integer ops, rather than values live through the KV loop next
       // to the 232-register budget.
@@ -329,7 +342,11 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
             b, vector::CombiningKind::ADD, half,
             arith::MulFOp::create(b, rowSum[r], result.accScale[r]));
       }
-      result.p = arith::TruncFOp::create(b, pType, p);
+      // P as the A operand of P V: 16-bit, the truncated fragment; e4m3,
+      // rounded and redistributed within each quad.
+      result.p = shape.element.getIntOrFloatBitWidth() == 8
+                     ? Value(WgmmaQuantizeOp::create(b, pType, p))
+                     : Value(arith::TruncFOp::create(b, pType, p));
       return result;
     };
 
@@ -447,9 +464,14 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
                                totals[r].sum);
       }
     }
-    o = arith::MulFOp::create(b, o,
-                              perRow(oSecondRow, oType, totals[0].factor,
-                                     totals[1].factor));
+    // FP8: v_descale joins the factors (after the LSE, which it does not
+    // change).
+    Value factors[2] = {totals[0].factor, totals[1].factor};
+    if (valueDescale)
+      for (Value &factor : factors)
+        factor = arith::MulFOp::create(b, factor, valueDescale);
+    o = arith::MulFOp::create(
+        b, o, perRow(oSecondRow, oType, factors[0], factors[1]));
     if (split) {
       // The rows' partial O to the workspace, a pair of columns at a time
       // (rows past Sq write nothing); the store warp combines the splits.
@@ -472,8 +494,8 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
       ChannelCommitOp::create(b, epi, handoff);
       return;
     }
-    Value packed =
-        arith::TruncFOp::create(b, VectorType::get({oCount}, shape.element), o);
+    Value packed = arith::TruncFOp::create(
+        b, VectorType::get({oCount}, shape.outElement), o);
 
     // Element pairs (columns c, c + 1) into the 128-byte swizzle of the TMA
     // store: 16-byte chunk j of row r sits at chunk j xor (r mod 8).

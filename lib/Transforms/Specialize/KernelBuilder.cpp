@@ -61,16 +61,28 @@ MemRefType KernelOps::sharedType(ArrayRef<int64_t> shapeDims, Type element) {
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
 }
 
-MemRefType KernelOps::boxType(bool packed) {
-  if (packed)
-    return sharedType({1, shape.positionsPerTile(), shape.pack, kAtom},
+MemRefType KernelOps::boxType(TmaOperand operand) {
+  int64_t columns = shape.atomColumns();
+  switch (operand) {
+  case TmaOperand::query:
+    return sharedType({1, shape.positionsPerTile(), shape.pack, columns},
                       shape.element);
-  return sharedType({1, shape.kvBoxRows(), 1, kAtom}, shape.element);
+  case TmaOperand::output:
+    return sharedType({1, shape.positionsPerTile(), shape.pack, kAtom},
+                      shape.outElement);
+  case TmaOperand::value:
+    if (shape.valueKeyMajor)
+      return sharedType({1, shape.headDimV, 1, columns}, shape.element);
+    [[fallthrough]];
+  case TmaOperand::key:
+    return sharedType({1, shape.kvBoxRows(), 1, columns}, shape.element);
+  }
+  llvm_unreachable("unknown TMA operand");
 }
 
-nvgpu::TensorMapDescriptorType KernelOps::descriptorType(bool packed) {
+nvgpu::TensorMapDescriptorType KernelOps::descriptorType(TmaOperand operand) {
   return nvgpu::TensorMapDescriptorType::get(
-      ctx, boxType(packed), nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
+      ctx, boxType(operand), nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
       nvgpu::TensorMapL2PromoKind::L2PROMO_NONE,
       nvgpu::TensorMapOOBKind::OOB_ZERO,
       nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
@@ -127,10 +139,10 @@ void KernelBuilder::forEachTile(function_ref<void(const Tile &)> body) {
 gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
   PlanAttr plan = shape.plan;
   Type index = b.getIndexType();
-  SmallVector<Type> arguments = {descriptorType(true),
-                                 descriptorType(false),
-                                 descriptorType(false),
-                                 descriptorType(true),
+  SmallVector<Type> arguments = {descriptorType(TmaOperand::query),
+                                 descriptorType(TmaOperand::key),
+                                 descriptorType(TmaOperand::value),
+                                 descriptorType(TmaOperand::output),
                                  index,
                                  index,
                                  index,
@@ -144,6 +156,9 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
   // The sink logits [Hq] in f32, likewise.
   if (shape.sink)
     arguments.push_back(LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1));
+  // FP8: q_descale, k_descale and v_descale [B, Hkv] in f32, likewise.
+  if (shape.descale)
+    arguments.append(3, LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1));
   // Packed sequences: the tables cu_seqlens_q, cu_seqlens_k [B + 1] and
   // seqused_k [B] in i32, likewise.
   if (shape.varlen)
@@ -204,6 +219,11 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
     lseOut = entry.getArgument(next++);
   if (shape.sink)
     sinks = entry.getArgument(next++);
+  if (shape.descale) {
+    qDescale = entry.getArgument(next++);
+    kDescale = entry.getArgument(next++);
+    vDescale = entry.getArgument(next++);
+  }
   if (shape.varlen) {
     cuSeqlensQ = entry.getArgument(next++);
     cuSeqlensK = entry.getArgument(next++);
@@ -358,6 +378,24 @@ Value KernelBuilder::sinkLogit(const Tile &tile, Value row) {
                                f32(M_LOG2E));
 }
 
+std::pair<Value, Value> KernelBuilder::descaleFactors(const Tile &tile) {
+  if (!shape.descale)
+    return {};
+  // Entry [batch, kvHead] of the [B, Hkv] tensors, in 64 bits.
+  int64_t kvHeads = shape.queryHeads / shape.groupSize;
+  Value kvHead = div(mul(tile.headBlock, shape.pack), shape.groupSize);
+  Value entry = arith::IndexCastOp::create(
+      b, b.getI64Type(), add(mul(tile.batch, kvHeads), kvHead));
+  Type f32Type = b.getF32Type();
+  auto load = [&](Value tensor) -> Value {
+    Value address = LLVM::GEPOp::create(b, tensor.getType(), f32Type, tensor,
+                                        ValueRange{entry});
+    return LLVM::LoadOp::create(b, f32Type, address);
+  };
+  return {arith::MulFOp::create(b, load(qDescale), load(kDescale)),
+          load(vDescale)};
+}
+
 RowTotals KernelBuilder::finishRow(Value sink, Value rowMax, Value rowSum) {
   Value zero = f32(0.0f);
   RowTotals totals{rowMax, rowSum, Value(), Value()};
@@ -436,16 +474,27 @@ void KernelBuilder::buildLoadRole(Value q, Value kv, bool firstKeyBeforeQuery) {
       Value position = tile.position, ordinal = tile.ordinal;
       Value firstHead = mul(tile.headBlock, shape.pack);
       Value kvHead = div(firstHead, shape.groupSize);
-      // One box per 64-column atom of a tile of `atoms` atoms at byte
-      // `offset` of `buffer`; a K or V block over several pages, one box per
-      // page and atom.
-      auto loadTile = [&](Value desc, Value channelValue, Value handoff,
-                          Value buffer, Value offset, bool packed,
-                          int64_t atoms, Value head, Value rowIndex) {
-        int64_t rows = packed ? shape.qRows() : shape.kvRows();
-        int64_t boxRows = packed ? rows : shape.kvBoxRows();
+      // One box per atom of `operand`'s tile at byte `offset` of `buffer`;
+      // a K or V block over several pages, one box per page and atom. A
+      // key-major V's atoms run along its keys, one row per head-dim
+      // column.
+      auto loadTile = [&](TmaOperand operand, Value channelValue, Value handoff,
+                          Value buffer, Value offset, Value head,
+                          Value rowIndex) {
+        bool packed = operand == TmaOperand::query;
+        bool keyMajor = operand == TmaOperand::value && shape.valueKeyMajor;
+        Value desc = packed                       ? qDesc
+                     : operand == TmaOperand::key ? kDesc
+                                                  : vDesc;
+        int64_t atoms =
+            operand == TmaOperand::value ? shape.vAtoms() : shape.qkAtoms();
+        int64_t rows = packed     ? shape.qRows()
+                       : keyMajor ? shape.vRows()
+                                  : shape.kvRows();
+        int64_t boxRows = packed || keyMajor ? rows : shape.kvBoxRows();
         int64_t boxes = rows / boxRows;
         int64_t atomBytes = KernelShape::atomBytes(rows);
+        int64_t columns = shape.atomColumns();
         // Paged, the page indices are read in groups of kPageGroup (loads
         // in flight together, few of the load warp's 40 or 48 registers
         // held); the first group before the slot is acquired, so that its
@@ -466,13 +515,16 @@ void KernelBuilder::buildLoadRole(Value q, Value kv, bool firstKeyBeforeQuery) {
               // tile's rows would.
               int64_t box = group + static_cast<int64_t>(i);
               Value view = smemView(
-                  buffer, add(offset, a * atomBytes + box * boxRows * 128),
-                  boxType(packed));
-              TmaLoadOp::create(b, desc,
-                                ValueRange{idx(a * kAtom), head,
-                                           rowAndBatch.first,
-                                           rowAndBatch.second},
-                                view, channelValue, handoff);
+                  buffer,
+                  add(offset, a * atomBytes + box * boxRows * kAtomRowBytes),
+                  boxType(operand));
+              auto [row, batchCoord] = rowAndBatch;
+              SmallVector<Value, 4> at =
+                  keyMajor ? SmallVector<Value, 4>{add(row, a * columns), head,
+                                                   idx(0), batchCoord}
+                           : SmallVector<Value, 4>{idx(a * columns), head, row,
+                                                   batchCoord};
+              TmaLoadOp::create(b, desc, at, view, channelValue, handoff);
             }
           }
         }
@@ -482,8 +534,8 @@ void KernelBuilder::buildLoadRole(Value q, Value kv, bool firstKeyBeforeQuery) {
       auto loadKv = [&](Value n, int64_t which) {
         Value handoff = add(mul(add(tile.kvBase, n), 2), which);
         Value offset = mul(rem(handoff, kvStages), shape.kvTileBytes());
-        loadTile(which ? vDesc : kDesc, kv, handoff, kvSmem, offset, false,
-                 which ? shape.vAtoms() : shape.qkAtoms(), kvHead,
+        loadTile(which ? TmaOperand::value : TmaOperand::key, kv, handoff,
+                 kvSmem, offset, kvHead,
                  mul(add(tile.firstBlock, n), plan.getBlockN()));
       };
       if (firstKeyBeforeQuery) {
@@ -496,10 +548,9 @@ void KernelBuilder::buildLoadRole(Value q, Value kv, bool firstKeyBeforeQuery) {
       }
       for (int64_t stage = 0; stage < stages; ++stage) {
         Value handoff = add(mul(ordinal, stages), stage);
-        loadTile(qDesc, q, handoff, qSmem,
-                 mul(rem(handoff, shape.qSlots()), shape.qTileBytes()), true,
-                 shape.qkAtoms(), firstHead,
-                 add(position, stage * shape.positionsPerTile()));
+        loadTile(TmaOperand::query, q, handoff, qSmem,
+                 mul(rem(handoff, shape.qSlots()), shape.qTileBytes()),
+                 firstHead, add(position, stage * shape.positionsPerTile()));
       }
       forRange(tile.blocks, [&](Value n) {
         if (firstKeyBeforeQuery) {
@@ -523,10 +574,10 @@ void KernelBuilder::storeStaged(const Tile &tile, int64_t stage, Value row,
   Value oSmem = sharedBuffer("o_staging");
   Value firstHead = mul(tile.headBlock, shape.pack);
   int64_t staging = stagingPerStage ? stage * shape.oTileBytes() : 0;
-  for (int64_t a = 0; a < shape.vAtoms(); ++a) {
+  for (int64_t a = 0; a < shape.oAtoms(); ++a) {
     Value box = smemView(
         oSmem, idx(staging + a * KernelShape::atomBytes(shape.qRows())),
-        boxType(true));
+        boxType(TmaOperand::output));
     auto [rowCoord, batchCoord] = tmaRows(tile, /*query=*/true, row);
     nvgpu::TmaAsyncStoreOp::create(
         b, box, oDesc,
@@ -571,7 +622,7 @@ void KernelBuilder::buildStoreRole(Value epi, bool stagingPerStage) {
   // 16-byte chunks of a row's headDim columns (a partly filled last atom
   // is copied as far as the row goes).
   int64_t rowChunks = shape.headDimV / 8;
-  auto chunkType = VectorType::get({8}, shape.element);
+  auto chunkType = VectorType::get({8}, shape.outElement);
   forEachTile([&](const Tile &tile) {
     for (int64_t stage = 0; stage < stages; ++stage) {
       Value handoff = add(mul(tile.ordinal, stages), stage);
@@ -587,7 +638,7 @@ void KernelBuilder::buildStoreRole(Value epi, bool stagingPerStage) {
         b.setInsertionPointToStart(partial.thenBlock());
         Value staging = smemView(
             oSmem, idx(stagingPerStage ? stage * shape.oTileBytes() : 0),
-            tileType(rows, shape.vAtoms()));
+            outputTileType(rows));
         // Tile rows inside the sequence (positions times packed heads; none
         // for a stage wholly past it), each rowChunks chunks of 16 bytes,
         // 8 per 64-column atom.
@@ -615,7 +666,7 @@ void KernelBuilder::buildStoreRole(Value epi, bool stagingPerStage) {
                              shape.headDimV),
                          add(mul(atom, kAtom), mul(chunk, 8)));
         Value address = LLVM::GEPOp::create(
-            b, outputRows.getType(), shape.element, outputRows,
+            b, outputRows.getType(), shape.outElement, outputRows,
             ValueRange{arith::IndexCastOp::create(b, b.getI64Type(), flat)});
         LLVM::StoreOp::create(b, value, address, /*alignment=*/16);
       }

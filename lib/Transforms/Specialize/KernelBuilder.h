@@ -28,6 +28,9 @@ namespace mlir::fa4::specialize {
 
 class RoleSet;
 class ScoreStage;
+
+/// The tensors the kernel reads or writes through TMA.
+enum class TmaOperand { query, key, value, output };
 class WorkSchedule;
 struct Tile;
 
@@ -61,16 +64,21 @@ protected:
 
   // Types and views.
   MemRefType sharedType(ArrayRef<int64_t> shapeDims, Type element);
-  /// A swizzled tile of `rows` rows and `atoms` 64-column atoms: [atoms,
-  /// rows, 64].
+  /// A swizzled Q, K or V tile of `rows` rows and `atoms` atoms: [atoms,
+  /// rows, atom columns].
   MemRefType tileType(int64_t rows, int64_t atoms) {
-    return sharedType({atoms, rows, kAtom}, shape.element);
+    return sharedType({atoms, rows, shape.atomColumns()}, shape.element);
   }
-  /// The TMA box of a tile: [1, positions, heads, 64] for Q and O (packed
-  /// query heads), [1, blockN, 1, 64] for K and V (a page's rows where
-  /// pages are smaller than a block).
-  MemRefType boxType(bool packed);
-  nvgpu::TensorMapDescriptorType descriptorType(bool packed);
+  /// A swizzled O tile of `rows` rows: [O atoms, rows, 64] of O's element.
+  MemRefType outputTileType(int64_t rows) {
+    return sharedType({shape.oAtoms(), rows, kAtom}, shape.outElement);
+  }
+  /// The TMA box of one atom of `operand`'s tile: [1, positions, heads,
+  /// atom columns] for Q and O (packed query heads), [1, blockN, 1, atom
+  /// columns] for K and V (a page's rows where pages are smaller than a
+  /// block); a key-major V's [1, Dv, 1, blockN].
+  MemRefType boxType(TmaOperand operand);
+  nvgpu::TensorMapDescriptorType descriptorType(TmaOperand operand);
   TmemType tmemType(int64_t elements, Type element) {
     return TmemType::get(ctx, kRows, elements, element);
   }
@@ -191,6 +199,10 @@ public:
   /// The sink logit of row `row` of a Q tile of `tile` in log2 units (a
   /// global load: roles issue it early); null without sinks.
   Value sinkLogit(const Tile &tile, Value row);
+  /// FP8 with descale factors: the factors of `tile`'s batch and K/V head
+  /// (global loads: roles issue them early): q_descale * k_descale, which
+  /// scales the raw scores, and v_descale, which scales O. Null without.
+  std::pair<Value, Value> descaleFactors(const Tile &tile);
   /// A row's totals from the KV loop's final `rowMax` and `rowSum` (log2
   /// units) and its `sinkLogit` (null without sinks).
   RowTotals finishRow(Value sinkLogit, Value rowMax, Value rowSum);
@@ -243,6 +255,8 @@ public:
   Value softcap; // the cap in raw-score units, with a softcap
   Value lseOut;
   Value sinks; // the sink logits [Hq], with sinks
+  // FP8 descale factors [B, Hkv] (f32 pointers), with descale.
+  Value qDescale, kDescale, vDescale;
   // Packed sequences: the tables (i32 pointers; seqused_k where given). The
   // batch is then the number of sequences, Sq and Skv the packed totals.
   // A dense KV cache: seqused_k, and paged the page table [B, maxPages]

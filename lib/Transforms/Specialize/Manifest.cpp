@@ -21,22 +21,40 @@ DictionaryAttr specialize::buildManifest(const KernelShape &shape,
   auto dict = [&](ArrayRef<NamedAttribute> entries) {
     return b.getDictionaryAttr(entries);
   };
-  std::string element = shape.element.isBF16() ? "bf16" : "f16";
+  // The tensor maps' element names (the runtime's; e4m3 for f8E4M3FN).
+  auto elementName = [](Type type) -> StringRef {
+    if (type.isBF16())
+      return "bf16";
+    if (type.isF16())
+      return "f16";
+    return "e4m3";
+  };
 
   int64_t stages = plan.getQStages();
   int64_t warps = 4 * plan.getNumWarpgroups();
   // TMA boxes, innermost dimension first as cuTensorMapEncodeTiled takes
-  // them: (64 columns, heads, rows, 1) over the operand's [B, S, H, D].
+  // them: (atom columns, heads, rows, 1) over the operand's [B, S, H, D]
+  // (64 16-bit or 128 8-bit columns); a key-major V's (blockN keys, 1, Dv,
+  // 1) over its dimensions (S, H, D, B).
   auto tensorMap = [&](StringRef operand, int64_t index, bool packed) {
+    bool output = operand == "output";
+    bool keyMajor = operand == "value" && shape.valueKeyMajor;
     int64_t heads = packed ? shape.pack : 1;
     int64_t rows = packed ? shape.positionsPerTile() : shape.kvBoxRows();
+    int64_t columns = output ? kAtom : shape.atomColumns();
+    SmallVector<int64_t> box = {columns, heads, rows, 1};
+    if (keyMajor)
+      box = {shape.kvRows(), 1, shape.headDimV, 1};
     SmallVector<NamedAttribute> entries = {
         named("operand", b.getStringAttr(operand)),
         named("operand_index", i64(index)),
-        named("element", b.getStringAttr(element)),
-        named("box", ints({kAtom, heads, rows, 1})),
+        named("element", b.getStringAttr(elementName(output ? shape.outElement
+                                                            : shape.element))),
+        named("box", ints(box)),
         named("swizzle", b.getStringAttr("128B")),
         named("oob_fill", b.getStringAttr("zero"))};
+    if (keyMajor)
+      entries.push_back(named("key_major", b.getBoolAttr(true)));
     // Packed [T, H, D]: the map is (64-column atoms, H, T rows, 1) from the
     // tensor's first row; a sequence's rows are addressed from its start
     // (KernelBuilder::tmaRows).
@@ -68,6 +86,9 @@ DictionaryAttr specialize::buildManifest(const KernelShape &shape,
     params.push_back(param("lse", "pointer", "lse.data"));
   if (shape.sink)
     params.push_back(param("sink", "pointer", "sink.data"));
+  if (shape.descale)
+    for (StringRef name : {"q_descale", "k_descale", "v_descale"})
+      params.push_back(param(name, "pointer", (name + ".data").str()));
   if (shape.varlen) {
     params.push_back(param("cu_seqlens_q", "pointer", "cu_seqlens_q.data"));
     params.push_back(param("cu_seqlens_k", "pointer", "cu_seqlens_k.data"));

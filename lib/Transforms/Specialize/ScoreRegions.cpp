@@ -61,11 +61,13 @@ public:
 
   /// A score region yields scores in the attention's units: the factor is
   /// log2(e). A mask alone keeps the base stage's units.
-  Value outerScale() override {
-    return hasScore() ? f32(static_cast<float>(M_LOG2E)) : base->outerScale();
+  Value outerScale(Value descale) override {
+    return hasScore() ? f32(static_cast<float>(M_LOG2E))
+                      : base->outerScale(descale);
   }
 
-  Value transform(Value scores, FragmentCoordsFn coordsFn) override;
+  Value transform(Value scores, FragmentCoordsFn coordsFn,
+                  Value descale) override;
 
 private:
   bool hasScore() { return !modifier.getScoreMod().empty(); }
@@ -121,8 +123,9 @@ Value ModifierStage::inlineRegion(Region &region, ArrayRef<Value> arguments,
   return mapping.lookup(cast<YieldOp>(body.getTerminator()).getValue());
 }
 
-Value ModifierStage::transform(Value scores, FragmentCoordsFn coordsFn) {
-  Value capped = base->transform(scores, coordsFn);
+Value ModifierStage::transform(Value scores, FragmentCoordsFn coordsFn,
+                               Value descale) {
+  Value capped = base->transform(scores, coordsFn, descale);
   FragmentCoords at = coordsFn();
   Region &score = modifier.getScoreMod(), &mask = modifier.getMaskMod();
   // The regions take scores in the attention's units: the base stage's
@@ -132,7 +135,7 @@ Value ModifierStage::transform(Value scores, FragmentCoordsFn coordsFn) {
                  !mask.front().getArgument(kModifierScore).use_empty());
   Value unit;
   if (scaled)
-    unit = arith::MulFOp::create(b, base->outerScale(),
+    unit = arith::MulFOp::create(b, base->outerScale(descale),
                                  f32(static_cast<float>(M_LN2)));
   // The regions see only coordinates inside the tensors: rows past Sq and
   // keys past Skv (whose results are dropped or masked) are clamped to the

@@ -14,7 +14,11 @@ using namespace mlir::fa4::specialize;
 
 ScoreStage::~ScoreStage() = default;
 
-Value ScoreStage::outerScale() { return kernel.scaleLog2; }
+Value ScoreStage::outerScale(Value descale) {
+  if (!descale)
+    return kernel.scaleLog2;
+  return arith::MulFOp::create(b, kernel.scaleLog2, descale);
+}
 
 namespace {
 /// Query row i sees keys [lower(i), limit(i)) of [0, Skv): the window
@@ -145,15 +149,18 @@ protected:
 /// Softcapping, `c tanh(s / c)` on the raw scores (c the cap over the
 /// scale), in the log2 units of the softmax: (scale c) tanh(s / c). The
 /// roles take maxima on tanh(s / c) and fold scale c into the exponent's
-/// FMA: one multiply and the tanh per score beyond the plain stage.
+/// FMA: one multiply and the tanh per score beyond the plain stage (FP8:
+/// the descale factor joins the multiply, s d / c).
 class SoftcapStage final : public KeyWindowStage {
 public:
   SoftcapStage(KernelBuilder &kernel) : KeyWindowStage(kernel) {}
 
-  Value transform(Value scores, FragmentCoordsFn) override {
+  Value transform(Value scores, FragmentCoordsFn, Value descale) override {
     auto type = cast<VectorType>(scores.getType());
-    Value inverse = vector::BroadcastOp::create(
-        b, type, arith::DivFOp::create(b, f32(1.0f), kernel.softcap));
+    Value factor = arith::DivFOp::create(b, f32(1.0f), kernel.softcap);
+    if (descale)
+      factor = arith::MulFOp::create(b, factor, descale);
+    Value inverse = vector::BroadcastOp::create(b, type, factor);
     // The hardware approximation (tanh.approx.f32, a MUFU op): the LLVM
     // intrinsic with afn lowers to it. math.tanh would become a libdevice
     // call in GPU-to-NVVM.
@@ -161,7 +168,7 @@ public:
         b, type, arith::MulFOp::create(b, scores, inverse),
         LLVM::FastmathFlagsAttr::get(ctx, LLVM::FastmathFlags::afn));
   }
-  Value outerScale() override {
+  Value outerScale(Value) override {
     return arith::MulFOp::create(b, kernel.scaleLog2, kernel.softcap);
   }
 };

@@ -66,19 +66,21 @@ public:
   virtual KvBlocks tileBlocks(const Tile &tile) = 0;
   /// The keys query `position` of `tile`'s sequence sees.
   virtual RowKeys rowKeys(const Tile &tile, Value position) = 0;
-  /// The scores in log2 units are `outerScale() * transform(scores)` of
-  /// the raw QK^T `scores`, with `transform` nondecreasing and the factor
-  /// positive: rounding keeps the product monotonic, so the roles take
-  /// their maxima on transformed scores, scale the maxima, and fuse the
-  /// factor into the exponent's FMA (`t outer - ref`). Without a stage of
-  /// its own, `transform` is the identity; `coords` says where the
-  /// elements are, for stages that need it.
-  virtual Value transform(Value scores, FragmentCoordsFn coords) {
+  /// The scores in log2 units are `outerScale(descale) * transform(scores,
+  /// descale)` of the raw QK^T `scores`, with `transform` nondecreasing
+  /// and the factor positive: rounding keeps the product monotonic, so the
+  /// roles take their maxima on transformed scores, scale the maxima, and
+  /// fuse the factor into the exponent's FMA (`t outer - ref`). Without a
+  /// stage of its own, `transform` is the identity; `coords` says where
+  /// the elements are, for stages that need it. `descale` (f32, FP8: the
+  /// factor that dequantizes the raw scores, positive) is null otherwise.
+  virtual Value transform(Value scores, FragmentCoordsFn coords,
+                          Value descale) {
     return scores;
   }
   /// The factor (f32): the softmax scale times log2(e), times what the
-  /// stage folds into it (softcap: the cap).
-  virtual Value outerScale();
+  /// stage folds into it (the descale factor; softcap: the cap instead).
+  virtual Value outerScale(Value descale);
   /// Which of the keys from `firstKey` on `row` sees.
   virtual VisibleKeys visibleKeys(const RowKeys &row, Value firstKey) = 0;
   /// `scores` with the elements the row does not see set to `masked` (a

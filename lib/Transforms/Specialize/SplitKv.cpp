@@ -205,7 +205,7 @@ void KernelBuilder::combineRow(const Tile &tile, int64_t stage, Value row,
             vector::BroadcastOp::create(b, pieceType, totals.factor)),
         zeros);
     Value packed = arith::TruncFOp::create(
-        b, VectorType::get({kPiece}, shape.element), out);
+        b, VectorType::get({kPiece}, shape.outElement), out);
     OpBuilder::InsertionGuard guard(b);
     if (partial)
       b.setInsertionPointToStart(scf::IfOp::create(b, inside).thenBlock());
@@ -292,7 +292,7 @@ void KernelBuilder::buildSplitStoreRole(Value epi, bool stagingPerStage) {
             idx(shape.positionsPerTile()));
         Value staging = smemView(
             oSmem, idx(stagingPerStage ? stage * shape.oTileBytes() : 0),
-            tileType(shape.qRows(), shape.vAtoms()));
+            outputTileType(shape.qRows()));
         forRange(mul(positions, shape.pack), [&](Value row) {
           combineRow(tile, stage, row, lane, staging);
         });

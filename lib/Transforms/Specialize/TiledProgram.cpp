@@ -517,11 +517,18 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
   if (!fp8 && p.descale)
     return kernel.emitOpError()
            << "has descale factors for " << element << " operands";
-  // The dense forward family's FP8 kernel is built in steps: its planning
-  // and tiled program exist, its roles not yet.
-  if (fp8)
-    return kernel.emitOpError()
-           << "fa4-specialize does not build FP8 (e4m3) kernels yet";
+  // FP8: the sm_90a consumer's wgmma reads V K-major (keys contiguous).
+  if (fp8) {
+    if (!hopper)
+      return kernel.emitOpError() << "fa4-specialize builds FP8 (e4m3) "
+                                     "kernels for sm_90a only";
+    auto [strides, offset] = valueTensor.getStridesAndOffset();
+    if (strides[1] != 1)
+      return kernel.emitOpError()
+             << "fa4-specialize reads an FP8 V key-major (unit stride along "
+                "its keys, dimension 1), got "
+             << valueTensor;
+  }
   if (keyTensor.getDimSize(3) != queryTensor.getDimSize(3) ||
       outputTensor.getDimSize(3) != valueTensor.getDimSize(3))
     return kernel.emitOpError()
@@ -566,6 +573,9 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
   if (!shape.plan)
     return failure();
   shape.element = query.getElementType();
+  shape.outElement = outElement;
+  shape.descale = static_cast<bool>(p.descale);
+  shape.valueKeyMajor = fp8;
   shape.headDim = query.getDimSize(1);
   shape.headDimV = plan.getValueHeadDim();
   shape.queryHeads = queryHeads;

@@ -18,6 +18,7 @@ namespace mlir::fa4::specialize {
 
 constexpr int64_t kRows = 128;      // sm_100a: rows of a Q tile, TMEM lanes
 constexpr int64_t kAtom = 64;       // 16-bit elements per swizzle atom row
+constexpr int64_t kAtomRowBytes = 128; // bytes of a swizzle atom row
 constexpr int64_t kChunk = 32;      // columns per softmax TMEM access
 constexpr int64_t kWarpgroup = 128; // threads
 constexpr int64_t kStatsPerRow = 2; // acc_scale or row_sum; row max
@@ -47,7 +48,13 @@ struct TiledProgram {
 /// and its plan.
 struct KernelShape {
   PlanAttr plan;
-  Type element;
+  /// The element type of Q, K, V and P, and of O (16-bit; Q's but for
+  /// FP8).
+  Type element, outElement;
+  /// FP8: the tile's descale factors scale Q K^T and P V (kernel
+  /// arguments after LSE and the sinks), and V is read key-major (its keys
+  /// contiguous: wgmma reads 8-bit B operands K-major only).
+  bool descale = false, valueKeyMajor = false;
   /// Dqk (Q and K) and Dv (V and O).
   int64_t headDim, headDimV, queryHeads, groupSize, pack;
   bool causal, lse;
@@ -72,16 +79,27 @@ struct KernelShape {
   SmallVector<MemRefType> captures;
 
   bool hopper() const { return plan.getArch() == Arch::sm_90a; }
-  /// 64-column swizzle atoms of a Q or K tile (qkAtoms) and of a V or O
-  /// tile (vAtoms); a head dim that is not a multiple of 64 fills the last
-  /// in part (TMA zero-fills the columns past the tensor, the TMA store
-  /// skips them).
-  int64_t qkAtoms() const { return llvm::divideCeil(headDim, kAtom); }
-  int64_t vAtoms() const { return llvm::divideCeil(headDimV, kAtom); }
+  /// Columns of one 128-byte swizzle atom row of a Q, K or V tile: 64
+  /// 16-bit or 128 8-bit elements. O tiles are 16-bit: kAtom columns.
+  int64_t atomColumns() const {
+    return kAtomRowBytes * 8 / element.getIntOrFloatBitWidth();
+  }
+  /// Swizzle atoms of a Q or K tile (qkAtoms), of a V tile (vAtoms: along
+  /// Dv, or key-major along its keys) and of an O tile (oAtoms); a head
+  /// dim that is not a multiple of an atom fills the last in part (TMA
+  /// zero-fills the columns past the tensor, the TMA store skips them).
+  int64_t qkAtoms() const { return llvm::divideCeil(headDim, atomColumns()); }
+  int64_t vAtoms() const {
+    return llvm::divideCeil(valueKeyMajor ? kvRows() : headDimV, atomColumns());
+  }
+  int64_t oAtoms() const { return llvm::divideCeil(headDimV, kAtom); }
+  /// Rows of a V tile: its keys, or key-major its Dv head-dim columns.
+  int64_t vRows() const { return valueKeyMajor ? headDimV : kvRows(); }
   /// The contraction depth QK^T names when the last atom is partly filled
   /// (its MMAs read headDim columns, not the atoms' width), else null.
   IntegerAttr depthAttr(Builder &b) const {
-    return headDim % kAtom ? b.getI64IntegerAttr(headDim) : IntegerAttr();
+    return headDim % atomColumns() ? b.getI64IntegerAttr(headDim)
+                                   : IntegerAttr();
   }
   int64_t qRows() const { return plan.getBlockM(); }
   int64_t kvRows() const { return plan.getBlockN(); }
@@ -99,16 +117,17 @@ struct KernelShape {
   /// Blocks of `pack` query heads.
   int64_t headBlocks() const { return queryHeads / pack; }
   int64_t qTileBytes() const { return qkAtoms() * atomBytes(qRows()); }
-  int64_t oTileBytes() const { return vAtoms() * atomBytes(qRows()); }
+  int64_t oTileBytes() const { return oAtoms() * atomBytes(qRows()); }
   /// Q slots: sm_90a double-buffers each consumer's Q where it fits, so
   /// that the next tile's loads before the consumer is done with this one.
   int64_t qSlots() const { return plan.getQSlots(); }
-  /// A slot of the K/V ring holds a K or a V tile: the wider of the two.
+  /// A slot of the K/V ring holds a K or a V tile: the larger of the two.
   int64_t kvTileBytes() const {
-    return std::max(qkAtoms(), vAtoms()) * atomBytes(kvRows());
+    return std::max(qkAtoms() * atomBytes(kvRows()),
+                    vAtoms() * atomBytes(vRows()));
   }
-  /// Bytes of one 64-column atom of a `rows`-row tile.
-  static int64_t atomBytes(int64_t rows) { return rows * kAtom * 2; }
+  /// Bytes of one swizzle atom of a `rows`-row tile.
+  static int64_t atomBytes(int64_t rows) { return rows * kAtomRowBytes; }
   /// Split-KV: CTAs sharing a work tile's KV blocks (1: no split), and the
   /// f32 words of one row's workspace record: each split's normalized
   /// partial row (Dv), then each split's LSE, padded to 16 bytes.
