@@ -3,8 +3,8 @@
 PyTorch SDPA's cuDNN backend on the same problems, in one run.
 
 [B, S, H, D] with H = 2048 / D heads (32 at D 64, 16 at D 128; FP8
-kernels take head dims up to 128), B = tokens / S so that every row of the table does the same number of
-tokens, Sq = Skv = S, causal or not. FP8: q, k, v torch.float8_e4m3fn (unit
+kernels take head dims up to 128), B = tokens / S so that every row of the
+table does the same number of tokens, Sq = Skv = S, causal or not. FP8: q, k, v torch.float8_e4m3fn (unit
 normals rounded to e4m3), V made key-major once (`fa4.torch`'s
 `_key_major_copy`, so that the timing is the kernel's alone, without the
 per-call copy), q/k/v_descale [B, H] random in [0.5, 2); bf16 (fa4 and
