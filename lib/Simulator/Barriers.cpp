@@ -252,6 +252,13 @@ Step Cta::gather(Actor &actor, Operation *op, Rendezvous &meeting,
   return Step::next;
 }
 
+Step Cta::gatherWarp(Actor &actor, Operation *op, function_ref<void()> arrive,
+                     function_ref<void()> complete) {
+  return gather(actor, op, warps[actor.warp].meeting, 32, WaitKind::warpVote,
+                actor.warp, "lanes of warp " + std::to_string(actor.warp),
+                arrive, complete);
+}
+
 Step Cta::shuffle(Actor &actor, gpu::ShuffleOp op) {
   const Val *value = use(actor, op, op.getValue());
   const Val *offset = use(actor, op, op.getOffset());
@@ -263,10 +270,8 @@ Step Cta::shuffle(Actor &actor, gpu::ShuffleOp op) {
     return fail(op, "only xor shuffles of an f32 over the whole warp are "
                     "simulated");
   Warp &warp = warps[actor.warp];
-  Step met = gather(
-      actor, op, warp.meeting, 32, WaitKind::warpVote, actor.warp,
-      "lanes of warp " + std::to_string(actor.warp),
-      [&] { warp.lanes[actor.lane] = value->floats[0]; },
+  Step met = gatherWarp(
+      actor, op, [&] { warp.lanes[actor.lane] = value->floats[0]; },
       [&] { warp.shuffled = warp.lanes; });
   if (met != Step::next)
     return met;
@@ -284,10 +289,8 @@ Step Cta::warpAny(Actor &actor, NVVM::VoteSyncOp any,
     return fail(any, "only votes of kind 'any' over all 32 lanes (mask -1) "
                      "are simulated");
   Warp &warp = warps[actor.warp];
-  Step met = gather(
-      actor, any, warp.meeting, 32, WaitKind::warpVote, actor.warp,
-      "lanes of warp " + std::to_string(actor.warp),
-      [&] { warp.any |= in[1]->ints[0] != 0; },
+  Step met = gatherWarp(
+      actor, any, [&] { warp.any |= in[1]->ints[0] != 0; },
       [&] {
         warp.lastResult = warp.any;
         warp.any = false;
@@ -306,9 +309,8 @@ Step Cta::syncWarp(Actor &actor, NVVM::SyncWarpOp op,
     return fail(op, "only bar.warp.sync over all 32 lanes (mask -1) is "
                     "simulated");
   Warp &warp = warps[actor.warp];
-  Step met = gather(
-      actor, op, warp.meeting, 32, WaitKind::warpVote, actor.warp,
-      "lanes of warp " + std::to_string(actor.warp),
+  Step met = gatherWarp(
+      actor, op,
       [&] {
         warp.arriving.join(actor.clock);
         actor.clock.tick(actor.slot);

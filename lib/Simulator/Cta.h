@@ -353,6 +353,9 @@ private:
   Step gather(Actor &actor, Operation *op, Rendezvous &meeting, int64_t threads,
               WaitKind kind, int64_t id, StringRef group,
               function_ref<void()> arrive, function_ref<void()> complete);
+  /// `gather` over the 32 lanes of `actor`'s warp.
+  Step gatherWarp(Actor &actor, Operation *op, function_ref<void()> arrive,
+                  function_ref<void()> complete);
   Step shuffle(Actor &actor, gpu::ShuffleOp op);
   /// nvvm.vote.sync any over the lanes of the warp.
   Step warpAny(Actor &actor, NVVM::VoteSyncOp op, ArrayRef<const Val *> in);

@@ -107,32 +107,29 @@ Reference sim::reference(const std::vector<GlobalTensor> &t, const Shape &s,
         double sum = std::exp(sink - max);
         for (int64_t j = first; j < keys; ++j)
           sum += (scores[j] = std::exp(scores[j] - max));
-        double *o =
-            &ref.output[(s.queryRow(b, i) * s.headsQ + h) * s.headDimV];
+        int64_t row = (s.queryRow(b, i) * s.headsQ + h) * s.headDimV;
+        double *o = &ref.output[row];
+        // FP8: P is rounded to e4m3 for P V, the sum is not: relative 2^-4
+        // per normal probability, 2^-10 absolute below 2^-6 (subnormals, in
+        // units at least the final ones: the kernel's reference is at most
+        // the row's maximum, sum >= 1); then O to its 16-bit type, and
+        // 2^-16 for f32 arithmetic.
+        double *bound = fp8 ? &ref.bound[row] : nullptr;
         for (int64_t j = first; j < keys; ++j) {
           const float *v =
               &t[2].data[(s.keyRow(b, j) * s.headsKv + kvHead) * s.headDimV];
           for (int64_t d = 0; d < s.headDimV; ++d)
             o[d] += scores[j] / sum * v[d] * valueDescale;
-        }
-        ref.lse[s.lseIndex(b, h, i)] = max + std::log(sum);
-        if (!fp8)
-          continue;
-        // P is rounded to e4m3 for P V, the sum is not: relative 2^-4 per
-        // normal probability, 2^-10 absolute below 2^-6 (subnormals, in
-        // units at least the final ones: the kernel's reference is at most
-        // the row's maximum, sum >= 1); then O to its 16-bit type, and
-        // 2^-16 for f32 arithmetic.
-        double *bound =
-            &ref.bound[(s.queryRow(b, i) * s.headsQ + h) * s.headDimV];
-        for (int64_t j = first; j < keys; ++j) {
-          const float *v =
-              &t[2].data[(s.keyRow(b, j) * s.headsKv + kvHead) * s.headDimV];
+          if (!bound)
+            continue;
           double weight = (0x1p-4 + 0x1p-16) * scores[j] +
                           (scores[j] < 0x1p-6 ? 0x1p-10 : 0.0);
           for (int64_t d = 0; d < s.headDimV; ++d)
             bound[d] += weight / sum * std::fabs(v[d]) * valueDescale;
         }
+        ref.lse[s.lseIndex(b, h, i)] = max + std::log(sum);
+        if (!bound)
+          continue;
         for (int64_t d = 0; d < s.headDimV; ++d)
           bound[d] += outputRounding * (std::fabs(o[d]) + bound[d]);
       }

@@ -81,9 +81,8 @@ Step Cta::wgmma(Actor &actor, WgmmaOp op, ArrayRef<const Val *> in) {
 Step Cta::wgmmaQuantize(Actor &actor, WgmmaQuantizeOp op,
                         ArrayRef<const Val *> in) {
   Warp &warp = warps[actor.warp];
-  Step met = gather(
-      actor, op, warp.meeting, 32, WaitKind::warpVote, actor.warp,
-      "lanes of warp " + std::to_string(actor.warp),
+  Step met = gatherWarp(
+      actor, op,
       [&] {
         warp.fragments[actor.lane].assign(in[0]->floats.begin(),
                                           in[0]->floats.end());

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).parent / "Inputs"))
 from torch_standin import FakeCuda  # noqa: E402  (the fake libcuda; torch is not installed)
 
 from fa4 import runtime  # noqa: E402
-from manifests import print_refusals  # noqa: E402
+from manifests import dense_params, print_refusals  # noqa: E402
 
 TMP = Path(tempfile.mkdtemp(prefix="fa4-kvcache-"))
 atexit.register(shutil.rmtree, TMP, True)
@@ -35,12 +35,7 @@ def manifest(kernel, heads_q=32, heads_kv=8, head_dim=128, page_size=None, sequs
                 {"name": "value", "element": element, "shape": kv_rows + [heads_kv, head_dim]},
                 {"name": "output", "element": element,
                  "shape": [-1, -1, heads_q, head_dim]}]
-    params = [{"kind": "tensor_map", "name": f"{n}_map", "source": f"tensor_maps[{i}]"}
-              for i, n in enumerate(("query", "key", "value", "output"))]
-    params += [{"kind": "i32", "name": "batch", "source": "query.shape[0]"},
-               {"kind": "i32", "name": "seq_q", "source": "query.shape[1]"},
-               {"kind": "i32", "name": "seq_kv", "source": "key.shape[1]"},
-               {"kind": "f32", "name": "scale_log2", "source": "scale_log2"}]
+    params = dense_params()
     if lse:
         operands.append({"name": "lse", "element": "f32", "shape": [-1, heads_q, -1]})
         params.append({"kind": "pointer", "name": "lse", "source": "lse.data"})

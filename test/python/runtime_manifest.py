@@ -15,6 +15,9 @@ from pathlib import Path
 import fa4
 from fa4 import runtime
 
+sys.path.insert(0, str(Path(__file__).parent / "Inputs"))
+from manifests import dense_params  # noqa: E402
+
 TMP = Path(tempfile.mkdtemp(prefix="fa4-runtime-"))
 atexit.register(shutil.rmtree, TMP, True)
 
@@ -30,12 +33,7 @@ def manifest(kernel, element="bf16", heads_q=4, heads_kv=2, head_dim=64, pack=2,
         return {"operand": name, "operand_index": index, "element": element,
                 "box": [64, heads, 128 // heads, 1], "swizzle": "128B", "oob_fill": "zero"}
 
-    params = [{"kind": "tensor_map", "name": f"{n}_map", "source": f"tensor_maps[{i}]"}
-              for i, n in enumerate(("query", "key", "value", "output"))]
-    params += [{"kind": "i32", "name": "batch", "source": "query.shape[0]"},
-               {"kind": "i32", "name": "seq_q", "source": "query.shape[1]"},
-               {"kind": "i32", "name": "seq_kv", "source": "key.shape[1]"},
-               {"kind": "f32", "name": "scale_log2", "source": "scale_log2"}]
+    params = dense_params()
     operands = [op("query", heads_q), op("key", heads_kv), op("value", heads_kv),
                 op("output", heads_q)]
     if lse:

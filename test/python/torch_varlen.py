@@ -202,7 +202,7 @@ except runtime.ManifestError as err:
 
 # What a fuzzing campaign found: each refused with a ManifestError or a
 # ValueError naming the value, never another exception.
-for label, change in [
+print_refusals(packed, [
         ("infinite smem", lambda m: m.update(dynamic_smem_bytes=float("inf"))),
         ("huge f32 source", lambda m: m.update(scale_log2=10 ** 400)),
         ("packed map on a capture", lambda m: (m["operands"].append(
@@ -214,14 +214,7 @@ for label, change in [
         ("scale", lambda m: m.update(scale="x")),
         ("files", lambda m: m.update(files=1.5)),
         ("block", lambda m: m.update(block=[-1, 0, 2 ** 40])),
-        ("bool rows", lambda m: m["grid"].update(query_rows_per_cta=True))]:
-    broken = json.loads(json.dumps(packed))
-    change(broken)
-    try:
-        runtime.Kernel(broken)
-        print(f"{label}: accepted")
-    except runtime.ManifestError as err:
-        print(f"{label}: {err}")
+        ("bool rows", lambda m: m["grid"].update(query_rows_per_cta=True))])
 # CHECK-NEXT: infinite smem: malformed manifest: OverflowError: cannot convert float infinity to integer
 # CHECK-NEXT: huge f32 source: malformed manifest: OverflowError: int too large to convert to float
 # CHECK-NEXT: packed map on a capture: tensor_maps[4]: a packed map over 'capture0', which is not a packed [T, H, D] tensor
