@@ -34,11 +34,12 @@ Sets:
          may be 64 keys) a window (100, 60) over 64-key pages at head dim
          128, GQA 8/2, every page entry used (no seqused_k); (sm_90a)
          causal GQA 8/2 at head dim 256 over 128-key pages with seqused_k
-  fp8  (sm_90a) e4m3 Q/K/V (V key-major) with LSE, O bf16: head dims 64,
-         96, 128 x causal or not x GQA 1 and 4, with descale factors; then
-         without descale, O f16, GQA 7, softcap with sinks, a causal window
-  fp8-bench  (sm_90a) e4m3 with descale, head dims 64 and 128 (2048 / D
-         heads), causal or not, without LSE
+  fp8  e4m3 Q/K/V (V key-major) with LSE, O bf16: head dims 64, 96, 128
+         x causal or not x GQA 1 and 4, with descale factors; then without
+         descale, O f16, GQA 7, softcap with sinks, a causal window;
+         (sm_100a) head dims 192 and 256
+  fp8-bench  e4m3 with descale, head dims 64 and 128 (2048 / D heads),
+         causal or not, without LSE
 
 Variants: with `--variant LABEL:OPTIONS` (repeatable) each configuration is
 compiled once per variant with the fa4-compile OPTIONS added (plan options
@@ -118,8 +119,6 @@ def configurations(name, arch):
             yield "bf16", 128, 8, 2, False, True, (100, 60), None, False, False, False, None, 64
             yield "bf16", 256, 8, 2, True, True, None, None, False, False, True, None, 128
     elif name == "fp8":
-        if arch != "sm_90a":
-            return
         fp8 = lambda *c, sink=False, softcap=None, window=None, descale=True, out=None: (
             ("e4m3",) + c[:4] + (True, window, softcap, sink, False, False, None, None,
                                  descale, out))
@@ -133,9 +132,11 @@ def configurations(name, arch):
         yield fp8(128, 14, 2, True)
         yield fp8(128, 8, 2, True, softcap=30.0, sink=True)
         yield fp8(128, 4, 4, True, window=(255, 0))
+        if arch == "sm_100a":
+            # Past sm_90a's FP8 head dims: S, P and O live in Tensor Memory.
+            yield fp8(192, 4, 4, True)
+            yield fp8(256, 8, 2, False)
     elif name == "fp8-bench":
-        if arch != "sm_90a":
-            return
         for head_dim, causal in itertools.product([64, 128], [False, True]):
             heads = 2048 // head_dim
             yield ("e4m3", head_dim, heads, heads, causal, False, None, None, False, False,

@@ -105,7 +105,7 @@ def main():
     parser.add_argument("--stage-head-dims")
     parser.add_argument("--fp8-head-dims", default="",
                         help="head dims of FP8 (e4m3, with descale factors) rows, full "
-                             "and causal x GQA ratio (sm_90a)")
+                             "and causal x GQA ratio")
     args = parser.parse_args()
     head_dims = [int(d) for d in args.head_dims.split(",")]
     stage_dims = ([int(d) for d in args.stage_head_dims.split(",")]

@@ -73,6 +73,13 @@ inline float decode(Format f, uint16_t bits) {
   return 0.0f;
 }
 inline float roundTo(Format f, float x) { return decode(f, encode(f, x)); }
+/// Element `i` of a row of `bits`-bit elements packed into 32-bit TMEM
+/// columns (two 16-bit or four 8-bit per column, the first in the low
+/// bits), from its column `cell`.
+inline uint16_t packedElement(uint32_t cell, unsigned bits, int64_t i) {
+  unsigned shift = bits * static_cast<unsigned>(i % (32 / bits));
+  return static_cast<uint16_t>((cell >> shift) & ((1u << bits) - 1));
+}
 
 //===----------------------------------------------------------------------===//
 // Happens-before

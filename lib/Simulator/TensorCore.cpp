@@ -106,32 +106,39 @@ void Cta::executeMma(MmaPipe &pipe) {
   }
   auto mma = cast<MmaOp>(work.op);
   auto bType = cast<MemRefType>(mma.getB().getType());
-  bool bf16 = bType.getElementType().isBF16();
-  Format format = bf16 ? Format::bf16 : Format::f16;
+  Format format = formatOf(bType.getElementType());
+  int64_t bytes = formatBytes(format), bits = 8 * bytes;
+  // kind::f16 (16 16-bit elements per step) or kind::f8f6f4 (32 e4m3).
+  int64_t kStep = tcgen05::stepElements(bits);
+  uint32_t formatCode = format == Format::bf16  ? tcgen05::kFormatBF16
+                        : format == Format::f16 ? tcgen05::kFormatF16
+                                                : tcgen05::kFormatE4M3;
   bool bMnMajor = mma.getBMajor() == OperandMajor::mn;
   int64_t m = mma.getM(), n = mma.getN(), k = mma.getK();
-  auto atomStride = [](MemRefType type) {
-    return type.getStridesAndOffset().first[0] * 2;
+  auto atomStride = [&](MemRefType type) {
+    return type.getStridesAndOffset().first[0] * bytes;
   };
   // Tile addresses in the shared window, as the lowering takes them.
-  int64_t bTile = kDynamicSharedBase + work.b.base + work.b.offset * 2;
+  int64_t bTile = kDynamicSharedBase + work.b.base + work.b.offset * bytes;
   auto aTile = dyn_cast<MemRefType>(mma.getA().getType());
   int64_t aAddress =
-      aTile ? kDynamicSharedBase + work.a.base + work.a.offset * 2 : 0;
+      aTile ? kDynamicSharedBase + work.a.base + work.a.offset * bytes : 0;
   int64_t dColumn = work.d.base;
   if (!tmemColumnsAllocated(work.op, dColumn, n))
     return;
 
-  std::vector<float> aValues(m * tcgen05::kKStep), bValues(n * tcgen05::kKStep);
+  std::vector<float> aValues(m * kStep), bValues(n * kStep);
   auto readShared = [&](const SmemDescriptor &d, bool mnMajor, int64_t count,
                         std::vector<float> &values) {
     return operandRead(work.op, format, d, mnMajor, count, pipe.slot,
                        work.agent, pipe.clock, values);
   };
-  for (int64_t step = 0; step < k / tcgen05::kKStep; ++step) {
+  // Columns of a Tensor Memory A operand per step: 32 bytes of each lane.
+  int64_t stepColumns = tcgen05::tmemStepColumns(1);
+  for (int64_t step = 0; step < k / kStep; ++step) {
     // The instruction the lowering issues for this step, decoded the way
     // the Tensor Core reads it.
-    uint32_t idesc = tcgen05::instructionDescriptor(bf16, bMnMajor, m, n);
+    uint32_t idesc = tcgen05::instructionDescriptor(formatCode, bMnMajor, m, n);
     int64_t stepM = ((idesc >> 24) & 0x1F) << 4;
     int64_t stepN = ((idesc >> 17) & 0x3F) << 3;
     bool stepBMn = (idesc >> 16) & 1;
@@ -148,17 +155,17 @@ void Cta::executeMma(MmaPipe &pipe) {
         return;
     } else {
       int64_t column = work.a.base + tcgen05::tmemStepColumns(step);
-      if (!tmemColumnsAllocated(work.op, column, tcgen05::kKStep / 2))
+      if (!tmemColumnsAllocated(work.op, column, stepColumns))
         return;
       for (int64_t row = 0; row < m; ++row) {
         races.access(Memory::tensor, row * kTmemColumns + column,
-                     row * kTmemColumns + column + tcgen05::kKStep / 2, false,
+                     row * kTmemColumns + column + stepColumns, false,
                      pipe.slot, work.agent, pipe.clock);
-        for (int64_t kk = 0; kk < tcgen05::kKStep; ++kk) {
-          uint32_t cell = tmem[row * kTmemColumns + column + kk / 2];
-          aValues[row * tcgen05::kKStep + kk] =
-              decode(format, static_cast<uint16_t>(cell >> (16 * (kk % 2))));
-        }
+        for (int64_t kk = 0; kk < kStep; ++kk)
+          aValues[row * kStep + kk] = decode(
+              format,
+              packedElement(tmem[row * kTmemColumns + column + kk * bits / 32],
+                            bits, kk));
       }
     }
     int64_t bAddress =
@@ -177,9 +184,9 @@ void Cta::executeMma(MmaPipe &pipe) {
                    work.agent, pipe.clock);
       for (int64_t col = 0; col < n; ++col) {
         double sum = 0;
-        for (int64_t kk = 0; kk < tcgen05::kKStep; ++kk)
-          sum += static_cast<double>(aValues[row * tcgen05::kKStep + kk]) *
-                 bValues[col * tcgen05::kKStep + kk];
+        for (int64_t kk = 0; kk < kStep; ++kk)
+          sum += static_cast<double>(aValues[row * kStep + kk]) *
+                 bValues[col * kStep + kk];
         uint32_t &cell = tmem[row * kTmemColumns + dColumn + col];
         float previous;
         std::memcpy(&previous, &cell, 4);

@@ -139,9 +139,10 @@ Step Cta::tmemOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
             std::memcpy(&x, &tmem[lane * kTmemColumns + first + i], 4);
             out.floats.push_back(x);
           } else {
-            uint32_t cell = tmem[lane * kTmemColumns + first + i / 2];
-            out.floats.push_back(
-                decode(format, static_cast<uint16_t>(cell >> (16 * (i % 2)))));
+            out.floats.push_back(decode(
+                format,
+                packedElement(tmem[lane * kTmemColumns + first + i * bits / 32],
+                              bits, i)));
           }
         }
         out.pendingLoad = op;
@@ -167,9 +168,10 @@ Step Cta::tmemOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
           if (bits == 32) {
             std::memcpy(&tmem[lane * kTmemColumns + first + i], &x, 4);
           } else {
-            uint32_t &cell = tmem[lane * kTmemColumns + first + i / 2];
-            unsigned shift = 16 * (i % 2);
-            cell = (cell & ~(0xFFFFu << shift)) |
+            uint32_t &cell = tmem[lane * kTmemColumns + first + i * bits / 32];
+            unsigned shift = bits * (i % (32 / bits));
+            uint32_t mask = ((1u << bits) - 1) << shift;
+            cell = (cell & ~mask) |
                    (static_cast<uint32_t>(encode(format, x)) << shift);
           }
         }

@@ -125,14 +125,11 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
                               << limits::kMaxHeadDim << ")";
   int64_t widest = std::max(headDim, headDimV);
   bool fp8 = op.isFp8();
-  if (fp8 && !hopper)
-    return op.emitOpError() << "FP8 operands are built for sm_90a only "
-                               "(the sm_100a kind::f8f6f4 kernel is not built "
-                               "yet)";
-  // FP8's 128-key S fragment (64 registers), a wider O and the P in
-  // flight spill the consumer's 232 registers (8-388 bytes at 192 and
-  // 256); 64-key blocks need a 64-byte-swizzled key-major V.
-  if (fp8 && widest > limits::kMaxFp8HeadDim)
+  // sm_90a: FP8's 128-key S fragment (64 registers), a wider O and the P
+  // in flight spill the consumer's 232 registers (8-388 bytes at 192 and
+  // 256); 64-key blocks need a 64-byte-swizzled key-major V. sm_100a keeps
+  // S, P and O in Tensor Memory: its head dims are the 16-bit kernel's.
+  if (fp8 && hopper && widest > limits::kMaxFp8HeadDim)
     return op.emitOpError()
            << "FP8 operands take head dims up to " << limits::kMaxFp8HeadDim
            << " on sm_90a, got " << widest
@@ -552,8 +549,8 @@ LogicalResult mlir::fa4::checkKernelLimits(AttentionOp op, PlanAttr plan) {
     }
   }
 
-  // FP8 (sm_90a): the PV wgmma reads 8-bit V K-major, so V's keys are
-  // contiguous; the dense forward family only, so far.
+  // FP8: the PV MMA (wgmma, tcgen05 kind::f8f6f4) reads 8-bit V K-major,
+  // so V's keys are contiguous; the dense forward family only, so far.
   if (op.isFp8()) {
     auto refuse = [&](StringRef what) {
       return op.emitOpError()
@@ -561,8 +558,8 @@ LogicalResult mlir::fa4::checkKernelLimits(AttentionOp op, PlanAttr plan) {
     };
     if (!op.isTensorForm() && !op.isValueKeyMajor())
       return op.emitOpError()
-             << "FP8 on sm_90a reads V K-major (wgmma takes 8-bit B "
-                "operands K-major only): value must have unit stride in "
+             << "FP8 reads V K-major (the PV MMA takes 8-bit B operands "
+                "K-major only): value must have unit stride in "
                 "its seq_kv dimension (keys contiguous, e.g. a [B, Hkv, Dv, "
                 "Skv] buffer viewed as [B, Skv, Hkv, Dv]), got "
              << op.getValue().getType();

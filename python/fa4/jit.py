@@ -96,7 +96,7 @@ def module_text(name, element, head_dim, heads_q, heads_kv, causal, lse, window=
 
     FP8 (`element` 'e4m3'): Q, K, V f8E4M3FN, O `output_element` (bf16 by
     default, or f16), V key-major (`strided<[?, 1, ?, ?]>`: unit-stride
-    keys, as sm_90a's wgmma reads an 8-bit B operand), and with `descale`
+    keys: the PV MMA reads an 8-bit B operand K-major), and with `descale`
     the dequantization factors q/k/v_descale [B, Hkv] f32. Dense batches
     only: varlen and paged K/V raise ValueError."""
     page_size = page_size or None

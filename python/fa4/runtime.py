@@ -640,7 +640,7 @@ def tensor_map_args(entry, operand, name=None):
     entry over `operand` (an Operand of layout [B, S, H, D], or [T, H, D]
     for a map marked `varlen`); raises
     ValueError when TMA cannot address the tensor (ManifestError when the
-    entry itself is unusable). A map marked `key_major` (FP8 V on sm_90a)
+    entry itself is unusable). A map marked `key_major` (an FP8 V)
     has the dimensions (S, H, D, B), innermost first: S must have unit
     stride."""
     operand = Operand(*operand)

@@ -23,9 +23,14 @@ def ConvertFA4ToNVVM : Pass<"convert-fa4-to-nvvm"> {
     | `fa4.tmem.dealloc` | `nvvm.tcgen05.dealloc` |
     | `fa4.tmem.view` | address arithmetic |
     | `fa4.tmem.load` / `store` | `nvvm.tcgen05.ld` / `st` (shape 32x32b) |
-    | `fa4.tcgen05.wait` | `nvvm.tcgen05.wait` |
+    | `fa4.mma` | per K step (32 bytes of each operand row) `nvvm.tcgen05.mma`, `kind::f16` for f16/bf16 operands, `kind::f8f6f4` for e4m3 |
+    | `fa4.mma.commit` | `nvvm.tcgen05.commit` on the mbarrier |
     | `fa4.wgmma` | `nvvm.wgmma.fence.aligned`, then per K step `nvvm.wgmma.mma_async` (A in shared memory) or inline PTX (A in registers: LLVM 22 has no op) |
-    | `fa4.wgmma.commit` / `wait` | `nvvm.wgmma.commit.group.sync.aligned` / inline PTX `wgmma.wait_group` with the fragments as tied operands |
+    | `fa4.wgmma.quantize` | `nvvm.convert.f32x2.to.f8x2` (e4m3, satfinite), `nvvm.shfl.sync` in the quad, byte permutes |
+    | `arith.truncf` f32 to `f8E4M3FN` | `nvvm.convert.f32x2.to.f8x2` per pair (`cvt.rn.satfinite.e4m3x2.f32`: a magnitude past 448 saturates to 448) |
+    | `fa4.wgmma.wait` | `nvvm.wgmma.wait.group.sync.aligned`, or with fragments inline PTX `wgmma.wait_group` with them as tied operands |
+    | `fa4.named_barrier.sync` / `arrive` | `nvvm.barrier` / `nvvm.barrier.arrive` with an id and a thread count |
+    | `fa4.exp2` | `ex2.approx.ftz.f32`, or the cubic FMA polynomial for the emulated lanes |
 
     The pass refuses tcgen05 and Tensor Memory ops inside a `gpu.module`
     whose `#nvvm.target` names a chip without tcgen05 (anything but sm_100a

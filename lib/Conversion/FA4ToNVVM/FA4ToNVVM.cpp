@@ -12,10 +12,11 @@
 #include "mlir/Conversion/ConvertToLLVM/ToLLVMInterface.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/LLVMCommon/ConversionTarget.h"
-#include "mlir/Conversion/NVGPUToNVVM/NVGPUToNVVM.h"
 #include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
 #include "mlir/Conversion/LLVMCommon/Pattern.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/Conversion/NVGPUToNVVM/NVGPUToNVVM.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -24,6 +25,8 @@
 
 namespace mlir::fa4 {
 #define GEN_PASS_DEF_CONVERTFA4TONVVM
+#include <numeric>
+
 #include "fa4/Conversion/Passes.h.inc"
 } // namespace mlir::fa4
 
@@ -195,31 +198,40 @@ LogicalResult verifyChipTargets(Operation *root) {
 struct MmaLowering : ConvertOpToLLVMPattern<MmaOp> {
   using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
 
-  static constexpr int64_t kStep = tcgen05::kKStep;
-  static constexpr int64_t kStepsPerAtom = tcgen05::kAtomElements / kStep;
+  // Every K step reads 32 bytes of each operand row: 4 steps per atom.
+  static constexpr int64_t kStepsPerAtom =
+      tcgen05::kRowBytes / tcgen05::kStepBytes;
 
   LogicalResult
   matchAndRewrite(MmaOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     MemRefType bType = op.getB().getType();
+    Type element = bType.getElementType();
+    unsigned bits = element.getIntOrFloatBitWidth();
     SmallVector<int64_t> bStrides = bType.getStridesAndOffset().first;
-    if (bStrides[1] != MmaOp::kAtomElements || bStrides[2] != 1)
+    if (bStrides[1] != tcgen05::atomElements(bits) || bStrides[2] != 1)
       return rewriter.notifyMatchFailure(op, "b rows are not 128 bytes apart");
     bool bMnMajor = op.getBMajor() == OperandMajor::mn;
     Type i64 = rewriter.getI64Type();
 
+    // e4m3 operands: kind::f8f6f4, 32 elements per step.
+    bool fp8 = bits == 8;
+    uint32_t format = fp8                ? tcgen05::kFormatE4M3
+                      : element.isBF16() ? tcgen05::kFormatBF16
+                                         : tcgen05::kFormatF16;
+    NVVM::Tcgen05MMAKind kind =
+        fp8 ? NVVM::Tcgen05MMAKind::F8F6F4 : NVVM::Tcgen05MMAKind::F16;
     Value idesc = i32Constant(
         rewriter, loc,
-        tcgen05::instructionDescriptor(bType.getElementType().isBF16(),
-                                       bMnMajor, op.getM(), op.getN()));
+        tcgen05::instructionDescriptor(format, bMnMajor, op.getM(), op.getN()));
     const LLVMTypeConverter &converter = *getTypeConverter();
     Value bAddress = tileAddress(rewriter, loc, converter, bType, adaptor.getB());
     auto aTile = dyn_cast<MemRefType>(op.getA().getType());
     Value aAddress =
         aTile ? tileAddress(rewriter, loc, converter, aTile, adaptor.getA())
               : Value();
-    int64_t steps = op.getK() / kStep;
+    int64_t steps = op.getK() / tcgen05::stepElements(bits);
     MLIRContext *ctx = getContext();
     Type i32 = rewriter.getI32Type();
 
@@ -262,7 +274,7 @@ struct MmaLowering : ConvertOpToLLVMPattern<MmaOp> {
                                               i32Constant(b, loc, aOffset(step)));
       Value bStep = LLVM::AddOp::create(b, loc, bDesc, c64(b, bOffset(step)));
       NVVM::Tcgen05MMAOp::create(
-          b, loc, NVVM::Tcgen05MMAKind::F16, NVVM::CTAGroupKind::CTA_1,
+          b, loc, kind, NVVM::CTAGroupKind::CTA_1,
           NVVM::Tcgen05MMACollectorOp::DISCARD, /*aShift=*/false,
           adaptor.getD(), aStep, bStep, idesc, accumulate,
           /*scaleInputD=*/Value(), /*disableOutputLane=*/Value());
@@ -470,6 +482,76 @@ struct Exp2Lowering : ConvertOpToLLVMPattern<Exp2Op> {
   }
 };
 
+/// Whether `op` rounds f32 to e4m3 (f8E4M3FN), scalar or vector: the
+/// conversion LLVM has no instruction for, which this pass lowers.
+bool isTruncToE4m3(arith::TruncFOp op) {
+  return isa<Float8E4M3FNType>(getElementTypeOrSelf(op.getType())) &&
+         getElementTypeOrSelf(op.getIn().getType()).isF32();
+}
+
+/// arith.truncf of f32 to f8E4M3FN (the sm_100a FP8 softmax's P): pairs of
+/// elements through cvt.rn.satfinite.e4m3x2.f32, the first of a pair in the
+/// low byte. PTX converts to e4m3 only with satfinite: a value beyond 448
+/// in magnitude becomes +-448 where arith.truncf would give NaN (P is in
+/// [0, 2^threshold] with a threshold of at most 8).
+struct TruncFToE4m3Lowering : ConvertOpToLLVMPattern<arith::TruncFOp> {
+  TruncFToE4m3Lowering(const LLVMTypeConverter &converter)
+      : ConvertOpToLLVMPattern(converter, /*benefit=*/2) {}
+  LogicalResult
+  matchAndRewrite(arith::TruncFOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!isTruncToE4m3(op))
+      return rewriter.notifyMatchFailure(op, "not f32 to f8E4M3FN");
+    if (std::optional<arith::RoundingMode> mode = op.getRoundingmode();
+        mode && *mode != arith::RoundingMode::to_nearest_even)
+      return rewriter.notifyMatchFailure(op, "cvt rounds to nearest even");
+    Location loc = op.getLoc();
+    Type i8 = rewriter.getI8Type(), i16 = rewriter.getI16Type();
+    Type e4m3 = rewriter.getType<Float8E4M3FNType>();
+    Value zero = LLVM::ConstantOp::create(rewriter, loc, rewriter.getF32Type(),
+                                          rewriter.getF32FloatAttr(0.0f));
+    // Elements (i, i + 1) as an i16, element i in the low byte.
+    auto pair = [&](Value low, Value high) -> Value {
+      return NVVM::ConvertF32x2ToF8x2Op::create(
+          rewriter, loc, i16, high, low, NVVM::FPRoundingMode::RN,
+          NVVM::SaturationMode::SATFINITE, /*relu=*/false, e4m3);
+    };
+    auto vectorType = dyn_cast<VectorType>(op.getType());
+    if (!vectorType) {
+      rewriter.replaceOpWithNewOp<LLVM::TruncOp>(op, i8,
+                                                 pair(adaptor.getIn(), zero));
+      return success();
+    }
+    if (vectorType.getRank() != 1 || vectorType.isScalable())
+      return rewriter.notifyMatchFailure(op, "not a fixed 1-D vector");
+    int64_t n = vectorType.getNumElements();
+    auto element = [&](int64_t i) -> Value {
+      if (i >= n)
+        return zero;
+      return LLVM::ExtractElementOp::create(rewriter, loc, adaptor.getIn(),
+                                            i32Constant(rewriter, loc, i));
+    };
+    // Pairs into an i16 vector, its bytes the result; an odd tail's pair
+    // is cut back to n bytes.
+    int64_t pairs = llvm::divideCeil(n, 2);
+    Value packed =
+        LLVM::PoisonOp::create(rewriter, loc, VectorType::get({pairs}, i16));
+    for (int64_t i = 0; i < pairs; ++i)
+      packed = LLVM::InsertElementOp::create(
+          rewriter, loc, packed, pair(element(2 * i), element(2 * i + 1)),
+          i32Constant(rewriter, loc, i));
+    Value bytes = LLVM::BitcastOp::create(
+        rewriter, loc, VectorType::get({2 * pairs}, i8), packed);
+    if (2 * pairs != n) {
+      SmallVector<int32_t> first(n);
+      std::iota(first.begin(), first.end(), 0);
+      bytes = LLVM::ShuffleVectorOp::create(rewriter, loc, bytes, bytes, first);
+    }
+    rewriter.replaceOp(op, bytes);
+    return success();
+  }
+};
+
 struct ConvertFA4ToNVVMPass
     : public fa4::impl::ConvertFA4ToNVVMBase<ConvertFA4ToNVVMPass> {
   void runOnOperation() override {
@@ -489,6 +571,9 @@ struct ConvertFA4ToNVVMPass
     // The semantic op is compiled by the kernel pipeline, not lowered here.
     target.addLegalOp<AttentionOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    // The one arith conversion LLVM cannot express (TruncFToE4m3Lowering).
+    target.addDynamicallyLegalOp<arith::TruncFOp>(
+        [](arith::TruncFOp op) { return !isTruncToE4m3(op); });
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();
@@ -562,11 +647,12 @@ void mlir::fa4::registerConvertFA4ToLLVMInterfaces(DialectRegistry &registry) {
 
 void mlir::fa4::populateFA4ToNVVMConversionPatterns(
     LLVMTypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<TmemAllocLowering, TmemBufferLowering, TmemBaseLowering, TmemDeallocLowering,
-               TmemViewLowering, TmemLoadLowering, TmemStoreLowering,
-               MmaLowering, MmaCommitLowering,
-               NamedBarrierLowering<NamedBarrierSyncOp, NVVM::BarrierOp>,
-               NamedBarrierLowering<NamedBarrierArriveOp, NVVM::BarrierArriveOp>,
-               Exp2Lowering>(converter);
+  patterns
+      .add<TmemAllocLowering, TmemBufferLowering, TmemBaseLowering,
+           TmemDeallocLowering, TmemViewLowering, TmemLoadLowering,
+           TmemStoreLowering, MmaLowering, MmaCommitLowering,
+           NamedBarrierLowering<NamedBarrierSyncOp, NVVM::BarrierOp>,
+           NamedBarrierLowering<NamedBarrierArriveOp, NVVM::BarrierArriveOp>,
+           Exp2Lowering, TruncFToE4m3Lowering>(converter);
   lowering::populateWgmmaToNVVMPatterns(converter, patterns);
 }

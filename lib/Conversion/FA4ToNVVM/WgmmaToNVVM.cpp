@@ -1,6 +1,6 @@
 //===- WgmmaToNVVM.cpp - lowering the sm_90a warpgroup MMA ops ------------===//
 //
-// fa4.wgmma, fa4.wgmma.commit and fa4.wgmma.wait to NVVM: the shared-memory
+// fa4.wgmma, fa4.wgmma.quantize and fa4.wgmma.wait to NVVM: the shared-memory
 // form through nvvm.wgmma.mma_async, the register-A form and the tied wait
 // through inline PTX.
 //

@@ -84,8 +84,8 @@ void BlackwellPrefillRoles::build(Block &roles) {
   epi = channel("corr_epi", 1, threads(kWarpgroup), kernel.storeEndpoint());
 
   // Tensor Memory per Q stage: S (f32 scores), the O accumulator and P
-  // (16-bit probabilities, written once S is read). fa4-allocate-tmem
-  // places them.
+  // (16-bit or, FP8, e4m3 probabilities, written once S is read).
+  // fa4-allocate-tmem places them.
   Type f32Type = b.getF32Type();
   auto tmemBuffers = [&](StringRef prefix, int64_t elements, Type element,
                          SmallVectorImpl<Value> &buffers) {
@@ -126,9 +126,10 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
   Value row = rem(gpu::ThreadIdOp::create(b, gpu::Dimension::x), kRows);
   ScoreStage &scoreStage = kernel.getScoreStage();
   // Maxima on the stage's transformed scores, the factor to log2 units
-  // fused into the exponent's FMA.
-  Value outer = scoreStage.outerScale(/*descale=*/Value());
-  Value scale = vector::BroadcastOp::create(b, chunkType, outer);
+  // fused into the exponent's FMA: the kernel's, or with FP8 descale
+  // factors each tile's.
+  Value kernelOuter =
+      shape.descale ? Value() : scoreStage.outerScale(/*descale=*/Value());
   Value threshold = f32(static_cast<float>(shape.rescaleThreshold));
   Value negInf = f32(-std::numeric_limits<float>::infinity());
   Value zero = f32(0.0f), one = f32(1.0f);
@@ -141,6 +142,10 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
 
   kernel.forEachTile([&](const Tile &tile) {
     Value base = tile.kvBase, statsBase = tile.statsBase;
+    Value scoreDescale = kernel.descaleFactors(tile).first;
+    Value outer =
+        kernelOuter ? kernelOuter : scoreStage.outerScale(scoreDescale);
+    Value scale = vector::BroadcastOp::create(b, chunkType, outer);
     // This thread's row is query position `first + row / pack` (pack
     // heads share a position).
     Value first = add(tile.position, stage * shape.positionsPerTile());
@@ -192,7 +197,7 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
                   tile.seqQ,
                   tile.seqKv};
             },
-            /*descale=*/Value());
+            scoreDescale);
         if (masked) {
           SmallVector<int32_t> columns;
           for (int64_t i = 0; i < kChunk; ++i)
@@ -228,8 +233,9 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
                               ValueRange{stageIndex, idx(0), row});
       ChannelCommitOp::create(b, stats[stage], statsIndex);
 
-      // P = 2^(S - ref), chunk by chunk, into TMEM: the first pvSplit columns
-      // release the first PV MMA, the rest the second. With a linear scale,
+      // P = 2^(S - ref), chunk by chunk, into TMEM (rounded to the operand
+      // type: 16-bit, or FP8 e4m3): the first pvSplit columns release the
+      // first PV MMA, the rest the second. With a linear scale,
       // S scale - ref is one FMA per element.
       Value refChunk = vector::BroadcastOp::create(b, chunkType, safeRef);
       // This block's part of the row sum: each chunk of P summed as a tree
@@ -313,9 +319,10 @@ void BlackwellPrefillRoles::buildCorrection() {
 
   kernel.forEachTile([&](const Tile &tile) {
     Value base = tile.kvBase, statsBase = tile.statsBase;
-    // The row's sink logit (the same head in every Q stage), loaded while
-    // the tile's blocks run.
+    // The row's sink logit (the same head in every Q stage) and, FP8, V's
+    // descale factor, loaded while the tile's blocks run.
     Value sink = split ? Value() : kernel.sinkLogit(tile, row);
+    Value valueDescale = kernel.descaleFactors(tile).second;
     forRange(tile.blocks, [&](Value n) {
       Value k = add(base, n);
       Value statsIndex = add(statsBase, n);
@@ -369,7 +376,12 @@ void BlackwellPrefillRoles::buildCorrection() {
       if (shape.lse && !split)
         kernel.storeLse(tile, stage, row, totals.sum, totals.max);
       // A row that saw no key (causal, Sq > Skv) outputs 0, whatever O holds.
-      Value factor = vector::BroadcastOp::create(b, chunkType, totals.factor);
+      // FP8: v_descale joins the factor (after the LSE, which it does not
+      // change).
+      Value rowFactor =
+          valueDescale ? arith::MulFOp::create(b, totals.factor, valueDescale)
+                       : totals.factor;
+      Value factor = vector::BroadcastOp::create(b, chunkType, rowFactor);
       Value zeros = vector::BroadcastOp::create(b, chunkType, zero);
       Value handoff = add(mul(tile.ordinal, plan.getQStages()), stage);
       ChannelAcquireOp::create(b, epi, handoff);
@@ -426,6 +438,10 @@ void BlackwellPrefillRoles::buildMma() {
   PlanAttr plan = shape.plan;
   int64_t blockN = plan.getBlockN(), split = plan.getPvSplit();
   int64_t stages = plan.getQStages(), kvStages = plan.getKvStages();
+  int64_t bits = shape.element.getIntOrFloatBitWidth();
+  // An FP8 V is read key-major (8-bit MMA operands are K-major).
+  bool keyMajorV = shape.valueKeyMajor;
+  OperandMajor vMajor = keyMajorV ? OperandMajor::k : OperandMajor::mn;
   Value falseValue = arith::ConstantIntOp::create(b, 0, 1);
   Value trueValue = arith::ConstantIntOp::create(b, 1, 1);
 
@@ -440,35 +456,41 @@ void BlackwellPrefillRoles::buildMma() {
         qTile.push_back(smemView(qSmem, idx(stage * shape.qTileBytes()),
                                  tileType(shape.qRows(), shape.qkAtoms())));
         sRegion.push_back(sTmem[stage]);
-        // P[0, split) and P[split, blockN): 16-bit, two per column.
+        // P[0, split) and P[split, blockN): 16-bit two per column, e4m3
+        // four.
         pTop.push_back(tmemView(pTmem[stage], 0, split, shape.element));
-        pBottom.push_back(
-            tmemView(pTmem[stage], split / 2, blockN - split, shape.element));
+        pBottom.push_back(tmemView(pTmem[stage], split * bits / 32,
+                                   blockN - split, shape.element));
         oRegion.push_back(oTmem[stage]);
       }
-      // The two row ranges of a V tile the two PV MMAs read.
+      // The two key ranges of a V tile the two PV MMAs read: row ranges
+      // of an MN-major V (keys x Dv), column ranges of a key-major one (Dv
+      // x keys, FP8: one atom of 128 keys).
       auto vParts = [&](Value handoff) {
         Value offset = mul(rem(handoff, kvStages), shape.kvTileBytes());
-        int64_t atoms = shape.vAtoms();
-        Value v = smemView(kvSmem, offset, tileType(shape.kvRows(), atoms));
-        Value top = memref::SubViewOp::create(
-            b, v, ArrayRef<int64_t>{0, 0, 0},
-            ArrayRef<int64_t>{atoms, split, kAtom}, ArrayRef<int64_t>{1, 1, 1});
-        Value bottom = memref::SubViewOp::create(
-            b, v, ArrayRef<int64_t>{0, split, 0},
-            ArrayRef<int64_t>{atoms, blockN - split, kAtom},
-            ArrayRef<int64_t>{1, 1, 1});
-        return std::pair<Value, Value>{top, bottom};
+        int64_t atoms = shape.vAtoms(), rows = shape.vRows();
+        int64_t columns = shape.atomColumns();
+        Value v = smemView(kvSmem, offset, tileType(rows, atoms));
+        auto part = [&](int64_t first, int64_t keys) -> Value {
+          SmallVector<int64_t> offsets{0, 0, 0}, sizes{atoms, rows, columns};
+          int64_t dim = keyMajorV ? 2 : 1;
+          offsets[dim] = first;
+          sizes[dim] = keys;
+          return memref::SubViewOp::create(b, v, offsets, sizes,
+                                           ArrayRef<int64_t>{1, 1, 1});
+        };
+        return std::pair<Value, Value>{part(0, split),
+                                       part(split, blockN - split)};
       };
       // PV for `stage` of the block whose hand-off number is `k`.
       auto pv = [&](int64_t stage, Value k, std::pair<Value, Value> v,
                     Value accumulate) {
         ChannelWaitOp::create(b, pFirst[stage], k);
         MmaOp::create(b, pTop[stage], v.first, oRegion[stage], accumulate,
-                      OperandMajor::mn, /*depth=*/IntegerAttr());
+                      vMajor, /*depth=*/IntegerAttr());
         ChannelWaitOp::create(b, pSecond[stage], k);
         MmaOp::create(b, pBottom[stage], v.second, oRegion[stage], trueValue,
-                      OperandMajor::mn, /*depth=*/IntegerAttr());
+                      vMajor, /*depth=*/IntegerAttr());
       };
 
       // Per KV block: the previous block's PVs, then this block's QK^T, for

@@ -517,11 +517,9 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
   if (!fp8 && p.descale)
     return kernel.emitOpError()
            << "has descale factors for " << element << " operands";
-  // FP8: the sm_90a consumer's wgmma reads V K-major (keys contiguous).
+  // FP8: the PV MMA (a wgmma or tcgen05 kind::f8f6f4) reads V K-major
+  // (keys contiguous).
   if (fp8) {
-    if (!hopper)
-      return kernel.emitOpError() << "fa4-specialize builds FP8 (e4m3) "
-                                     "kernels for sm_90a only";
     auto [strides, offset] = valueTensor.getStridesAndOffset();
     if (strides[1] != 1)
       return kernel.emitOpError()

@@ -10,6 +10,7 @@
 #define FA4_TRANSFORMS_SPECIALIZE_TILEDPROGRAM_H
 
 #include "fa4/Dialect/FA4/IR/FA4Ops.h"
+#include "fa4/Dialect/FA4/IR/Tcgen05Encoding.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -96,10 +97,13 @@ struct KernelShape {
   /// Rows of a V tile: its keys, or key-major its Dv head-dim columns.
   int64_t vRows() const { return valueKeyMajor ? headDimV : kvRows(); }
   /// The contraction depth QK^T names when the last atom is partly filled
-  /// (its MMAs read headDim columns, not the atoms' width), else null.
+  /// (its MMAs read headDim columns rounded up to their K step, not the
+  /// atoms' width: FP8's 32-element step reads zero-filled columns past a
+  /// head dim of 80), else null.
   IntegerAttr depthAttr(Builder &b) const {
-    return headDim % atomColumns() ? b.getI64IntegerAttr(headDim)
-                                   : IntegerAttr();
+    int64_t depth = llvm::alignTo(
+        headDim, tcgen05::stepElements(element.getIntOrFloatBitWidth()));
+    return depth % atomColumns() ? b.getI64IntegerAttr(depth) : IntegerAttr();
   }
   int64_t qRows() const { return plan.getBlockM(); }
   int64_t kvRows() const { return plan.getBlockN(); }

@@ -106,8 +106,9 @@ func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memre
 
 // -----
 
-// expected-error @+1 {{FP8 plans are built for sm_90a only}}
-#bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 128, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8, operandBytes = 1>
+// The e4m3 bound on P holds on sm_100a too (P is e4m3 in Tensor Memory).
+// expected-error @+1 {{rescaleThreshold must be at most 8 with FP8 operands (P below 2^threshold must fit e4m3, whose largest value is 448), got 10}}
+#bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 128, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 10, operandBytes = 1>
 
 // -----
 

@@ -5,7 +5,7 @@ func.func @f(%t: !fa4.tmem<256x128xf32>)
 
 // -----
 
-// expected-error @+1 {{TMEM element type must be f32, i32, f16 or bf16, got 'f64'}}
+// expected-error @+1 {{TMEM element type must be f32, i32, f16, bf16 or f8E4M3FN, got 'f64'}}
 func.func @f(%t: !fa4.tmem<128x128xf64>)
 
 // -----
@@ -267,9 +267,55 @@ func.func @f(%p: !fa4.tmem<128x128xbf16>, %v: !tile, %o: !fa4.tmem<128x128xf32>,
 
 // -----
 
-// tcgen05 MMAs take 16-bit operands only (kind::f16).
-func.func @fp8(%q: memref<1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>, %k: memref<1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>, %s: !fa4.tmem<128x128xf32>, %acc: i1) {
-  // expected-error @+1 {{'fa4.mma' op takes 16-bit operands (kind::f16), got 'f8E4M3FN' (kind::f8f6f4 is not supported yet)}}
-  fa4.mma %q, %k, %s, %acc b_major(k) : memref<1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>, memref<1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>, !fa4.tmem<128x128xf32>
+// kind::f8f6f4 steps 32 e4m3 elements: K = 48 is not a whole step.
+func.func @fp8_k(%p: !fa4.tmem<128x48xf8E4M3FN>, %v: memref<1x128x48xf8E4M3FN, strided<[16384, 128, 1]>, #gpu.address_space<workgroup>>, %o: !fa4.tmem<128x128xf32>, %acc: i1) {
+  // expected-error @+1 {{'fa4.mma' op K must be a multiple of 32 for 'f8E4M3FN', got 48}}
+  fa4.mma %p, %v, %o, %acc b_major(k) : !fa4.tmem<128x48xf8E4M3FN>, memref<1x128x48xf8E4M3FN, strided<[16384, 128, 1]>, #gpu.address_space<workgroup>>, !fa4.tmem<128x128xf32>
+  return
+}
+
+// -----
+
+// One type for both operands.
+func.func @fp8_mixed(%p: !fa4.tmem<128x128xf8E4M3FN>, %v: memref<2x128x64xbf16, #gpu.address_space<workgroup>>, %o: !fa4.tmem<128x128xf32>, %acc: i1) {
+  // expected-error @+1 {{'fa4.mma' op a and b element types differ: 'f8E4M3FN' vs 'bf16'}}
+  fa4.mma %p, %v, %o, %acc b_major(mn) : !fa4.tmem<128x128xf8E4M3FN>, memref<2x128x64xbf16, #gpu.address_space<workgroup>>, !fa4.tmem<128x128xf32>
+  return
+}
+
+// -----
+
+// An 8-bit b is K-major.
+func.func @fp8_mn(%p: !fa4.tmem<128x128xf8E4M3FN>, %v: memref<1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>, %o: !fa4.tmem<128x128xf32>, %acc: i1) {
+  // expected-error @+1 {{'fa4.mma' op an 8-bit b must be K-major (wgmma has no transposed 8-bit operand, and fa4's 8-bit tiles are K-major on both targets)}}
+  fa4.mma %p, %v, %o, %acc b_major(mn) : !fa4.tmem<128x128xf8E4M3FN>, memref<1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>, !fa4.tmem<128x128xf32>
+  return
+}
+
+// -----
+
+// A K window stays inside its atom: columns [96, 160) of a 128-column atom
+// do not.
+func.func @window_crosses(%p: !fa4.tmem<128x64xf8E4M3FN>, %v: memref<1x128x64xf8E4M3FN, strided<[16384, 128, 1], offset: 96>, #gpu.address_space<workgroup>>, %o: !fa4.tmem<128x128xf32>, %acc: i1) {
+  // expected-error @+1 {{'fa4.mma' op b columns [c, c + 64) of one 128-column atom must be a multiple of 32 inside the atom, rows one atom row apart, got 'memref<1x128x64xf8E4M3FN, strided<[16384, 128, 1], offset: 96>, #gpu.address_space<workgroup>>'}}
+  fa4.mma %p, %v, %o, %acc b_major(k) : !fa4.tmem<128x64xf8E4M3FN>, memref<1x128x64xf8E4M3FN, strided<[16384, 128, 1], offset: 96>, #gpu.address_space<workgroup>>, !fa4.tmem<128x128xf32>
+  return
+}
+
+// -----
+
+// A K window's K is the MMA's: 64 columns against a 32-element a.
+func.func @window_k(%p: !fa4.tmem<128x32xf8E4M3FN>, %v: memref<1x128x64xf8E4M3FN, strided<[16384, 128, 1]>, #gpu.address_space<workgroup>>, %o: !fa4.tmem<128x128xf32>, %acc: i1) {
+  // expected-error @+1 {{'fa4.mma' op b holds N x K = 128 x 64 but the MMA is M x N x K = 128 x 128 x 32}}
+  fa4.mma %p, %v, %o, %acc b_major(k) : !fa4.tmem<128x32xf8E4M3FN>, memref<1x128x64xf8E4M3FN, strided<[16384, 128, 1]>, #gpu.address_space<workgroup>>, !fa4.tmem<128x128xf32>
+  return
+}
+
+// -----
+
+// A window's rows are atom rows of the tile: a row stride of 256 is not.
+func.func @window_rows(%p: !fa4.tmem<128x64xf8E4M3FN>, %v: memref<1x128x64xf8E4M3FN, strided<[32768, 256, 1]>, #gpu.address_space<workgroup>>, %o: !fa4.tmem<128x128xf32>, %acc: i1) {
+  // expected-error @+1 {{'fa4.mma' op b columns [c, c + 64) of one 128-column atom must be a multiple of 32 inside the atom, rows one atom row apart}}
+  fa4.mma %p, %v, %o, %acc b_major(k) : !fa4.tmem<128x64xf8E4M3FN>, memref<1x128x64xf8E4M3FN, strided<[32768, 256, 1]>, #gpu.address_space<workgroup>>, !fa4.tmem<128x128xf32>
   return
 }

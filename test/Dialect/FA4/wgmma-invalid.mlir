@@ -102,7 +102,7 @@ func.func @depth_step(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %
 
 // An 8-bit B must be K-major: wgmma has no transposed 8-bit operand.
 func.func @fp8_mn_major(%p: vector<64xf8E4M3FN>, %v: memref<1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>, %o: vector<64xf32>) {
-  // expected-error @+1 {{'fa4.wgmma' op an 8-bit b must be K-major (the MMA has no transposed 8-bit operand)}}
+  // expected-error @+1 {{'fa4.wgmma' op an 8-bit b must be K-major (wgmma has no transposed 8-bit operand, and fa4's 8-bit tiles are K-major on both targets)}}
   %r = fa4.wgmma %p, %v, %o b_major(mn) : vector<64xf8E4M3FN>, memref<1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>, vector<64xf32> -> vector<64xf32>
   return
 }

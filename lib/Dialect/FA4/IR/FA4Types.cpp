@@ -57,9 +57,9 @@ LogicalResult TmemType::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "TMEM lanes must be a multiple of 32 in [32, "
                        << limits::kTmemLanes << "], got " << lanes;
   if (!elementType.isF32() && !elementType.isBF16() && !elementType.isF16() &&
-      !elementType.isInteger(32))
-    return emitError() << "TMEM element type must be f32, i32, f16 or bf16, "
-                          "got "
+      !elementType.isInteger(32) && !isa<Float8E4M3FNType>(elementType))
+    return emitError() << "TMEM element type must be f32, i32, f16, bf16 or "
+                          "f8E4M3FN, got "
                        << elementType;
   unsigned bits = elementType.getIntOrFloatBitWidth();
   if (elements <= 0 || (elements * bits) % 32 != 0)

@@ -244,11 +244,51 @@ static LogicalResult verifySmemTile(Operation *op, StringRef name,
   return success();
 }
 
+/// The K window of a K-major `tile` of one atom whose columns are fewer
+/// than the atom's: a column subview (the PV split of an 8-bit key-major
+/// V reads keys [0, split) and [split, blockN) of one atom). Its columns
+/// must be a multiple of the MMA's K step and stay inside the atom, rows
+/// one atom row apart. Returns the columns it spans, or failure.
+static FailureOr<int64_t> verifyKWindow(Operation *op, StringRef name,
+                                        MemRefType tile) {
+  int64_t width = atomElementsOf(tile.getElementType());
+  int64_t columns = tile.getDimSize(2);
+  int64_t step =
+      tcgen05::stepElements(tile.getElementType().getIntOrFloatBitWidth());
+  auto [strides, offset] = tile.getStridesAndOffset();
+  if (columns % step != 0 || strides[1] != width || strides[2] != 1 ||
+      ShapedType::isDynamic(offset) || offset % width + columns > width)
+    return op->emitOpError()
+           << name << " columns [c, c + " << columns << ") of one " << width
+           << "-column atom must be a multiple of " << step
+           << " inside the atom, rows one atom row apart, got " << tile;
+  return columns;
+}
+
 /// Checks an MMA's shared-memory B operand against the M x N x K product
-/// and A's element type.
+/// and A's element type. With `kWindow` a K-major b may be a K window of
+/// one atom (verifyKWindow).
 static LogicalResult verifyBOperand(Operation *op, MemRefType b,
                                     Type elementType, OperandMajor major,
-                                    int64_t m, int64_t n, int64_t k) {
+                                    int64_t m, int64_t n, int64_t k,
+                                    bool kWindow = false) {
+  bool kMajor = major == OperandMajor::k;
+  if (kWindow && kMajor && isWorkgroupMemRef(b) && b.hasStaticShape() &&
+      b.getDimSize(0) == 1 &&
+      b.getDimSize(2) < atomElementsOf(b.getElementType())) {
+    FailureOr<int64_t> columns = verifyKWindow(op, "b", b);
+    if (failed(columns))
+      return failure();
+    if (b.getElementType() != elementType)
+      return op->emitOpError()
+             << "a and b element types differ: " << elementType << " vs "
+             << b.getElementType();
+    if (b.getDimSize(1) != n || *columns != k)
+      return op->emitOpError()
+             << "b holds N x K = " << b.getDimSize(1) << " x " << *columns
+             << " but the MMA is M x N x K = " << m << " x " << n << " x " << k;
+    return success();
+  }
   if (failed(verifySmemTile(op, "b", b)))
     return failure();
   if (b.getElementType() != elementType)
@@ -256,13 +296,13 @@ static LogicalResult verifyBOperand(Operation *op, MemRefType b,
                              << elementType << " vs " << b.getElementType();
   // b's atoms run along K (K-major) or N (MN-major): the MMA reads the
   // atoms that extent ends in, the last perhaps in part.
-  bool kMajor = major == OperandMajor::k;
   int64_t atoms = b.getDimSize(0);
   int64_t rows = b.getDimSize(1);
   int64_t alongAtoms = kMajor ? k : n, alongRows = kMajor ? n : k;
   if (!kMajor && elementType.getIntOrFloatBitWidth() == 8)
-    return op->emitOpError() << "an 8-bit b must be K-major (the MMA has no "
-                                "transposed 8-bit operand)";
+    return op->emitOpError() << "an 8-bit b must be K-major (wgmma has no "
+                                "transposed 8-bit operand, and fa4's 8-bit "
+                                "tiles are K-major on both targets)";
   if (rows != alongRows || atomsOf(alongAtoms, elementType) != atoms)
     return op->emitOpError()
            << "b holds " << (kMajor ? "N x K = " : "K x N = ") << rows << " x "
@@ -283,12 +323,15 @@ LogicalResult MmaOp::verify() {
                             "in [16, 256], got "
                          << n;
 
+  // kind::f16 takes f16/bf16 operands, kind::f8f6f4 e4m3.
+  auto isOperandType = [](Type t) {
+    return t.isF16() || t.isBF16() || isa<Float8E4M3FNType>(t);
+  };
   Type elementType;
   if (auto aTmem = dyn_cast<TmemType>(getA().getType())) {
-    if (aTmem.getLanes() != 128 ||
-        aTmem.getElementType().getIntOrFloatBitWidth() != 16)
-      return emitOpError() << "a TMEM operand must be a 128-lane 16-bit "
-                              "region, got "
+    if (aTmem.getLanes() != 128 || !isOperandType(aTmem.getElementType()))
+      return emitOpError() << "a TMEM operand must be a 128-lane f16, bf16 "
+                              "or f8E4M3FN region, got "
                            << aTmem;
     elementType = aTmem.getElementType();
   } else {
@@ -299,19 +342,17 @@ LogicalResult MmaOp::verify() {
       return emitOpError() << "a must have M = 128 rows, got "
                            << aTile.getDimSize(1);
     elementType = aTile.getElementType();
-    if (elementType.getIntOrFloatBitWidth() != 16)
-      return emitOpError() << "takes 16-bit operands (kind::f16), got "
-                           << elementType
-                           << " (kind::f8f6f4 is not supported yet)";
   }
   if (failed(verifyDepth(*this, getDepth(), getA().getType())))
     return failure();
   int64_t k = getK();
-  if (k % 16 != 0)
-    return emitOpError() << "K must be a multiple of 16, got " << k;
+  int64_t step = tcgen05::stepElements(elementType.getIntOrFloatBitWidth());
+  if (k % step != 0)
+    return emitOpError() << "K must be a multiple of " << step << " for "
+                         << elementType << ", got " << k;
 
   return verifyBOperand(*this, getB().getType(), elementType, getBMajor(), 128,
-                        n, k);
+                        n, k, /*kWindow=*/true);
 }
 
 //===----------------------------------------------------------------------===//

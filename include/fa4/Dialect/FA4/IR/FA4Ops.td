@@ -896,7 +896,7 @@ def FA4_TileStoreLseOp : FA4_Op<"tile.store_lse",
 //===----------------------------------------------------------------------===//
 
 def FA4_TmemSlot : MemRefRankOf<[I32], [1]>;
-def FA4_Tcgen05Vector : VectorOfRankAndType<[1], [F32, I32, F16, BF16]>;
+def FA4_Tcgen05Vector : VectorOfRankAndType<[1], [F32, I32, F16, BF16, F8E4M3FN]>;
 
 def FA4_TmemAllocOp : FA4_Op<"tmem.alloc",
     [MemoryEffects<[MemAlloc<FA4_TensorMemory>]>]> {
@@ -1037,11 +1037,13 @@ def FA4_TmemStoreOp : FA4_Op<"tmem.store",
   let description = [{
     Executed by a whole warpgroup: thread `t` writes `value` to lane `t` of
     `dest`, elements `[offset, offset + N)`. 16-bit values are packed two
-    per 32-bit column. The store is asynchronous; `nvvm.tcgen05.wait <store>`
-    orders it before anything that signals its completion.
+    per 32-bit column, e4m3 four (the first in the low bits). The store is
+    asynchronous; `nvvm.tcgen05.wait <store>` orders it before anything that
+    signals its completion.
 
     ```mlir
     fa4.tmem.store %p, %p0[0] : vector<64xbf16>, !fa4.tmem<128x128xbf16>
+    fa4.tmem.store %p8, %p1[32] : vector<32xf8E4M3FN>, !fa4.tmem<128x128xf8E4M3FN>
     ```
 
     PTX: `tcgen05.st.sync.aligned.32x32b.x32.b32 [taddr], {r0, ..., r31};`
@@ -1054,9 +1056,7 @@ def FA4_TmemStoreOp : FA4_Op<"tmem.store",
 }
 
 // A shared-memory MMA operand as 128-byte-swizzled TMA loads lay it out:
-// [atoms, rows, 64] where an atom holds 64 consecutive 16-bit elements of the
-// contiguous dimension for every row.
-// A tile of 128-byte swizzle atoms, [atoms, rows, 128 bytes of elements].
+// [atoms, rows, 128 bytes of elements] (64 16-bit or 128 e4m3 per atom row).
 def FA4_SmemTile : MemRefRankOf<[F16, BF16, F8E4M3FN], [3]>;
 
 def FA4_MmaOp : FA4_Op<"mma",
@@ -1067,26 +1067,33 @@ def FA4_MmaOp : FA4_Op<"mma",
   let description = [{
     Issued by one thread: `d (+)= a x b` on the Tensor Core, asynchronously.
     `d` is a 128 x N f32 Tensor Memory region; when `accumulate` is false
-    the product overwrites it.
+    the product overwrites it. The operands are f16 or bf16 (`kind::f16`)
+    or e4m3, `f8E4M3FN` (`kind::f8f6f4`), both of one type.
 
     Shared-memory operands have the layout a 128-byte-swizzled TMA load
-    writes, as rank-3 memrefs `[atoms, rows, 64]`: the contiguous dimension
-    is cut into atoms of 64 16-bit elements (128 bytes per row), each atom a
-    block of `rows x 128` bytes, atoms one after another, the whole tile
-    1024-byte aligned. Element (r, c) of the logical tile is `[c / 64, r,
-    c mod 64]`, so a row range of a tile is an ordinary subview.
+    writes, as rank-3 memrefs `[atoms, rows, W]`: the contiguous dimension
+    is cut into atoms of W elements, 128 bytes per row (W = 64 16-bit or 128
+    e4m3 elements), each atom a block of `rows x 128` bytes, atoms one after
+    another, the whole tile 1024-byte aligned. Element (r, c) of the logical
+    tile is `[c / W, r, c mod W]`, so a row range of a tile is an ordinary
+    subview.
 
-    - `a` (M x K, M = 128): a K-major tile `[K/64, 128, 64]` (Q), or a 16-bit
-      Tensor Memory region of K elements per lane (P).
-    - `b`: with `b_major = k` an N x K tile `[K/64, N, 64]` (K of QK^T:
-      keys x head dim); with `b_major = mn` a K x N tile `[N/64, K, 64]` (V
-      of PV: keys x head dim).
+    - `a` (M x K, M = 128): a K-major tile `[K/W, 128, W]` (Q), or a Tensor
+      Memory region of K elements per lane (P: 16-bit two per column, e4m3
+      four).
+    - `b`: with `b_major = k` an N x K tile `[K/W, N, W]` (K of QK^T: keys x
+      head dim; an FP8 V read key-major: head dim x keys); with `b_major =
+      mn` a K x N tile `[N/W, K, W]` (16-bit V of PV: keys x head dim). An
+      8-bit `b` is K-major. A K-major `b` may also be a K window of one
+      atom, `[1, N, K]` with K < W at a column offset (a subview of a tile
+      along its columns: the two PV MMAs of a split P read keys [0, split)
+      and [split, blockN) of a key-major V).
 
-    A head dim that is not a multiple of 64 fills its last atom in part
+    A head dim that is not a multiple of W fills its last atom in part
     (TMA zero-fills the columns past the tensor): a K-major contraction then
-    names its `depth`, the K the MMA reads (a multiple of 16 within the last
-    atom; by default all of a's atoms), and an MN-major `b` may hold more
-    atoms' columns than N, up to the atom N ends in.
+    names its `depth`, the K the MMA reads (a multiple of the K step within
+    the last atom; by default all of a's atoms), and an MN-major `b` may
+    hold more atoms' columns than N, up to the atom N ends in.
 
     Completion is observed only through `fa4.mma.commit`.
 
@@ -1100,13 +1107,19 @@ def FA4_MmaOp : FA4_Op<"mma",
         : memref<2x128x64xbf16, #gpu.address_space<workgroup>>,
           memref<2x128x64xbf16, #gpu.address_space<workgroup>>,
           !fa4.tmem<128x128xf32>
+    // FP8: P (96 keys of e4m3 in TMEM) times keys [0, 96) of a key-major V.
+    fa4.mma %p, %v, %o, %true b_major(k)
+        : !fa4.tmem<128x96xf8E4M3FN>,
+          memref<1x128x96xf8E4M3FN, strided<[16384, 128, 1]>, #gpu.address_space<workgroup>>,
+          !fa4.tmem<128x128xf32>
     ```
 
-    PTX: one instruction per 16 elements of K, the first with `accumulate`,
-    the others accumulating:
+    PTX: one instruction per K step of 32 bytes (16 16-bit or 32 e4m3
+    elements), the first with `accumulate`, the others accumulating:
     ```
     tcgen05.mma.cta_group::1.kind::f16 [d], adesc, bdesc, idesc, p;     // a in SMEM
     tcgen05.mma.cta_group::1.kind::f16 [d], [a], bdesc, idesc, p;       // a in TMEM
+    tcgen05.mma.cta_group::1.kind::f8f6f4 [d], [a], bdesc, idesc, p;    // e4m3
     ```
   }];
   let arguments = (ins
@@ -1121,8 +1134,6 @@ def FA4_MmaOp : FA4_Op<"mma",
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    /// 16-bit elements in one 128-byte swizzle atom row.
-    static constexpr int64_t kAtomElements = 64;
     int64_t getM() { return 128; }
     int64_t getN() { return getD().getType().getElements(); }
     int64_t getK();

@@ -13,13 +13,15 @@ def FA4_TmemType : TypeDef<FA4_Dialect, "Tmem"> {
     A rectangle of Tensor Memory (sm_100a): `lanes` TMEM lanes (rows) and
     `elements` values of `elementType` per lane, starting at some column of
     the CTA's TMEM allocation. A lane holds 32-bit columns; 16-bit elements
-    are packed two per column, so `!fa4.tmem<128x128xbf16>` spans 64
-    columns. The value is the TMEM address of the region (lane 0, first
+    are packed two per column, e4m3 (`f8E4M3FN`) four, so
+    `!fa4.tmem<128x128xbf16>` spans 64 columns and
+    `!fa4.tmem<128x128xf8E4M3FN>` 32. The value is the TMEM address of the region (lane 0, first
     column); views of one allocation alias.
 
     ```mlir
     !fa4.tmem<128x512xf32>    // a whole 512-column allocation
     !fa4.tmem<128x128xbf16>   // P: a 16-bit view of 64 columns
+    !fa4.tmem<128x128xf8E4M3FN> // FP8 P: 32 columns
     ```
   }];
   let parameters = (ins "int64_t":$lanes, "int64_t":$elements,

@@ -1,11 +1,11 @@
 //===- Tcgen05Encoding.h - tcgen05 MMA descriptors --------------*- C++ -*-===//
 //
 // How a fa4.mma becomes tcgen05.mma instructions: the instruction
-// descriptor, the shared-memory matrix descriptors and how each 16-element K
-// step advances its operands (PTX ISA, "Matrix Descriptors"). The NVVM
-// lowering emits exactly these encodings; the simulator executes them
-// through its model of the Tensor Core, so a wrong choice here shows up as
-// wrong numbers there.
+// descriptor, the shared-memory matrix descriptors and how each K step (32
+// bytes: 16 16-bit or 32 e4m3 elements) advances its operands (PTX ISA, "Matrix
+// Descriptors"). The NVVM lowering emits exactly these encodings; the simulator
+// executes them through its model of the Tensor Core, so a wrong choice here
+// shows up as wrong numbers there.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,7 +16,8 @@
 
 namespace mlir::fa4::tcgen05 {
 
-/// Elements of K one tcgen05.mma kind::f16 consumes.
+/// Elements of K one tcgen05.mma kind::f16 consumes (16-bit operands;
+/// kind::f8f6f4 consumes 32 e4m3, the same 32 bytes: stepElements).
 constexpr int64_t kKStep = 16;
 /// 16-bit elements in one 128-byte swizzle atom row.
 constexpr int64_t kAtomElements = 64;
@@ -35,16 +36,19 @@ constexpr int64_t kPatternBytes = 1024;
 /// The swizzle-mode field value of 128-byte swizzling.
 constexpr uint64_t kSwizzle128B = 2;
 
-/// The 32-bit instruction descriptor of a kind::f16 MMA with an f32
-/// accumulator.
-constexpr uint32_t instructionDescriptor(bool bf16, bool bMnMajor, int64_t m,
-                                         int64_t n) {
-  uint32_t type = bf16 ? 1 : 0;
-  return (1u << 4)                    // D is f32
-         | (type << 7) | (type << 10) // A, B element types
-         | (uint32_t(bMnMajor) << 16) // B transposed (MN-major)
-         | (uint32_t(n >> 3) << 17)   // N / 8
-         | (uint32_t(m >> 4) << 24);  // M / 16
+/// The A and B format fields of the instruction descriptor: kind::f16's
+/// F16 and BF16, kind::f8f6f4's E4M3 (the kind itself is the instruction's).
+constexpr uint32_t kFormatF16 = 0, kFormatBF16 = 1, kFormatE4M3 = 0;
+
+/// The 32-bit instruction descriptor of a kind::f16 or kind::f8f6f4 MMA
+/// with A and B in `format` and an f32 accumulator.
+constexpr uint32_t instructionDescriptor(uint32_t format, bool bMnMajor,
+                                         int64_t m, int64_t n) {
+  return (1u << 4)                        // D is f32
+         | (format << 7) | (format << 10) // A, B element types
+         | (uint32_t(bMnMajor) << 16)     // B transposed (MN-major)
+         | (uint32_t(n >> 3) << 17)       // N / 8
+         | (uint32_t(m >> 4) << 24);      // M / 16
 }
 
 /// The fields of a 64-bit shared-memory matrix descriptor other than the
@@ -85,8 +89,11 @@ constexpr int64_t mnMajorStepBytes(int64_t step) {
   return step * kKStep * kRowBytes;
 }
 
-/// 32-bit columns a 16-bit Tensor Memory A operand advances per K step.
-constexpr int64_t tmemStepColumns(int64_t step) { return step * kKStep / 2; }
+/// 32-bit columns a Tensor Memory A operand advances per K step: 32 bytes
+/// of each lane (16-bit elements two per column, e4m3 four).
+constexpr int64_t tmemStepColumns(int64_t step) {
+  return step * kStepBytes / 4;
+}
 
 } // namespace mlir::fa4::tcgen05
 
