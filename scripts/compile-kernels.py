@@ -36,10 +36,14 @@ Sets:
          causal GQA 8/2 at head dim 256 over 128-key pages with seqused_k
   fp8  e4m3 Q/K/V (V key-major) with LSE, O bf16: head dims 64, 96, 128
          x causal or not x GQA 1 and 4, with descale factors; then without
-         descale, O f16, GQA 7, softcap with sinks, a causal window;
-         (sm_100a) head dims 192 and 256
+         descale, O f16, GQA 7, softcap with sinks, a causal window, head
+         dim 80; (sm_100a) head dims 192 and 256
   fp8-bench  e4m3 with descale, head dims 64 and 128 (2048 / D heads),
          causal or not, without LSE
+  fp8-families  e4m3 with descale and LSE over packed sequences (causal
+         GQA 8/2; seqused_k with a window (100, 0)), a paged cache of
+         256-key pages (causal GQA 8/2) and a dense cache (head dim 64),
+         for scripts/device/fp8-families-check.py
 
 Variants: with `--variant LABEL:OPTIONS` (repeatable) each configuration is
 compiled once per variant with the fa4-compile OPTIONS added (plan options
@@ -132,6 +136,8 @@ def configurations(name, arch):
         yield fp8(128, 14, 2, True)
         yield fp8(128, 8, 2, True, softcap=30.0, sink=True)
         yield fp8(128, 4, 4, True, window=(255, 0))
+        # Head dim 80: Q K^T reads 96 columns, TMA's zero fill past 80.
+        yield fp8(80, 4, 4, True)
         if arch == "sm_100a":
             # Past sm_90a's FP8 head dims: S, P and O live in Tensor Memory.
             yield fp8(192, 4, 4, True)
@@ -141,9 +147,22 @@ def configurations(name, arch):
             heads = 2048 // head_dim
             yield ("e4m3", head_dim, heads, heads, causal, False, None, None, False, False,
                    False, None, None, True)
+    elif name == "fp8-families":
+        # e4m3 with descale over the other families: packed sequences
+        # (causal GQA 8/2 with LSE; seqused_k with a window), a paged cache
+        # of 256-key pages (causal GQA 8/2 with LSE) and a dense cache (head
+        # dim 64, not causal), for scripts/device/fp8-families-check.py.
+        fp8 = lambda d, hq, hkv, causal, window=None, varlen=False, used=False, pages=None: (
+            "e4m3", d, hq, hkv, causal, True, window, None, False, varlen, used, None, pages,
+            True)
+        yield fp8(128, 8, 2, True, varlen=True)
+        yield fp8(128, 8, 2, False, window=(100, 0), varlen=True, used=True)
+        yield fp8(128, 8, 2, True, used=True, pages=256)
+        yield fp8(64, 4, 4, False, used=True)
     else:
         raise ValueError(f"unknown set {name!r} (expected check, bench, masks, "
-                         "masks-bench, varlen, varlen-bench, kvcache, fp8 or fp8-bench)")
+                         "masks-bench, varlen, varlen-bench, kvcache, fp8, fp8-bench or "
+                         "fp8-families)")
 
 
 def compile_one(fa4_opt, arch, out, config, variant=None):

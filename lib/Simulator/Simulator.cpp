@@ -154,11 +154,9 @@ static FailureOr<Launch> buildLaunch(LaunchOp launch,
       tensorMap.strides.push_back(stride);
     }
     // Key-major (FP8 V): the dimensions (S, H, D, B) of the [B, S, H, D]
-    // tensor, its keys innermost.
+    // tensor, its keys innermost (packed: (T, H, D, 1)).
     auto keyMajor = map.getAs<BoolAttr>("key_major");
     if (keyMajor && keyMajor.getValue()) {
-      if (shape.varlen)
-        return fail("a key-major tensor map of packed sequences");
       std::swap(tensorMap.dims[0], tensorMap.dims[2]);
       std::swap(tensorMap.strides[0], tensorMap.strides[2]);
     }

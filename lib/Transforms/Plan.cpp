@@ -19,6 +19,13 @@ namespace mlir::fa4 {
 using namespace mlir;
 using namespace mlir::fa4;
 
+/// A key-major V block is one TMA box of 128 keys (a box's keys are its
+/// innermost 128 bytes), which cannot span pages.
+static StringRef fp8PagesRule() {
+  return "FP8 reads V key-major, a 128-key block in one TMA box: a paged "
+         "KV cache needs pages of at least 128 keys";
+}
+
 /// Checks the options before any op is planned: names that exist, numbers
 /// that choose or are in range for some plan (each plan checks the rest).
 static LogicalResult
@@ -171,6 +178,9 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // at head dim 128), more than four sm_100a's 48 (pages of 16: 4-48
   // bytes). sm_90a plans smaller blocks; sm_100a's are 128 keys.
   if (int64_t pageSize = op.getPageSize()) {
+    if (fp8 && pageSize < 128)
+      return op.emitOpError()
+             << fp8PagesRule() << ", got pages of " << pageSize << " keys";
     int64_t maxPages = hopper ? 2 : 4;
     if (hopper && options.blockN <= 0)
       blockN = std::min(blockN, std::max<int64_t>(16, maxPages * pageSize));
@@ -251,12 +261,11 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // A split's CTAs take consecutive units of the strided orders: a paired
   // scheduler the options ask for keeps its tiles whole.
   bool pairedAsked = options.scheduler == "paired";
-  int64_t kvSplits =
-      positiveOr(options.kvSplits,
-                 pairedAsked || fp8
-                     ? 1
-                     : chooseKvSplits(op, target, qStages * (blockM / gqaPack),
-                                      blockN, gqaPack));
+  int64_t kvSplits = positiveOr(
+      options.kvSplits,
+      pairedAsked ? 1
+                  : chooseKvSplits(op, target, qStages * (blockM / gqaPack),
+                                   blockN, gqaPack));
   if (kvSplits > 1 && scheduler == Scheduler::paired && !pairedAsked)
     scheduler = Scheduler::lpt;
 
@@ -550,12 +559,8 @@ LogicalResult mlir::fa4::checkKernelLimits(AttentionOp op, PlanAttr plan) {
   }
 
   // FP8: the PV MMA (wgmma, tcgen05 kind::f8f6f4) reads 8-bit V K-major,
-  // so V's keys are contiguous; the dense forward family only, so far.
+  // so V's keys are contiguous, and a block in one box.
   if (op.isFp8()) {
-    auto refuse = [&](StringRef what) {
-      return op.emitOpError()
-             << "FP8 operands with " << what << " are not supported yet";
-    };
     if (!op.isTensorForm() && !op.isValueKeyMajor())
       return op.emitOpError()
              << "FP8 reads V K-major (the PV MMA takes 8-bit B operands "
@@ -563,14 +568,9 @@ LogicalResult mlir::fa4::checkKernelLimits(AttentionOp op, PlanAttr plan) {
                 "its seq_kv dimension (keys contiguous, e.g. a [B, Hkv, Dv, "
                 "Skv] buffer viewed as [B, Skv, Hkv, Dv]), got "
              << op.getValue().getType();
-    if (op.isVarlen())
-      return refuse("packed sequences (varlen)");
-    if (op.isPaged())
-      return refuse("a paged KV cache");
-    if (plan.getSplits() > 1)
-      return refuse("split-KV");
-    if (!op.getScoreMod().empty() || !op.getMaskMod().empty())
-      return refuse("score or mask regions");
+    if (op.isPaged() && op.getPageSize() < plan.getBlockN())
+      return op.emitOpError() << fp8PagesRule() << ", got pages of "
+                              << op.getPageSize() << " keys";
   }
 
   // P is rounded to the element type and grows up to 2^rescaleThreshold

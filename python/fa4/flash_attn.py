@@ -32,9 +32,11 @@ cache (`k`, `v`), rotary embeddings (`rotary_cos`, `rotary_sin`),
   row's softmax denominator, as fa4.torch.attention's) and `kernel_dir`;
   `flash_attn_varlen_func` also takes `seqused_k` (int32 [B]: sequence b
   uses the first seqused_k[b] keys of its range, as in flash-attn 3), and
-  `flash_attn_func` flash-attn 3's FP8 descales `q_descale`, `k_descale`,
-  `v_descale` (float32 [B, Hkv]) for torch.float8_e4m3fn q, k, v, whose
-  output is bfloat16 as flash-attn 3's (fa4.torch.attention's FP8).
+  all three take flash-attn 3's FP8 descales `q_descale`, `k_descale`,
+  `v_descale` (float32 [B, Hkv], B the sequences of a varlen batch) for
+  torch.float8_e4m3fn q, k, v, whose output is bfloat16 as flash-attn 3's
+  (fa4.torch.attention's FP8; V is read key-major, copied so where it is
+  not).
 - `max_seqlen_q` and `max_seqlen_k` are checked and otherwise unused: the
   kernel's persistent schedule reads the lengths on the device.
 - `flash_attn_with_kvcache`'s `num_splits` is fa4's split-KV (0 chooses,
@@ -204,7 +206,8 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
                            dropout_p=0.0, softmax_scale=None, causal=False,
                            window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
                            deterministic=False, return_attn_probs=False, block_table=None,
-                           *, seqused_k=None, sink=None, kernel_dir=None):
+                           *, seqused_k=None, sink=None, kernel_dir=None, q_descale=None,
+                           k_descale=None, v_descale=None):
     """flash-attn 2's `flash_attn_varlen_func` on fa4 kernels: q [total_q,
     Hq, D], k [total_k, Hkv, D] and v [total_k, Hkv, Dv], sequence b being query rows
     cu_seqlens_q[b] to cu_seqlens_q[b + 1] and key rows cu_seqlens_k[b] to
@@ -223,12 +226,13 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
         raise NotImplementedError("block_table: fa4's varlen kernels take contiguous K/V "
                                   "[total_k, Hkv, D], not pages (paged K/V takes a dense q: "
                                   "flash_attn_with_kvcache); pass block_table=None")
-    q, k, v = (t.contiguous() if t.stride()[-1] != 1 else t for t in (q, k, v))
+    q, k, v = fa4_torch._copy_strided_heads(q, k, v)
     result = fa4_torch.attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k,
                                         seqused_k=seqused_k, causal=causal,
                                         scale=softmax_scale, return_lse=return_attn_probs,
                                         kernel_dir=kernel_dir, window=window,
-                                        softcap=softcap, sink=sink)
+                                        softcap=softcap, sink=sink, q_descale=q_descale,
+                                        k_descale=k_descale, v_descale=v_descale)
     if return_attn_probs:
         out, softmax_lse = result
         return out, softmax_lse, None
@@ -240,7 +244,8 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
                             cache_leftpad=None, block_table=None, softmax_scale=None,
                             causal=False, window_size=(-1, -1), softcap=0.0,
                             rotary_interleaved=True, alibi_slopes=None, num_splits=0,
-                            return_softmax_lse=False, *, sink=None, kernel_dir=None):
+                            return_softmax_lse=False, *, sink=None, kernel_dir=None,
+                            q_descale=None, k_descale=None, v_descale=None):
     """flash-attn 2's `flash_attn_with_kvcache` on fa4 kernels, for decoding
     and for prefill against a cache: q [B, Sq, Hq, D] attends to the first
     cache_seqlens[b] keys of batch b's cache.
@@ -298,5 +303,6 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
                                               softcap=softcap, sink=sink,
                                               return_lse=return_softmax_lse,
                                               kernel_dir=kernel_dir,
-                                              num_splits=num_splits)
+                                              num_splits=num_splits, q_descale=q_descale,
+                                              k_descale=k_descale, v_descale=v_descale)
     return result

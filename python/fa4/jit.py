@@ -61,11 +61,13 @@ def _output_element(element, output_element):
 
 def _check_eight_bit(element, descale, varlen, page_size):
     """Raises ValueError for FP8 options a problem cannot have: descale
-    without 8-bit inputs, 8-bit inputs with packed sequences or pages."""
+    without 8-bit inputs, 8-bit inputs over pages of fewer than 128 keys
+    (a key-major V block is one TMA box, within one page)."""
     eight_bit = element in runtime.EIGHT_BIT_ELEMENTS
-    if eight_bit and (varlen or page_size):
-        raise ValueError(f"{element} inputs are dense attention only, not "
-                         f"{'packed sequences (varlen)' if varlen else 'paged K/V'}")
+    if eight_bit and page_size and page_size < runtime.FP8_MIN_PAGE_SIZE:
+        least = runtime.FP8_MIN_PAGE_SIZE
+        raise ValueError(f"{element} inputs read V key-major, a {least}-key block in one "
+                         f"TMA box: pages must hold at least {least} keys, got {page_size}")
     if descale and not eight_bit:
         raise ValueError(f"descale dequantizes 8-bit inputs, not {element}")
 
@@ -95,26 +97,30 @@ def module_text(name, element, head_dim, heads_q, heads_kv, causal, lse, window=
     `head_dim_v` is V's and O's head dim (None: `head_dim`).
 
     FP8 (`element` 'e4m3'): Q, K, V f8E4M3FN, O `output_element` (bf16 by
-    default, or f16), V key-major (`strided<[?, 1, ?, ?]>`: unit-stride
-    keys: the PV MMA reads an 8-bit B operand K-major), and with `descale`
-    the dequantization factors q/k/v_descale [B, Hkv] f32. Dense batches
-    only: varlen and paged K/V raise ValueError."""
+    default, or f16), V key-major (`strided<[?, 1, ?, ?]>`, packed
+    `strided<[1, ?, ?]>`: unit-stride keys: the PV MMA reads an 8-bit B
+    operand K-major), and with `descale` the dequantization factors
+    q/k/v_descale [B, Hkv] f32 (B the sequences of a packed batch). Pages
+    of fewer than 128 keys raise ValueError."""
     page_size = page_size or None
     _check_page_size(page_size, varlen)
     output_element = _output_element(element, output_element)
     _check_eight_bit(element, descale, varlen, page_size)
     eight_bit = element in runtime.EIGHT_BIT_ELEMENTS
 
-    def tensor(heads, depth, rows="?", element=element, layout=""):
+    def tensor(heads, depth, rows="?", element=element, key_major=False):
         element = _MLIR_TYPES.get(element, element)
-        return (f"memref<?x{heads}x{depth}x{element}>" if varlen
-                else f"memref<?x{rows}x{heads}x{depth}x{element}{layout}>")
+        if varlen:
+            layout = ", strided<[1, ?, ?]>" if key_major else ""
+            return f"memref<?x{heads}x{depth}x{element}{layout}>"
+        layout = ", strided<[?, 1, ?, ?]>" if key_major else ""
+        return f"memref<?x{rows}x{heads}x{depth}x{element}{layout}>"
     head_dim_v = head_dim if head_dim_v is None else head_dim_v
     pages = page_size or "?"
     q, k = tensor(heads_q, head_dim), tensor(heads_kv, head_dim, pages)
-    # FP8's V: [B, Skv, Hkv, Dv] with unit-stride Skv (memory [B, Hkv, Dv, Skv]).
-    v = tensor(heads_kv, head_dim_v, pages, layout=", strided<[?, 1, ?, ?]>" if eight_bit
-               else "")
+    # FP8's V: [B, Skv, Hkv, Dv] with unit-stride Skv (memory [B, Hkv, Dv,
+    # Skv]); packed [T, Hkv, Dv] with unit-stride T.
+    v = tensor(heads_kv, head_dim_v, pages, key_major=eight_bit)
     o = tensor(heads_q, head_dim_v, element=output_element)
     arguments = f"%q: {q}, %k: {k}, %v: {v}, %o: {o}"
     clauses = ""

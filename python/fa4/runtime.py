@@ -77,6 +77,10 @@ ELEMENT_BYTES = {"bf16": 2, "f16": 2, "f32": 4, "e4m3": 1}
 #: 8-bit floating inputs (FP8): Q, K and V of such a kernel, whose output
 #: is 16-bit and which may take descale factors.
 EIGHT_BIT_ELEMENTS = ("e4m3",)
+# An 8-bit V is read key-major, each KV block of 128 keys one TMA box (its
+# keys the box's innermost 128 bytes), which lies in one page: a paged
+# 8-bit cache has pages of at least this many keys.
+FP8_MIN_PAGE_SIZE = 128
 #: Other spellings of an element, as an operand's "element" is MLIR's type
 #: (`f8E4M3FN`) where the tensor maps and this runtime say `e4m3`.
 ELEMENT_ALIASES = {"f8E4M3FN": "e4m3"}
@@ -627,10 +631,9 @@ def _tensor_map_encoding(entry, name):
     key_major = entry.get("key_major", False)
     if not isinstance(key_major, bool):
         raise ManifestError(f"{where}: key_major must be a boolean, got {key_major!r}")
-    if key_major and (len(box) != 4 or entry.get("varlen", False)):
-        raise ManifestError(f"{where}: a key-major map is over a dense rank-4 [B, S, H, D] "
-                            f"tensor, got box {box!r}"
-                            f"{' and varlen' if entry.get('varlen', False) else ''}")
+    if key_major and len(box) != 4:
+        raise ManifestError(f"{where}: a key-major map is over a [B, S, H, D] tensor (or a "
+                            f"packed [T, H, D] one), a box of 4 sizes, got box {box!r}")
     return _Encoding(element, esize, tuple(box), SWIZZLES[swizzle], L2_PROMOTIONS[l2],
                      OOB_FILLS[oob], key_major)
 
@@ -667,24 +670,29 @@ def tensor_map_args(entry, operand, name=None):
                          f"{list(shape)}")
 
     # The operand's dimensions (outermost first) in the map's order, innermost
-    # first: (D, H, S, B) for [B, S, H, D]; key-major (S, H, D, B), since
-    # wgmma reads an 8-bit B operand (V of P V) only K-major, K being the keys.
-    order = (1, 2, 3, 0) if encoding.key_major else tuple(reversed(range(rank)))
+    # first: (D, H, S, B) for [B, S, H, D]; key-major (S, H, D, B), or packed
+    # (T, H, D), since the PV MMA reads an 8-bit B operand (V of P V) only
+    # K-major, K being the keys.
+    if encoding.key_major:
+        order = (0, 1, 2) if varlen else (1, 2, 3, 0)
+    else:
+        order = tuple(reversed(range(rank)))
     dims = tuple(shape[d] for d in order)
     inner_first = tuple(strides[d] for d in order)
     # A dimension of size 1 has no stride that matters.
     if inner_first[0] != 1 and dims[0] != 1:
         if encoding.key_major:
+            layout = ("dimension 0 of [T, H, D]: memory laid out [H, D, T]" if varlen
+                      else "dimension 1 of [B, S, H, D]: memory laid out [B, H, D, S]")
             raise ValueError(f"{name}: a key-major tensor map needs unit stride in the "
-                             f"sequence dimension (dimension 1 of [B, S, H, D]: memory "
-                             f"laid out [B, H, D, S]), got strides {list(strides)} for "
-                             f"shape {list(shape)}")
+                             f"sequence dimension ({layout}), got strides {list(strides)} "
+                             f"for shape {list(shape)}")
         raise ValueError(f"{name}: the innermost dimension must be contiguous (stride 1) "
                          f"for TMA, got strides {list(strides)}")
     byte_strides = tuple(s * esize for s in inner_first[1:])
     if varlen:
-        # (D, H, T rows, 1): the kernel addresses row j of a sequence starting
-        # at packed row s as row s + j.
+        # (D, H, T rows, 1), key-major (T, H, D, 1): the kernel addresses row
+        # j of a sequence starting at packed row s as row s + j.
         dims += (1,)
         byte_strides += (byte_strides[-1],)
     if not all(1 <= size <= 2 ** 32 for size in dims):
@@ -1355,10 +1363,14 @@ class Kernel:
             if lse.ptr % ELEMENT_BYTES[lse.element]:
                 raise ValueError(f"lse: address {lse.ptr:#x} is not "
                                  f"{ELEMENT_BYTES[lse.element]}-byte aligned")
+        # The descales' batch: q's, or the sequences of packed ones.
+        batch = (given["cu_seqlens_q"].shape[0] - 1 if self.varlen
+                 and "cu_seqlens_q" in given else q[0])
         for name in DESCALES:
-            if name in given and tuple(given[name].shape) != (q[0], k[-2]):
+            if name in given and tuple(given[name].shape) != (batch, k[-2]):
                 raise ValueError(f"{name}: shape {list(given[name].shape)}, expected "
-                                 f"[batch, heads_kv] = {[q[0], k[-2]]}")
+                                 f"[batch, heads_kv] = {[batch, k[-2]]}"
+                                 + (" (batch: the sequences)" if self.varlen else ""))
         if "sink" in given:
             sink = given["sink"]
             if tuple(sink.shape) != (q[-2],):

@@ -75,11 +75,10 @@ def arch_of(device):
     return runtime.arch_of_capability(torch.cuda.get_device_capability(device))
 
 
-def _check(q, k, v, packed=False, paged=False, eight_bit=False):
+def _check(q, k, v, packed=False, paged=False):
     """Checks q, k, v: [B, S, H, D] each, or with `packed` [T, H, D], or
     with `paged` q [B, Sq, Hq, D] and k, v pages [num_pages, page_size,
-    Hkv, D]; `eight_bit`: the caller takes FP8 inputs (dense attention),
-    whose V may have any layout (`_value_of`)."""
+    Hkv, D]. An FP8 V may have any layout (`_value_of`)."""
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
@@ -87,12 +86,7 @@ def _check(q, k, v, packed=False, paged=False, eight_bit=False):
         if t.dtype not in _ELEMENTS:
             raise TypeError(f"{name} has dtype {t.dtype}; fa4 kernels take torch.bfloat16 "
                             "or torch.float16"
-                            + (", or torch.float8_e4m3fn" if eight_bit and _EIGHT_BIT
-                               else ""))
-        if t.dtype in _EIGHT_BIT and not eight_bit:
-            raise TypeError(f"{name} has dtype {t.dtype}: fa4's FP8 kernels compute dense "
-                            "attention (fa4.torch.attention, flash_attn_func), not packed "
-                            "sequences or a KV cache")
+                            + (", or torch.float8_e4m3fn" if _EIGHT_BIT else ""))
     if not q.dtype == k.dtype == v.dtype:
         raise TypeError(f"q, k and v must share a dtype, got {q.dtype}, {k.dtype}, "
                         f"{v.dtype}")
@@ -176,18 +170,25 @@ def _check_scalars(scale, softcap):
 _DESCALE_NAMES = ("q_descale", "k_descale", "v_descale")
 
 
-def _check_descales(descales, q, k):
+def _batch(q, tables):
+    """The batch of a problem: q's (dense q [B, Sq, Hq, D]), or the
+    sequences of packed ones (`tables` their cu_seqlens_q, ...)."""
+    return q.shape[0] if tables is None else tables[0].shape[0] - 1
+
+
+def _check_descales(descales, q, k, batch=None):
     """FP8's dequantization factors (q_descale, k_descale, v_descale) as the
     kernel reads them: None when none is given, else a triple of float32
-    [B, Hkv] tensors on q's device, contiguous (copied where not), None
-    where not given (the launch reads ones there). Raises TypeError or
-    ValueError."""
+    [B, Hkv] tensors on q's device (B `batch`: q's batch, or the sequences
+    of packed ones), contiguous (copied where not), None where not given
+    (the launch reads ones there). Raises TypeError or ValueError."""
     if descales is None or all(t is None for t in descales):
         return None
     if q.dtype not in _EIGHT_BIT:
         raise ValueError(f"q_descale, k_descale and v_descale dequantize FP8 inputs; q is "
                          f"{q.dtype}")
-    batch, heads_kv = q.shape[0], k.shape[-2]
+    batch = q.shape[0] if batch is None else batch
+    heads_kv = k.shape[-2]
     checked = []
     for name, t in zip(_DESCALE_NAMES, descales):
         if t is None:
@@ -227,25 +228,36 @@ def _output_dtype(dtype, out_dtype):
 
 
 def _key_major_in_place(v):
-    """Whether a key-major tensor map reads v [B, Skv, Hkv, Dv] as it is:
-    Skv unit-stride (or 1), the other strides positive multiples of 16
+    """Whether a key-major tensor map reads v [B, Skv, Hkv, Dv] (or pages
+    [num_pages, page_size, Hkv, Dv], or packed [T, Hkv, Dv]) as it is: the
+    keys unit-stride (or one), the other strides positive multiples of 16
     bytes (TMA's rule; the runtime checks the address)."""
     stride, size = v.stride(), runtime.ELEMENT_BYTES[_ELEMENTS[v.dtype]]
-    return ((stride[1] == 1 or v.shape[1] == 1)
-            and all(stride[d] > 0 and stride[d] * size % 16 == 0 for d in (0, 2, 3)))
+    keys = 0 if v.dim() == 3 else 1
+    return ((stride[keys] == 1 or v.shape[keys] == 1)
+            and all(stride[d] > 0 and stride[d] * size % 16 == 0
+                    for d in range(v.dim()) if d != keys))
 
 
 def _key_major_copy(v):
     """v [B, Skv, Hkv, Dv] copied key-major: memory [B, Hkv, Dv, S'], S'
     being Skv rounded up to 16 bytes (TMA's stride rule; the map's Skv
-    leaves the padding unread), seen as [B, Skv, Hkv, Dv]. One read and one
-    write of V, and its memory once more."""
-    batch, keys, heads, depth = v.shape
+    leaves the padding unread), seen as [B, Skv, Hkv, Dv] (pages likewise;
+    packed [T, Hkv, Dv]: memory [Hkv, Dv, T']). One read and one write of
+    V, and its memory once more."""
     per_16 = 16 // runtime.ELEMENT_BYTES[_ELEMENTS[v.dtype]]
-    padded = -(-keys // per_16) * per_16
-    storage = torch.empty((batch, heads, depth, padded), dtype=v.dtype, device=v.device)
-    view = storage.as_strided((batch, keys, heads, depth),
-                              (heads * depth * padded, 1, depth * padded, padded))
+    if v.dim() == 3:
+        keys, heads, depth = v.shape
+        padded = -(-keys // per_16) * per_16
+        storage = torch.empty((heads, depth, padded), dtype=v.dtype, device=v.device)
+        view = storage.as_strided((keys, heads, depth), (1, depth * padded, padded))
+    else:
+        batch, keys, heads, depth = v.shape
+        padded = -(-keys // per_16) * per_16
+        storage = torch.empty((batch, heads, depth, padded), dtype=v.dtype,
+                              device=v.device)
+        view = storage.as_strided((batch, keys, heads, depth),
+                                  (heads * depth * padded, 1, depth * padded, padded))
     view.copy_(v)
     return view
 
@@ -256,11 +268,11 @@ def _value_of(kernel, v):
     return _key_major_copy(v) if kernel.key_major and not _key_major_in_place(v) else v
 
 
-def _descale_operands(kernel, q, k, descales, operands):
+def _descale_operands(kernel, q, k, descales, operands, batch):
     """Adds a descale kernel's q_descale, k_descale and v_descale to
-    `operands`: the checked ones given, ones for the others (allocated per
-    call: pass all three to avoid it). Returns the ones tensor (or None),
-    which the caller keeps until the launch is enqueued."""
+    `operands`: the checked ones given, ones [batch, Hkv] for the others
+    (allocated per call: pass all three to avoid it). Returns the ones
+    tensor (or None), which the caller keeps until the launch is enqueued."""
     if not kernel.descale:
         return None
     given = descales or (None, None, None)
@@ -268,7 +280,7 @@ def _descale_operands(kernel, q, k, descales, operands):
     for name, t in zip(_DESCALE_NAMES, given):
         if t is None:
             if ones is None:
-                ones = torch.ones((q.shape[0], k.shape[-2]), dtype=torch.float32,
+                ones = torch.ones((batch, k.shape[-2]), dtype=torch.float32,
                                   device=q.device)
             t = ones
         operands[name] = _operand(t, "f32")
@@ -358,16 +370,13 @@ def _attend(q, k, v, causal, scale, return_lse, kernel_dir, window, softcap, sin
             return result
     if copy_strided_heads:
         q, k, v = _copy_strided_heads(q, k, v)
-    _check(q, k, v, eight_bit=True)
+    _check(q, k, v)
     descales = _check_descales(descales, q, k)
     out_dtype = _check_out_dtype(out_dtype, q)
     sink, scale, (left, right), softcap, kernel_dir = _options(
         q, k, v, sink, causal, scale, window, softcap, kernel_dir, descales)
-    # FP8's arguments only where set: the op's other calls stay as they were.
-    fp8 = (() if descales is None and out_dtype is None
-           else (*(descales or (None, None, None)), out_dtype))
     output, lse = _entry(q, k, v, sink, bool(causal), scale, left, right, softcap,
-                         bool(return_lse), kernel_dir, *fp8)
+                         bool(return_lse), kernel_dir, *_fp8_arguments(descales, out_dtype))
     return (output, lse) if return_lse else output
 
 
@@ -462,7 +471,8 @@ class _Plan:
                 descales = tuple(None if t is None else t.contiguous() if copy else t
                                  for t, copy in zip(descales, self.copy_descales))
                 copies.append(descales)
-            copies.append(_descale_operands(self.kernel, q, k, descales, operands))
+            copies.append(_descale_operands(self.kernel, q, k, descales, operands,
+                                            _batch(q, tables)))
         _launch(self.kernel, device, self.index, operands, self.scale, self.softcap)
         return output if lse is None else (output, lse)
 
@@ -569,11 +579,10 @@ def _make_plan(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, s
     """The full checks of a call, then its plan; for a call that launches
     nothing (no query rows or sequences, no keys), its result instead."""
     varlen = tables is not None
-    _check(q, k, v, packed=varlen, paged=cache is not None and cache[1] is not None,
-           eight_bit=not varlen and cache is None)
+    _check(q, k, v, packed=varlen, paged=cache is not None and cache[1] is not None)
     checked_tables = _check_tables(q, *tables) if varlen else None
     checked_cache = _check_cache(q, k, *cache) if cache is not None else None
-    checked_descales = _check_descales(descales, q, k)
+    checked_descales = _check_descales(descales, q, k, _batch(q, tables))
     out_dtype = _check_out_dtype(out_dtype, q)
     sink_f32, scale, (left, right), softcap, kernel_dir = _options(
         q, k, v, sink, causal, scale, window, softcap, kernel_dir, checked_descales)
@@ -904,7 +913,7 @@ def _run(kernel, q, k, v, return_lse, fill=None, sink=None, scale=None,
             for name, table in zip(runtime.KV_TABLES, cache):
                 if table is not None:
                     operands[name] = _operand(table, "i32")
-        kept = _descale_operands(kernel, q, k, descales, operands)
+        kept = _descale_operands(kernel, q, k, descales, operands, _batch(q, tables))
         # Eager code, also under torch.compile (the op's kernel runs outside
         # the trace), so the stream is a real one.
         _launch(kernel, device, device.index, operands, scale, softcap)
@@ -949,7 +958,8 @@ def _check_tables(q, cu_seqlens_q, cu_seqlens_k, seqused_k):
 
 def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k=None, causal=False,
                      scale=None, return_lse=False, kernel_dir=None, window=(-1, -1),
-                     softcap=0.0, sink=None):
+                     softcap=0.0, sink=None, q_descale=None, k_descale=None,
+                     v_descale=None, out_dtype=None):
     """`attention` over packed sequences of variable lengths.
 
     q [Tq, Hq, D], k [Tk, Hkv, D] and v [Tk, Hkv, Dv]: sequence b is query rows
@@ -962,20 +972,36 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k=None, causal
     the LSE [Hq, Tq] float32 (flash-attn's varlen layout). Rows no sequence
     owns are left as they are in the (uninitialized) results. The tables
     are not read on the host: offsets past the tensors are clamped to them
-    by the kernel, never read or written out of bounds. The other
-    arguments, the kernel choice and the errors are `attention`'s."""
+    by the kernel, never read or written out of bounds. FP8 as `attention`
+    (V [Tk, Hkv, Dv] read key-major: unit-stride Tk, e.g. a [Hkv, Dv, Tk]
+    tensor's permute(2, 0, 1), else copied so), the descales [B, Hkv] per
+    sequence. The other arguments, the kernel choice and the errors are
+    `attention`'s."""
+    descales = (q_descale, k_descale, v_descale)
     if not (_HAS_OP and torch.compiler.is_compiling()) and _nothing_intercepts():
         result = _eager(q, k, v, (cu_seqlens_q, cu_seqlens_k, seqused_k), causal, scale,
-                        return_lse, kernel_dir, window, softcap, sink, False)
+                        return_lse, kernel_dir, window, softcap, sink, False,
+                        descales=descales, out_dtype=out_dtype)
         if result is not None:
             return result
     _check(q, k, v, packed=True)
     tables = _check_tables(q, cu_seqlens_q, cu_seqlens_k, seqused_k)
+    descales = _check_descales(descales, q, k, _batch(q, tables))
+    out_dtype = _check_out_dtype(out_dtype, q)
     sink, scale, (left, right), softcap, kernel_dir = _options(
-        q, k, v, sink, causal, scale, window, softcap, kernel_dir)
+        q, k, v, sink, causal, scale, window, softcap, kernel_dir, descales)
     output, lse = _varlen_entry(q, k, v, *tables, sink, bool(causal), scale, left, right,
-                                softcap, bool(return_lse), kernel_dir)
+                                softcap, bool(return_lse), kernel_dir,
+                                *_fp8_arguments(descales, out_dtype))
     return (output, lse) if return_lse else output
+
+
+def _fp8_arguments(descales, out_dtype):
+    """The ops' trailing FP8 arguments (q/k/v_descale, out_dtype) only where
+    a call has them: 16-bit calls keep the ops' other arguments as they
+    were."""
+    return (() if descales is None and out_dtype is None
+            else (*(descales or (None, None, None)), out_dtype))
 
 
 def _attention_varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
@@ -983,21 +1009,30 @@ def _attention_varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                       seqused_k: Optional[torch.Tensor], sink: Optional[torch.Tensor],
                       causal: bool, scale: Optional[float], window_left: int,
                       window_right: int, softcap: float, return_lse: bool,
-                      kernel_dir: Optional[str]) -> Tuple[torch.Tensor, torch.Tensor]:
+                      kernel_dir: Optional[str], q_descale: Optional[torch.Tensor] = None,
+                      k_descale: Optional[torch.Tensor] = None,
+                      v_descale: Optional[torch.Tensor] = None,
+                      out_dtype: Optional[torch.dtype] = None
+                      ) -> Tuple[torch.Tensor, torch.Tensor]:
     """The kernel of `fa4::attention_varlen`: `_attention` for packed
     sequences (arguments checked by `attention_varlen`)."""
+    descales = (q_descale, k_descale, v_descale)
     return _choose_and_run(q, k, v, sink, causal, scale, window_left, window_right,
                            softcap, return_lse, kernel_dir,
-                           tables=(cu_seqlens_q, cu_seqlens_k, seqused_k))
+                           tables=(cu_seqlens_q, cu_seqlens_k, seqused_k),
+                           descales=None if all(t is None for t in descales) else descales,
+                           out_dtype=out_dtype)
 
 
 def _attention_varlen_fake(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, sink, causal,
                            scale, window_left, window_right, softcap, return_lse,
-                           kernel_dir):
-    """What `fa4::attention_varlen` returns, for tracing: O like q, the
-    LSE float32 [Hq, Tq] (or empty)."""
+                           kernel_dir, q_descale=None, k_descale=None, v_descale=None,
+                           out_dtype=None):
+    """What `fa4::attention_varlen` returns, for tracing: O like q (bf16
+    for FP8 inputs, or out_dtype), the LSE float32 [Hq, Tq] (or empty)."""
     total_q, heads_q, _ = q.shape
-    output = q.new_empty((total_q, heads_q, v.shape[2]))
+    output = q.new_empty((total_q, heads_q, v.shape[2]),
+                         dtype=_output_dtype(q.dtype, out_dtype))
     lse = q.new_empty((heads_q, total_q) if return_lse else (0,), dtype=torch.float32)
     return output, lse
 
@@ -1044,6 +1079,10 @@ def _check_cache(q, k_cache, cache_seqlens, page_table):
         if page_size < 1 or page_size & (page_size - 1):
             raise ValueError(f"k_cache's page size (dimension 1 of [num_pages, page_size, Hkv, "
                              f"D]) must be a power of two, got {page_size}")
+        least = runtime.FP8_MIN_PAGE_SIZE
+        if q.dtype in _EIGHT_BIT and page_size < least:
+            raise ValueError(f"FP8 reads V key-major, a {least}-key block in one TMA box: "
+                             f"pages must hold at least {least} keys, got {page_size}")
     return tuple(None if t is None else t.contiguous() for t in (cache_seqlens, page_table))
 
 
@@ -1066,7 +1105,8 @@ def _cache_lengths(cache_seqlens, q, k_cache, v_cache, paged):
 
 def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, page_table=None,
                            causal=False, scale=None, window=None, softcap=None, sink=None,
-                           return_lse=False, kernel_dir=None, num_splits=0):
+                           return_lse=False, kernel_dir=None, num_splits=0, q_descale=None,
+                           k_descale=None, v_descale=None, out_dtype=None):
     """`attention` of q against a KV cache: each batch uses the first keys
     of its cache, read in place, possibly through a page table.
 
@@ -1097,7 +1137,9 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, page_table=N
     them in a fixed order, so the result does not depend on the timing). 1
     never splits; 0 (the default) splits where the work tiles leave most
     SMs idle and the cache is long (`runtime.kv_splits_for`: decoding few
-    tokens of few sequences); N > 1 asks for N (at most 64). The other
+    tokens of few sequences); N > 1 asks for N (at most 64). FP8 as
+    `attention` (the cache's V read key-major: unit-stride keys within
+    each page, else copied so; pages of at least 128 keys). The other
     arguments, the kernel choice (a kernel compiled for the
     cache: seqused_k, the page size) and the errors are `attention`'s; the
     work runs as the custom op `fa4::attention_with_kvcache`."""
@@ -1109,22 +1151,26 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, page_table=N
                          f"split), got {num_splits!r}")
     num_splits = int(num_splits)
     paged = page_table is not None
+    descales = (q_descale, k_descale, v_descale)
     cache_seqlens = _cache_lengths(cache_seqlens, q, k_cache, v_cache, paged)
     if cache_seqlens is None and not paged:
         return _attend(q, k_cache, v_cache, causal, scale, return_lse, kernel_dir, window,
-                       softcap, sink, False)
+                       softcap, sink, False, descales, out_dtype)
     if not (_HAS_OP and torch.compiler.is_compiling()) and _nothing_intercepts():
         result = _eager(q, k_cache, v_cache, None, causal, scale, return_lse, kernel_dir,
                         window, softcap, sink, False, (cache_seqlens, page_table),
-                        num_splits)
+                        num_splits, descales, out_dtype)
         if result is not None:
             return result
     _check(q, k_cache, v_cache, paged=paged)
     cache = _check_cache(q, k_cache, cache_seqlens, page_table)
+    descales = _check_descales(descales, q, k_cache)
+    out_dtype = _check_out_dtype(out_dtype, q)
     sink, scale, (left, right), softcap, kernel_dir = _options(
-        q, k_cache, v_cache, sink, causal, scale, window, softcap, kernel_dir)
+        q, k_cache, v_cache, sink, causal, scale, window, softcap, kernel_dir, descales)
     output, lse = _kvcache_entry(q, k_cache, v_cache, *cache, sink, bool(causal), scale, left,
-                                 right, softcap, bool(return_lse), kernel_dir, num_splits)
+                                 right, softcap, bool(return_lse), kernel_dir, num_splits,
+                                 *_fp8_arguments(descales, out_dtype))
     return (output, lse) if return_lse else output
 
 
@@ -1133,23 +1179,33 @@ def _attention_with_kvcache(q: torch.Tensor, k_cache: torch.Tensor, v_cache: tor
                             page_table: Optional[torch.Tensor], sink: Optional[torch.Tensor],
                             causal: bool, scale: Optional[float], window_left: int,
                             window_right: int, softcap: float, return_lse: bool,
-                            kernel_dir: Optional[str],
-                            num_splits: int) -> Tuple[torch.Tensor, torch.Tensor]:
+                            kernel_dir: Optional[str], num_splits: int,
+                            q_descale: Optional[torch.Tensor] = None,
+                            k_descale: Optional[torch.Tensor] = None,
+                            v_descale: Optional[torch.Tensor] = None,
+                            out_dtype: Optional[torch.dtype] = None
+                            ) -> Tuple[torch.Tensor, torch.Tensor]:
     """The kernel of `fa4::attention_with_kvcache`: `_attention` over a KV
     cache (arguments checked by `attention_with_kvcache`; at least one of
     cache_seqlens and page_table given)."""
+    descales = (q_descale, k_descale, v_descale)
     return _choose_and_run(q, k_cache, v_cache, sink, causal, scale, window_left,
                            window_right, softcap, return_lse, kernel_dir,
-                           cache=(cache_seqlens, page_table), splits=num_splits)
+                           cache=(cache_seqlens, page_table), splits=num_splits,
+                           descales=None if all(t is None for t in descales) else descales,
+                           out_dtype=out_dtype)
 
 
 def _attention_with_kvcache_fake(q, k_cache, v_cache, cache_seqlens, page_table, sink, causal,
                                  scale, window_left, window_right, softcap, return_lse,
-                                 kernel_dir, num_splits):
+                                 kernel_dir, num_splits, q_descale=None, k_descale=None,
+                                 v_descale=None, out_dtype=None):
     """What `fa4::attention_with_kvcache` returns, for tracing: O like q
-    with v's head dim, the LSE float32 [B, Hq, Sq] (or empty)."""
+    with v's head dim (bf16 for FP8 inputs, or out_dtype), the LSE float32
+    [B, Hq, Sq] (or empty)."""
     return _attention_fake(q, k_cache, v_cache, sink, causal, scale, window_left,
-                           window_right, softcap, return_lse, kernel_dir)
+                           window_right, softcap, return_lse, kernel_dir,
+                           out_dtype=out_dtype)
 
 
 _kvcache_op = _register_op("fa4::attention_with_kvcache", _attention_with_kvcache,
@@ -1490,7 +1546,7 @@ def _check_kernels(path, shapes, batch, repeat):
                 # Laid out as the kernel reads it, so that the timing is the
                 # kernel's alone (another V is copied per call).
                 v = _key_major_copy(v)
-            _check(q, k, v, packed=kernel.varlen, eight_bit=not kernel.varlen)
+            _check(q, k, v, packed=kernel.varlen)
             sink = _test_sinks(heads_q, seq_kv, device) if kernel.sink else None
             descales = (tuple(torch.rand((batch, heads_kv), device=device) * 1.5 + 0.5
                               for _ in range(3)) if kernel.descale else None)

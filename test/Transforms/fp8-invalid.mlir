@@ -21,29 +21,11 @@ func.func @unaligned(%q: memref<2x128x8x64xf8E4M3FN>, %k: memref<2x256x2x64xf8E4
 
 // -----
 
-func.func @varlen(%q: memref<?x8x64xf8E4M3FN>, %k: memref<?x2x64xf8E4M3FN>, %v: memref<?x2x64xf8E4M3FN, strided<[1, ?, ?]>>, %o: memref<?x8x64xbf16>, %cu: memref<?xi32>) {
-  // expected-error @+1 {{FP8 operands with packed sequences (varlen) are not supported yet}}
-  fa4.attention ins(%q, %k, %v : memref<?x8x64xf8E4M3FN>, memref<?x2x64xf8E4M3FN>, memref<?x2x64xf8E4M3FN, strided<[1, ?, ?]>>) outs(%o : memref<?x8x64xbf16>) varlen(%cu, %cu : memref<?xi32>, memref<?xi32>)
-  return
-}
-
-// -----
-
-func.func @paged(%q: memref<?x1x8x128xf8E4M3FN>, %k: memref<?x256x2x128xf8E4M3FN>, %v: memref<?x256x2x128xf8E4M3FN, strided<[?, 1, ?, ?]>>, %o: memref<?x1x8x128xbf16>, %t: memref<?x?xi32>) {
-  // expected-error @+1 {{FP8 operands with a paged KV cache are not supported yet}}
-  fa4.attention ins(%q, %k, %v : memref<?x1x8x128xf8E4M3FN>, memref<?x256x2x128xf8E4M3FN>, memref<?x256x2x128xf8E4M3FN, strided<[?, 1, ?, ?]>>) outs(%o : memref<?x1x8x128xbf16>) paged(%t : memref<?x?xi32>)
-  return
-}
-
-// -----
-
-func.func @regions(%q: memref<?x?x8x128xf8E4M3FN>, %k: memref<?x?x8x128xf8E4M3FN>, %v: memref<?x?x8x128xf8E4M3FN, strided<[?, 1, ?, ?]>>, %o: memref<?x?x8x128xbf16>) {
-  // expected-error @+1 {{FP8 operands with score or mask regions are not supported yet}}
-  fa4.attention ins(%q, %k, %v : memref<?x?x8x128xf8E4M3FN>, memref<?x?x8x128xf8E4M3FN>, memref<?x?x8x128xf8E4M3FN, strided<[?, 1, ?, ?]>>) outs(%o : memref<?x?x8x128xbf16>) mask {
-  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
-    %keep = arith.cmpi ule, %j, %i : index
-    fa4.yield %keep : i1
-  }
+// A paged cache's pages hold whole 128-key blocks: a key-major V block is
+// one TMA box.
+func.func @small_pages(%q: memref<?x1x8x128xf8E4M3FN>, %k: memref<?x64x2x128xf8E4M3FN>, %v: memref<?x64x2x128xf8E4M3FN, strided<[?, 1, ?, ?]>>, %o: memref<?x1x8x128xbf16>, %t: memref<?x?xi32>) {
+  // expected-error @+1 {{FP8 reads V key-major, a 128-key block in one TMA box: a paged KV cache needs pages of at least 128 keys, got pages of 64 keys}}
+  fa4.attention ins(%q, %k, %v : memref<?x1x8x128xf8E4M3FN>, memref<?x64x2x128xf8E4M3FN>, memref<?x64x2x128xf8E4M3FN, strided<[?, 1, ?, ?]>>) outs(%o : memref<?x1x8x128xbf16>) paged(%t : memref<?x?xi32>)
   return
 }
 
@@ -56,12 +38,10 @@ func.func @wide(%q: memref<?x?x8x256xf8E4M3FN>, %k: memref<?x?x8x256xf8E4M3FN>, 
   return
 }
 
-// sm_100a refuses the first five alike. Its head dims are the 16-bit
+// sm_100a refuses the first three alike. Its head dims are the 16-bit
 // kernel's (S, P and O live in Tensor Memory): @wide plans there
 // (fp8-sm100a.mlir).
 // SM100: error: 'fa4.attention' op FP8 reads V K-major (the PV MMA takes 8-bit B operands K-major only)
 // SM100: error: 'fa4.attention' op value stride 257 of dimension 3 (head_dim_v) is 257 bytes
-// SM100: error: 'fa4.attention' op FP8 operands with packed sequences (varlen) are not supported yet
-// SM100: error: 'fa4.attention' op FP8 operands with a paged KV cache are not supported yet
-// SM100: error: 'fa4.attention' op FP8 operands with score or mask regions are not supported yet
+// SM100: error: 'fa4.attention' op FP8 reads V key-major, a 128-key block in one TMA box: a paged KV cache needs pages of at least 128 keys, got pages of 64 keys
 // SM100-NOT: error: 'fa4.attention' op

@@ -229,7 +229,7 @@ good = manifest("k")
 print_refusals(good, [
         ("key-major K", lambda m: m["tensor_maps"][1].update(key_major=True)),
         ("key_major not a boolean", lambda m: m["tensor_maps"][2].update(key_major=1)),
-        ("key-major packed", lambda m: m["tensor_maps"][2].update(varlen=True)),
+        ("key-major box of 3", lambda m: m["tensor_maps"][2].update(box=[128, 1, 128])),
         ("map element", lambda m: m["tensor_maps"][2].update(element="bf16",
                                                              box=[64, 1, 128, 1])),
         ("operand element", lambda m: m["operands"][2].update(element="f8E5M2")),
@@ -247,7 +247,7 @@ print_refusals(good, [
             box=[256, 1, 128, 1]))])
 # CHECK-NEXT: key-major K: tensor_maps[1]: a key-major map over 'key'; only V's (the B operand of P V) is
 # CHECK-NEXT: key_major not a boolean: tensor map of 'value': key_major must be a boolean, got 1
-# CHECK-NEXT: key-major packed: tensor map of 'value': a key-major map is over a dense rank-4 [B, S, H, D] tensor, got box [128, 1, 128, 1] and varlen
+# CHECK-NEXT: key-major box of 3: tensor map of 'value': a key-major map is over a [B, S, H, D] tensor (or a packed [T, H, D] one), a box of 4 sizes, got box [128, 1, 128]
 # CHECK-NEXT: map element: tensor_maps[2]: element bf16, operand 'value' is e4m3
 # CHECK-NEXT: operand element: operand 'value': element 'f8E5M2' is not one of ['bf16', 'e4m3', 'f16', 'f32']
 # CHECK-NEXT: K bf16: operand 'key' is bf16, query e4m3: Q, K and V share an element

@@ -319,10 +319,9 @@ void BlackwellPrefillRoles::buildCorrection() {
 
   kernel.forEachTile([&](const Tile &tile) {
     Value base = tile.kvBase, statsBase = tile.statsBase;
-    // The row's sink logit (the same head in every Q stage) and, FP8, V's
-    // descale factor, loaded while the tile's blocks run.
+    // The row's sink logit (the same head in every Q stage), loaded while
+    // the tile's blocks run.
     Value sink = split ? Value() : kernel.sinkLogit(tile, row);
-    Value valueDescale = kernel.descaleFactors(tile).second;
     forRange(tile.blocks, [&](Value n) {
       Value k = add(base, n);
       Value statsIndex = add(statsBase, n);
@@ -362,6 +361,9 @@ void BlackwellPrefillRoles::buildCorrection() {
     // chunk c xor (r mod 8)).
     Value finalIndex = add(statsBase, tile.blocks);
     Value swizzle = rem(row, 8);
+    // FP8: V's descale factor, loaded after the loop (the correction
+    // warpgroup's 64 registers hold nothing more through it).
+    Value valueDescale = kernel.descaleFactors(tile).second;
     for (int64_t stage = 0; stage < plan.getQStages(); ++stage) {
       ChannelWaitOp::create(b, oReady[stage], tile.ordinal);
       ChannelWaitOp::create(b, stats[stage], finalIndex);

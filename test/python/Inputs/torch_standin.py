@@ -323,6 +323,10 @@ def write_kernel(directory, name, element, heads_q, heads_kv, causal, lse, sink=
     if sink:
         operands.append({"name": "sink", "element": "f32", "shape": [heads_q]})
         params.append({"kind": "pointer", "name": "sink", "source": "sink.data"})
+    # The kernel's order: after the sinks, before the tables.
+    for table in ("q_descale", "k_descale", "v_descale") if descale else ():
+        operands.append({"name": table, "element": "f32", "shape": [-1, heads_kv]})
+        params.append({"kind": "pointer", "name": table, "source": f"{table}.data"})
     if varlen:
         for table in ("cu_seqlens_q", "cu_seqlens_k") + (("seqused_k",) if seqused_k else ()):
             operands.append({"name": table, "element": "i32", "shape": [-1]})
@@ -336,10 +340,6 @@ def write_kernel(directory, name, element, heads_q, heads_kv, causal, lse, sink=
             operands.append({"name": "page_table", "element": "i32", "shape": [-1, -1]})
             params += [{"kind": "pointer", "name": "page_table", "source": "page_table.data"},
                        {"kind": "i32", "name": "max_pages", "source": "page_table.shape[1]"}]
-    # After the other pointers (SPEC.md).
-    for table in ("q_descale", "k_descale", "v_descale") if descale else ():
-        operands.append({"name": table, "element": "f32", "shape": [-1, heads_kv]})
-        params.append({"kind": "pointer", "name": table, "source": f"{table}.data"})
     maps = [{"operand": n, "operand_index": i, "element": element,
              "box": [64, 1, 128, 1], "swizzle": "128B", "oob_fill": "zero"}
             for i, n in enumerate(("query", "key", "value", "output"))]

@@ -113,18 +113,25 @@ LogicalResult TileSequenceOp::verify() {
     return emitOpError() << "has one view per tensor, got "
                          << getViews().size() << " for "
                          << getTensors().size();
+  Type queryElement =
+      cast<MemRefType>(getTensors()[0].getType()).getElementType();
+  bool fp8 = isa<Float8E4M3FNType>(queryElement);
   for (auto [index, tensor, view] :
        llvm::enumerate(getTensors(), getViews())) {
     bool lse = index == 4;
+    // FP8: O is written in 16 bits.
+    bool fp8Output = fp8 && index == 3;
     auto type = cast<MemRefType>(tensor.getType());
-    if (type.getRank() != (lse ? 2 : 3) ||
-        type.getElementType() != (lse ? Type(Float32Type::get(getContext()))
-                                      : cast<MemRefType>(
-                                            getTensors()[0].getType())
-                                            .getElementType()))
+    Type element = type.getElementType();
+    bool elementOk = lse         ? element.isF32()
+                     : fp8Output ? element.isF16() || element.isBF16()
+                                 : element == queryElement;
+    if (type.getRank() != (lse ? 2 : 3) || !elementOk)
       return emitOpError() << "tensor #" << index << " must be "
-                           << (lse ? "[H, Tq] in f32"
-                                   : "[T, H, D] in Q's element type")
+                           << (lse         ? "[H, Tq] in f32"
+                               : fp8Output ? "[T, H, D] in f16 or bf16 (O of "
+                                             "FP8 operands)"
+                                           : "[T, H, D] in Q's element type")
                            << ", got " << type;
     MemRefType expected = getViewType(type, lse);
     if (!expected)
