@@ -40,10 +40,9 @@ Sets:
          dim 80; (sm_100a) head dims 192 and 256
   fp8-bench  e4m3 with descale, head dims 64 and 128 (2048 / D heads),
          causal or not, without LSE
-  fp8-families  e4m3 with descale and LSE over packed sequences (causal
-         GQA 8/2; seqused_k with a window (100, 0)), a paged cache of
-         256-key pages (causal GQA 8/2) and a dense cache (head dim 64),
-         for scripts/device/fp8-families-check.py
+  fp8-families  e4m3 with descale and LSE over KV caches: 256-key pages
+         (causal GQA 8/2), a dense cache with a window (100, 0) (head dim
+         64), for scripts/device/fp8-families-check.py
 
 Variants: with `--variant LABEL:OPTIONS` (repeatable) each configuration is
 compiled once per variant with the fa4-compile OPTIONS added (plan options
@@ -148,17 +147,16 @@ def configurations(name, arch):
             yield ("e4m3", head_dim, heads, heads, causal, False, None, None, False, False,
                    False, None, None, True)
     elif name == "fp8-families":
-        # e4m3 with descale over the other families: packed sequences
-        # (causal GQA 8/2 with LSE; seqused_k with a window), a paged cache
-        # of 256-key pages (causal GQA 8/2 with LSE) and a dense cache (head
-        # dim 64, not causal), for scripts/device/fp8-families-check.py.
-        fp8 = lambda d, hq, hkv, causal, window=None, varlen=False, used=False, pages=None: (
-            "e4m3", d, hq, hkv, causal, True, window, None, False, varlen, used, None, pages,
+        # e4m3 with descale over the KV-cache families: a paged cache of
+        # 256-key pages (causal GQA 8/2 with LSE) and a dense cache (head dim
+        # 64, not causal, with a window (100, 0)), for
+        # scripts/device/fp8-families-check.py (split-KV: compile them again
+        # with --variant kv3:kv-splits=3).
+        fp8 = lambda d, hq, hkv, causal, window=None, pages=None: (
+            "e4m3", d, hq, hkv, causal, True, window, None, False, False, True, None, pages,
             True)
-        yield fp8(128, 8, 2, True, varlen=True)
-        yield fp8(128, 8, 2, False, window=(100, 0), varlen=True, used=True)
-        yield fp8(128, 8, 2, True, used=True, pages=256)
-        yield fp8(64, 4, 4, False, used=True)
+        yield fp8(128, 8, 2, True, pages=256)
+        yield fp8(64, 4, 4, False, window=(100, 0))
     else:
         raise ValueError(f"unknown set {name!r} (expected check, bench, masks, "
                          "masks-bench, varlen, varlen-bench, kvcache, fp8, fp8-bench or "

@@ -51,6 +51,13 @@ Step Cta::tmaOp(Actor &actor, Operation *op) {
     if (load.getDst().getType().getShape() != ArrayRef<int64_t>(shape))
       return fail(op, "the destination's shape is not the tensor map's box "
                       "(from the launch manifest)");
+    // The hardware faults (an illegal instruction on the H100) on a box
+    // whose innermost coordinate is not 16-byte aligned.
+    if (!work.coords.empty() && (work.coords[0] * elementBytes) % 16 != 0)
+      return fail(op, llvm::formatv("the TMA load's innermost coordinate {0} "
+                                    "is not 16-byte aligned ({1}-byte "
+                                    "elements)",
+                                    work.coords[0], elementBytes));
     if (work.shared % 128 != 0)
       return fail(op, llvm::formatv("the destination (shared byte {0}) is not "
                                     "128-byte aligned",

@@ -32,11 +32,12 @@ cache (`k`, `v`), rotary embeddings (`rotary_cos`, `rotary_sin`),
   row's softmax denominator, as fa4.torch.attention's) and `kernel_dir`;
   `flash_attn_varlen_func` also takes `seqused_k` (int32 [B]: sequence b
   uses the first seqused_k[b] keys of its range, as in flash-attn 3), and
-  all three take flash-attn 3's FP8 descales `q_descale`, `k_descale`,
-  `v_descale` (float32 [B, Hkv], B the sequences of a varlen batch) for
+  `flash_attn_func` and `flash_attn_with_kvcache` take flash-attn 3's FP8
+  descales `q_descale`, `k_descale`, `v_descale` (float32 [B, Hkv]) for
   torch.float8_e4m3fn q, k, v, whose output is bfloat16 as flash-attn 3's
   (fa4.torch.attention's FP8; V is read key-major, copied so where it is
-  not).
+  not); `flash_attn_varlen_func` takes them too but refuses FP8 inputs
+  (fa4.torch.attention_varlen's TypeError).
 - `max_seqlen_q` and `max_seqlen_k` are checked and otherwise unused: the
   kernel's persistent schedule reads the lengths on the device.
 - `flash_attn_with_kvcache`'s `num_splits` is fa4's split-KV (0 chooses,

@@ -61,9 +61,14 @@ def _output_element(element, output_element):
 
 def _check_eight_bit(element, descale, varlen, page_size):
     """Raises ValueError for FP8 options a problem cannot have: descale
-    without 8-bit inputs, 8-bit inputs over pages of fewer than 128 keys
-    (a key-major V block is one TMA box, within one page)."""
+    without 8-bit inputs, 8-bit inputs over packed sequences or pages of
+    fewer than 128 keys (a key-major V block is one TMA box, within one
+    page, whose first key must be 16-byte aligned)."""
     eight_bit = element in runtime.EIGHT_BIT_ELEMENTS
+    if eight_bit and varlen:
+        raise ValueError(f"{element} inputs read V key-major, and a TMA box's first key "
+                         "must be 16-byte aligned: packed sequences (varlen), which start "
+                         "at any key, are not supported")
     if eight_bit and page_size and page_size < runtime.FP8_MIN_PAGE_SIZE:
         least = runtime.FP8_MIN_PAGE_SIZE
         raise ValueError(f"{element} inputs read V key-major, a {least}-key block in one "
@@ -97,11 +102,10 @@ def module_text(name, element, head_dim, heads_q, heads_kv, causal, lse, window=
     `head_dim_v` is V's and O's head dim (None: `head_dim`).
 
     FP8 (`element` 'e4m3'): Q, K, V f8E4M3FN, O `output_element` (bf16 by
-    default, or f16), V key-major (`strided<[?, 1, ?, ?]>`, packed
-    `strided<[1, ?, ?]>`: unit-stride keys: the PV MMA reads an 8-bit B
-    operand K-major), and with `descale` the dequantization factors
-    q/k/v_descale [B, Hkv] f32 (B the sequences of a packed batch). Pages
-    of fewer than 128 keys raise ValueError."""
+    default, or f16), V key-major (`strided<[?, 1, ?, ?]>`: unit-stride
+    keys: the PV MMA reads an 8-bit B operand K-major), and with `descale`
+    the dequantization factors q/k/v_descale [B, Hkv] f32. Packed
+    sequences and pages of fewer than 128 keys raise ValueError."""
     page_size = page_size or None
     _check_page_size(page_size, varlen)
     output_element = _output_element(element, output_element)

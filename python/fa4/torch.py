@@ -90,6 +90,11 @@ def _check(q, k, v, packed=False, paged=False):
     if not q.dtype == k.dtype == v.dtype:
         raise TypeError(f"q, k and v must share a dtype, got {q.dtype}, {k.dtype}, "
                         f"{v.dtype}")
+    if packed and q.dtype in _EIGHT_BIT:
+        raise TypeError(f"q has dtype {q.dtype}: FP8 kernels read V key-major, and a TMA "
+                        "box's first key must be 16-byte aligned, which packed sequences "
+                        "starting at any row are not; FP8 takes dense batches and KV "
+                        "caches")
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not t.is_cuda:
             raise ValueError(f"{name} is on {t.device}; fa4 kernels take CUDA tensors")
@@ -972,10 +977,11 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k=None, causal
     the LSE [Hq, Tq] float32 (flash-attn's varlen layout). Rows no sequence
     owns are left as they are in the (uninitialized) results. The tables
     are not read on the host: offsets past the tensors are clamped to them
-    by the kernel, never read or written out of bounds. FP8 as `attention`
-    (V [Tk, Hkv, Dv] read key-major: unit-stride Tk, e.g. a [Hkv, Dv, Tk]
-    tensor's permute(2, 0, 1), else copied so), the descales [B, Hkv] per
-    sequence. The other arguments, the kernel choice and the errors are
+    by the kernel, never read or written out of bounds. FP8 inputs are a
+    TypeError (a key-major V box's first key must be 16-byte aligned; a
+    packed sequence starts at any row); the FP8 arguments (descales
+    [B, Hkv] per sequence, out_dtype) are kept for the day they are not.
+    The other arguments, the kernel choice and the errors are
     `attention`'s."""
     descales = (q_descale, k_descale, v_descale)
     if not (_HAS_OP and torch.compiler.is_compiling()) and _nothing_intercepts():

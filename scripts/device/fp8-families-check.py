@@ -1,20 +1,19 @@
 #!/usr/bin/env python3
-"""Checks the FP8 (e4m3) kernels of DIR that read packed sequences or a KV
-cache (paged or dense, split or not) on this GPU against float64, within the
-project's FP8 tolerance (fa4.torch.fp8_tolerance), sequence by sequence.
+"""Checks the FP8 (e4m3) kernels of DIR that read a KV cache (paged or
+dense, split or not) on this GPU against float64, within the project's FP8
+tolerance (fa4.torch.fp8_tolerance), batch by batch.
 
 Inputs are random e4m3 (standard normal, rounded), V key-major as the
-kernels read it (packed [T, Hkv, Dv] over memory [Hkv, Dv, T']; pages over
-[pages, Hkv, Dv, P]), descales random in [0.5, 2) per (sequence or batch,
-KV head). Packed batches hold empty and 1-token sequences, Sq > Skv and
-Sq < Skv; caches take lengths 0, 1, a page less one, a page and one more,
-not a multiple of a page, the whole capacity, with pages from a shuffled
-pool whose unused entries point at NaN pages. O and the LSE are
-NaN-poisoned before the launch (fa4.torch._run's fill). A sequence passes
-when every O element and LSE entry of its rows is within the bound
-(elementwise) and finite where the reference is. Each kernel also runs once
-through the public entry point (attention_varlen / attention_with_kvcache
-with its num_splits) and must agree with the direct launch bit for bit.
+kernels read it (pages over [pages, Hkv, Dv, P]), descales random in
+[0.5, 2) per (batch, KV head). Caches take lengths 0, 1, a page less one,
+a page and one more, not a multiple of a page, the whole capacity (Sq 1, 4
+and 200), with pages from a shuffled pool whose unused entries point at a
+NaN page. O and the LSE are NaN-poisoned before the launch
+(fa4.torch._run's fill). A batch passes when every O element and LSE entry
+of its rows is within the bound (elementwise) and finite where the
+reference is. Each kernel also runs once through
+fa4.torch.attention_with_kvcache (its num_splits) and must agree with the
+direct launch bit for bit.
 
 usage: PYTHONPATH=python fp8-families-check.py DIR
 """
@@ -60,54 +59,6 @@ def reference_and_bound(kernel, q, k, v, d):
         q, k, v, causal=kernel.causal, window=kernel.window, q_descale=d[0],
         k_descale=d[1], v_descale=d[2])
     return ref_o, ref_lse, bound_o, bound_lse
-
-
-def check_varlen(kernel, g):
-    hq, hkv, dim, dim_v = kernel.heads_q, kernel.heads_kv, kernel.head_dim, kernel.head_dim_v
-    results = []
-    for lens_q, lens_k, used in [([0, 1, 130, 300, 257], [5, 1, 257, 200, 600], None),
-                                 ([64, 1000, 3], [1000, 64, 0], [900, 64, 0])]:
-        if used is not None and not kernel.seqused_k:
-            continue
-        if used is None and kernel.seqused_k:
-            used = lens_k
-        cu_q = torch.tensor([0] + list(torch.tensor(lens_q).cumsum(0)), dtype=torch.int32,
-                            device="cuda")
-        cu_k = torch.tensor([0] + list(torch.tensor(lens_k).cumsum(0)), dtype=torch.int32,
-                            device="cuda")
-        q, k = e4m3(int(cu_q[-1]), hq, dim), e4m3(int(cu_k[-1]), hkv, dim)
-        v = fa4_torch._key_major_copy(e4m3(int(cu_k[-1]), hkv, dim_v))
-        d = descales(len(lens_q), hkv, g)
-        used_t = (torch.tensor(used, dtype=torch.int32, device="cuda")
-                  if kernel.seqused_k else None)
-        out, lse = fa4_torch._run(kernel, q, k, v, True, fill=float("nan"),
-                                  tables=(cu_q, cu_k, used_t), descales=d)
-        for b, (sq, sk) in enumerate(zip(lens_q, lens_k)):
-            if sq == 0:
-                continue
-            keys = sk if used_t is None else min(max(used[b], 0), sk)
-            rq = slice(int(cu_q[b]), int(cu_q[b]) + sq)
-            rk = slice(int(cu_k[b]), int(cu_k[b]) + keys)
-            if keys == 0:
-                ok = bool((out[rq] == 0).all()) and bool(torch.isinf(lse[:, rq]).all())
-                results.append((f"seq {b} no keys", 0.0 if ok else float("inf"), 0.0))
-                continue
-            db = [t[b:b + 1] for t in d]
-            ref_o, ref_lse, bound_o, bound_lse = reference_and_bound(
-                kernel, q[rq][None], k[rk][None], v[rk][None], db)
-            results.append((f"seq {b} Sq={sq} Skv={keys}",
-                            worst_share(out[rq][None], ref_o, bound_o),
-                            worst_share(lse[:, rq][None], ref_lse, bound_lse)))
-        public = fa4_torch.attention_varlen(
-            q, k, v, cu_q, cu_k, seqused_k=used_t, causal=kernel.causal,
-            window=kernel.window, return_lse=True, kernel_dir=ARGS.dir,
-            q_descale=d[0], k_descale=d[1], v_descale=d[2])
-        rows = torch.cat([torch.arange(int(cu_q[b]), int(cu_q[b + 1]))
-                          for b in range(len(lens_q))]).cuda()
-        same = (torch.equal(public[0][rows].view(torch.int16), out[rows].view(torch.int16))
-                and torch.equal(public[1][:, rows], lse[:, rows]))
-        results.append(("attention_varlen agrees", 0.0 if same else float("inf"), 0.0))
-    return results
 
 
 def check_cache(kernel, g):
@@ -174,9 +125,9 @@ def main():
     torch.manual_seed(0)
     failures = total = 0
     for kernel in runtime.KernelDirectory(ARGS.dir):
-        if kernel.element != "e4m3" or not (kernel.varlen or kernel.kvcache):
+        if kernel.element != "e4m3" or not kernel.kvcache:
             continue
-        results = check_varlen(kernel, g) if kernel.varlen else check_cache(kernel, g)
+        results = check_cache(kernel, g)
         bad = [r for r in results if r[1] > 1.0 or r[2] > 1.0]
         total += 1
         failures += bool(bad)

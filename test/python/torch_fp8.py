@@ -39,8 +39,6 @@ for name, *args, options in [
         ("fp8_f16", "e4m3", 4, 2, False, False, {"output": "f16"}),
         ("fp8_plain", "e4m3", 4, 2, False, False, {}),
         ("plain_bf16", "bf16", 4, 2, False, False, {}),
-        ("fp8_varlen_descale_lse", "e4m3", 4, 2, True, True,
-         {"descale": True, "varlen": True}),
         ("fp8_paged_descale", "e4m3", 4, 2, True, False,
          {"descale": True, "seqused_k": True, "page_size": 256})]:
     torch_standin.write_kernel(TMP, name, *args, arch="sm_90a", **options)
@@ -202,35 +200,6 @@ print("flash_attn_func:", out.dtype, launched().split(" ")[0], "V in place:",
           ", ".join(f"'{t.data_ptr():#x}'" for t in descales) + "]"))
 # CHECK-NEXT: flash_attn_func: torch.bfloat16 fp8_causal_descale_lse V in place: True descales: True
 
-# Packed sequences: V [T, Hkv, D] key-major (memory [Hkv, D, T]) is read in
-# place, its map (T, H, D, 1); the descales are [sequences, Hkv], their
-# pointers after the LSE's and before the tables; ones where none are given.
-expect("fp8_varlen_descale_lse")
-cu_q, cu_k = tensor((3,), torch.int32), tensor((3,), torch.int32)
-pq, pk = tensor((700, HQ, D), fp8), tensor((900, HKV, D), fp8)
-pv = tensor((900, HKV, D), fp8, strides=(1, D * 912, 912))
-seq_descales = [tensor((2, HKV), torch.float32) for _ in range(3)]
-out, lse = fa4.torch.attention_varlen(pq, pk, pv, cu_q, cu_k, causal=True, return_lse=True,
-                                      q_descale=seq_descales[0], k_descale=seq_descales[1],
-                                      v_descale=seq_descales[2])
-params = fake.launches[-1].split("params ")[1].strip("[]").split(", ")
-print("varlen:", out.shape, out.dtype, lse.shape, "V in place:",
-      pv.data_ptr() == int(params[2].split("map of ")[1].strip("'"), 16),
-      "dims", fake.dims[pv.data_ptr()], "strides", fake.strides[pv.data_ptr()],
-      "descales after the LSE:", params[8:12] == [f"'{t.data_ptr():#x}'" for t in
-                                                 [lse] + seq_descales],
-      "then the tables:", params[12:14] == [f"'{cu_q.data_ptr():#x}'",
-                                            f"'{cu_k.data_ptr():#x}'"])
-del ones_made[:]
-fa4.torch.attention_varlen(pq, pk, tensor((900, HKV, D), fp8), cu_q, cu_k, causal=True,
-                           return_lse=True)
-print("varlen, no descales: ones made", ones_made, "V copied: dims",
-      fake.dims[int(fake.launches[-1].split("', '")[2].split("map of ")[1], 16)],
-      "strides", fake.strides[int(fake.launches[-1].split("', '")[2].split("map of ")[1],
-                                  16)])
-# CHECK-NEXT: varlen: (700, 4, 64) torch.bfloat16 (4, 700) V in place: True dims [900, 2, 64, 1] strides [58368, 912, 912] descales after the LSE: True then the tables: True
-# CHECK-NEXT: varlen, no descales: ones made [(2, 2)] V copied: dims [900, 2, 64, 1] strides [58368, 912, 912]
-
 # A paged cache of 256-key pages with lengths: V's pages key-major
 # (memory [pages, Hkv, D, 256]) read in place; descales [B, Hkv].
 expect("fp8_paged_descale")
@@ -297,9 +266,9 @@ cases = [
     ("out_dtype float32", lambda: fa4.torch.attention(q, k, v, out_dtype=torch.float32)),
     ("q head dim", lambda: fa4.torch.attention(
         tensor((B, SQ, HQ, D), fp8, strides=(SQ * HQ * D * 2, HQ * D * 2, D * 2, 2)), k, v)),
-    ("varlen descales per batch", lambda: fa4.torch.attention_varlen(
+    ("varlen", lambda: fa4.torch.attention_varlen(
         tensor((700, HQ, D), fp8), tensor((900, HKV, D), fp8), tensor((900, HKV, D), fp8),
-        tensor((4,), torch.int32), tensor((4,), torch.int32), q_descale=descales[0])),
+        tensor((3,), torch.int32), tensor((3,), torch.int32))),
     ("small pages", lambda: fa4.torch.attention_with_kvcache(
         q, tensor((9, 64, HKV, D), fp8), tensor((9, 64, HKV, D), fp8),
         cache_seqlens=tensor((B,), torch.int32), page_table=tensor((B, 8), torch.int32))),
@@ -327,7 +296,7 @@ print("launched:", len(fake.launches) - launches)
 # CHECK-NEXT: out_dtype of bf16: ValueError: out_dtype torch.float16: torch.bfloat16 inputs give torch.bfloat16 outputs
 # CHECK-NEXT: out_dtype float32: ValueError: out_dtype torch.float32: torch.float8_e4m3fn inputs give torch.bfloat16 or torch.float16 outputs
 # CHECK-NEXT: q head dim: ValueError: q must have a unit-stride head dim (strides [153600, 512, 128, 2] for shape [2, 300, 4, 64]): TMA reads rows of contiguous elements; call .contiguous()
-# CHECK-NEXT: varlen descales per batch: ValueError: q_descale must have shape [B, Hkv] = [3, 2], got [2, 2]
+# CHECK-NEXT: varlen: TypeError: q has dtype torch.float8_e4m3fn: FP8 kernels read V key-major, and a TMA box's first key must be 16-byte aligned, which packed sequences starting at any row are not; FP8 takes dense batches and KV caches
 # CHECK-NEXT: small pages: ValueError: FP8 reads V key-major, a 128-key block in one TMA box: pages must hold at least 128 keys, got 64
 # CHECK-NEXT: launched: 0
 
