@@ -203,11 +203,15 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // first (or in balanced pairs). A window's left bound caps every tile at
   // its width, so only the first tiles are shorter and pairs no longer
   // balance: LPT (0.92x the dense causal kernel's throughput on the H200 at
-  // a 4096 window, paired 0.89x, linear 0.82x).
+  // a 4096 window, paired 0.89x, linear 0.82x). Past head dim 192 with
+  // packed query heads a pair's second tile's coordinates spill the
+  // 232-register consumer (44 bytes at head dim 256, GQA 4); LPT does not,
+  // and ran 3.5-4% faster there on the H200 (GQA 16/4 with LSE).
   bool windowed = op.getEffectiveWindow().first >= 0;
-  Scheduler scheduler = !causal              ? Scheduler::linear
-                        : hopper && !windowed ? Scheduler::paired
-                                              : Scheduler::lpt;
+  bool widePacked = hopper && widest > 192 && gqaPack > 1;
+  Scheduler scheduler = !causal                              ? Scheduler::linear
+                        : hopper && !windowed && !widePacked ? Scheduler::paired
+                                                             : Scheduler::lpt;
   if (!options.scheduler.empty())
     scheduler = *symbolizeScheduler(options.scheduler);
 

@@ -27,7 +27,8 @@ def FA4Plan : Pass<"fa4-plan"> {
     FlashAttention-3: a 64-row Q tile per consumer warpgroup (qStages 2),
     128-key blocks, a ring of 4 K/V tiles, registers 232 (consumers) / 40
     (load and store), MUFU exp2 only, rescale threshold 8, `linear`
-    scheduler (non-causal) or `paired` (causal); correctionRegs and pvSplit
+    scheduler (non-causal) or `paired` (causal; `lpt` with packed query
+    heads past head dim 192, where pairs spill); correctionRegs and pvSplit
     are 0 there; past head dim 128, 64-key blocks (a ring of 4 K/V tiles
     up to head dim 192, 3 at 256). On sm_100a two Q stages where their S
     and O fit the 512 TMEM columns (head dims up to 128), one above; on
@@ -64,7 +65,13 @@ def FA4Plan : Pass<"fa4-plan"> {
     bytes (what a TMA descriptor can describe), an LSE that is not
     contiguous, a scale whose log2-scaled value overflows f32, and with f16
     operands a rescale threshold above 15 (P grows to 2^threshold and is
-    rounded to f16). An option below its "choose" value is an error.
+    rounded to f16). FP8 (e4m3) operands plan 128-key blocks with one byte
+    a column (`operandBytes = 1`) on both targets; the pass refuses a V
+    whose keys are not unit-stride (the PV MMA reads 8-bit V K-major), head
+    dims above 128 on sm_90a, packed sequences (a key-major V box would
+    start at any key; TMA's innermost coordinate must be 16-byte aligned)
+    and pages of fewer than 128 keys. An option below its "choose" value is
+    an error.
 
     Example: `fa4-opt --fa4-plan="kv-stages=4 emulated-exp2=2"`.
   }];

@@ -297,7 +297,7 @@ func.func @fp8_mn(%p: !fa4.tmem<128x128xf8E4M3FN>, %v: memref<1x128x128xf8E4M3FN
 // A K window stays inside its atom: columns [96, 160) of a 128-column atom
 // do not.
 func.func @window_crosses(%p: !fa4.tmem<128x64xf8E4M3FN>, %v: memref<1x128x64xf8E4M3FN, strided<[16384, 128, 1], offset: 96>, #gpu.address_space<workgroup>>, %o: !fa4.tmem<128x128xf32>, %acc: i1) {
-  // expected-error @+1 {{'fa4.mma' op b columns [c, c + 64) of one 128-column atom must be a multiple of 32 inside the atom, rows one atom row apart, got 'memref<1x128x64xf8E4M3FN, strided<[16384, 128, 1], offset: 96>, #gpu.address_space<workgroup>>'}}
+  // expected-error @+1 {{'fa4.mma' op b columns [c, c + 64) of one 128-column atom must start at and span multiples of 32 inside the atom, rows one atom row apart, got 'memref<1x128x64xf8E4M3FN, strided<[16384, 128, 1], offset: 96>, #gpu.address_space<workgroup>>'}}
   fa4.mma %p, %v, %o, %acc b_major(k) : !fa4.tmem<128x64xf8E4M3FN>, memref<1x128x64xf8E4M3FN, strided<[16384, 128, 1], offset: 96>, #gpu.address_space<workgroup>>, !fa4.tmem<128x128xf32>
   return
 }
@@ -315,7 +315,16 @@ func.func @window_k(%p: !fa4.tmem<128x32xf8E4M3FN>, %v: memref<1x128x64xf8E4M3FN
 
 // A window's rows are atom rows of the tile: a row stride of 256 is not.
 func.func @window_rows(%p: !fa4.tmem<128x64xf8E4M3FN>, %v: memref<1x128x64xf8E4M3FN, strided<[32768, 256, 1]>, #gpu.address_space<workgroup>>, %o: !fa4.tmem<128x128xf32>, %acc: i1) {
-  // expected-error @+1 {{'fa4.mma' op b columns [c, c + 64) of one 128-column atom must be a multiple of 32 inside the atom, rows one atom row apart}}
+  // expected-error @+1 {{'fa4.mma' op b columns [c, c + 64) of one 128-column atom must start at and span multiples of 32 inside the atom, rows one atom row apart}}
   fa4.mma %p, %v, %o, %acc b_major(k) : !fa4.tmem<128x64xf8E4M3FN>, memref<1x128x64xf8E4M3FN, strided<[32768, 256, 1]>, #gpu.address_space<workgroup>>, !fa4.tmem<128x128xf32>
+  return
+}
+
+// -----
+
+// A K window starts at a K step: column 16 is half of one.
+func.func @window_start(%p: !fa4.tmem<128x32xf8E4M3FN>, %v: memref<1x128x32xf8E4M3FN, strided<[16384, 128, 1], offset: 16>, #gpu.address_space<workgroup>>, %o: !fa4.tmem<128x128xf32>, %acc: i1) {
+  // expected-error @+1 {{'fa4.mma' op b columns [c, c + 32) of one 128-column atom must start at and span multiples of 32 inside the atom, rows one atom row apart}}
+  fa4.mma %p, %v, %o, %acc b_major(k) : !fa4.tmem<128x32xf8E4M3FN>, memref<1x128x32xf8E4M3FN, strided<[16384, 128, 1], offset: 16>, #gpu.address_space<workgroup>>, !fa4.tmem<128x128xf32>
   return
 }

@@ -246,9 +246,10 @@ static LogicalResult verifySmemTile(Operation *op, StringRef name,
 
 /// The K window of a K-major `tile` of one atom whose columns are fewer
 /// than the atom's: a column subview (the PV split of an 8-bit key-major
-/// V reads keys [0, split) and [split, blockN) of one atom). Its columns
-/// must be a multiple of the MMA's K step and stay inside the atom, rows
-/// one atom row apart. Returns the columns it spans, or failure.
+/// V reads keys [0, split) and [split, blockN) of one atom). It starts at
+/// a K step and spans whole ones inside the atom (each step's descriptor
+/// is the window's start plus 32 bytes), rows one atom row apart. Returns
+/// the columns it spans, or failure.
 static FailureOr<int64_t> verifyKWindow(Operation *op, StringRef name,
                                         MemRefType tile) {
   int64_t width = atomElementsOf(tile.getElementType());
@@ -257,10 +258,11 @@ static FailureOr<int64_t> verifyKWindow(Operation *op, StringRef name,
       tcgen05::stepElements(tile.getElementType().getIntOrFloatBitWidth());
   auto [strides, offset] = tile.getStridesAndOffset();
   if (columns % step != 0 || strides[1] != width || strides[2] != 1 ||
-      ShapedType::isDynamic(offset) || offset % width + columns > width)
+      ShapedType::isDynamic(offset) || (offset % width) % step != 0 ||
+      offset % width + columns > width)
     return op->emitOpError()
            << name << " columns [c, c + " << columns << ") of one " << width
-           << "-column atom must be a multiple of " << step
+           << "-column atom must start at and span multiples of " << step
            << " inside the atom, rows one atom row apart, got " << tile;
   return columns;
 }
