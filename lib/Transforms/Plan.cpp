@@ -206,7 +206,7 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // a 4096 window, paired 0.89x, linear 0.82x). Past head dim 192 with
   // packed query heads a pair's second tile's coordinates spill the
   // 232-register consumer (44 bytes at head dim 256, GQA 4); LPT does not,
-  // and ran 3.5-4% faster there on the H200 (GQA 16/4 with LSE).
+  // and ran 2-6% faster (H100 and H200, GQA 16/4 and 32/4 with LSE).
   bool windowed = op.getEffectiveWindow().first >= 0;
   bool widePacked = hopper && widest > 192 && gqaPack > 1;
   Scheduler scheduler = !causal                              ? Scheduler::linear
