@@ -23,6 +23,8 @@ fa4.name of their views, so the edits survive renumbered SSA values.
   move-tmem BUFFER COLUMN         place TMEM buffer BUFFER at COLUMN
   shift-view ROLE BYTES           ROLE's first unnamed memref.view at byte
                                   0 views at BYTES instead
+  shift-tma-column ROLE ELEMENTS  ROLE's first TMA load reads from innermost
+                                  coordinate ELEMENTS instead of 0
   set-wgmma-wait ROLE N PENDING   ROLE's N-th fa4.wgmma.wait (from 1) waits
                                   until PENDING groups are in flight instead
   bypass-wgmma-wait ROLE          ROLE's first fa4.wgmma.wait of one fragment
@@ -172,6 +174,15 @@ def main():
         indent = re.match(r"\s*", lines[i]).group(0)
         lines[i] = re.sub(r"\[%c0\w*\]\[\]", "[%planted_shift][]", lines[i], count=1)
         lines[i:i] = [indent + "%%planted_shift = arith.constant %s : index" % shift]
+    elif bug == "shift-tma-column":
+        role, shift = args
+        begin, end = role_range(lines, role)
+        i = first_line(lines, begin, end, r"nvgpu\.tma\.async\.load %\w+\[%c0\w*,",
+                       "TMA load from column 0 in role '%s'" % role)
+        indent = re.match(r"\s*", lines[i]).group(0)
+        lines[i] = re.sub(r"(nvgpu\.tma\.async\.load %\w+\[)%c0\w*,",
+                          r"\1%planted_column,", lines[i], count=1)
+        lines[i:i] = [indent + "%%planted_column = arith.constant %s : index" % shift]
     elif bug == "set-wgmma-wait":
         role, nth, pending = args
         begin, end = role_range(lines, role)
