@@ -23,10 +23,10 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Transforms/DialectConversion.h"
 
-namespace mlir::fa4 {
-#define GEN_PASS_DEF_CONVERTFA4TONVVM
 #include <numeric>
 
+namespace mlir::fa4 {
+#define GEN_PASS_DEF_CONVERTFA4TONVVM
 #include "fa4/Conversion/Passes.h.inc"
 } // namespace mlir::fa4
 
