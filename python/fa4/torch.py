@@ -175,25 +175,18 @@ def _check_scalars(scale, softcap):
 _DESCALE_NAMES = ("q_descale", "k_descale", "v_descale")
 
 
-def _batch(q, tables):
-    """The batch of a problem: q's (dense q [B, Sq, Hq, D]), or the
-    sequences of packed ones (`tables` their cu_seqlens_q, ...)."""
-    return q.shape[0] if tables is None else tables[0].shape[0] - 1
-
-
-def _check_descales(descales, q, k, batch=None):
+def _check_descales(descales, q, k):
     """FP8's dequantization factors (q_descale, k_descale, v_descale) as the
     kernel reads them: None when none is given, else a triple of float32
-    [B, Hkv] tensors on q's device (B `batch`: q's batch, or the sequences
-    of packed ones), contiguous (copied where not), None where not given
-    (the launch reads ones there). Raises TypeError or ValueError."""
+    [B, Hkv] tensors on q's device, contiguous (copied where not), None
+    where not given (the launch reads ones there). Raises TypeError or
+    ValueError."""
     if descales is None or all(t is None for t in descales):
         return None
     if q.dtype not in _EIGHT_BIT:
         raise ValueError(f"q_descale, k_descale and v_descale dequantize FP8 inputs; q is "
                          f"{q.dtype}")
-    batch = q.shape[0] if batch is None else batch
-    heads_kv = k.shape[-2]
+    batch, heads_kv = q.shape[0], k.shape[-2]
     checked = []
     for name, t in zip(_DESCALE_NAMES, descales):
         if t is None:
@@ -234,35 +227,25 @@ def _output_dtype(dtype, out_dtype):
 
 def _key_major_in_place(v):
     """Whether a key-major tensor map reads v [B, Skv, Hkv, Dv] (or pages
-    [num_pages, page_size, Hkv, Dv], or packed [T, Hkv, Dv]) as it is: the
-    keys unit-stride (or one), the other strides positive multiples of 16
-    bytes (TMA's rule; the runtime checks the address)."""
+    [num_pages, page_size, Hkv, Dv]) as it is: Skv unit-stride (or 1), the
+    other strides positive multiples of 16 bytes (TMA's rule; the runtime
+    checks the address)."""
     stride, size = v.stride(), runtime.ELEMENT_BYTES[_ELEMENTS[v.dtype]]
-    keys = 0 if v.dim() == 3 else 1
-    return ((stride[keys] == 1 or v.shape[keys] == 1)
-            and all(stride[d] > 0 and stride[d] * size % 16 == 0
-                    for d in range(v.dim()) if d != keys))
+    return ((stride[1] == 1 or v.shape[1] == 1)
+            and all(stride[d] > 0 and stride[d] * size % 16 == 0 for d in (0, 2, 3)))
 
 
 def _key_major_copy(v):
-    """v [B, Skv, Hkv, Dv] copied key-major: memory [B, Hkv, Dv, S'], S'
-    being Skv rounded up to 16 bytes (TMA's stride rule; the map's Skv
-    leaves the padding unread), seen as [B, Skv, Hkv, Dv] (pages likewise;
-    packed [T, Hkv, Dv]: memory [Hkv, Dv, T']). One read and one write of
-    V, and its memory once more."""
+    """v [B, Skv, Hkv, Dv] (or pages) copied key-major: memory [B, Hkv, Dv,
+    S'], S' being Skv rounded up to 16 bytes (TMA's stride rule; the map's
+    Skv leaves the padding unread), seen as [B, Skv, Hkv, Dv]. One read and
+    one write of V, and its memory once more."""
+    batch, keys, heads, depth = v.shape
     per_16 = 16 // runtime.ELEMENT_BYTES[_ELEMENTS[v.dtype]]
-    if v.dim() == 3:
-        keys, heads, depth = v.shape
-        padded = -(-keys // per_16) * per_16
-        storage = torch.empty((heads, depth, padded), dtype=v.dtype, device=v.device)
-        view = storage.as_strided((keys, heads, depth), (1, depth * padded, padded))
-    else:
-        batch, keys, heads, depth = v.shape
-        padded = -(-keys // per_16) * per_16
-        storage = torch.empty((batch, heads, depth, padded), dtype=v.dtype,
-                              device=v.device)
-        view = storage.as_strided((batch, keys, heads, depth),
-                                  (heads * depth * padded, 1, depth * padded, padded))
+    padded = -(-keys // per_16) * per_16
+    storage = torch.empty((batch, heads, depth, padded), dtype=v.dtype, device=v.device)
+    view = storage.as_strided((batch, keys, heads, depth),
+                              (heads * depth * padded, 1, depth * padded, padded))
     view.copy_(v)
     return view
 
@@ -273,9 +256,9 @@ def _value_of(kernel, v):
     return _key_major_copy(v) if kernel.key_major and not _key_major_in_place(v) else v
 
 
-def _descale_operands(kernel, q, k, descales, operands, batch):
+def _descale_operands(kernel, q, k, descales, operands):
     """Adds a descale kernel's q_descale, k_descale and v_descale to
-    `operands`: the checked ones given, ones [batch, Hkv] for the others
+    `operands`: the checked ones given, ones [B, Hkv] for the others
     (allocated per call: pass all three to avoid it). Returns the ones
     tensor (or None), which the caller keeps until the launch is enqueued."""
     if not kernel.descale:
@@ -285,7 +268,7 @@ def _descale_operands(kernel, q, k, descales, operands, batch):
     for name, t in zip(_DESCALE_NAMES, given):
         if t is None:
             if ones is None:
-                ones = torch.ones((batch, k.shape[-2]), dtype=torch.float32,
+                ones = torch.ones((q.shape[0], k.shape[-2]), dtype=torch.float32,
                                   device=q.device)
             t = ones
         operands[name] = _operand(t, "f32")
@@ -476,8 +459,7 @@ class _Plan:
                 descales = tuple(None if t is None else t.contiguous() if copy else t
                                  for t, copy in zip(descales, self.copy_descales))
                 copies.append(descales)
-            copies.append(_descale_operands(self.kernel, q, k, descales, operands,
-                                            _batch(q, tables)))
+            copies.append(_descale_operands(self.kernel, q, k, descales, operands))
         _launch(self.kernel, device, self.index, operands, self.scale, self.softcap)
         return output if lse is None else (output, lse)
 
@@ -587,7 +569,7 @@ def _make_plan(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, s
     _check(q, k, v, packed=varlen, paged=cache is not None and cache[1] is not None)
     checked_tables = _check_tables(q, *tables) if varlen else None
     checked_cache = _check_cache(q, k, *cache) if cache is not None else None
-    checked_descales = _check_descales(descales, q, k, _batch(q, tables))
+    checked_descales = _check_descales(descales, q, k)
     out_dtype = _check_out_dtype(out_dtype, q)
     sink_f32, scale, (left, right), softcap, kernel_dir = _options(
         q, k, v, sink, causal, scale, window, softcap, kernel_dir, checked_descales)
@@ -918,7 +900,7 @@ def _run(kernel, q, k, v, return_lse, fill=None, sink=None, scale=None,
             for name, table in zip(runtime.KV_TABLES, cache):
                 if table is not None:
                     operands[name] = _operand(table, "i32")
-        kept = _descale_operands(kernel, q, k, descales, operands, _batch(q, tables))
+        kept = _descale_operands(kernel, q, k, descales, operands)
         # Eager code, also under torch.compile (the op's kernel runs outside
         # the trace), so the stream is a real one.
         _launch(kernel, device, device.index, operands, scale, softcap)
@@ -963,8 +945,7 @@ def _check_tables(q, cu_seqlens_q, cu_seqlens_k, seqused_k):
 
 def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k=None, causal=False,
                      scale=None, return_lse=False, kernel_dir=None, window=(-1, -1),
-                     softcap=0.0, sink=None, q_descale=None, k_descale=None,
-                     v_descale=None, out_dtype=None):
+                     softcap=0.0, sink=None):
     """`attention` over packed sequences of variable lengths.
 
     q [Tq, Hq, D], k [Tk, Hkv, D] and v [Tk, Hkv, Dv]: sequence b is query rows
@@ -979,26 +960,19 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k=None, causal
     are not read on the host: offsets past the tensors are clamped to them
     by the kernel, never read or written out of bounds. FP8 inputs are a
     TypeError (a key-major V box's first key must be 16-byte aligned; a
-    packed sequence starts at any row); the FP8 arguments (descales
-    [B, Hkv] per sequence, out_dtype) are kept for the day they are not.
-    The other arguments, the kernel choice and the errors are
-    `attention`'s."""
-    descales = (q_descale, k_descale, v_descale)
+    packed sequence starts at any row). The other arguments, the kernel
+    choice and the errors are `attention`'s."""
     if not (_HAS_OP and torch.compiler.is_compiling()) and _nothing_intercepts():
         result = _eager(q, k, v, (cu_seqlens_q, cu_seqlens_k, seqused_k), causal, scale,
-                        return_lse, kernel_dir, window, softcap, sink, False,
-                        descales=descales, out_dtype=out_dtype)
+                        return_lse, kernel_dir, window, softcap, sink, False)
         if result is not None:
             return result
     _check(q, k, v, packed=True)
     tables = _check_tables(q, cu_seqlens_q, cu_seqlens_k, seqused_k)
-    descales = _check_descales(descales, q, k, _batch(q, tables))
-    out_dtype = _check_out_dtype(out_dtype, q)
     sink, scale, (left, right), softcap, kernel_dir = _options(
-        q, k, v, sink, causal, scale, window, softcap, kernel_dir, descales)
+        q, k, v, sink, causal, scale, window, softcap, kernel_dir)
     output, lse = _varlen_entry(q, k, v, *tables, sink, bool(causal), scale, left, right,
-                                softcap, bool(return_lse), kernel_dir,
-                                *_fp8_arguments(descales, out_dtype))
+                                softcap, bool(return_lse), kernel_dir)
     return (output, lse) if return_lse else output
 
 
@@ -1015,30 +989,21 @@ def _attention_varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                       seqused_k: Optional[torch.Tensor], sink: Optional[torch.Tensor],
                       causal: bool, scale: Optional[float], window_left: int,
                       window_right: int, softcap: float, return_lse: bool,
-                      kernel_dir: Optional[str], q_descale: Optional[torch.Tensor] = None,
-                      k_descale: Optional[torch.Tensor] = None,
-                      v_descale: Optional[torch.Tensor] = None,
-                      out_dtype: Optional[torch.dtype] = None
-                      ) -> Tuple[torch.Tensor, torch.Tensor]:
+                      kernel_dir: Optional[str]) -> Tuple[torch.Tensor, torch.Tensor]:
     """The kernel of `fa4::attention_varlen`: `_attention` for packed
     sequences (arguments checked by `attention_varlen`)."""
-    descales = (q_descale, k_descale, v_descale)
     return _choose_and_run(q, k, v, sink, causal, scale, window_left, window_right,
                            softcap, return_lse, kernel_dir,
-                           tables=(cu_seqlens_q, cu_seqlens_k, seqused_k),
-                           descales=None if all(t is None for t in descales) else descales,
-                           out_dtype=out_dtype)
+                           tables=(cu_seqlens_q, cu_seqlens_k, seqused_k))
 
 
 def _attention_varlen_fake(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, sink, causal,
                            scale, window_left, window_right, softcap, return_lse,
-                           kernel_dir, q_descale=None, k_descale=None, v_descale=None,
-                           out_dtype=None):
-    """What `fa4::attention_varlen` returns, for tracing: O like q (bf16
-    for FP8 inputs, or out_dtype), the LSE float32 [Hq, Tq] (or empty)."""
+                           kernel_dir):
+    """What `fa4::attention_varlen` returns, for tracing: O like q, the
+    LSE float32 [Hq, Tq] (or empty)."""
     total_q, heads_q, _ = q.shape
-    output = q.new_empty((total_q, heads_q, v.shape[2]),
-                         dtype=_output_dtype(q.dtype, out_dtype))
+    output = q.new_empty((total_q, heads_q, v.shape[2]))
     lse = q.new_empty((heads_q, total_q) if return_lse else (0,), dtype=torch.float32)
     return output, lse
 
