@@ -37,7 +37,8 @@ Sets:
   fp8  e4m3 Q/K/V (V key-major) with LSE, O bf16: head dims 64, 96, 128
          x causal or not x GQA 1 and 4, with descale factors; then without
          descale, O f16, GQA 7, softcap with sinks, a causal window, head
-         dim 80; (sm_100a) head dims 192 and 256
+         dim 80, packed sequences (causal GQA 8/2 at 128; a window with
+         seqused_k and O f16 at 64); (sm_100a) head dims 192 and 256
   fp8-bench  e4m3 with descale, head dims 64 and 128 (2048 / D heads),
          causal or not, without LSE
   fp8-families  e4m3 with descale and LSE over KV caches: 256-key pages
@@ -137,6 +138,13 @@ def configurations(name, arch):
         yield fp8(128, 4, 4, True, window=(255, 0))
         # Head dim 80: Q K^T reads 96 columns, TMA's zero fill past 80.
         yield fp8(80, 4, 4, True)
+        # Packed sequences (V copied per sequence from 16-aligned rows):
+        # causal GQA 8/2 at head dim 128; a window with seqused_k and O f16
+        # at head dim 64.
+        yield ("e4m3", 128, 8, 2, True, True, None, None, False, True, False, None, None,
+               True)
+        yield ("e4m3", 64, 4, 4, False, True, (100, 60), None, False, True, True, None, None,
+               True, "f16")
         if arch == "sm_100a":
             # Past sm_90a's FP8 head dims: S, P and O live in Tensor Memory.
             yield fp8(192, 4, 4, True)

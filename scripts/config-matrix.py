@@ -12,7 +12,8 @@ over full and causal (with LSE) x dtype x head dim x GQA ratio, then the
 score stages: a causal sliding window with LSE, softcap, and attention
 sinks (causal, with LSE), at both head dims for MHA and a GQA ratio that
 packs no heads (7); with --fp8-head-dims, full and causal FP8 rows (e4m3
-Q, K and key-major V with descale factors, O bf16) x GQA ratio.
+Q, K and key-major V with descale factors, O bf16) x GQA ratio, and causal
+FP8 packed sequences (varlen, with LSE) at GQA 1 and 8.
 
 usage: config-matrix.py --fa4-opt PATH --ptxas PATH [--work DIR]
                         [--arch sm_100a|sm_90a] [--head-dims 64,128]
@@ -44,7 +45,7 @@ KV_HEADS = 8
 
 
 # The masks and their attributes; the causal ones also write LSE.
-MASKS = {"full": "", "causal": "causal",
+MASKS = {"full": "", "causal": "causal", "varlen": "causal",
          "window": "causal, window = array<i64: 1000, 0>",
          "softcap": "softcap = 30.0 : f32",
          "sink": "causal"}
@@ -63,11 +64,16 @@ def module(dtype, head_dim, ratio, mask):
     # FP8 (e4m3): V key-major (unit-stride keys), O bf16, descale factors.
     fp8 = dtype == "e4m3"
     element = "f8E4M3FN" if fp8 else dtype
-    qt = f"memref<?x?x{hq}x{head_dim}x{element}>"
-    kt = f"memref<?x?x{hkv}x{head_dim}x{element}>"
-    vt = f"memref<?x?x{hkv}x{head_dim}x{element}, strided<[?, 1, ?, ?]>>" if fp8 else kt
-    ot = f"memref<?x?x{hq}x{head_dim}xbf16>" if fp8 else qt
-    lt = f"memref<?x{hq}x?xf32>"
+    # Packed sequences drop the batch dimension; a key-major V's keys are
+    # then its dimension 0.
+    varlen = mask == "varlen"
+    rows = "?" if varlen else "?x?"
+    qt = f"memref<{rows}x{hq}x{head_dim}x{element}>"
+    kt = f"memref<{rows}x{hkv}x{head_dim}x{element}>"
+    key_major = "strided<[1, ?, ?]>" if varlen else "strided<[?, 1, ?, ?]>"
+    vt = f"memref<{rows}x{hkv}x{head_dim}x{element}, {key_major}>" if fp8 else kt
+    ot = f"memref<{rows}x{hq}x{head_dim}xbf16>" if fp8 else qt
+    lt = f"memref<{hq}x?xf32>" if varlen else f"memref<?x{hq}x?xf32>"
     causal = MASKS[mask].startswith("causal")
     lse_arg = f", %lse: {lt}" if causal else ""
     lse = f" lse(%lse : {lt})" if causal else ""
@@ -78,6 +84,9 @@ def module(dtype, head_dim, ratio, mask):
         dt = f"memref<?x{hkv}xf32>"
         lse_arg += f", %qd: {dt}, %kd: {dt}, %vd: {dt}"
         lse += f" descale(%qd, %kd, %vd : {dt}, {dt}, {dt})"
+    if varlen:
+        lse_arg += ", %cq: memref<?xi32>, %ck: memref<?xi32>"
+        lse += " varlen(%cq, %ck : memref<?xi32>, memref<?xi32>)"
     attrs = f" {{{MASKS[mask]}}}" if MASKS[mask] else ""
     return (f"func.func @attention(%q: {qt}, %k: {kt}, %v: {vt}, %o: {ot}{lse_arg}) {{\n"
             f"  fa4.attention ins(%q, %k, %v : {qt}, {kt}, {vt}) outs(%o : {ot}){lse}{attrs}\n"
@@ -122,6 +131,8 @@ def main():
     configs += [("causal" if causal else "full", "e4m3", head_dim, ratio)
                 for causal, head_dim, ratio in itertools.product(
                     CAUSAL, fp8_dims, GQA_RATIOS)]
+    configs += [("varlen", "e4m3", head_dim, ratio)
+                for head_dim, ratio in itertools.product(fp8_dims, (1, 8))]
     pipeline = PIPELINE.replace("fa4-plan,", f"fa4-plan{{arch={args.arch}}},")
     for mask, dtype, head_dim, ratio in configs + stage_configs(stage_dims):
         name = f"{mask}_{dtype}_d{head_dim}_gqa{ratio}"

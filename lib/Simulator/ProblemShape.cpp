@@ -112,6 +112,15 @@ static LogicalResult resolveSequences(LaunchOp launch,
   shape.seqKv = rows(operands[1], totalKv, "keys");
   if (shape.seqQ < 0 || shape.seqKv < 0)
     return failure();
+  // FP8 reads V key-major, each sequence from a 16-aligned row
+  // (packedValueStart).
+  auto valueType = cast<MemRefType>(operands[2].getType());
+  if (isa<Float8E4M3FNType>(valueType.getElementType())) {
+    shape.valueRows =
+        rows(operands[2], totalKv + kPackedValueAlignment * count, "values");
+    if (shape.valueRows < 0)
+      return failure();
+  }
   for (unsigned i = 4; i < operands.size(); ++i) {
     StringRef name = launch.getOperandName(i);
     int64_t entries = name == "seqused_k" ? count : count + 1;
@@ -436,7 +445,7 @@ std::vector<GlobalTensor> sim::makeTensors(LaunchOp launch, const Shape &s,
       keys[i] = roundTo(format, keys[i] * (0.5f + 6.0f * j / period));
     }
   }
-  add("value", element, s.keyValue(s.headsKv, s.headDimV), true);
+  add("value", element, s.valueShape(), true);
   if (s.pageSize) {
     // The spare pages (after the batches') hold NaN keys and values.
     int64_t spares = s.pages - s.batch * s.maxPages;

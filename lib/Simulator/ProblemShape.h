@@ -32,6 +32,9 @@ struct Shape {
   /// rows, its query rows and the keys it attends (seqused_k applied).
   bool varlen = false, seqused = false;
   std::vector<int64_t> startQ, lengthQ, startKv, lengthKv;
+  /// Packed sequences with a key-major (FP8) V: V's rows (0 otherwise: V
+  /// has K's rows).
+  int64_t valueRows = 0;
   /// The tables the kernel reads (seqused_k empty without it).
   std::vector<int64_t> cuSeqlensQ, cuSeqlensKv, sequsedKv;
   /// A paged KV cache: keys per page, pages per batch (seqKv is their
@@ -64,6 +67,11 @@ struct Shape {
       return pageTable[b * maxPages + j / pageSize] * pageSize + j % pageSize;
     return varlen ? startKv[b] + j : b * seqKv + j;
   }
+  /// V's row of key `j` of sequence `b`: K's, but for packed sequences
+  /// with a key-major (FP8) V, which start at packedValueStart.
+  int64_t valueRow(int64_t b, int64_t j) const {
+    return valueRows ? packedValueStart(startKv[b], b) + j : keyRow(b, j);
+  }
   /// The element of LSE [B, Hq, Sq] or packed [Hq, Tq].
   int64_t lseIndex(int64_t b, int64_t h, int64_t i) const {
     return varlen ? h * seqQ + startQ[b] + i : (b * headsQ + h) * seqQ + i;
@@ -81,6 +89,10 @@ struct Shape {
     if (pageSize)
       return {pages, pageSize, heads, dim};
     return activation(seqKv, heads, dim);
+  }
+  SmallVector<int64_t, 4> valueShape() const {
+    return valueRows ? activation(valueRows, headsKv, headDimV)
+                     : keyValue(headsKv, headDimV);
   }
   /// The captured operands' shapes (dynamic sizes resolved) and the
   /// regions that read them; null regions where the launch has none.

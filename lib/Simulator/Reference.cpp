@@ -117,7 +117,7 @@ Reference sim::reference(const std::vector<GlobalTensor> &t, const Shape &s,
         double *bound = fp8 ? &ref.bound[row] : nullptr;
         for (int64_t j = first; j < keys; ++j) {
           const float *v =
-              &t[2].data[(s.keyRow(b, j) * s.headsKv + kvHead) * s.headDimV];
+              &t[2].data[(s.valueRow(b, j) * s.headsKv + kvHead) * s.headDimV];
           for (int64_t d = 0; d < s.headDimV; ++d)
             o[d] += scores[j] / sum * v[d] * valueDescale;
           if (!bound)

@@ -572,15 +572,6 @@ LogicalResult mlir::fa4::checkKernelLimits(AttentionOp op, PlanAttr plan) {
                 "its seq_kv dimension (keys contiguous, e.g. a [B, Hkv, Dv, "
                 "Skv] buffer viewed as [B, Skv, Hkv, Dv]), got "
              << op.getValue().getType();
-    // A key-major V box starts at its first key, TMA's innermost
-    // coordinate, which must be 16-byte aligned (an H100 faults with an
-    // illegal instruction otherwise); packed sequences start at any key.
-    if (op.isVarlen())
-      return op.emitOpError()
-             << "FP8 with packed sequences (varlen) is not supported: V is "
-                "read key-major, and a TMA box's first key (its innermost "
-                "coordinate) must be 16-byte aligned, which a sequence "
-                "starting at any packed row is not";
     if (op.isPaged() && op.getPageSize() < plan.getBlockN())
       return op.emitOpError() << fp8PagesRule() << ", got pages of "
                               << op.getPageSize() << " keys";

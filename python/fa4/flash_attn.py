@@ -36,8 +36,8 @@ cache (`k`, `v`), rotary embeddings (`rotary_cos`, `rotary_sin`),
   descales `q_descale`, `k_descale`, `v_descale` (float32 [B, Hkv]) for
   torch.float8_e4m3fn q, k, v, whose output is bfloat16 as flash-attn 3's
   (fa4.torch.attention's FP8; V is read key-major, copied so where it is
-  not); `flash_attn_varlen_func` refuses FP8 inputs
-  (fa4.torch.attention_varlen's TypeError).
+  not); `flash_attn_varlen_func` takes them too (descales one row per
+  sequence; V copied per call into the packed key-major layout).
 - `max_seqlen_q` and `max_seqlen_k` are checked and otherwise unused: the
   kernel's persistent schedule reads the lengths on the device.
 - `flash_attn_with_kvcache`'s `num_splits` is fa4's split-KV (0 chooses,
@@ -207,7 +207,8 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
                            dropout_p=0.0, softmax_scale=None, causal=False,
                            window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
                            deterministic=False, return_attn_probs=False, block_table=None,
-                           *, seqused_k=None, sink=None, kernel_dir=None):
+                           *, seqused_k=None, sink=None, kernel_dir=None, q_descale=None,
+                           k_descale=None, v_descale=None):
     """flash-attn 2's `flash_attn_varlen_func` on fa4 kernels: q [total_q,
     Hq, D], k [total_k, Hkv, D] and v [total_k, Hkv, Dv], sequence b being query rows
     cu_seqlens_q[b] to cu_seqlens_q[b + 1] and key rows cu_seqlens_k[b] to
@@ -231,7 +232,8 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
                                         seqused_k=seqused_k, causal=causal,
                                         scale=softmax_scale, return_lse=return_attn_probs,
                                         kernel_dir=kernel_dir, window=window,
-                                        softcap=softcap, sink=sink)
+                                        softcap=softcap, sink=sink, q_descale=q_descale,
+                                        k_descale=k_descale, v_descale=v_descale)
     if return_attn_probs:
         out, softmax_lse = result
         return out, softmax_lse, None

@@ -59,16 +59,11 @@ def _output_element(element, output_element):
     return output_element or "bf16"
 
 
-def _check_eight_bit(element, descale, varlen, page_size):
+def _check_eight_bit(element, descale, page_size):
     """Raises ValueError for FP8 options a problem cannot have: descale
-    without 8-bit inputs, 8-bit inputs over packed sequences or pages of
-    fewer than 128 keys (a key-major V block is one TMA box, within one
-    page, whose first key must be 16-byte aligned)."""
+    without 8-bit inputs, 8-bit inputs over pages of fewer than 128 keys
+    (a key-major V block is one TMA box, within one page)."""
     eight_bit = element in runtime.EIGHT_BIT_ELEMENTS
-    if eight_bit and varlen:
-        raise ValueError(f"{element} inputs read V key-major, and a TMA box's first key "
-                         "must be 16-byte aligned: packed sequences (varlen), which start "
-                         "at any key, are not supported")
     if eight_bit and page_size and page_size < runtime.FP8_MIN_PAGE_SIZE:
         least = runtime.FP8_MIN_PAGE_SIZE
         raise ValueError(f"{element} inputs read V key-major, a {least}-key block in one "
@@ -103,13 +98,14 @@ def module_text(name, element, head_dim, heads_q, heads_kv, causal, lse, window=
 
     FP8 (`element` 'e4m3'): Q, K, V f8E4M3FN, O `output_element` (bf16 by
     default, or f16), V key-major (`strided<[?, 1, ?, ?]>`: unit-stride
-    keys: the PV MMA reads an 8-bit B operand K-major), and with `descale`
-    the dequantization factors q/k/v_descale [B, Hkv] f32. Packed
-    sequences and pages of fewer than 128 keys raise ValueError."""
+    keys: the PV MMA reads an 8-bit B operand K-major; packed, `strided<[1,
+    ?, ?]>` with V's own rows, sequence b's from align16(cu_seqlens_k[b]) +
+    16 b), and with `descale` the dequantization factors q/k/v_descale [B,
+    Hkv] f32. Pages of fewer than 128 keys raise ValueError."""
     page_size = page_size or None
     _check_page_size(page_size, varlen)
     output_element = _output_element(element, output_element)
-    _check_eight_bit(element, descale, varlen, page_size)
+    _check_eight_bit(element, descale, page_size)
     eight_bit = element in runtime.EIGHT_BIT_ELEMENTS
 
     def tensor(heads, depth, rows="?", element=element, key_major=False):
@@ -123,7 +119,7 @@ def module_text(name, element, head_dim, heads_q, heads_kv, causal, lse, window=
     pages = page_size or "?"
     q, k = tensor(heads_q, head_dim), tensor(heads_kv, head_dim, pages)
     # FP8's V: [B, Skv, Hkv, Dv] with unit-stride Skv (memory [B, Hkv, Dv,
-    # Skv]); packed [T, Hkv, Dv] with unit-stride T.
+    # Skv]); packed [R, Hkv, Dv] with unit-stride R (its own rows).
     v = tensor(heads_kv, head_dim_v, pages, key_major=eight_bit)
     o = tensor(heads_q, head_dim_v, element=output_element)
     arguments = f"%q: {q}, %k: {k}, %v: {v}, %o: {o}"
@@ -251,7 +247,7 @@ class KernelCache:
         _check_page_size(page_size, varlen)
         dtype = runtime.canonical_element(str(dtype))
         output = _output_element(dtype, output_dtype)
-        _check_eight_bit(dtype, descale, varlen, page_size)
+        _check_eight_bit(dtype, descale, page_size)
         page_size = None if page_size is None else int(page_size)
         window = runtime.effective_window(window, causal)
         problem = dict(dtype=dtype, heads_q=int(heads_q), heads_kv=int(heads_kv),

@@ -77,6 +77,10 @@ ELEMENT_BYTES = {"bf16": 2, "f16": 2, "f32": 4, "e4m3": 1}
 #: 8-bit floating inputs (FP8): Q, K and V of such a kernel, whose output
 #: is 16-bit and which may take descale factors.
 EIGHT_BIT_ELEMENTS = ("e4m3",)
+#: Packed sequences with a key-major V (FP8): sequence b's keys are V's
+#: rows from align16(cu_seqlens_k[b]) + 16 b (so that every TMA box starts
+#: 16-byte aligned), and V has at least total_k + 16 B rows.
+PACKED_VALUE_ALIGNMENT = 16
 # An 8-bit V is read key-major, each KV block of 128 keys one TMA box (its
 # keys the box's innermost 128 bytes), which lies in one page: a paged
 # 8-bit cache has pages of at least this many keys.
@@ -1318,8 +1322,21 @@ class Kernel:
                                      f"{CAPTURE_ELEMENT_BYTES[element]}-byte aligned")
         q, k, v, o = (tuple(given[n].shape) for n in ("query", "key", "value", "output"))
         # V and O may have their own head dim (the kernel's shapes say which).
-        if k[:-1] != v[:-1]:
+        # A packed key-major V has rows of its own (PACKED_VALUE_ALIGNMENT).
+        padded_value = self.varlen and self.key_major
+        if k[1 if padded_value else 0:-1] != v[1 if padded_value else 0:-1]:
             raise ValueError(f"key shape {list(k)} and value shape {list(v)} differ")
+        if padded_value and "cu_seqlens_k" in given:
+            sequences = max(given["cu_seqlens_k"].shape[0] - 1, 0)
+            needed = k[0] + PACKED_VALUE_ALIGNMENT * sequences
+            if v[0] < needed:
+                raise ValueError(
+                    f"value: {v[0]} rows; packed sequences read a key-major V from row "
+                    f"align16(cu_seqlens_k[b]) + 16 b, so it needs at least total_k + 16 "
+                    f"sequences = {needed} rows")
+            if v[0] > 2 ** 31 - 1:
+                raise ValueError(f"value: {v[0]} rows are more than the kernel's 32-bit "
+                                 "key positions hold")
         if o != q[:-1] + v[-1:]:
             raise ValueError(f"output shape {list(o)} is not the query shape with the "
                              f"value head dim, {list(q[:-1] + v[-1:])}")

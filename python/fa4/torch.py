@@ -32,7 +32,7 @@ from fa4 import runtime
 
 __all__ = ["attention", "attention_varlen", "attention_with_kvcache", "arch_of",
            "fp8_tolerance", "jit_cache", "kernel_directory", "reference", "reference_kvcache",
-           "reference_varlen"]
+           "reference_varlen", "fp8_tolerance_varlen"]
 
 _ELEMENTS = {torch.bfloat16: "bf16", torch.float16: "f16"}
 # FP8 inputs (e4m3), where this PyTorch has the dtype: dense attention
@@ -90,11 +90,6 @@ def _check(q, k, v, packed=False, paged=False):
     if not q.dtype == k.dtype == v.dtype:
         raise TypeError(f"q, k and v must share a dtype, got {q.dtype}, {k.dtype}, "
                         f"{v.dtype}")
-    if packed and q.dtype in _EIGHT_BIT:
-        raise TypeError(f"q has dtype {q.dtype}: FP8 kernels read V key-major, and a TMA "
-                        "box's first key must be 16-byte aligned, which packed sequences "
-                        "starting at any row are not; FP8 takes dense batches and KV "
-                        "caches")
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not t.is_cuda:
             raise ValueError(f"{name} is on {t.device}; fa4 kernels take CUDA tensors")
@@ -175,18 +170,25 @@ def _check_scalars(scale, softcap):
 _DESCALE_NAMES = ("q_descale", "k_descale", "v_descale")
 
 
-def _check_descales(descales, q, k):
+def _batch(q, tables):
+    """The batch of a problem: q's (dense q [B, Sq, Hq, D]), or the
+    sequences of packed ones (`tables` their cu_seqlens_q, ...)."""
+    return q.shape[0] if tables is None else tables[0].shape[0] - 1
+
+
+def _check_descales(descales, q, k, batch=None):
     """FP8's dequantization factors (q_descale, k_descale, v_descale) as the
     kernel reads them: None when none is given, else a triple of float32
-    [B, Hkv] tensors on q's device, contiguous (copied where not), None
-    where not given (the launch reads ones there). Raises TypeError or
-    ValueError."""
+    [B, Hkv] tensors on q's device (B `batch`: q's batch, or the sequences
+    of packed ones), contiguous (copied where not), None where not given
+    (the launch reads ones there). Raises TypeError or ValueError."""
     if descales is None or all(t is None for t in descales):
         return None
     if q.dtype not in _EIGHT_BIT:
         raise ValueError(f"q_descale, k_descale and v_descale dequantize FP8 inputs; q is "
                          f"{q.dtype}")
-    batch, heads_kv = q.shape[0], k.shape[-2]
+    batch = q.shape[0] if batch is None else batch
+    heads_kv = k.shape[-2]
     checked = []
     for name, t in zip(_DESCALE_NAMES, descales):
         if t is None:
@@ -229,19 +231,60 @@ def _key_major_in_place(v):
     """Whether a key-major tensor map reads v [B, Skv, Hkv, Dv] (or pages
     [num_pages, page_size, Hkv, Dv]) as it is: Skv unit-stride (or 1), the
     other strides positive multiples of 16 bytes (TMA's rule; the runtime
-    checks the address)."""
+    checks the address). Packed sequences never are: their V is laid out
+    per sequence (`_key_major_copy`)."""
+    if v.dim() == 3:
+        return False
     stride, size = v.stride(), runtime.ELEMENT_BYTES[_ELEMENTS[v.dtype]]
     return ((stride[1] == 1 or v.shape[1] == 1)
             and all(stride[d] > 0 and stride[d] * size % 16 == 0 for d in (0, 2, 3)))
 
 
-def _key_major_copy(v):
-    """v [B, Skv, Hkv, Dv] (or pages) copied key-major: memory [B, Hkv, Dv,
-    S'], S' being Skv rounded up to 16 bytes (TMA's stride rule; the map's
-    Skv leaves the padding unread), seen as [B, Skv, Hkv, Dv]. One read and
-    one write of V, and its memory once more."""
-    batch, keys, heads, depth = v.shape
+def _packed_value_rows(keys, sequences):
+    """The rows of `_key_major_copy`'s packed V: every sequence's (at most
+    keys + 16 sequences, from 16-aligned starts) rounded up to 16, and one
+    more 16-row group whose last row takes the keys no sequence owns (as
+    zeros)."""
+    align = runtime.PACKED_VALUE_ALIGNMENT
+    return -(-(keys + align * sequences) // align) * align + align
+
+
+def _key_major_copy(v, cu_seqlens_k=None):
+    """v [B, Skv, Hkv, Dv] copied key-major: memory [B, Hkv, Dv, S'], S'
+    being Skv rounded up to 16 bytes (TMA's stride rule; the map's Skv
+    leaves the padding unread), seen as [B, Skv, Hkv, Dv] (pages likewise).
+    One read and one write of V, and its memory once more.
+
+    Packed v [Tk, Hkv, Dv] with its `cu_seqlens_k`: memory [Hkv, Dv, R]
+    seen as [R, Hkv, Dv], sequence b's keys from row align16(cu_seqlens_k[b])
+    + 16 b (the kernel's packed key-major layout: every TMA box starts
+    16-byte aligned), zeros elsewhere (read under masked keys), R a multiple
+    of 16 of at least Tk + 16 B. Computed on the device (the tables are not
+    read on the host); keys outside every sequence are not copied."""
     per_16 = 16 // runtime.ELEMENT_BYTES[_ELEMENTS[v.dtype]]
+    if v.dim() == 3:
+        keys, heads, depth = v.shape
+        sequences = cu_seqlens_k.shape[0] - 1
+        align, rows = runtime.PACKED_VALUE_ALIGNMENT, _packed_value_rows(keys, sequences)
+        # Moved as integers of the element's size: the copy needs no
+        # arithmetic, and FP8 has few torch kernels.
+        bits = torch.uint8 if per_16 == 16 else torch.int16
+        storage = torch.zeros((heads, depth, rows), dtype=bits, device=v.device)
+        view = storage.as_strided((rows, heads, depth), (1, depth * rows, rows))
+        if keys and sequences:
+            bounds = cu_seqlens_k.to(torch.int64)
+            token = torch.arange(keys, device=v.device)
+            sequence = torch.searchsorted(bounds, token, right=True) - 1
+            owned = (sequence >= 0) & (sequence < sequences)
+            sequence = sequence.clamp(0, sequences - 1)
+            start = bounds[sequence]
+            row = (start + align - 1) // align * align + align * sequence + (token - start)
+            row = torch.where(owned, row, rows - 1)
+            values = torch.where(owned[:, None, None], v.view(bits),
+                                 torch.zeros((), dtype=bits, device=v.device))
+            view.index_copy_(0, row, values)
+        return view.view(v.dtype)
+    batch, keys, heads, depth = v.shape
     padded = -(-keys // per_16) * per_16
     storage = torch.empty((batch, heads, depth, padded), dtype=v.dtype, device=v.device)
     view = storage.as_strided((batch, keys, heads, depth),
@@ -250,15 +293,18 @@ def _key_major_copy(v):
     return view
 
 
-def _value_of(kernel, v):
+def _value_of(kernel, v, tables=None):
     """V as `kernel` reads it: key-major (copied into that layout unless it
-    is in it) where its value map is, else v."""
-    return _key_major_copy(v) if kernel.key_major and not _key_major_in_place(v) else v
+    is in it; packed sequences always, from `tables`' cu_seqlens_k) where
+    its value map is, else v."""
+    if not kernel.key_major or _key_major_in_place(v):
+        return v
+    return _key_major_copy(v, None if tables is None else tables[1])
 
 
-def _descale_operands(kernel, q, k, descales, operands):
+def _descale_operands(kernel, q, k, descales, operands, batch):
     """Adds a descale kernel's q_descale, k_descale and v_descale to
-    `operands`: the checked ones given, ones [B, Hkv] for the others
+    `operands`: the checked ones given, ones [batch, Hkv] for the others
     (allocated per call: pass all three to avoid it). Returns the ones
     tensor (or None), which the caller keeps until the launch is enqueued."""
     if not kernel.descale:
@@ -268,7 +314,7 @@ def _descale_operands(kernel, q, k, descales, operands):
     for name, t in zip(_DESCALE_NAMES, given):
         if t is None:
             if ones is None:
-                ones = torch.ones((q.shape[0], k.shape[-2]), dtype=torch.float32,
+                ones = torch.ones((batch, k.shape[-2]), dtype=torch.float32,
                                   device=q.device)
             t = ones
         operands[name] = _operand(t, "f32")
@@ -422,7 +468,7 @@ class _Plan:
         # allocation filled before the kernel reads them.
         copies = []
         if self.copy_value:
-            v = _key_major_copy(v)
+            v = _key_major_copy(v, None if tables is None else tables[1])
             copies.append(v)
             shape_v, stride_v = v.shape, v.stride()
         operands = {"query": (q.data_ptr(), shape_q, element, stride_q),
@@ -459,7 +505,8 @@ class _Plan:
                 descales = tuple(None if t is None else t.contiguous() if copy else t
                                  for t, copy in zip(descales, self.copy_descales))
                 copies.append(descales)
-            copies.append(_descale_operands(self.kernel, q, k, descales, operands))
+            copies.append(_descale_operands(self.kernel, q, k, descales, operands,
+                                            _batch(q, tables)))
         _launch(self.kernel, device, self.index, operands, self.scale, self.softcap)
         return output if lse is None else (output, lse)
 
@@ -569,7 +616,7 @@ def _make_plan(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, s
     _check(q, k, v, packed=varlen, paged=cache is not None and cache[1] is not None)
     checked_tables = _check_tables(q, *tables) if varlen else None
     checked_cache = _check_cache(q, k, *cache) if cache is not None else None
-    checked_descales = _check_descales(descales, q, k)
+    checked_descales = _check_descales(descales, q, k, _batch(q, tables))
     out_dtype = _check_out_dtype(out_dtype, q)
     sink_f32, scale, (left, right), softcap, kernel_dir = _options(
         q, k, v, sink, causal, scale, window, softcap, kernel_dir, checked_descales)
@@ -885,7 +932,7 @@ def _run(kernel, q, k, v, return_lse, fill=None, sink=None, scale=None,
         if not keys:
             raise ValueError("k and v have no keys (Skv = 0)")
         # Kept (as the ones below) until the launch is enqueued: see _Plan.run.
-        v = _value_of(kernel, v)
+        v = _value_of(kernel, v, tables)
         operands = {"query": _operand(q, element), "key": _operand(k, element),
                     "value": _operand(v, element), "output": _operand(output, output_element)}
         if lse is not None:
@@ -900,7 +947,7 @@ def _run(kernel, q, k, v, return_lse, fill=None, sink=None, scale=None,
             for name, table in zip(runtime.KV_TABLES, cache):
                 if table is not None:
                     operands[name] = _operand(table, "i32")
-        kept = _descale_operands(kernel, q, k, descales, operands)
+        kept = _descale_operands(kernel, q, k, descales, operands, _batch(q, tables))
         # Eager code, also under torch.compile (the op's kernel runs outside
         # the trace), so the stream is a real one.
         _launch(kernel, device, device.index, operands, scale, softcap)
@@ -945,7 +992,8 @@ def _check_tables(q, cu_seqlens_q, cu_seqlens_k, seqused_k):
 
 def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k=None, causal=False,
                      scale=None, return_lse=False, kernel_dir=None, window=(-1, -1),
-                     softcap=0.0, sink=None):
+                     softcap=0.0, sink=None, q_descale=None, k_descale=None,
+                     v_descale=None, out_dtype=None):
     """`attention` over packed sequences of variable lengths.
 
     q [Tq, Hq, D], k [Tk, Hkv, D] and v [Tk, Hkv, Dv]: sequence b is query rows
@@ -958,21 +1006,27 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k=None, causal
     the LSE [Hq, Tq] float32 (flash-attn's varlen layout). Rows no sequence
     owns are left as they are in the (uninitialized) results. The tables
     are not read on the host: offsets past the tensors are clamped to them
-    by the kernel, never read or written out of bounds. FP8 inputs are a
-    TypeError (a key-major V box's first key must be 16-byte aligned; a
-    packed sequence starts at any row). The other arguments, the kernel
+    by the kernel, never read or written out of bounds. FP8 inputs take
+    descales [B, Hkv], one row per sequence, and out_dtype; V is copied on
+    every call into the kernel's packed key-major layout (`_key_major_copy`:
+    each sequence from a 16-aligned row). The other arguments, the kernel
     choice and the errors are `attention`'s."""
+    descales = (q_descale, k_descale, v_descale)
     if not (_HAS_OP and torch.compiler.is_compiling()) and _nothing_intercepts():
         result = _eager(q, k, v, (cu_seqlens_q, cu_seqlens_k, seqused_k), causal, scale,
-                        return_lse, kernel_dir, window, softcap, sink, False)
+                        return_lse, kernel_dir, window, softcap, sink, False,
+                        descales=descales, out_dtype=out_dtype)
         if result is not None:
             return result
     _check(q, k, v, packed=True)
     tables = _check_tables(q, cu_seqlens_q, cu_seqlens_k, seqused_k)
+    descales = _check_descales(descales, q, k, _batch(q, tables))
+    out_dtype = _check_out_dtype(out_dtype, q)
     sink, scale, (left, right), softcap, kernel_dir = _options(
-        q, k, v, sink, causal, scale, window, softcap, kernel_dir)
+        q, k, v, sink, causal, scale, window, softcap, kernel_dir, descales)
     output, lse = _varlen_entry(q, k, v, *tables, sink, bool(causal), scale, left, right,
-                                softcap, bool(return_lse), kernel_dir)
+                                softcap, bool(return_lse), kernel_dir,
+                                *_fp8_arguments(descales, out_dtype))
     return (output, lse) if return_lse else output
 
 
@@ -989,21 +1043,30 @@ def _attention_varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                       seqused_k: Optional[torch.Tensor], sink: Optional[torch.Tensor],
                       causal: bool, scale: Optional[float], window_left: int,
                       window_right: int, softcap: float, return_lse: bool,
-                      kernel_dir: Optional[str]) -> Tuple[torch.Tensor, torch.Tensor]:
+                      kernel_dir: Optional[str], q_descale: Optional[torch.Tensor] = None,
+                      k_descale: Optional[torch.Tensor] = None,
+                      v_descale: Optional[torch.Tensor] = None,
+                      out_dtype: Optional[torch.dtype] = None
+                      ) -> Tuple[torch.Tensor, torch.Tensor]:
     """The kernel of `fa4::attention_varlen`: `_attention` for packed
     sequences (arguments checked by `attention_varlen`)."""
+    descales = (q_descale, k_descale, v_descale)
     return _choose_and_run(q, k, v, sink, causal, scale, window_left, window_right,
                            softcap, return_lse, kernel_dir,
-                           tables=(cu_seqlens_q, cu_seqlens_k, seqused_k))
+                           tables=(cu_seqlens_q, cu_seqlens_k, seqused_k),
+                           descales=None if all(t is None for t in descales) else descales,
+                           out_dtype=out_dtype)
 
 
 def _attention_varlen_fake(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, sink, causal,
                            scale, window_left, window_right, softcap, return_lse,
-                           kernel_dir):
-    """What `fa4::attention_varlen` returns, for tracing: O like q, the
-    LSE float32 [Hq, Tq] (or empty)."""
+                           kernel_dir, q_descale=None, k_descale=None, v_descale=None,
+                           out_dtype=None):
+    """What `fa4::attention_varlen` returns, for tracing: O like q (bf16
+    for FP8 inputs, or out_dtype), the LSE float32 [Hq, Tq] (or empty)."""
     total_q, heads_q, _ = q.shape
-    output = q.new_empty((total_q, heads_q, v.shape[2]))
+    output = q.new_empty((total_q, heads_q, v.shape[2]),
+                         dtype=_output_dtype(q.dtype, out_dtype))
     lse = q.new_empty((heads_q, total_q) if return_lse else (0,), dtype=torch.float32)
     return output, lse
 
@@ -1348,15 +1411,16 @@ def fp8_tolerance(q, k, v, causal=False, scale=None, window=(-1, -1), softcap=0.
     return bound.transpose(1, 2), lse_bound
 
 
-def reference_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k=None, causal=False,
-                     scale=None, dtype=torch.float32, window=(-1, -1), softcap=0.0,
-                     sink=None):
-    """`reference` per sequence of packed q [Tq, Hq, D], k and v [Tk, Hkv,
-    D] (the tables read on the host): O [Tq, Hq, D] and LSE [Hq, Tq] in
-    `dtype`, NaN in the rows no sequence owns."""
+def _per_sequence(compute, q, v, cu_seqlens_q, cu_seqlens_k, seqused_k, dtype, descales):
+    """Runs `compute(q_b, k_rows, v_rows, descales_b)` (dense [1, ...]
+    slices; k_rows a slice of key rows) for each sequence of packed q and
+    assembles its (O-like [1, Sq, Hq, Dv], LSE-like [1, Hq, Sq]) results
+    into [Tq, Hq, Dv] and [Hq, Tq] in `dtype`, NaN in the rows no sequence
+    owns (the tables read on the host)."""
     starts_q, starts_k = cu_seqlens_q.tolist(), cu_seqlens_k.tolist()
     used = seqused_k.tolist() if seqused_k is not None else None
-    output = torch.full(q.shape, float("nan"), dtype=dtype, device=q.device)
+    output = torch.full((*q.shape[:-1], v.shape[-1]), float("nan"), dtype=dtype,
+                        device=q.device)
     lse = torch.full((q.shape[1], q.shape[0]), float("nan"), dtype=dtype, device=q.device)
     for b in range(len(starts_q) - 1):
         q0, q1 = starts_q[b], starts_q[b + 1]
@@ -1365,11 +1429,39 @@ def reference_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k=None, causal
             k1 = k0 + used[b]
         if q1 <= q0:
             continue
-        o, l = reference(q[None, q0:q1], k[None, k0:k1], v[None, k0:k1], causal, scale,
-                         dtype, window, softcap, sink)
+        per_batch = tuple(None if t is None else t[b:b + 1] for t in descales)
+        o, l = compute(q[None, q0:q1], slice(k0, k1), per_batch)
         output[q0:q1] = o[0]
         lse[:, q0:q1] = l[0]
     return output, lse
+
+
+def reference_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k=None, causal=False,
+                     scale=None, dtype=torch.float32, window=(-1, -1), softcap=0.0,
+                     sink=None, q_descale=None, k_descale=None, v_descale=None):
+    """`reference` per sequence of packed q [Tq, Hq, D], k and v [Tk, Hkv,
+    D] (the tables read on the host; the descales [B, Hkv] per sequence):
+    O [Tq, Hq, D] and LSE [Hq, Tq] in `dtype`, NaN in the rows no sequence
+    owns."""
+    def compute(q_b, keys, descales):
+        return reference(q_b, k[None, keys], v[None, keys], causal, scale, dtype, window,
+                         softcap, sink, *descales)
+    return _per_sequence(compute, q, v, cu_seqlens_q, cu_seqlens_k, seqused_k, dtype,
+                         (q_descale, k_descale, v_descale))
+
+
+def fp8_tolerance_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k=None, causal=False,
+                         scale=None, window=(-1, -1), softcap=0.0, sink=None,
+                         q_descale=None, k_descale=None, v_descale=None,
+                         out_dtype=torch.bfloat16):
+    """`fp8_tolerance` per sequence of packed FP8 q, k, v (as
+    `reference_varlen` takes them): the bounds (O [Tq, Hq, Dv], LSE [Hq,
+    Tq]) float64, NaN in the rows no sequence owns."""
+    def compute(q_b, keys, descales):
+        return fp8_tolerance(q_b, k[None, keys], v[None, keys], causal, scale, window,
+                             softcap, sink, *descales, out_dtype=out_dtype)
+    return _per_sequence(compute, q, v, cu_seqlens_q, cu_seqlens_k, seqused_k,
+                         torch.float64, (q_descale, k_descale, v_descale))
 
 
 def reference_kvcache(q, k_cache, v_cache, cache_seqlens=None, page_table=None, causal=False,
@@ -1513,13 +1605,15 @@ def _check_kernels(path, shapes, batch, repeat):
                       else (lambda shape: torch.randn(shape, dtype=dtype, device=device)))
             q, k = random(shape_q), random(shape_kv)
             v = random((*shape_kv[:-1], kernel.head_dim_v))
-            if kernel.key_major:
+            if kernel.key_major and tables is None:
                 # Laid out as the kernel reads it, so that the timing is the
-                # kernel's alone (another V is copied per call).
+                # kernel's alone (another V is copied per call, as packed
+                # sequences' always is).
                 v = _key_major_copy(v)
             _check(q, k, v, packed=kernel.varlen)
             sink = _test_sinks(heads_q, seq_kv, device) if kernel.sink else None
-            descales = (tuple(torch.rand((batch, heads_kv), device=device) * 1.5 + 0.5
+            rows = batch if tables is None else tables[0].shape[0] - 1
+            descales = (tuple(torch.rand((rows, heads_kv), device=device) * 1.5 + 0.5
                               for _ in range(3)) if kernel.descale else None)
             # NaN-poisoned: every row a sequence owns must be written.
             result = _run(kernel, q, k, v, kernel.lse, fill=float("nan"), sink=sink,
@@ -1530,11 +1624,18 @@ def _check_kernels(path, shapes, batch, repeat):
             if descales is not None:
                 options.update(zip(_DESCALE_NAMES, descales))
             if tables is not None:
-                want_o, want_lse = reference_varlen(q, k, v, *tables, kernel.causal,
-                                                    kernel.scale, **options)
+                want_o, want_lse = reference_varlen(
+                    q, k, v, *tables, kernel.causal, kernel.scale,
+                    dtype=torch.float64 if eight_bit else torch.float32, **options)
+                if eight_bit:
+                    bounds = fp8_tolerance_varlen(
+                        q, k, v, *tables, kernel.causal, kernel.scale,
+                        out_dtype=_DTYPES[kernel.output_element], **options)
                 # Rows no sequence owns: unwritten, so NaN in both.
                 owned = ~torch.isnan(want_lse[0])
                 output, want_o = output[owned], want_o[owned]
+                if eight_bit:
+                    bounds = (bounds[0][owned], bounds[1][:, owned])
                 if lse is not None:
                     lse, want_lse = lse[:, owned], want_lse[:, owned]
             elif eight_bit:

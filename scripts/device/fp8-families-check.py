@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks the FP8 (e4m3) kernels of DIR that read a KV cache (paged or
-dense, split or not) on this GPU against float64, within the project's FP8
-tolerance (fa4.torch.fp8_tolerance), batch by batch.
+dense, split or not) or packed sequences on this GPU against float64,
+within the project's FP8 tolerance (fa4.torch.fp8_tolerance), batch by
+batch (sequence by sequence).
 
 Inputs are random e4m3 (standard normal, rounded), V key-major as the
 kernels read it (pages over [pages, Hkv, Dv, P]), descales random in
@@ -14,6 +15,14 @@ of its rows is within the bound (elementwise) and finite where the
 reference is. Each kernel also runs once through
 fa4.torch.attention_with_kvcache (its num_splits) and must agree with the
 direct launch bit for bit.
+
+Packed sequences take query lengths 1, 130, 0, 77, 200, 3 over key lengths
+5, 300, 17, 0, 333, 1 (starts that are not multiples of 16; seqused_k, where
+the kernel takes it, 5, 250, 17, 0, 333, 1), and five more K and V rows
+after the last sequence that hold NaN (owned by none: never read as keys);
+V in the token layout [Tk, Hkv, Dv], which fa4.torch copies per sequence
+into the kernel's layout. The public fa4.torch.attention_varlen must agree
+with the direct launch bit for bit.
 
 usage: PYTHONPATH=python fp8-families-check.py DIR
 """
@@ -57,7 +66,7 @@ def reference_and_bound(kernel, q, k, v, d):
         q_descale=d[0], k_descale=d[1], v_descale=d[2])
     bound_o, bound_lse = fa4_torch.fp8_tolerance(
         q, k, v, causal=kernel.causal, window=kernel.window, q_descale=d[0],
-        k_descale=d[1], v_descale=d[2])
+        k_descale=d[1], v_descale=d[2], out_dtype=runtime_dtype(kernel))
     return ref_o, ref_lse, bound_o, bound_lse
 
 
@@ -116,6 +125,56 @@ def check_cache(kernel, g):
     return results
 
 
+def check_varlen(kernel, g):
+    hq, hkv, dim, dim_v = kernel.heads_q, kernel.heads_kv, kernel.head_dim, kernel.head_dim_v
+    lengths_q = [1, 130, 0, 77, 200, 3]
+    lengths_k = [5, 300, 17, 0, 333, 1]
+    used_k = [5, 250, 17, 0, 333, 1] if kernel.seqused_k else lengths_k
+    def bounds(lengths):
+        return torch.tensor([0] + lengths, device="cuda").cumsum(0).to(torch.int32)
+    cu_q, cu_k = bounds(lengths_q), bounds(lengths_k)
+    tail = 5
+    q = e4m3(sum(lengths_q), hq, dim)
+    k, v = e4m3(sum(lengths_k) + tail, hkv, dim), e4m3(sum(lengths_k) + tail, hkv, dim_v)
+    nan = torch.full((tail, hkv, dim), float("nan"), device="cuda").to(FP8)
+    k[-tail:], v[-tail:] = nan, nan[..., :dim_v]
+    d = descales(len(lengths_q), hkv, g)
+    used = (torch.tensor(used_k, dtype=torch.int32, device="cuda") if kernel.seqused_k
+            else None)
+    tables = (cu_q, cu_k, used)
+    out, lse = fa4_torch._run(kernel, q, k, v, True, fill=float("nan"), tables=tables,
+                              descales=d)
+    results = []
+    for b, (sq, n) in enumerate(zip(lengths_q, used_k)):
+        if sq == 0:
+            continue
+        q0, k0 = int(cu_q[b]), int(cu_k[b])
+        rows = slice(q0, q0 + sq)
+        db = [t[b:b + 1] for t in d]
+        if n == 0:
+            ok = bool((out[rows] == 0).all()) and bool(torch.isinf(lse[:, rows]).all())
+            results.append((f"sequence {b} no keys", 0.0 if ok else float("inf"), 0.0))
+            continue
+        ref_o, ref_lse, bound_o, bound_lse = reference_and_bound(
+            kernel, q[None, rows], k[None, k0:k0 + n], v[None, k0:k0 + n], db)
+        results.append((f"sequence {b} Sq={sq} Skv={n}",
+                        worst_share(out[None, rows], ref_o, bound_o),
+                        worst_share(lse[None, :, rows], ref_lse, bound_lse)))
+    public = fa4_torch.attention_varlen(
+        q, k, v, cu_q, cu_k, seqused_k=used, causal=kernel.causal, window=kernel.window,
+        return_lse=True, kernel_dir=ARGS.dir, q_descale=d[0], k_descale=d[1],
+        v_descale=d[2], out_dtype=runtime_dtype(kernel))
+    owned = slice(0, sum(lengths_q))
+    same = (torch.equal(public[0][owned].view(torch.int16), out[owned].view(torch.int16))
+            and torch.equal(public[1][:, owned], lse[:, owned]))
+    results.append(("attention_varlen agrees", 0.0 if same else float("inf"), 0.0))
+    return results
+
+
+def runtime_dtype(kernel):
+    return torch.float16 if kernel.output_element == "f16" else torch.bfloat16
+
+
 def main():
     global ARGS
     parser = argparse.ArgumentParser()
@@ -125,9 +184,9 @@ def main():
     torch.manual_seed(0)
     failures = total = 0
     for kernel in runtime.KernelDirectory(ARGS.dir):
-        if kernel.element != "e4m3" or not kernel.kvcache:
+        if kernel.element != "e4m3" or not (kernel.kvcache or kernel.varlen):
             continue
-        results = check_cache(kernel, g)
+        results = check_varlen(kernel, g) if kernel.varlen else check_cache(kernel, g)
         bad = [r for r in results if r[1] > 1.0 or r[2] > 1.0]
         total += 1
         failures += bool(bad)

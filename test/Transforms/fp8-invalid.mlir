@@ -21,16 +21,6 @@ func.func @unaligned(%q: memref<2x128x8x64xf8E4M3FN>, %k: memref<2x256x2x64xf8E4
 
 // -----
 
-// Packed sequences start at any key: a key-major V box's first key (TMA's
-// innermost coordinate) would not be 16-byte aligned.
-func.func @varlen(%q: memref<?x8x64xf8E4M3FN>, %k: memref<?x2x64xf8E4M3FN>, %v: memref<?x2x64xf8E4M3FN, strided<[1, ?, ?]>>, %o: memref<?x8x64xbf16>, %cu: memref<?xi32>) {
-  // expected-error @+1 {{FP8 with packed sequences (varlen) is not supported: V is read key-major, and a TMA box's first key (its innermost coordinate) must be 16-byte aligned, which a sequence starting at any packed row is not}}
-  fa4.attention ins(%q, %k, %v : memref<?x8x64xf8E4M3FN>, memref<?x2x64xf8E4M3FN>, memref<?x2x64xf8E4M3FN, strided<[1, ?, ?]>>) outs(%o : memref<?x8x64xbf16>) varlen(%cu, %cu : memref<?xi32>, memref<?xi32>)
-  return
-}
-
-// -----
-
 // A paged cache's pages hold whole 128-key blocks: a key-major V block is
 // one TMA box.
 func.func @small_pages(%q: memref<?x1x8x128xf8E4M3FN>, %k: memref<?x64x2x128xf8E4M3FN>, %v: memref<?x64x2x128xf8E4M3FN, strided<[?, 1, ?, ?]>>, %o: memref<?x1x8x128xbf16>, %t: memref<?x?xi32>) {
@@ -48,11 +38,10 @@ func.func @wide(%q: memref<?x?x8x256xf8E4M3FN>, %k: memref<?x?x8x256xf8E4M3FN>, 
   return
 }
 
-// sm_100a refuses the first four alike. Its head dims are the 16-bit
+// sm_100a refuses the first three alike. Its head dims are the 16-bit
 // kernel's (S, P and O live in Tensor Memory): @wide plans there
 // (fp8-sm100a.mlir).
 // SM100: error: 'fa4.attention' op FP8 reads V K-major (the PV MMA takes 8-bit B operands K-major only)
 // SM100: error: 'fa4.attention' op value stride 257 of dimension 3 (head_dim_v) is 257 bytes
-// SM100: error: 'fa4.attention' op FP8 with packed sequences (varlen) is not supported
 // SM100: error: 'fa4.attention' op FP8 reads V key-major, a 128-key block in one TMA box: a paged KV cache needs pages of at least 128 keys, got pages of 64 keys
 // SM100-NOT: error: 'fa4.attention' op

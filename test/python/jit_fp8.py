@@ -31,6 +31,11 @@ print(jit.module_text("c", "e4m3", 128, 8, 2, True, False, page_size=256,
                       seqused_k=True).splitlines()[1])
 # CHECK:   fa4.attention ins(%q, %k, %v : memref<?x?x8x128xf8E4M3FN>, memref<?x256x2x128xf8E4M3FN>, memref<?x256x2x128xf8E4M3FN, strided<[?, 1, ?, ?]>>) outs(%o : memref<?x?x8x128xbf16>) seqused_k(%used_k : memref<?xi32>) paged(%page_table : memref<?x?xi32>) {causal}
 
+# Packed sequences: V key-major with rows of its own (`strided<[1, ?, ?]>`).
+print(jit.module_text("p", "e4m3", 128, 8, 2, True, False, varlen=True,
+                      descale=True).splitlines()[1])
+# CHECK:   fa4.attention ins(%q, %k, %v : memref<?x8x128xf8E4M3FN>, memref<?x2x128xf8E4M3FN>, memref<?x2x128xf8E4M3FN, strided<[1, ?, ?]>>) outs(%o : memref<?x8x128xbf16>) descale(%q_descale, %k_descale, %v_descale : memref<?x2xf32>, memref<?x2xf32>, memref<?x2xf32>) varlen(%cu_q, %cu_k : memref<?xi32>, memref<?xi32>) {causal}
+
 # 16-bit problems are as they were: no strided V, no descale.
 print(jit.module_text("b", "bf16", 128, 32, 8, True, True).splitlines()[1])
 # CHECK: fa4.attention ins(%q, %k, %v : memref<?x?x32x128xbf16>, memref<?x?x8x128xbf16>, memref<?x?x8x128xbf16>) outs(%o : memref<?x?x32x128xbf16>) lse(%lse : memref<?x32x?xf32>) {causal}
@@ -50,7 +55,6 @@ for args, kwargs in [(("e4m3", 128, 32, 8, True, True), dict(descale=True)),
 # the compiler (or its library) is reached.
 cache = jit.KernelCache("/nonexistent/fa4-cache", library="/nonexistent/libFA4CAPI.so")
 for label, call in [
-        ("varlen", lambda: jit.module_text("x", "e4m3", 128, 4, 4, False, False, varlen=True)),
         ("small pages", lambda: jit.module_text("x", "e4m3", 128, 4, 4, False, False,
                                                 page_size=64)),
         ("small pages cached", lambda: cache.kernel("e4m3", 4, 4, 128, page_size=16,
@@ -64,7 +68,6 @@ for label, call in [
         print(f"{label}: accepted")
     except ValueError as err:
         print(f"{label}: {err}")
-# CHECK-NEXT: varlen: e4m3 inputs read V key-major, and a TMA box's first key must be 16-byte aligned: packed sequences (varlen), which start at any key, are not supported
 # CHECK-NEXT: small pages: e4m3 inputs read V key-major, a 128-key block in one TMA box: pages must hold at least 128 keys, got 64
 # CHECK-NEXT: small pages cached: e4m3 inputs read V key-major, a 128-key block in one TMA box: pages must hold at least 128 keys, got 16
 # CHECK-NEXT: descale of bf16: descale dequantizes 8-bit inputs, not bf16

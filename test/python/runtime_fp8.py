@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent / "Inputs"))
-from torch_standin import FakeCuda  # noqa: E402  (the fake libcuda; torch is not installed)
+from torch_standin import FakeCuda, write_kernel  # noqa: E402  (the fake libcuda; torch is not installed)
 
 from fa4 import runtime  # noqa: E402
 from manifests import dense_params, print_refusals  # noqa: E402
@@ -273,4 +273,43 @@ for name, address in (("query", 0x10000000), ("value", 0x30000000), ("output", 0
 # CHECK-NEXT: query map: data type 0 dims [128, 32, 1000, 2] strides [128, 4096, 4096000] box [128, 2, 32, 1]
 # CHECK-NEXT: value map: data type 0 dims [1024, 8, 128, 2] strides [131072, 1024, 1048576] box [128, 1, 128, 1]
 # CHECK-NEXT: output map: data type 9 dims [128, 32, 1000, 2] strides [256, 8192, 8192000] box [64, 2, 32, 1]
+
+# Packed sequences: V key-major with rows of its own, sequence b's from
+# align16(cu_seqlens_k[b]) + 16 b, so at least Tk + 16 B of them (3
+# sequences: 1000 + 48); the descales one row per sequence.
+write_kernel(TMP, "e4m3_varlen", "e4m3", 32, 8, True, True, head_dim=128, varlen=True,
+             descale=True, arch="sm_90a")
+packed = next(k for k in runtime.KernelDirectory(TMP) if k.name == "e4m3_varlen")
+TQ, TK, SEQUENCES = 700, 1000, 3
+rows = TK + 16 * SEQUENCES
+
+
+def packed_operands(value_rows, descale_rows=SEQUENCES):
+    pitch = -(-value_rows // 16) * 16   # TMA strides: multiples of 16 bytes
+    return {"query": (0x10000000, (TQ, HQ, D), "e4m3"),
+            "key": (0x20000000, (TK, HKV, D), "e4m3"),
+            "value": (0x30000000, (value_rows, HKV, D), "e4m3", (1, D * pitch, pitch)),
+            "output": (0x40000000, (TQ, HQ, D), "bf16"),
+            "lse": (0x50000000, (HQ, TQ), "f32"),
+            **{name: (0x60000000 + 0x100 * i, (descale_rows, HKV), "f32")
+               for i, name in enumerate(runtime.DESCALES)},
+            "cu_seqlens_q": (0x70000000, (SEQUENCES + 1,), "i32"),
+            "cu_seqlens_k": (0x70000100, (SEQUENCES + 1,), "i32")}
+
+
+print("packed V:", packed.arguments(packed_operands(rows))[2].value.describe())
+# CHECK-NEXT: packed V: dims [1048, 8, 128, 1], strides [135168, 1056, 1056] B, box [128, 1, 128, 1], address 0x30000000
+for label, given in [("V rows", packed_operands(rows - 1)),
+                     ("V heads", dict(packed_operands(rows),
+                                      value=(0x30000000, (rows, 4, D), "e4m3",
+                                             (1, D * 1056, 1056)))),
+                     ("descale batch", packed_operands(rows, descale_rows=2))]:
+    try:
+        packed.arguments(given)
+        print(f"{label}: accepted")
+    except ValueError as err:
+        print(f"{label}: {err}")
+# CHECK-NEXT: V rows: value: 1047 rows; packed sequences read a key-major V from row align16(cu_seqlens_k[b]) + 16 b, so it needs at least total_k + 16 sequences = 1048 rows
+# CHECK-NEXT: V heads: value: dimension 1 (heads) is 4, kernel e4m3_varlen takes 8
+# CHECK-NEXT: descale batch: q_descale: shape [2, 8], expected [batch, heads_kv] = [3, 8] (batch: the sequences)
 runtime.set_driver(None)

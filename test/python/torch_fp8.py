@@ -40,7 +40,8 @@ for name, *args, options in [
         ("fp8_plain", "e4m3", 4, 2, False, False, {}),
         ("plain_bf16", "bf16", 4, 2, False, False, {}),
         ("fp8_paged_descale", "e4m3", 4, 2, True, False,
-         {"descale": True, "seqused_k": True, "page_size": 256})]:
+         {"descale": True, "seqused_k": True, "page_size": 256}),
+        ("fp8_varlen_descale", "e4m3", 4, 2, True, True, {"descale": True, "varlen": True})]:
     torch_standin.write_kernel(TMP, name, *args, arch="sm_90a", **options)
 os.environ["FA4_KERNEL_DIR"] = str(TMP)
 directory = runtime.KernelDirectory(TMP)
@@ -132,8 +133,8 @@ made = []
 key_major_copy, descale_operands = fa4.torch._key_major_copy, fa4.torch._descale_operands
 
 
-def recording_copy(t):
-    copy = key_major_copy(t)
+def recording_copy(t, *tables):
+    copy = key_major_copy(t, *tables)
     made.append(weakref.ref(copy))
     return copy
 
@@ -266,9 +267,10 @@ cases = [
     ("out_dtype float32", lambda: fa4.torch.attention(q, k, v, out_dtype=torch.float32)),
     ("q head dim", lambda: fa4.torch.attention(
         tensor((B, SQ, HQ, D), fp8, strides=(SQ * HQ * D * 2, HQ * D * 2, D * 2, 2)), k, v)),
-    ("varlen", lambda: fa4.torch.attention_varlen(
+    ("varlen descale batch", lambda: fa4.torch.attention_varlen(
         tensor((700, HQ, D), fp8), tensor((900, HKV, D), fp8), tensor((900, HKV, D), fp8),
-        tensor((3,), torch.int32), tensor((3,), torch.int32))),
+        tensor((3,), torch.int32), tensor((3,), torch.int32), causal=True,
+        return_lse=True, q_descale=tensor((3, HKV), torch.float32))),
     ("small pages", lambda: fa4.torch.attention_with_kvcache(
         q, tensor((9, 64, HKV, D), fp8), tensor((9, 64, HKV, D), fp8),
         cache_seqlens=tensor((B,), torch.int32), page_table=tensor((B, 8), torch.int32))),
@@ -296,9 +298,36 @@ print("launched:", len(fake.launches) - launches)
 # CHECK-NEXT: out_dtype of bf16: ValueError: out_dtype torch.float16: torch.bfloat16 inputs give torch.bfloat16 outputs
 # CHECK-NEXT: out_dtype float32: ValueError: out_dtype torch.float32: torch.float8_e4m3fn inputs give torch.bfloat16 or torch.float16 outputs
 # CHECK-NEXT: q head dim: ValueError: q must have a unit-stride head dim (strides [153600, 512, 128, 2] for shape [2, 300, 4, 64]): TMA reads rows of contiguous elements; call .contiguous()
-# CHECK-NEXT: varlen: TypeError: q has dtype torch.float8_e4m3fn: FP8 kernels read V key-major, and a TMA box's first key must be 16-byte aligned, which packed sequences starting at any row are not; FP8 takes dense batches and KV caches
+# CHECK-NEXT: varlen descale batch: ValueError: q_descale must have shape [B, Hkv] = [2, 2], got [3, 2]
 # CHECK-NEXT: small pages: ValueError: FP8 reads V key-major, a 128-key block in one TMA box: pages must hold at least 128 keys, got 64
 # CHECK-NEXT: launched: 0
+
+# Packed FP8 sequences: V copied into the kernel's packed key-major layout
+# (`_key_major_copy` with cu_seqlens_k; rows from align16(cu_seqlens_k[b]) +
+# 16 b, so at least Tk + 16 B of them), the descales one row per sequence.
+expect("fp8_varlen_descale")
+copied = []
+
+
+def standin_copy(t, cu_seqlens_k=None):
+    copied.append((tuple(t.shape), cu_seqlens_k is not None and tuple(cu_seqlens_k.shape)))
+    rows = fa4.torch._packed_value_rows(t.shape[0], cu_seqlens_k.shape[0] - 1)
+    return tensor((t.shape[1], t.shape[2], rows), fp8).permute(2, 0, 1)
+
+
+key_major_copy, fa4.torch._key_major_copy = fa4.torch._key_major_copy, standin_copy
+cu = tensor((3,), torch.int32)
+out, lse = fa4.torch.attention_varlen(
+    tensor((700, HQ, D), fp8), tensor((900, HKV, D), fp8), tensor((900, HKV, D), fp8), cu, cu,
+    causal=True, return_lse=True, q_descale=tensor((2, HKV), torch.float32))
+fa4.torch._key_major_copy = key_major_copy
+value_map = int(fake.launches[-1].split("params ")[1].split("', '")[2].split("map of ")[1], 16)
+print("varlen:", out.dtype, out.shape, lse.shape, "copied", copied, "V map dims",
+      fake.dims[value_map], "strides", fake.strides[value_map])
+# CHECK-NEXT: varlen: torch.bfloat16 (700, 4, 64) (4, 700) copied [((900, 2, 64), (3,))] V map dims [960, 2, 64, 1] strides [61440, 960, 960]
+print("padded rows:", [fa4.torch._packed_value_rows(keys, n) for keys, n in
+                       ((0, 0), (1, 1), (900, 2), (15, 3))])
+# CHECK-NEXT: padded rows: [16, 48, 960, 80]
 
 # The float32 reference with the descales: FP8 upcast, the scores scaled by
 # q_descale * k_descale and O by v_descale, per batch and KV head (query head

@@ -92,7 +92,7 @@ for name, custom in registered.items():
     returns = ", ".join(SCHEMA_TYPES[t] for t in typing.get_args(signature.return_annotation))
     print(f"schema: {name}({arguments}) -> ({returns})")
 # CHECK: schema: fa4::attention(Tensor q, Tensor k, Tensor v, Tensor? sink, bool causal, float? scale, SymInt window_left, SymInt window_right, float softcap, bool return_lse, str? kernel_dir, Tensor? q_descale=None, Tensor? k_descale=None, Tensor? v_descale=None, ScalarType? out_dtype=None) -> (Tensor, Tensor)
-# CHECK-NEXT: schema: fa4::attention_varlen(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, Tensor cu_seqlens_k, Tensor? seqused_k, Tensor? sink, bool causal, float? scale, SymInt window_left, SymInt window_right, float softcap, bool return_lse, str? kernel_dir) -> (Tensor, Tensor)
+# CHECK-NEXT: schema: fa4::attention_varlen(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, Tensor cu_seqlens_k, Tensor? seqused_k, Tensor? sink, bool causal, float? scale, SymInt window_left, SymInt window_right, float softcap, bool return_lse, str? kernel_dir, Tensor? q_descale=None, Tensor? k_descale=None, Tensor? v_descale=None, ScalarType? out_dtype=None) -> (Tensor, Tensor)
 # CHECK-NEXT: schema: fa4::attention_with_kvcache(Tensor q, Tensor k_cache, Tensor v_cache, Tensor? cache_seqlens, Tensor? page_table, Tensor? sink, bool causal, float? scale, SymInt window_left, SymInt window_right, float softcap, bool return_lse, str? kernel_dir, SymInt num_splits, Tensor? q_descale=None, Tensor? k_descale=None, Tensor? v_descale=None, ScalarType? out_dtype=None) -> (Tensor, Tensor)
 varlen_op = registered["fa4::attention_varlen"]
 print("varlen op:", varlen_op.mutates_args, varlen_op.device_types,

@@ -318,8 +318,15 @@ Value KernelBuilder::usedKeys(Value index, Value held) {
                                 held);
 }
 
-std::pair<Value, Value> KernelBuilder::tmaRows(const Tile &tile, bool query,
-                                               Value row) {
+Value KernelBuilder::valueStart(const Tile &tile) {
+  constexpr int64_t kAlign = kPackedValueAlignment; // packedValueStart
+  Value aligned = mul(div(add(tile.keyStart, kAlign - 1), kAlign), kAlign);
+  return add(aligned, mul(tile.batch, kAlign));
+}
+
+std::pair<Value, Value> KernelBuilder::tmaRows(const Tile &tile,
+                                               TmaOperand operand, Value row) {
+  bool query = operand == TmaOperand::query || operand == TmaOperand::output;
   if (shape.pageSize && !query) {
     // The page of `row`: its outer coordinate in the paged [pages, P, H, D]
     // map. A box of a block that spans pages may start past the batch's
@@ -347,8 +354,12 @@ std::pair<Value, Value> KernelBuilder::tmaRows(const Tile &tile, bool query,
   // zeros): keys there are masked, queries there computed and not stored
   // (partialStage). A map whose base lies before the tensor, so that such
   // rows fall out of bounds, faults on the hardware when the base is not
-  // mapped memory.
-  Value start = query ? tile.queryStart : tile.keyStart;
+  // mapped memory. A key-major V's sequences start 16 keys apart at least
+  // (valueStart).
+  Value start = query ? tile.queryStart
+                : operand == TmaOperand::value && shape.valueKeyMajor
+                    ? valueStart(tile)
+                    : tile.keyStart;
   return {add(start, row), idx(0)};
 }
 
@@ -505,7 +516,7 @@ void KernelBuilder::buildLoadRole(Value q, Value kv, bool firstKeyBeforeQuery) {
           for (int64_t box = group; box < std::min(boxes, group + kPageGroup);
                ++box)
             coords.push_back(tmaRows(
-                tile, packed, box ? add(rowIndex, box * boxRows) : rowIndex));
+                tile, operand, box ? add(rowIndex, box * boxRows) : rowIndex));
           if (group == 0)
             ChannelAcquireOp::create(b, channelValue, handoff);
           for (int64_t a = 0; a < atoms; ++a) {
@@ -578,7 +589,7 @@ void KernelBuilder::storeStaged(const Tile &tile, int64_t stage, Value row,
     Value box = smemView(
         oSmem, idx(staging + a * KernelShape::atomBytes(shape.qRows())),
         boxType(TmaOperand::output));
-    auto [rowCoord, batchCoord] = tmaRows(tile, /*query=*/true, row);
+    auto [rowCoord, batchCoord] = tmaRows(tile, TmaOperand::output, row);
     nvgpu::TmaAsyncStoreOp::create(
         b, box, oDesc,
         ValueRange{idx(a * kAtom), firstHead, rowCoord, batchCoord},

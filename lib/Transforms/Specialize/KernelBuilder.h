@@ -186,8 +186,14 @@ public:
     return threads(shape.varlen || shape.splits() > 1 ? 32 : 1);
   }
   /// The TMA coordinates (row, batch) of row `row` of `tile`'s sequence in
-  /// Q and O (`query`) or K and V.
-  std::pair<Value, Value> tmaRows(const Tile &tile, bool query, Value row);
+  /// `operand` (Q and O share theirs, K and V theirs, but for a packed
+  /// key-major V: valueStart).
+  std::pair<Value, Value> tmaRows(const Tile &tile, TmaOperand operand,
+                                  Value row);
+  /// The first row of `tile`'s sequence in a packed key-major (FP8) V:
+  /// align16(cu_seqlens_k[b]) + 16 b, so that every box starts 16-byte
+  /// aligned, TMA's rule for its innermost coordinate.
+  Value valueStart(const Tile &tile);
   /// Whether Q stage `stage` of `tile` reaches past its packed sequence
   /// (false for dense batches): the store role then copies its rows inside
   /// the sequence itself, since the TMA store would write the next

@@ -65,9 +65,9 @@ func.func @f(%q: memref<2x128x8x64xf8E4M3FN>, %k: memref<2x256x2x64xf8E4M3FN>, %
 // -----
 
 // Packed sequences: one row per sequence.
-func.func @f(%q: memref<100x8x64xf8E4M3FN>, %k: memref<200x2x64xf8E4M3FN>, %v: memref<200x2x64xf8E4M3FN>, %o: memref<100x8x64xbf16>, %cu: memref<4xi32>, %d: memref<4x2xf32>) {
+func.func @f(%q: memref<100x8x64xf8E4M3FN>, %k: memref<200x2x64xf8E4M3FN>, %v: memref<248x2x64xf8E4M3FN>, %o: memref<100x8x64xbf16>, %cu: memref<4xi32>, %d: memref<4x2xf32>) {
   // expected-error @+1 {{q_descale must have one row per sequence: cu_seqlens_q has 4 entries (3 sequences) but q_descale has 4}}
-  fa4.attention ins(%q, %k, %v : memref<100x8x64xf8E4M3FN>, memref<200x2x64xf8E4M3FN>, memref<200x2x64xf8E4M3FN>) outs(%o : memref<100x8x64xbf16>) descale(%d, %d, %d : memref<4x2xf32>, memref<4x2xf32>, memref<4x2xf32>) varlen(%cu, %cu : memref<4xi32>, memref<4xi32>)
+  fa4.attention ins(%q, %k, %v : memref<100x8x64xf8E4M3FN>, memref<200x2x64xf8E4M3FN>, memref<248x2x64xf8E4M3FN>) outs(%o : memref<100x8x64xbf16>) descale(%d, %d, %d : memref<4x2xf32>, memref<4x2xf32>, memref<4x2xf32>) varlen(%cu, %cu : memref<4xi32>, memref<4xi32>)
   return
 }
 
@@ -127,3 +127,13 @@ func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memre
 // staging and the 1 KB barrier reserve.
 // expected-error @+1 {{plan needs 492544 bytes of shared memory (2 Q stages, 12 K/V stages, O staging), more than the 232448 available}}
 #bad = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 128, headDim = 256, qStages = 2, kvStages = 12, gqaPack = 1, scheduler = linear, softmaxRegs = 232, correctionRegs = 0, producerRegs = 40, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8, operandBytes = 1>
+
+// -----
+
+// Packed FP8 sequences read V key-major from row align16(cu_seqlens_k[b]) +
+// 16 b: V holds 16 more rows per sequence than K (4 sequences: 300 + 64).
+func.func @f(%q: memref<100x8x64xf8E4M3FN>, %k: memref<300x2x64xf8E4M3FN>, %v: memref<363x2x64xf8E4M3FN, strided<[1, 64, 1]>>, %o: memref<100x8x64xbf16>, %cu: memref<5xi32>) {
+  // expected-error @+1 {{FP8 packed sequences read V key-major from row align16(cu_seqlens_k[b]) + 16 b (16-byte aligned TMA boxes): value needs at least total_kv + 16 batch = 364 rows, got 363}}
+  fa4.attention ins(%q, %k, %v : memref<100x8x64xf8E4M3FN>, memref<300x2x64xf8E4M3FN>, memref<363x2x64xf8E4M3FN, strided<[1, 64, 1]>>) outs(%o : memref<100x8x64xbf16>) varlen(%cu, %cu : memref<5xi32>, memref<5xi32>)
+  return
+}

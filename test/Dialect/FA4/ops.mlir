@@ -171,6 +171,22 @@ func.func @varlen(%q: memref<?x8x64xbf16>, %k: memref<?x2x64xbf16>,
 
 // -----
 
+// Packed FP8 sequences: V key-major with rows of its own, sequence b's from
+// align16(cu_seqlens_k[b]) + 16 b (4 sequences: at least 300 + 64 rows).
+// CHECK-LABEL: func @varlen_fp8
+// CHECK: fa4.attention ins(%{{.*}}, %{{.*}}, %{{.*}} : memref<100x8x64xf8E4M3FN>, memref<300x2x64xf8E4M3FN>, memref<364x2x64xf8E4M3FN, strided<[1, 64, 1]>>)
+func.func @varlen_fp8(%q: memref<100x8x64xf8E4M3FN>, %k: memref<300x2x64xf8E4M3FN>,
+                      %v: memref<364x2x64xf8E4M3FN, strided<[1, 64, 1]>>,
+                      %o: memref<100x8x64xbf16>, %cu: memref<5xi32>) {
+  fa4.attention ins(%q, %k, %v : memref<100x8x64xf8E4M3FN>, memref<300x2x64xf8E4M3FN>,
+                    memref<364x2x64xf8E4M3FN, strided<[1, 64, 1]>>)
+                outs(%o : memref<100x8x64xbf16>)
+                varlen(%cu, %cu : memref<5xi32>, memref<5xi32>)
+  return
+}
+
+// -----
+
 // KV caches: a dense batch limited to each batch's keys, and a paged cache
 // [pages, 256, Hkv, D] read through a page table [B, max_pages].
 // CHECK-LABEL: func @kv_cache

@@ -243,13 +243,17 @@ LogicalResult AttentionOp::verify() {
     return emitOpError() << "output element type " << outputType
                          << " must match query element type " << elementType;
 
+  // Packed sequences with a key-major (FP8) V: V's own rows, each sequence
+  // from packedValueStart.
+  bool paddedValue = varlen && fp8;
   if ((!varlen && !paged &&
        (failed(verifySameDim(*this, "batch", q, 0, k, 0)) ||
         failed(verifySameDim(*this, "batch", q, 0, v, 0)))) ||
       (!varlen && failed(verifySameDim(*this, "batch", q, 0, o, 0))) ||
       (paged && failed(verifySameDim(*this, "pages", k, 0, v, 0))) ||
       failed(verifySameDim(*this, q.dimNames[seq], q, seq, o, seq)) ||
-      failed(verifySameDim(*this, k.dimNames[seq], k, seq, v, seq)) ||
+      (!paddedValue &&
+       failed(verifySameDim(*this, k.dimNames[seq], k, seq, v, seq))) ||
       failed(verifySameDim(*this, "heads_q", q, heads, o, heads)) ||
       failed(verifySameDim(*this, "heads_kv", k, heads, v, heads)) ||
       failed(verifySameDim(*this, "head_dim_qk", q, dim, k, dim)) ||
@@ -274,6 +278,17 @@ LogicalResult AttentionOp::verify() {
     }
     if (failed(verifySameDim(*this, "batch + 1", cuQ, 0, cuK, 0)))
       return failure();
+    if (paddedValue && !k.type.isDynamicDim(0) && !v.type.isDynamicDim(0) &&
+        !cuQ.type.isDynamicDim(0)) {
+      int64_t sequences = std::max<int64_t>(cuQ.type.getDimSize(0) - 1, 0);
+      int64_t needed = k.type.getDimSize(0) + kPackedValueAlignment * sequences;
+      if (v.type.getDimSize(0) < needed)
+        return emitOpError()
+               << "FP8 packed sequences read V key-major from row "
+                  "align16(cu_seqlens_k[b]) + 16 b (16-byte aligned TMA "
+                  "boxes): value needs at least total_kv + 16 batch = "
+               << needed << " rows, got " << v.type.getDimSize(0);
+    }
     if (TypedValue<ShapedType> used = getSequsedK()) {
       NamedOperand u{"seqused_k", used.getType(), {"batch", "", "", ""}};
       if (failed(verifyOperandShape(*this, u, {})))

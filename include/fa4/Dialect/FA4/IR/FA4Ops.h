@@ -29,6 +29,18 @@ bool isWorkgroupMemRef(MemRefType type);
 /// thread's 255 32-bit registers (vectors, scalars, LLVM arrays and structs;
 /// sizes computed without overflow).
 LogicalResult verifyRegisterValues(Operation *root);
+
+/// Packed sequences with a key-major (FP8) V: sequence b's keys start at
+/// row packedValueStart(cu_seqlens_k[b], b) of V, a multiple of 16 (TMA's
+/// rule for a box's innermost coordinate, a key-major V's first key), and
+/// V holds at least total_k + 16 B rows. Rows outside every sequence are
+/// read under masked keys, so they must hold finite values.
+constexpr int64_t kPackedValueAlignment = 16;
+constexpr int64_t packedValueStart(int64_t keyStart, int64_t sequence) {
+  return (keyStart + kPackedValueAlignment - 1) / kPackedValueAlignment *
+             kPackedValueAlignment +
+         kPackedValueAlignment * sequence;
+}
 } // namespace mlir::fa4
 
 #endif // FA4_DIALECT_FA4_IR_FA4OPS_H

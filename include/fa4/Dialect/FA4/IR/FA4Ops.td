@@ -118,7 +118,11 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
     by `vd[b, h / G]` (the LSE is of the descaled scores). An FP8 `value`
     may have unit stride in its sequence dimension instead of its head dim
     (keys contiguous: sm_90a's wgmma reads 8-bit B operands K-major only, so
-    its kernels need that layout).
+    its kernels need that layout). Packed (`varlen`), such a V has rows of
+    its own: sequence `b`'s keys are its rows from `align16(cu_seqlens_k[b])
+    + 16 b` (every TMA box of V then starts 16-byte aligned), so it has at
+    least `total_kv + 16 B` rows; rows outside every sequence are read
+    under masked keys and must hold finite values.
 
     `Hq` must be a multiple of `Hkv` (grouped-query attention; `Hkv = 1` is
     multi-query attention). The head dimension of every operand must have
