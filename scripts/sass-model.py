@@ -11,7 +11,8 @@ runs per block:
 
   softmax (sm_100a)  the innermost loop with >= 32 MUFU per iteration and
                      the fewest instructions (the unmasked interior blocks)
-  consumer (sm_90a)  the same among loops that also issue HGMMA
+  consumer (sm_90a)  the same among loops that also issue HGMMA (QGMMA
+                     for FP8, whose tensor rate is twice the 16-bit one)
   mma (sm_100a)      the smallest loop that issues tcgen05 MMAs and commits
                      (UTCBAR); the MMA loops inside it (K steps) run
                      (MMAs per block - MMAs outside them) / (MMAs in one
@@ -125,7 +126,8 @@ def role_loops(table, manifest, plan):
     stages = plan.get("qStages", 1)
     found = {}
     exps = innermost(table, lambda t: not t["waits"] and t["iteration"].get("MUFU", 0) >= 32 and
-                     (arch != "sm_90a" or t["iteration"].get("HGMMA", 0) > 0))
+                     (arch != "sm_90a" or t["iteration"].get("HGMMA", 0) > 0
+                      or t["iteration"].get("QGMMA", 0) > 0))
     if exps:
         best = min(exps, key=lambda t: sum(t["iteration"].values()))
         found["softmax" if arch != "sm_90a" else "consumer"] = (dict(best["iteration"]),
@@ -169,7 +171,9 @@ def model(sass_text, manifest, target):
     head_dim, block_n = plan.get("headDim", 128), plan.get("blockN", 128)
     rows = plan.get("qStages", 1) * plan.get("blockM", 128)
     flops = 4 * rows * block_n * head_dim
-    tensor = flops / spec["flops_per_clk"]
+    # 8-bit operands (operandBytes 1: QGMMA, kind::f8f6f4) run at twice the
+    # 16-bit rate.
+    tensor = flops / (spec["flops_per_clk"] * (2 if plan.get("operandBytes") == 1 else 1))
     sub = [{"issue": 0.0, "fma": 0.0, "alu": 0.0, "mufu": 0.0} for _ in range(4)]
     roles = []
     for role in manifest.get("roles", []):

@@ -390,9 +390,30 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
         // P of block n - 1 stays in its registers until the product read it.
         auto waited = WgmmaWaitOp::create(b, 0, ValueRange{oAsync, carried[5]});
         releaseKv(previous, 1);
-        Value o = arith::MulFOp::create(
-            b, waited.getResult(0),
-            perRow(oSecondRow, oType, next.accScale[0], next.accScale[1]));
+        // The conditional rescale of O, skipped by a warp none of whose
+        // rows rescales (most blocks past the first few): Dv / 2 FMULs per
+        // thread otherwise, a tenth of the consumer's issue slots at D 128.
+        Value rescaled = warpAny(arith::OrIOp::create(
+            b,
+            arith::CmpFOp::create(b, arith::CmpFPredicate::UNE,
+                                  next.accScale[0], one),
+            arith::CmpFOp::create(b, arith::CmpFPredicate::UNE,
+                                  next.accScale[1], one)));
+        auto rescaleIf = scf::IfOp::create(b, TypeRange{oType}, rescaled,
+                                           /*addThenBlock=*/true,
+                                           /*addElseBlock=*/true);
+        {
+          OpBuilder::InsertionGuard branch(b);
+          b.setInsertionPointToStart(rescaleIf.thenBlock());
+          scf::YieldOp::create(b,
+                               ValueRange{arith::MulFOp::create(
+                                   b, waited.getResult(0),
+                                   perRow(oSecondRow, oType, next.accScale[0],
+                                          next.accScale[1]))});
+          b.setInsertionPointToStart(rescaleIf.elseBlock());
+          scf::YieldOp::create(b, ValueRange{waited.getResult(0)});
+        }
+        Value o = rescaleIf.getResult(0);
         scf::YieldOp::create(b,
                              ValueRange{next.max[0], next.max[1], next.sum[0],
                                         next.sum[1], o, next.p});
