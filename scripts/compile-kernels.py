@@ -38,8 +38,9 @@ Sets:
          x causal or not x GQA 1 and 4, with descale factors; then without
          descale, O f16, GQA 7, softcap with sinks, a causal window, head
          dim 80, packed sequences (causal GQA 8/2 at 128; a window with
-         seqused_k and O f16 at 64); (sm_100a) head dims 192 and 256
-  fp8-bench  e4m3 with descale, head dims 64 and 128 (2048 / D heads),
+         seqused_k and O f16 at 64); head dims 192 (causal), 256 (causal
+         GQA 8/2 or not) and Dqk 192 / Dv 128 (causal GQA 8/2)
+  fp8-bench  e4m3 with descale, head dims 64, 128, 192, 256 (2048 / D heads),
          causal or not, without LSE
   fp8-families  e4m3 with descale and LSE over KV caches: 256-key pages
          (causal GQA 8/2), a dense cache with a window (100, 0) (head dim
@@ -145,12 +146,15 @@ def configurations(name, arch):
                True)
         yield ("e4m3", 64, 4, 4, False, True, (100, 60), None, False, True, True, None, None,
                True, "f16")
-        if arch == "sm_100a":
-            # Past sm_90a's FP8 head dims: S, P and O live in Tensor Memory.
-            yield fp8(192, 4, 4, True)
-            yield fp8(256, 8, 2, False)
+        # Past head dim 128: sm_90a's 64-key blocks read half of a 128-key V
+        # box, sm_100a keeps S, P and O in Tensor Memory.
+        yield fp8(192, 4, 4, True)
+        yield fp8(256, 8, 2, False)
+        yield ("e4m3", 192, 8, 2, True, True, None, None, False, False, False, 128, None,
+               True)
+        yield fp8(256, 8, 2, True)
     elif name == "fp8-bench":
-        for head_dim, causal in itertools.product([64, 128], [False, True]):
+        for head_dim, causal in itertools.product([64, 128, 192, 256], [False, True]):
             heads = 2048 // head_dim
             yield ("e4m3", head_dim, heads, heads, causal, False, None, None, False, False,
                    False, None, None, True)

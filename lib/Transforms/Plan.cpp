@@ -132,16 +132,6 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
                               << limits::kMaxHeadDim << ")";
   int64_t widest = std::max(headDim, headDimV);
   bool fp8 = op.isFp8();
-  // sm_90a: FP8's 128-key S fragment (64 registers), a wider O and the P
-  // in flight spill the consumer's 232 registers (8-388 bytes at 192 and
-  // 256); 64-key blocks need a 64-byte-swizzled key-major V. sm_100a keeps
-  // S, P and O in Tensor Memory: its head dims are the 16-bit kernel's.
-  if (fp8 && hopper && widest > limits::kMaxFp8HeadDim)
-    return op.emitOpError()
-           << "FP8 operands take head dims up to " << limits::kMaxFp8HeadDim
-           << " on sm_90a, got " << widest
-           << " (wider FP8 kernels need 64-key blocks of a 64-byte-swizzled "
-              "key-major V, not built yet)";
   // A Q tile is one tcgen05 M=128 tile on sm_100a, one consumer
   // warpgroup's wgmma M=64 tile on sm_90a.
   int64_t blockM = hopper ? 64 : 128;
@@ -167,9 +157,14 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // registers (96 bytes of spills for ALiBi at head dim 128): 64-key
   // blocks there.
   bool modified = !op.getScoreMod().empty() || !op.getMaskMod().empty();
-  // FP8 blocks are 128 keys: a key-major V row is one 128-byte atom.
+  // (FP8 on sm_90a too: its 128-key S fragment, a wider O and the P in
+  // flight spilled 8-388 bytes at 192 and 256. Its 64-key blocks read the
+  // first half of a 128-key V box: a key-major V row of one 128-byte atom,
+  // the next block's keys in the other half. sm_100a's FP8 blocks are 128
+  // keys: S, P and O live in Tensor Memory.)
   int64_t blockN = positiveOr(
-      options.blockN, !fp8 && (wide || (hopper && modified)) ? 64 : 128);
+      options.blockN,
+      (wide && (!fp8 || hopper)) || (!fp8 && hopper && modified) ? 64 : 128);
   int64_t elementBytes = fp8 ? 1 : 2;
   // A paged KV cache: a block lies in one page or spans whole pages (one
   // TMA box per page); the verifier holds a block-n option to that. The
@@ -235,10 +230,11 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // The deepest K/V ring up to the default that fits shared memory (never
   // below the 2 slots the protocol needs; the verifier reports a plan that
   // does not fit even so). sm_90a: 4 slots where they fit (head dim 192:
-  // 1.22-1.40x the throughput of 3 on the H200; 256 fits 3).
+  // 1.22-1.40x the throughput of 3 on the H200; 256 fits 3); FP8 past 192
+  // takes 3 (4 fit, and spilled 16 bytes in causal packed GQA).
   int64_t kvStages = options.kvStages;
   if (kvStages <= 0) {
-    kvStages = hopper ? 4 : 3;
+    kvStages = hopper && !(fp8 && widest > 192) ? 4 : 3;
     while (kvStages > 2 &&
            PlanAttr::sharedMemoryBytes(target, qStages, kvStages, blockM,
                                        blockN, headDim, headDimV,
@@ -572,7 +568,8 @@ LogicalResult mlir::fa4::checkKernelLimits(AttentionOp op, PlanAttr plan) {
                 "its seq_kv dimension (keys contiguous, e.g. a [B, Hkv, Dv, "
                 "Skv] buffer viewed as [B, Skv, Hkv, Dv]), got "
              << op.getValue().getType();
-    if (op.isPaged() && op.getPageSize() < plan.getBlockN())
+    // (A V box is 128 keys, one 128-byte atom per row, whatever the block.)
+    if (op.isPaged() && op.getPageSize() < 128)
       return op.emitOpError() << fp8PagesRule() << ", got pages of "
                               << op.getPageSize() << " keys";
   }

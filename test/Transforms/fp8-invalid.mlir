@@ -29,18 +29,8 @@ func.func @small_pages(%q: memref<?x1x8x128xf8E4M3FN>, %k: memref<?x64x2x128xf8E
   return
 }
 
-// -----
-
-// Head dims past 128: the consumer's 128-key blocks would spill.
-func.func @wide(%q: memref<?x?x8x256xf8E4M3FN>, %k: memref<?x?x8x256xf8E4M3FN>, %v: memref<?x?x8x256xf8E4M3FN, strided<[?, 1, ?, ?]>>, %o: memref<?x?x8x256xf16>) {
-  // expected-error @+1 {{FP8 operands take head dims up to 128 on sm_90a, got 256 (wider FP8 kernels need 64-key blocks of a 64-byte-swizzled key-major V, not built yet)}}
-  fa4.attention ins(%q, %k, %v : memref<?x?x8x256xf8E4M3FN>, memref<?x?x8x256xf8E4M3FN>, memref<?x?x8x256xf8E4M3FN, strided<[?, 1, ?, ?]>>) outs(%o : memref<?x?x8x256xf16>)
-  return
-}
-
-// sm_100a refuses the first three alike. Its head dims are the 16-bit
-// kernel's (S, P and O live in Tensor Memory): @wide plans there
-// (fp8-sm100a.mlir).
+// sm_100a refuses the three alike. (FP8 head dims past 128 plan on both
+// targets: fp8.mlir, fp8-sm100a.mlir.)
 // SM100: error: 'fa4.attention' op FP8 reads V K-major (the PV MMA takes 8-bit B operands K-major only)
 // SM100: error: 'fa4.attention' op value stride 257 of dimension 3 (head_dim_v) is 257 bytes
 // SM100: error: 'fa4.attention' op FP8 reads V key-major, a 128-key block in one TMA box: a paged KV cache needs pages of at least 128 keys, got pages of 64 keys

@@ -59,3 +59,27 @@ func.func @causal(%q: memref<?x?x16x128xf8E4M3FN>, %k: memref<?x?x4x128xf8E4M3FN
                 descale(%qd, %kd, %vd : memref<?x4xf32>, memref<?x4xf32>, memref<?x4xf32>) {causal}
   return
 }
+
+// -----
+
+// Head dim 256: 64-key blocks (a 128-key S would spill next to a 256-column
+// O) and a ring of 3; each V box still holds 128 keys, one 128-byte atom
+// per row, of which a block's P V reads the first 64 (K = 64: a 32-element
+// e4m3 P fragment against the whole atom), the next block's keys in the
+// other half.
+// PLAN-LABEL: func.func @wide
+// PLAN: plan = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 64, headDim = 256, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 232, correctionRegs = 0, producerRegs = 40, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8, operandBytes = 1>
+// ROLES-LABEL: gpu.func @wide_attention(
+// ROLES-SAME: !nvgpu.tensormap.descriptor<tensor = memref<1x64x1x128xf8E4M3FN, #gpu.address_space<workgroup>>
+// ROLES-SAME: !nvgpu.tensormap.descriptor<tensor = memref<1x256x1x128xf8E4M3FN, #gpu.address_space<workgroup>>
+// ROLES: fa4.role "consumer0"
+// ROLES: fa4.wgmma %{{.*}}, %{{.*}} b_major(k) : memref<2x64x128xf8E4M3FN, #gpu.address_space<workgroup>>, memref<2x64x128xf8E4M3FN, #gpu.address_space<workgroup>> -> vector<32xf32>
+// ROLES: fa4.wgmma %{{.*}}, %{{.*}}, %{{.*}} b_major(k) : vector<32xf8E4M3FN>, memref<1x256x128xf8E4M3FN, #gpu.address_space<workgroup>>, vector<128xf32> -> vector<128xf32>
+func.func @wide(%q: memref<?x?x8x256xf8E4M3FN>, %k: memref<?x?x8x256xf8E4M3FN>,
+                %v: memref<?x?x8x256xf8E4M3FN, strided<[?, 1, ?, ?]>>,
+                %o: memref<?x?x8x256xf16>) {
+  fa4.attention ins(%q, %k, %v : memref<?x?x8x256xf8E4M3FN>, memref<?x?x8x256xf8E4M3FN>,
+                    memref<?x?x8x256xf8E4M3FN, strided<[?, 1, ?, ?]>>)
+                outs(%o : memref<?x?x8x256xf16>)
+  return
+}

@@ -66,12 +66,11 @@ def FA4Plan : Pass<"fa4-plan"> {
     contiguous, a scale whose log2-scaled value overflows f32, and with f16
     operands a rescale threshold above 15 (P grows to 2^threshold and is
     rounded to f16). FP8 (e4m3) operands plan 128-key blocks with one byte
-    a column (`operandBytes = 1`) on both targets; the pass refuses a V
-    whose keys are not unit-stride (the PV MMA reads 8-bit V K-major), head
-    dims above 128 on sm_90a, packed sequences (a key-major V box would
-    start at any key; TMA's innermost coordinate must be 16-byte aligned)
-    and pages of fewer than 128 keys. An option below its "choose" value is
-    an error.
+    a column (`operandBytes = 1`) on both targets, 64-key blocks on sm_90a
+    past head dim 128 (each reads the first half of a 128-key V box; a ring
+    of 3 past 192); the pass refuses a V whose keys are not unit-stride (the
+    PV MMA reads 8-bit V K-major) and pages of fewer than 128 keys. An
+    option below its "choose" value is an error.
 
     Example: `fa4-opt --fa4-plan="kv-stages=4 emulated-exp2=2"`.
   }];

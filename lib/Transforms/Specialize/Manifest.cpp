@@ -34,8 +34,9 @@ DictionaryAttr specialize::buildManifest(const KernelShape &shape,
   int64_t warps = 4 * plan.getNumWarpgroups();
   // TMA boxes, innermost dimension first as cuTensorMapEncodeTiled takes
   // them: (atom columns, heads, rows, 1) over the operand's [B, S, H, D]
-  // (64 16-bit or 128 8-bit columns); a key-major V's (blockN keys, 1, Dv,
-  // 1) over its dimensions (S, H, D, B).
+  // (64 16-bit or 128 8-bit columns); a key-major V's (128 keys, 1, Dv, 1)
+  // over its dimensions (S, H, D, B): one atom of keys, a whole 128-key
+  // block or a 64-key block and the next one's keys.
   auto tensorMap = [&](StringRef operand, int64_t index, bool packed) {
     bool output = operand == "output";
     bool keyMajor = operand == "value" && shape.valueKeyMajor;
@@ -44,7 +45,7 @@ DictionaryAttr specialize::buildManifest(const KernelShape &shape,
     int64_t columns = output ? kAtom : shape.atomColumns();
     SmallVector<int64_t> box = {columns, heads, rows, 1};
     if (keyMajor)
-      box = {shape.kvRows(), 1, shape.headDimV, 1};
+      box = {shape.atomColumns(), 1, shape.headDimV, 1};
     SmallVector<NamedAttribute> entries = {
         named("operand", b.getStringAttr(operand)),
         named("operand_index", i64(index)),

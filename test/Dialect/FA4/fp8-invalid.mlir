@@ -112,8 +112,8 @@ func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memre
 
 // -----
 
-// expected-error @+1 {{blockN must be 128 with FP8 operands (a key-major V row of 128 keys is one 128-byte swizzle atom), got 64}}
-#bad = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 64, headDim = 128, qStages = 2, kvStages = 4, gqaPack = 1, scheduler = linear, softmaxRegs = 232, correctionRegs = 0, producerRegs = 40, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8, operandBytes = 1>
+// expected-error @+1 {{blockN must be 128 with FP8 operands (a key-major V row of 128 keys is one 128-byte swizzle atom), or 64 on sm_90a (the first half of one), got 96}}
+#bad = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 96, headDim = 128, qStages = 2, kvStages = 4, gqaPack = 1, scheduler = linear, softmaxRegs = 232, correctionRegs = 0, producerRegs = 40, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8, operandBytes = 1>
 
 // -----
 
@@ -137,3 +137,4 @@ func.func @f(%q: memref<100x8x64xf8E4M3FN>, %k: memref<300x2x64xf8E4M3FN>, %v: m
   fa4.attention ins(%q, %k, %v : memref<100x8x64xf8E4M3FN>, memref<300x2x64xf8E4M3FN>, memref<363x2x64xf8E4M3FN, strided<[1, 64, 1]>>) outs(%o : memref<100x8x64xbf16>) varlen(%cu, %cu : memref<5xi32>, memref<5xi32>)
   return
 }
+

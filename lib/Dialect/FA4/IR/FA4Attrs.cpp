@@ -195,16 +195,17 @@ LogicalResult PlanAttr::verify(
                           "got paired";
 
   // FP8: a key-major V tile of 128 keys fills one 128-byte swizzle atom
-  // per row (the PV MMA reads 8-bit V K-major); P, up to 2^threshold before
-  // a rescale, must stay within e4m3's largest finite value (448).
+  // per row (the PV MMA reads 8-bit V K-major; sm_90a's 64-key blocks read
+  // the first half of such a tile); P, up to 2^threshold before a rescale,
+  // must stay within e4m3's largest finite value (448).
   if (operandBytes && *operandBytes != 1)
     return emitError() << "operandBytes must be 1 (FP8) or absent (16-bit), "
                           "got "
                        << *operandBytes;
-  if (operandBytes && blockN != 128)
+  if (operandBytes && blockN != 128 && (arch != Arch::sm_90a || blockN != 64))
     return emitError() << "blockN must be 128 with FP8 operands (a key-major "
                           "V row of 128 keys is one 128-byte swizzle atom), "
-                          "got "
+                          "or 64 on sm_90a (the first half of one), got "
                        << blockN;
   if (operandBytes && rescaleThreshold > limits::kMaxFp8RescaleThreshold)
     return emitError() << "rescaleThreshold must be at most "

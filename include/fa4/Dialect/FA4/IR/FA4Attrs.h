@@ -54,9 +54,6 @@ constexpr int64_t kMaxKvStages = 16;
 constexpr int64_t kMaxRescaleThreshold = 64;
 /// FP8: P is rounded to e4m3, whose largest finite value is 448 < 2^9.
 constexpr int64_t kMaxFp8RescaleThreshold = 8;
-/// FP8: the widest head dim fa4-plan plans (sm_90a's consumer holds a
-/// 128-key S; wider O spills it).
-constexpr int64_t kMaxFp8HeadDim = 128;
 } // namespace mlir::fa4::limits
 
 #endif // FA4_DIALECT_FA4_IR_FA4ATTRS_H
