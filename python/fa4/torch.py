@@ -279,6 +279,9 @@ def _key_major_copy(v, cu_seqlens_k=None):
             sequence = sequence.clamp(0, sequences - 1)
             start = bounds[sequence]
             row = (start + align - 1) // align * align + align * sequence + (token - start)
+            # Tables that are not prefix sums (the kernel clamps what it
+            # reads of them) must not place a key outside the copy.
+            owned &= (token >= start) & (row < rows - 1)
             row = torch.where(owned, row, rows - 1)
             values = torch.where(owned[:, None, None], v.view(bits),
                                  torch.zeros((), dtype=bits, device=v.device))
