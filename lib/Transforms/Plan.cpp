@@ -150,21 +150,20 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
 
   bool causal = op.getCausal();
   // sm_90a past head dim 128: 64-key blocks keep S and P small next to the
-  // O fragment (up to 128 registers).
+  // O fragment (up to 128 registers). FP8 too (its 128-key S, O and P
+  // spilled 8-388 bytes at 192 and 256): its blocks read the first half of
+  // a 128-key V box, a key-major V row of one 128-byte atom. sm_100a's
+  // blocks are 128 keys: S, P and O live in Tensor Memory.
   bool wide = hopper && widest > 128;
   // Score and mask regions add per-element code to the sm_90a consumer,
   // whose 128-key S fragment, the next block's and O already fill its
   // registers (96 bytes of spills for ALiBi at head dim 128): 64-key
   // blocks there.
   bool modified = !op.getScoreMod().empty() || !op.getMaskMod().empty();
-  // (FP8 on sm_90a too: its 128-key S fragment, a wider O and the P in
-  // flight spilled 8-388 bytes at 192 and 256. Its 64-key blocks read the
-  // first half of a 128-key V box: a key-major V row of one 128-byte atom,
-  // the next block's keys in the other half. sm_100a's FP8 blocks are 128
-  // keys: S, P and O live in Tensor Memory.)
-  int64_t blockN = positiveOr(
-      options.blockN,
-      (wide && (!fp8 || hopper)) || (!fp8 && hopper && modified) ? 64 : 128);
+  // (FP8 keeps 128-key blocks with regions up to head dim 128: ALiBi
+  // there spills nothing.)
+  int64_t blockN = positiveOr(options.blockN,
+                              wide || (!fp8 && hopper && modified) ? 64 : 128);
   int64_t elementBytes = fp8 ? 1 : 2;
   // A paged KV cache: a block lies in one page or spans whole pages (one
   // TMA box per page); the verifier holds a block-n option to that. The
