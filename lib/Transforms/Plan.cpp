@@ -19,8 +19,8 @@ namespace mlir::fa4 {
 using namespace mlir;
 using namespace mlir::fa4;
 
-/// A key-major V block is one TMA box of 128 keys (a box's keys are its
-/// innermost 128 bytes), which cannot span pages.
+/// A key-major V box is 128 keys (its innermost 128 bytes), which cannot
+/// span pages (limits::kFp8MinPageSize).
 static StringRef fp8PagesRule() {
   return "FP8 reads V key-major, a 128-key block in one TMA box: a paged "
          "KV cache needs pages of at least 128 keys";
@@ -172,7 +172,7 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // at head dim 128), more than four sm_100a's 48 (pages of 16: 4-48
   // bytes). sm_90a plans smaller blocks; sm_100a's are 128 keys.
   if (int64_t pageSize = op.getPageSize()) {
-    if (fp8 && pageSize < 128)
+    if (fp8 && pageSize < limits::kFp8MinPageSize)
       return op.emitOpError()
              << fp8PagesRule() << ", got pages of " << pageSize << " keys";
     int64_t maxPages = hopper ? 2 : 4;
@@ -567,8 +567,7 @@ LogicalResult mlir::fa4::checkKernelLimits(AttentionOp op, PlanAttr plan) {
                 "its seq_kv dimension (keys contiguous, e.g. a [B, Hkv, Dv, "
                 "Skv] buffer viewed as [B, Skv, Hkv, Dv]), got "
              << op.getValue().getType();
-    // (A V box is 128 keys, one 128-byte atom per row, whatever the block.)
-    if (op.isPaged() && op.getPageSize() < 128)
+    if (op.isPaged() && op.getPageSize() < limits::kFp8MinPageSize)
       return op.emitOpError() << fp8PagesRule() << ", got pages of "
                               << op.getPageSize() << " keys";
   }

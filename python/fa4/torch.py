@@ -1415,8 +1415,9 @@ def fp8_tolerance(q, k, v, causal=False, scale=None, window=(-1, -1), softcap=0.
 
 
 def _per_sequence(compute, q, v, cu_seqlens_q, cu_seqlens_k, seqused_k, dtype, descales):
-    """Runs `compute(q_b, k_rows, v_rows, descales_b)` (dense [1, ...]
-    slices; k_rows a slice of key rows) for each sequence of packed q and
+    """Runs `compute(q_b, keys, descales_b)` (q_b a dense [1, Sq, Hq, D]
+    slice, keys the slice of the sequence's key rows, descales_b its [1,
+    Hkv] rows or None) for each sequence of packed q and
     assembles its (O-like [1, Sq, Hq, Dv], LSE-like [1, Hq, Sq]) results
     into [Tq, Hq, Dv] and [Hq, Tq] in `dtype`, NaN in the rows no sequence
     owns (the tables read on the host)."""

@@ -66,7 +66,7 @@ def reference_and_bound(kernel, q, k, v, d):
         q_descale=d[0], k_descale=d[1], v_descale=d[2])
     bound_o, bound_lse = fa4_torch.fp8_tolerance(
         q, k, v, causal=kernel.causal, window=kernel.window, q_descale=d[0],
-        k_descale=d[1], v_descale=d[2], out_dtype=runtime_dtype(kernel))
+        k_descale=d[1], v_descale=d[2], out_dtype=fa4_torch._DTYPES[kernel.output_element])
     return ref_o, ref_lse, bound_o, bound_lse
 
 
@@ -163,16 +163,12 @@ def check_varlen(kernel, g):
     public = fa4_torch.attention_varlen(
         q, k, v, cu_q, cu_k, seqused_k=used, causal=kernel.causal, window=kernel.window,
         return_lse=True, kernel_dir=ARGS.dir, q_descale=d[0], k_descale=d[1],
-        v_descale=d[2], out_dtype=runtime_dtype(kernel))
+        v_descale=d[2], out_dtype=fa4_torch._DTYPES[kernel.output_element])
     owned = slice(0, sum(lengths_q))
     same = (torch.equal(public[0][owned].view(torch.int16), out[owned].view(torch.int16))
             and torch.equal(public[1][:, owned], lse[:, owned]))
     results.append(("attention_varlen agrees", 0.0 if same else float("inf"), 0.0))
     return results
-
-
-def runtime_dtype(kernel):
-    return torch.float16 if kernel.output_element == "f16" else torch.bfloat16
 
 
 def main():

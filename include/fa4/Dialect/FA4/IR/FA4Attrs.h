@@ -54,6 +54,10 @@ constexpr int64_t kMaxKvStages = 16;
 constexpr int64_t kMaxRescaleThreshold = 64;
 /// FP8: P is rounded to e4m3, whose largest finite value is 448 < 2^9.
 constexpr int64_t kMaxFp8RescaleThreshold = 8;
+/// FP8: a paged cache's fewest keys per page. A key-major V box is 128
+/// keys (one 128-byte atom per row, whatever the block), which must lie in
+/// one page.
+constexpr int64_t kFp8MinPageSize = 128;
 } // namespace mlir::fa4::limits
 
 #endif // FA4_DIALECT_FA4_IR_FA4ATTRS_H
