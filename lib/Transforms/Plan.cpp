@@ -123,13 +123,28 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   int64_t headDim = op.getHeadDimQK(), headDimV = op.getHeadDimV();
   // The MMAs step through K 16 elements at a time, and Dv is the N of P V
   // (at most 256); tiles round both up to 64-column atoms.
-  for (auto [name, dim] : {std::pair<StringRef, int64_t>{"", headDim},
-                           {"value ", headDimV}})
-    if (dim % 16 != 0 || dim > limits::kMaxHeadDim)
-      return op.emitOpError() << name << "head dim " << dim
-                              << " is not supported on " << arch
-                              << " (supported: multiples of 16 up to "
-                              << limits::kMaxHeadDim << ")";
+  for (auto [name, dim] :
+       {std::pair<StringRef, int64_t>{"", headDim}, {"value ", headDimV}}) {
+    if (dim % 16 != 0 || dim > limits::kMaxHeadDim) {
+      InFlightDiagnostic diag = op.emitOpError()
+                                << name << "head dim " << dim
+                                << " is not supported on " << arch
+                                << " (supported: multiples of 16 up to "
+                                << limits::kMaxHeadDim << ")";
+      // Name the resource a wide O overflows (MLA's 512-wide latent): one
+      // f32 column of Tensor Memory per O column beside the smallest S,
+      // or (sm_90a) a consumer's registers for its 64 rows.
+      if (name == "value " && dim % 16 == 0 && !hopper)
+        diag << ": O alone takes " << dim
+             << " f32 TMEM columns, beside S's 64 more than the "
+             << limits::kTmemColumns
+             << " of a CTA (splitting O over a CTA pair is not built)";
+      else if (name == "value " && dim % 16 == 0)
+        diag << ": a consumer's 64-row O fragment takes " << dim / 2
+             << " registers per thread, more than the 255 a thread has";
+      return diag;
+    }
+  }
   int64_t widest = std::max(headDim, headDimV);
   bool fp8 = op.isFp8();
   // A Q tile is one tcgen05 M=128 tile on sm_100a, one consumer
@@ -153,7 +168,8 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // O fragment (up to 128 registers). FP8 too (its 128-key S, O and P
   // spilled 8-388 bytes at 192 and 256): its blocks read the first half of
   // a 128-key V box, a key-major V row of one 128-byte atom. sm_100a's
-  // blocks are 128 keys: S, P and O live in Tensor Memory.
+  // blocks are 128 keys (S, P and O live in Tensor Memory) where shared
+  // memory holds them.
   bool wide = hopper && widest > 128;
   // Score and mask regions add per-element code to the sm_90a consumer,
   // whose 128-key S fragment, the next block's and O already fill its
@@ -162,9 +178,17 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   bool modified = !op.getScoreMod().empty() || !op.getMaskMod().empty();
   // (FP8 keeps 128-key blocks with regions up to head dim 128: ALiBi
   // there spills nothing.)
-  int64_t blockN = positiveOr(options.blockN,
-                              wide || (!fp8 && hopper && modified) ? 64 : 128);
   int64_t elementBytes = fp8 ? 1 : 2;
+  // sm_100a past head dim 192 (16-bit): even one Q stage with a ring of two
+  // 128-key K/V slots and the O staging overflows shared memory (264 KB at
+  // 256); 64-key blocks fit a ring of 3 (S 64 and O 256 TMEM columns).
+  bool narrowBlackwell =
+      !hopper &&
+      PlanAttr::sharedMemoryBytes(target, 1, 2, 128, 128, headDim, headDimV,
+                                  elementBytes) > limits::kSmemBytes;
+  int64_t blockN = positiveOr(
+      options.blockN,
+      wide || narrowBlackwell || (!fp8 && hopper && modified) ? 64 : 128);
   // A paged KV cache: a block lies in one page or spans whole pages (one
   // TMA box per page); the verifier holds a block-n option to that. The
   // load warp computes every box's page: more than two per block spill
@@ -185,14 +209,17 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
              << " whose page indices the " << arch << " load warp holds; "
              << (hopper ? "use a block-n of at most " +
                               std::to_string(maxPages * pageSize)
-                        : std::string("use pages of at least 32 keys"));
+                        : "use pages of at least " +
+                              std::to_string(blockN / maxPages) + " keys");
   }
   // FA4 splits P so the first PV MMA starts before softmax finishes the row:
   // 3/4 of the columns when there is no mask to apply, half with one. On
   // sm_90a P stays in registers and feeds one PV wgmma.
-  int64_t defaultPvSplit = hopper                ? 0
-                           : causal || modified ? blockN / 2
-                                                : blockN * 3 / 4;
+  // (64-key blocks: one 32-column fragment first.)
+  int64_t defaultPvSplit = hopper ? 0
+                           : causal || modified || blockN < 128
+                               ? blockN / 2
+                               : blockN * 3 / 4;
   // Causal tiles visit more blocks the later their rows: the longest go
   // first (or in balanced pairs). A window's left bound caps every tile at
   // its width, so only the first tiles are shorter and pairs no longer

@@ -27,14 +27,14 @@
 // RUN: not fa4-opt %s -split-input-file --fa4-plan="pv-split=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=HUGE-SPLIT
 // RUN: not fa4-opt %s -split-input-file --fa4-plan="rescale-threshold=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=HUGE-THRESHOLD
 // RUN: not fa4-opt %s -split-input-file --fa4-plan="arch=sm_90a kv-stages=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=HUGE-KV
-// RUN: not fa4-opt %s -split-input-file --fa4-plan="block-n=64" 2>&1 | FileCheck %s --check-prefix=BLOCK-N
+// RUN: not fa4-opt %s -split-input-file --fa4-plan="block-n=96" 2>&1 | FileCheck %s --check-prefix=BLOCK-N
 // RUN: not fa4-opt %s -split-input-file --fa4-plan="pv-split=48" 2>&1 | FileCheck %s --check-prefix=SPLIT48
 // RUN: not fa4-opt %s -split-input-file --fa4-plan="kv-stages=-5" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // RUN: not fa4-opt %s -split-input-file --fa4-plan="emulated-exp2=-2" 2>&1 | FileCheck %s --check-prefix=NEGATIVE-EXP2
 
 // HUGE-KV: error: 'fa4.attention' op invalid plan: kvStages must be in [2, 16], got 9223372036854775807
 // HUGE-Q: error: 'fa4.attention' op invalid plan: qStages must be 1 or 2, got 9223372036854775807
-// HUGE-N: error: 'fa4.attention' op invalid plan: blockN must be 128 on sm_100a, got 9223372036854775807
+// HUGE-N: error: 'fa4.attention' op invalid plan: blockN must be 64 or 128 on sm_100a, got 9223372036854775807
 // HUGE-PACK: error: 'fa4.attention' op gqa-pack 9223372036854775807 must divide both the GQA ratio (1) and the 128-row Q tile
 // HUGE-SOFTMAX: error: 'fa4.attention' op invalid plan: softmaxRegs must be a multiple of 8 in [24, 256], got 9223372036854775807
 // HUGE-CORRECTION: error: 'fa4.attention' op invalid plan: correctionRegs must be a multiple of 8 in [24, 256], got 9223372036854775807
@@ -42,9 +42,9 @@
 // HUGE-EXP2: error: 'fa4.attention' op invalid plan: emulatedExp2 must be in [0, 16], got 9223372036854775807
 // HUGE-SPLIT: error: 'fa4.attention' op invalid plan: pvSplit must be a multiple of 32 in (0, blockN = 128), got 9223372036854775807
 // HUGE-THRESHOLD: error: 'fa4.attention' op invalid plan: rescaleThreshold must be in [0, 64], got 9223372036854775807
-// fa4-specialize builds 128-key blocks and whole 32-column P fragments on
-// sm_100a: the plan refuses anything else.
-// BLOCK-N: error: 'fa4.attention' op invalid plan: blockN must be 128 on sm_100a, got 64
+// fa4-specialize builds 64- and 128-key blocks and whole 32-column P
+// fragments on sm_100a: the plan refuses anything else.
+// BLOCK-N: error: 'fa4.attention' op invalid plan: blockN must be 64 or 128 on sm_100a, got 96
 // SPLIT48: error: 'fa4.attention' op invalid plan: pvSplit must be a multiple of 32 in (0, blockN = 128), got 48
 // NEGATIVE: error: fa4-plan: option kv-stages must be positive (0 chooses), got -5
 // NEGATIVE-EXP2: error: fa4-plan: option emulated-exp2 must be non-negative (-1 chooses), got -2
@@ -54,6 +54,7 @@
 // The sm_90a plan and what it refuses.
 // HOPPER-NOT: error: {{.*}}@mha
 // HOPPER-NOT: head dim 256
+// HOPPER: error: 'fa4.attention' op value head dim 512 is not supported on sm_90a (supported: multiples of 16 up to 256): a consumer's 64-row O fragment takes 256 registers per thread, more than the 255 a thread has
 // HOPPER: error: 'fa4.attention' op head dim 100 is not supported on sm_90a (supported: multiples of 16 up to 256)
 // HOPPER: error: 'fa4.attention' op value head dim 72 is not supported on sm_90a (supported: multiples of 16 up to 256)
 
@@ -75,11 +76,12 @@ func.func @mha(%q: memref<1x256x4x128xbf16>, %k: memref<1x256x4x128xbf16>,
 
 // -----
 
-func.func @head_dim_256(%q: memref<1x256x4x256xbf16>, %k: memref<1x256x4x256xbf16>,
-                        %v: memref<1x256x4x256xbf16>, %o: memref<1x256x4x256xbf16>) {
-  // expected-error @+1 {{head dim 256 does not fit sm_100a: 1 Q stage, a 2-slot K/V ring and the O staging of 256-column tiles need 264192 bytes of shared memory, more than the 232448 available}}
-  fa4.attention ins(%q, %k, %v : memref<1x256x4x256xbf16>, memref<1x256x4x256xbf16>,
-                    memref<1x256x4x256xbf16>) outs(%o : memref<1x256x4x256xbf16>)
+// MLA's 512-wide latent as V: O alone would fill Tensor Memory.
+func.func @value_head_dim_512(%q: memref<1x256x4x64xbf16>, %k: memref<1x256x4x64xbf16>,
+                              %v: memref<1x256x4x512xbf16>, %o: memref<1x256x4x512xbf16>) {
+  // expected-error @+1 {{value head dim 512 is not supported on sm_100a (supported: multiples of 16 up to 256): O alone takes 512 f32 TMEM columns, beside S's 64 more than the 512 of a CTA (splitting O over a CTA pair is not built)}}
+  fa4.attention ins(%q, %k, %v : memref<1x256x4x64xbf16>, memref<1x256x4x64xbf16>,
+                    memref<1x256x4x512xbf16>) outs(%o : memref<1x256x4x512xbf16>)
   return
 }
 

@@ -77,12 +77,12 @@ print("concurrent:", [out.strip() for out, _ in results], [p.returncode for p in
 
 # A problem the compiler refuses, and no compiler.
 try:
-    cache.kernel("bf16", 4, 4, 256, arch="sm_100a")
+    cache.kernel("bf16", 4, 4, 512, arch="sm_100a")
 except MLIRError as err:
     print("refused:", err.diagnostics[0].split(": error: ")[-1])
 try:
     jit.KernelCache(root / "none", library=root / "missing.so").kernel("bf16", 4, 4, 64)
 except RuntimeError as err:
     print("no compiler:", str(err).replace(str(root), "ROOT"))
-# CHECK-NEXT: refused: {{.*}}head dim 256 does not fit sm_100a
+# CHECK-NEXT: refused: {{.*}}head dim 512 is not supported on sm_100a
 # CHECK-NEXT: no compiler: fa4 cannot compile kernels on demand: no C API library at ROOT/missing.so (set FA4_CAPI_LIB): No such file or directory

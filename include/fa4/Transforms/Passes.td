@@ -31,8 +31,10 @@ def FA4Plan : Pass<"fa4-plan"> {
     heads past head dim 192, where pairs spill); correctionRegs and pvSplit
     are 0 there; past head dim 128, 64-key blocks (a ring of 4 K/V tiles
     up to head dim 192, 3 at 256). On sm_100a two Q stages where their S
-    and O fit the 512 TMEM columns (head dims up to 128), one above; on
-    both, the deepest K/V ring up to the default that fits shared memory.
+    and O fit the 512 TMEM columns (head dims up to 128), one above, and
+    64-key blocks past head dim 192 (16-bit), where 128-key K/V slots do
+    not fit shared memory beside Q and the O staging; on both, the
+    deepest K/V ring up to the default that fits shared memory.
     On sm_90a one Q stage where a static query fits one consumer's tile
     (decode: few new tokens times the packed heads), and with one Q stage
     56 producer registers. A paged KV cache

@@ -413,9 +413,10 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
 FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
                                              PlanAttr plan, TiledProgram p) {
   bool hopper = plan.getArch() == Arch::sm_90a;
-  if (plan.getBlockN() != 128 && !hopper)
+  if (plan.getBlockN() != 128 && plan.getBlockN() != 64 && !hopper)
     return kernel.emitOpError()
-           << "fa4-specialize needs blockN = 128 on sm_100a, the plan has "
+           << "fa4-specialize needs blockN = 64 or 128 on sm_100a, the plan "
+              "has "
            << plan.getBlockN();
   if (plan.getArch() == Arch::sm_100a && plan.getPvSplit() % kChunk != 0)
     return kernel.emitOpError()

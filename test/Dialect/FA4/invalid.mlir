@@ -324,7 +324,7 @@ func.func @f(%q: memref<1x128x4x64xbf16>, %k: memref<1x128x2x64xbf16>, %v: memre
 
 // -----
 
-// expected-error @+1 {{blockN must be 128 on sm_100a, got 96}}
+// expected-error @+1 {{blockN must be 64 or 128 on sm_100a, got 96}}
 #bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 96, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 48, rescaleThreshold = 8>
 
 // -----
@@ -357,8 +357,8 @@ func.func @f(%q: memref<1x128x4x64xbf16>, %k: memref<1x128x2x64xbf16>, %v: memre
 // -----
 
 // What fa4-specialize refuses, the plan refuses with the same rule.
-// expected-error @+1 {{blockN must be 128 on sm_100a, got 64}}
-#bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 64, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 32, rescaleThreshold = 8>
+// expected-error @+1 {{blockN must be 64 or 128 on sm_100a, got 32}}
+#bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 32, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 32, rescaleThreshold = 8>
 
 // -----
 

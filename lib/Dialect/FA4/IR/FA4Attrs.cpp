@@ -131,15 +131,15 @@ LogicalResult PlanAttr::verify(
                        << blockM;
   // sm_90a: any multiple of the PV wgmma's K step (16) up to 128 (S is an
   // m64nN wgmma, N a multiple of 8 up to 256; the consumer's registers
-  // bound it). fa4-specialize builds 128-key blocks on sm_100a (four
-  // 32-column S fragments per softmax pass, the PV split in whole
-  // fragments).
+  // bound it). sm_100a: 128-key blocks, or 64 where a head dim past 192
+  // leaves shared memory no room for 128 (S in 32-column fragments, the PV
+  // split in whole fragments).
   if (hopper && (blockN < 16 || blockN > 128 || blockN % 16 != 0))
     return emitError() << "blockN must be a multiple of 16 from 16 to 128 "
                           "on sm_90a, got "
                        << blockN;
-  if (!hopper && blockN != 128)
-    return emitError() << "blockN must be 128 on sm_100a, got " << blockN;
+  if (!hopper && blockN != 128 && blockN != 64)
+    return emitError() << "blockN must be 64 or 128 on sm_100a, got " << blockN;
   // A multiple of the MMAs' K step (16); tiles round it up to whole
   // 128-byte swizzle atoms of 64 columns.
   if (headDim <= 0 || headDim % 16 != 0 || headDim > limits::kMaxHeadDim)
