@@ -232,10 +232,11 @@ class KernelCache:
     def kernel(self, dtype, heads_q, heads_kv, head_dim, causal=False, lse=False,
                arch="sm_100a", window=(-1, -1), softcap=False, sink=False, varlen=False,
                seqused_k=False, head_dim_v=None, page_size=None, kv_splits=1,
-               descale=False, output_dtype=None):
+               descale=False, output_dtype=None, q_stages=None):
         """The kernel of the problem from the cache, compiled first if no
         entry has it; `kv_splits` CTAs share each work tile's KV blocks
-        (split-KV; 1: none). `softcap` says whether there is one (its value is an
+        (split-KV; 1: none); `q_stages` the Q tiles in flight per CTA (1 or
+        2; None: fa4-plan's choice). `softcap` says whether there is one (its value is an
         argument); `varlen`, `seqused_k`, `head_dim_v` and `page_size` as
         `module_text`'s (page_size 0 is None: not paged); for `dtype` 'e4m3'
         (FP8), `descale` whether it takes dequantization factors and
@@ -265,6 +266,11 @@ class KernelCache:
             problem.update(head_dim_v=int(head_dim_v))
         if int(kv_splits) != 1:
             problem.update(kv_splits=int(kv_splits))
+        if q_stages is not None:
+            if int(q_stages) not in (1, 2):
+                raise ValueError(f"q_stages must be 1 or 2 (or None: the planner's "
+                                 f"choice), got {q_stages}")
+            problem.update(q_stages=int(q_stages))
         if descale:
             problem.update(descale=True)
         if output != ("bf16" if dtype in runtime.EIGHT_BIT_ELEMENTS else dtype):
@@ -291,6 +297,8 @@ class KernelCache:
         name = kernel_name(*self._configuration(problem))
         if problem.get("kv_splits"):
             name += f"_split{problem['kv_splits']}"
+        if problem.get("q_stages"):
+            name += f"_q{problem['q_stages']}"
         manifest = entry / f"{name}_attention.json"
         if not manifest.exists():
             self._compile(entry, name, problem)
@@ -302,6 +310,8 @@ class KernelCache:
         options = f"arch={problem['arch']}"
         if problem.get("kv_splits"):
             options += f" kv-splits={problem['kv_splits']}"
+        if problem.get("q_stages"):
+            options += f" q-stages={problem['q_stages']}"
         with capi.Context(self.library) as context:
             compilation = context.compile(source, options)
         self.path.mkdir(parents=True, exist_ok=True)

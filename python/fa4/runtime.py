@@ -891,6 +891,11 @@ class Kernel:
                 raise ManifestError(f"the {grid['rule']} grid rule needs a positive '{key}'")
         self.head_blocks = grid["head_blocks"]
         self.query_rows_per_cta = grid["query_rows_per_cta"]
+        #: Q tiles in flight per CTA (the plan's qStages; None where the
+        #: manifest's plan does not say): each holds query_rows_per_cta /
+        #: q_stages rows.
+        stages = re.search(r"\bqStages = (\d+)", str(m.get("plan", "")))
+        self.q_stages = int(stages.group(1)) if stages else None
         #: Split-KV: CTAs per work tile (1: none) and the workspace per work
         #: tile (f32 partial-row words, i32 counters that start at 0).
         self.kv_splits, self.split_words, self.split_counters = 1, 0, 0
@@ -1164,7 +1169,8 @@ class Kernel:
     def mismatches(self, dtype=None, heads_q=None, heads_kv=None, head_dim=None,
                    causal=None, scale=None, lse=None, arch=None, window=None,
                    softcap=None, sink=None, varlen=None, seqused_k=None, head_dim_v=None,
-                   page_size=None, kv_splits=None, descale=None, output_dtype=None):
+                   page_size=None, kv_splits=None, descale=None, output_dtype=None,
+                   q_stages=None):
         """Why this kernel does not compute the problem: a list of reasons,
         empty when it does. Arguments left None are not compared; -1 in the
         manifest accepts any size; any scale matches and softcap only
@@ -1179,9 +1185,10 @@ class Kernel:
         not paged); kv_splits the CTAs that share each work tile's KV
         blocks (1: no split-KV); dtype is the inputs' element ('e4m3' for
         FP8) and output_dtype O's (the inputs' for 16-bit ones); descale
-        whether the kernel takes FP8 dequantization factors; arch is the
-        device's ('sm_100a' for 10.0), which the kernel's arch must run on
-        (`runs_on`)."""
+        whether the kernel takes FP8 dequantization factors; q_stages the
+        Q tiles in flight per CTA (a choice of speed: any computes the
+        problem); arch is the device's ('sm_100a' for 10.0), which the
+        kernel's arch must run on (`runs_on`)."""
         reasons = []
 
         def compare(what, have, want):
@@ -1205,6 +1212,7 @@ class Kernel:
         compare("varlen", self.varlen, None if varlen is None else bool(varlen))
         compare("seqused_k", self.seqused_k, None if seqused_k is None else bool(seqused_k))
         compare("kv_splits", self.kv_splits, None if kv_splits is None else int(kv_splits))
+        compare("q_stages", self.q_stages, None if q_stages is None else int(q_stages))
         if page_size is not None:
             have, want = self.page_size or 0, int(page_size or 0)
             if bool(have) != bool(want):
@@ -1780,7 +1788,7 @@ class KernelDirectory:
     def find(self, dtype, heads_q, heads_kv, head_dim, causal=False, scale=None,
              lse=False, arch=None, window=(-1, -1), softcap=0.0, sink=False,
              varlen=False, seqused_k=False, head_dim_v=None, page_size=None, kv_splits=1,
-             descale=False, output_dtype=None):
+             descale=False, output_dtype=None, q_stages=None):
         """The first kernel (by file name) that computes the problem; scale
         None means 1/sqrt(head_dim), arch None any arch, window (-1, -1) and
         softcap 0 none, sink whether it takes attention sinks, varlen whether
@@ -1793,8 +1801,9 @@ class KernelDirectory:
         without split-KV; None: any), descale whether it takes FP8
         dequantization factors (None: either; a kernel that takes them
         computes a problem without them given ones), output_dtype O's
-        element (None: any; a 16-bit kernel's is its inputs'). Raises
-        LookupError saying why each kernel was rejected."""
+        element (None: any; a 16-bit kernel's is its inputs'), q_stages
+        the Q tiles in flight per CTA (None: any). Raises LookupError
+        saying why each kernel was rejected."""
         if scale is None:
             scale = 1.0 / math.sqrt(head_dim)
         # Every kernel takes any scale and softcap value (`scalars`); they
@@ -1809,7 +1818,8 @@ class KernelDirectory:
                        head_dim_v=None if head_dim_v == head_dim else head_dim_v,
                        kv_splits=None if kv_splits is None else int(kv_splits),
                        descale=None if descale is None else bool(descale),
-                       output_dtype=output_dtype)
+                       output_dtype=output_dtype,
+                       q_stages=None if q_stages is None else int(q_stages))
         if problem["page_size"] and problem["varlen"]:
             raise ValueError("paged K/V takes a dense query: page_size belongs to problems "
                              "without varlen")
@@ -1826,7 +1836,8 @@ class KernelDirectory:
         wanted = " ".join(f"{key}={value}" for key, value in problem.items()
                           if (value or key not in ("varlen", "seqused_k", "page_size",
                                                    "descale"))
-                          and (key not in ("head_dim_v", "output_dtype") or value is not None)
+                          and (key not in ("head_dim_v", "output_dtype", "q_stages")
+                               or value is not None)
                           and (key != "kv_splits" or value not in (None, 1)))
         if not rejected:
             raise LookupError(f"no fa4 kernel for {wanted}: {self.path} has no kernel "

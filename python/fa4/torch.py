@@ -746,25 +746,38 @@ def _kernel_of(q, k, v, sink, causal, scale, window_left, window_right, softcap,
     output = _ELEMENTS[_output_dtype(q.dtype, out_dtype)] if eight_bit else None
     descale = True if descale else None if eight_bit else False
 
-    def key_of(splits):
+    def key_of(splits, stages=None):
         # Everything the choice depends on, the device standing for its arch.
         return (path, device.index, q.dtype, heads_q, heads_kv, head_dim, causal, scale,
                 return_lse, window_left, window_right, softcap, sink is not None, varlen,
-                used, head_dim_v, page_size, splits, descale, output)
+                used, head_dim_v, page_size, splits, descale, output, stages)
 
-    def chosen(splits):
-        key = key_of(splits)
+    def chosen(splits, stages=None):
+        key = key_of(splits, stages)
         kernel = _chosen.get(key)
         if kernel is None:
             problem = (_ELEMENTS[q.dtype], heads_q, heads_kv, head_dim, causal, scale,
                        return_lse, arch_of(device), (window_left, window_right), softcap,
                        sink is not None, varlen, used, head_dim_v, page_size, splits,
-                       descale, output)
+                       descale, output, stages)
             kernel = _chosen[key] = _choose(path, problem)
         return kernel
 
+    def preferred(splits, fallback):
+        # A choice of speed: the kernel of a variant where one is at hand,
+        # else `fallback`; a variant neither found nor compilable is not
+        # looked for again.
+        stages = _decode_stages(fallback, q, varlen)
+        if stages is None or key_of(splits, stages) in _unavailable:
+            return fallback
+        try:
+            return chosen(splits, stages)
+        except (LookupError, RuntimeError, ValueError):
+            _unavailable.add(key_of(splits, stages))
+            return fallback
+
     if splits > 1:
-        return chosen(splits), scale
+        return preferred(splits, chosen(splits)), scale
     kernel = chosen(1)
     if splits == 0:
         # The heuristic's split where a kernel of it is at hand (the
@@ -772,12 +785,25 @@ def _kernel_of(q, k, v, sink, causal, scale, window_left, window_right, softcap,
         auto = 1 if varlen else _auto_splits(kernel, q, k, cache)
         if auto > 1 and key_of(auto) not in _unavailable:
             try:
-                return chosen(auto), scale
+                return preferred(auto, chosen(auto)), scale
             except (LookupError, RuntimeError, ValueError):
                 # Not looked for again by the heuristic (an explicit
                 # num_splits still is, and fails).
                 _unavailable.add(key_of(auto))
-    return kernel, scale
+    return preferred(1, kernel), scale
+
+
+def _decode_stages(kernel, q, varlen):
+    """1 where `kernel` (sm_90a, two Q stages) gets a query that one Q
+    stage holds (decode: few new tokens times the packed heads), else None.
+    The second consumer's Q tile would hold only padding rows, whose MMAs
+    and softmax slow the first: one stage took 0.68-0.81x the time of two
+    on an H100 (docs/HOPPER.md, "Split-KV decode"). fa4-plan chooses one
+    stage where the query length is static; the runtime's kernels take any
+    length, so the call's decides."""
+    if varlen or kernel.arch != "sm_90a" or kernel.q_stages != 2:
+        return None
+    return 1 if q.shape[1] <= kernel.query_rows_per_cta // 2 else None
 
 
 # The split-KV kernels the heuristic found neither in a directory nor
@@ -859,7 +885,7 @@ def _choose(path, problem):
                          "directory of compiled fa4 kernels (compiling on demand is off: "
                          "FA4_JIT=0)")
     (element, heads_q, heads_kv, head_dim, causal, _, lse, arch, window, softcap, sink,
-     varlen, seqused_k, head_dim_v, page_size, kv_splits, descale, output) = problem
+     varlen, seqused_k, head_dim_v, page_size, kv_splits, descale, output, stages) = problem
     try:
         # Without descales given, the kernel compiled takes none.
         return jit_cache().kernel(element, heads_q, heads_kv, head_dim, causal=causal,
@@ -867,7 +893,7 @@ def _choose(path, problem):
                                   sink=sink, varlen=varlen, seqused_k=seqused_k,
                                   head_dim_v=head_dim_v, page_size=page_size or None,
                                   kv_splits=kv_splits, descale=bool(descale),
-                                  output_dtype=output)
+                                  output_dtype=output, q_stages=stages)
     except RuntimeError as err:
         if missing:
             raise LookupError(f"{missing.args[0]}\nand compiling it on demand failed: "

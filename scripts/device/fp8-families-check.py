@@ -13,8 +13,9 @@ NaN page. O and the LSE are NaN-poisoned before the launch
 (fa4.torch._run's fill). A batch passes when every O element and LSE entry
 of its rows is within the bound (elementwise) and finite where the
 reference is. Each kernel also runs once through
-fa4.torch.attention_with_kvcache (its num_splits) and must agree with the
-direct launch bit for bit.
+fa4.torch.attention_with_kvcache (its num_splits, from a directory of the
+kernel alone: scripts/device/alone.py) and must agree with the direct
+launch bit for bit.
 
 Packed sequences take query lengths 1, 130, 0, 77, 200, 3 over key lengths
 5, 300, 17, 0, 333, 1 (starts that are not multiples of 16; seqused_k, where
@@ -33,6 +34,7 @@ import sys
 import torch
 
 import fa4.torch as fa4_torch
+from alone import kernel_alone
 from fa4 import runtime
 
 FP8 = torch.float8_e4m3fn
@@ -114,10 +116,12 @@ def check_cache(kernel, g):
             results.append((f"Sq={sq} batch {b} Skv={n}",
                             worst_share(out[b:b + 1], ref_o, bound_o),
                             worst_share(lse[b:b + 1], ref_lse, bound_lse)))
-        public = fa4_torch.attention_with_kvcache(
-            q, k, v, cache_seqlens=used, page_table=table, causal=kernel.causal,
-            window=kernel.window, return_lse=True, kernel_dir=ARGS.dir,
-            num_splits=kernel.kv_splits, q_descale=d[0], k_descale=d[1], v_descale=d[2])
+        with kernel_alone(kernel) as alone:
+            public = fa4_torch.attention_with_kvcache(
+                q, k, v, cache_seqlens=used, page_table=table, causal=kernel.causal,
+                window=kernel.window, return_lse=True, kernel_dir=alone,
+                num_splits=kernel.kv_splits, q_descale=d[0], k_descale=d[1],
+                v_descale=d[2])
         same = (torch.equal(public[0].view(torch.int16), out.view(torch.int16))
                 and torch.equal(public[1], lse))
         results.append((f"Sq={sq} attention_with_kvcache agrees", 0.0 if same else

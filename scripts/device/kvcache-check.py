@@ -27,8 +27,11 @@ tolerances.
 Split-KV kernels (compiled with kv-splits=N, e.g. as compile-kernels.py
 variants) run the same cases with their workspace. With --torch, each
 kernel also runs through fa4.torch.attention_with_kvcache and
-fa4.flash_attn_with_kvcache (kernel_dir=DIR, num_splits the kernel's) on
-the last batch checked and must agree with the direct launch bit for bit.
+fa4.flash_attn_with_kvcache (num_splits the kernel's) on the last batch
+checked, from a directory holding that kernel alone (DIR's variants of one
+problem, e.g. one Q stage, would give the same problem another kernel: the
+entry points prefer one Q stage for a decode-sized query on sm_90a), and
+must agree with the direct launch bit for bit.
 
 usage: PYTHONPATH=python kvcache-check.py DIR [--small] [--torch]
 """
@@ -40,6 +43,7 @@ import sys
 import torch
 
 import fa4.torch as fa4_torch
+from alone import kernel_alone
 from fa4 import runtime
 
 UNIT_ROUNDOFF = {torch.bfloat16: 2.0 ** -8, torch.float16: 2.0 ** -11}
@@ -177,10 +181,15 @@ def check(kernel, seq_q, lengths, capacity, max_pages, g):
     return problems, text, (q, k, v, used, table, sink, out, lse)
 
 
-def check_torch(kernel, directory, launched):
+def check_torch(kernel, launched):
     """fa4.torch.attention_with_kvcache and flash_attn_with_kvcache on the
     batch `launched` (the direct launch's inputs and results) give the same
-    bits."""
+    bits, from a directory of `kernel` alone."""
+    with kernel_alone(kernel) as alone:
+        return entry_points_agree(kernel, alone, launched)
+
+
+def entry_points_agree(kernel, directory, launched):
     from fa4 import flash_attn_with_kvcache
     q, k, v, used, table, sink, out, lse = launched
     softcap = kernel.softcap or 0.0
@@ -233,7 +242,7 @@ def main():
                   f"Sq={seq_q} capacity={capacity} lengths={shown}: {text}"
                   f"{': ' + '; '.join(problems) if problems else ''}", flush=True)
         if args.torch and launched is not None:
-            same, same_fa = check_torch(kernel, args.directory, launched)
+            same, same_fa = check_torch(kernel, launched)
             total += 1
             failed += not (same and same_fa)
             print(f"{'PASS' if same and same_fa else 'FAIL'} {kernel.name} through "

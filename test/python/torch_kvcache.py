@@ -337,4 +337,43 @@ for label, call in cases:
 # CHECK-NEXT: block_table dtype: ValueError: page_table must be a torch.int32 tensor [B, max_pages], got torch.float32 of shape [3, 9]
 # CHECK-NEXT: block_table with a dense cache: LookupError: no fa4 kernel in {{.*}} page_size=2048; candidates:
 # CHECK-NEXT: cache_seqlens float: TypeError: cache_seqlens must be None, an int or a torch.int32 tensor [B], got float
+
+# sm_90a decode: a query that one Q stage holds (here 16 query positions:
+# 32 per CTA over two stages) takes a kernel of one Q stage where the
+# directory has one, split or not; a longer one, or a directory without
+# it, the two-stage kernel.
+HOPPER = Path(tempfile.mkdtemp(prefix="fa4-kvcache-hopper-"))
+atexit.register(shutil.rmtree, HOPPER, True)
+for name, stages, rows in (("a_two_stages", 2, 32), ("b_one_stage", 1, 16)):
+    torch_standin.write_kernel(HOPPER, name, "bf16", 4, 2, True, True, seqused_k=True,
+                               page_size=256, arch="sm_90a", q_stages=stages,
+                               query_rows=rows)
+fake = FakeCuda()
+torch.cuda.capability = fake.capability = (9, 0)
+runtime.set_driver(fake)
+directory = runtime.KernelDirectory(HOPPER)
+for tokens in (1, 16, 17):
+    expect("b_one_stage" if tokens <= 16 else "a_two_stages")
+    fa4.attention_with_kvcache(tensor((3, tokens, 4, 64)), k_pages, v_pages, causal=True,
+                               cache_seqlens=lengths, page_table=table, return_lse=True,
+                               kernel_dir=HOPPER, num_splits=1)
+    print(f"decode {tokens}:", launched())
+# CHECK-NEXT: decode 1: b_one_stage
+# CHECK-NEXT: decode 16: b_one_stage
+# CHECK-NEXT: decode 17: a_two_stages
+TWO = HOPPER / "two"
+TWO.mkdir()
+torch_standin.write_kernel(TWO, "a_two_stages", "bf16", 4, 2, True, True, seqused_k=True,
+                           page_size=256, arch="sm_90a", q_stages=2, query_rows=32)
+directory = runtime.KernelDirectory(TWO)
+expect("a_two_stages")
+fa4.attention_with_kvcache(tensor((3, 2, 4, 64)), k_pages, v_pages, causal=True,
+                           cache_seqlens=lengths, page_table=table, return_lse=True,
+                           kernel_dir=TWO, num_splits=1)
+print("no one-stage kernel:", launched())
+# CHECK-NEXT: no one-stage kernel: a_two_stages
+print("find:", [k.name for k in directory if k.matches(q_stages=1)],
+      [k.name for k in directory if k.matches(q_stages=2)])
+# CHECK-NEXT: find: [] ['a_two_stages']
+torch.cuda.capability = (10, 0)
 runtime.set_driver(None)

@@ -271,7 +271,7 @@ class FakeCuda:
 def write_kernel(directory, name, element, heads_q, heads_kv, causal, lse, sink=False,
                  head_dim=64, window=None, softcap=None, varlen=False, seqused_k=False,
                  head_dim_v=None, page_size=None, descale=False, output=None,
-                 arch="sm_100a"):
+                 arch="sm_100a", q_stages=None, query_rows=256):
     """Writes the manifest (and a stand-in cubin) of a kernel named `name`
     as fa4-compile would for that configuration (`varlen`: packed
     sequences, `seqused_k` with the keys each sequence, or each batch of a
@@ -279,7 +279,9 @@ def write_kernel(directory, name, element, heads_q, heads_kv, causal, lse, sink=
     read through a page table, `head_dim_v` V's and O's head dim where it
     is not `head_dim`). `element` 'e4m3' is FP8 as /work/fp8/SPEC.md has it:
     operands f8E4M3FN, O `output` (bf16 by default), V's map key-major,
-    and with `descale` the q/k/v_descale operands and pointers."""
+    and with `descale` the q/k/v_descale operands and pointers. `q_stages`
+    writes a plan with that many Q stages (None: no plan), `query_rows`
+    the grid's query rows per CTA."""
     rows = [-1] if varlen else [-1, -1]
     kv_rows = [-1, page_size] if page_size else rows
     head_dim_v = head_dim if head_dim_v is None else head_dim_v
@@ -307,9 +309,11 @@ def write_kernel(directory, name, element, heads_q, heads_kv, causal, lse, sink=
         "kernel": name, "arch": arch, "block": [512, 1, 1], "cluster": [1, 1, 1],
         "dynamic_smem_bytes": 197632, "files": {"cubin": f"{name}.cubin"},
         "grid": {"rule": "persistent_varlen" if varlen else "persistent",
-                 "head_blocks": heads_q, "query_rows_per_cta": 256},
+                 "head_blocks": heads_q, "query_rows_per_cta": query_rows},
         "causal": causal, "scale": 1 / head_dim ** 0.5,
         "scale_log2": 1.4426950408889634 / head_dim ** 0.5}
+    if q_stages:
+        manifest["plan"] = f"#fa4.plan<arch = {arch}, qStages = {q_stages}>"
     if window:
         manifest["window"] = list(window)
     if softcap:
