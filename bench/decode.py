@@ -20,6 +20,7 @@ decode_paged kernel of that split; compile them with kv-splits=N). The
 bandwidth columns are the faster one's.
 
 usage: PYTHONPATH=python python3 bench/decode.py DIR [--new-tokens 1]
+         [--batches 1,8,32,128] [--lengths 2048,8192,32768]
   DIR holds decode_paged_attention (fa4-opt --fa4-compile emit-dir=DIR on
   examples/kvcache/decode_paged.mlir)
 """
@@ -72,13 +73,28 @@ def copy_bandwidth(device, warmup, iters):
     return 2 * source.numel() / (ms * 1e-3)
 
 
+def ints(text):
+    """A comma-separated list of positive integers."""
+    values = [int(part) for part in text.split(",")]
+    if any(value <= 0 for value in values):
+        raise argparse.ArgumentTypeError(f"{text!r}: positive integers only")
+    return values
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("directory")
     parser.add_argument("--new-tokens", type=int, default=1)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--iters", type=int, default=30)
+    parser.add_argument("--batches", type=ints, default=BATCHES,
+                        help="comma-separated batch sizes (default: %(default)s)")
+    parser.add_argument("--lengths", type=ints, default=LENGTHS,
+                        help="comma-separated cache lengths, multiples of the "
+                             f"{PAGE}-key page (default: %(default)s)")
     args = parser.parse_args(argv)
+    if any(length % PAGE or length <= 0 for length in args.lengths):
+        parser.error(f"--lengths must be positive multiples of {PAGE}")
     os.environ["FA4_PDL"] = "0"
     device = torch.device("cuda")
     print(software(device))
@@ -93,8 +109,8 @@ def main(argv=None):
     sm_count = torch.cuda.get_device_properties(device).multi_processor_count
     print(f"{'B':>4} {'L':>6} {'split':>5} {'1 us':>8} {'split us':>8} {'GB/s':>6} "
           f"{'of copy':>7} {'sdpa us':>8} {'fa4/sdpa':>8}")
-    for batch in BATCHES:
-        for length in LENGTHS:
+    for batch in args.batches:
+        for length in args.lengths:
             pages_per = length // PAGE
             pool = batch * pages_per
             if pool * PAGE * HEADS_KV * HEAD_DIM * 2 * 2 > 24 << 30:
