@@ -519,19 +519,25 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
         b, VectorType::get({oCount}, shape.outElement), o);
 
     // Element pairs (columns c, c + 1) into the 128-byte swizzle of the TMA
-    // store: 16-byte chunk j of row r sits at chunk j xor (r mod 8).
+    // store: 16-byte chunk j of row r sits at chunk j xor (r mod 8). The
+    // thread's rows and column are copied here: the addresses built from
+    // the loop-invariant ones were hoisted out of the tile loop and kept
+    // through the KV loop (12 bytes of spills at head dim 256 with a
+    // causal window).
     Value handoff = add(mul(tile.ordinal, stages), stage);
     ChannelAcquireOp::create(b, epi, handoff);
+    Value stagingRows[2] = {opaque(rows[0]), opaque(rows[1])};
+    Value stagingColumn = opaque(quadColumn);
     for (int64_t i = 0; i < oCount; i += 2) {
       int64_t r = wgmma::accumulatorRow(0, i) / 8;
       int64_t column = wgmma::accumulatorColumn(0, i);
       Value pair = vector::ShuffleOp::create(b, packed, packed,
                                              ArrayRef<int64_t>{i, i + 1});
-      Value chunk =
-          arith::XOrIOp::create(b, idx((column % kAtom) / 8), rem(rows[r], 8));
+      Value chunk = arith::XOrIOp::create(b, idx((column % kAtom) / 8),
+                                          rem(stagingRows[r], 8));
       vector::StoreOp::create(b, pair, staging,
-                              ValueRange{idx(column / kAtom), rows[r],
-                                         add(mul(chunk, 8), quadColumn)});
+                              ValueRange{idx(column / kAtom), stagingRows[r],
+                                         add(mul(chunk, 8), stagingColumn)});
     }
     fenceProxyAsync();
     ChannelCommitOp::create(b, epi, handoff);
