@@ -22,8 +22,8 @@ using namespace mlir::fa4;
 /// A key-major V box is 128 keys (its innermost 128 bytes), which cannot
 /// span pages (limits::kFp8MinPageSize).
 static StringRef fp8PagesRule() {
-  return "FP8 reads V key-major, a 128-key block in one TMA box: a paged "
-         "KV cache needs pages of at least 128 keys";
+  return "FP8 reads V key-major in 128-key TMA boxes, each within one "
+         "page: a paged KV cache needs pages of at least 128 keys";
 }
 
 /// Checks the options before any op is planned: names that exist, numbers

@@ -66,8 +66,9 @@ def _check_eight_bit(element, descale, page_size):
     eight_bit = element in runtime.EIGHT_BIT_ELEMENTS
     if eight_bit and page_size and page_size < runtime.FP8_MIN_PAGE_SIZE:
         least = runtime.FP8_MIN_PAGE_SIZE
-        raise ValueError(f"{element} inputs read V key-major, a {least}-key block in one "
-                         f"TMA box: pages must hold at least {least} keys, got {page_size}")
+        raise ValueError(f"{element} inputs read V key-major in {least}-key TMA boxes, each "
+                         f"within one page: pages must hold at least {least} keys, got "
+                         f"{page_size}")
     if descale and not eight_bit:
         raise ValueError(f"descale dequantizes 8-bit inputs, not {element}")
 

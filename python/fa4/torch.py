@@ -1144,8 +1144,9 @@ def _check_cache(q, k_cache, cache_seqlens, page_table):
                              f"D]) must be a power of two, got {page_size}")
         least = runtime.FP8_MIN_PAGE_SIZE
         if q.dtype in _EIGHT_BIT and page_size < least:
-            raise ValueError(f"FP8 reads V key-major, a {least}-key block in one TMA box: "
-                             f"pages must hold at least {least} keys, got {page_size}")
+            raise ValueError(f"FP8 reads V key-major in {least}-key TMA boxes, each within "
+                             f"one page: pages must hold at least {least} keys, got "
+                             f"{page_size}")
     return tuple(None if t is None else t.contiguous() for t in (cache_seqlens, page_table))
 
 

@@ -24,7 +24,7 @@ func.func @unaligned(%q: memref<2x128x8x64xf8E4M3FN>, %k: memref<2x256x2x64xf8E4
 // A paged cache's pages hold whole 128-key blocks: a key-major V block is
 // one TMA box.
 func.func @small_pages(%q: memref<?x1x8x128xf8E4M3FN>, %k: memref<?x64x2x128xf8E4M3FN>, %v: memref<?x64x2x128xf8E4M3FN, strided<[?, 1, ?, ?]>>, %o: memref<?x1x8x128xbf16>, %t: memref<?x?xi32>) {
-  // expected-error @+1 {{FP8 reads V key-major, a 128-key block in one TMA box: a paged KV cache needs pages of at least 128 keys, got pages of 64 keys}}
+  // expected-error @+1 {{FP8 reads V key-major in 128-key TMA boxes, each within one page: a paged KV cache needs pages of at least 128 keys, got pages of 64 keys}}
   fa4.attention ins(%q, %k, %v : memref<?x1x8x128xf8E4M3FN>, memref<?x64x2x128xf8E4M3FN>, memref<?x64x2x128xf8E4M3FN, strided<[?, 1, ?, ?]>>) outs(%o : memref<?x1x8x128xbf16>) paged(%t : memref<?x?xi32>)
   return
 }
@@ -33,5 +33,5 @@ func.func @small_pages(%q: memref<?x1x8x128xf8E4M3FN>, %k: memref<?x64x2x128xf8E
 // targets: fp8.mlir, fp8-sm100a.mlir.)
 // SM100: error: 'fa4.attention' op FP8 reads V K-major (the PV MMA takes 8-bit B operands K-major only)
 // SM100: error: 'fa4.attention' op value stride 257 of dimension 3 (head_dim_v) is 257 bytes
-// SM100: error: 'fa4.attention' op FP8 reads V key-major, a 128-key block in one TMA box: a paged KV cache needs pages of at least 128 keys, got pages of 64 keys
+// SM100: error: 'fa4.attention' op FP8 reads V key-major in 128-key TMA boxes, each within one page: a paged KV cache needs pages of at least 128 keys, got pages of 64 keys
 // SM100-NOT: error: 'fa4.attention' op

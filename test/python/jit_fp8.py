@@ -68,8 +68,8 @@ for label, call in [
         print(f"{label}: accepted")
     except ValueError as err:
         print(f"{label}: {err}")
-# CHECK-NEXT: small pages: e4m3 inputs read V key-major, a 128-key block in one TMA box: pages must hold at least 128 keys, got 64
-# CHECK-NEXT: small pages cached: e4m3 inputs read V key-major, a 128-key block in one TMA box: pages must hold at least 128 keys, got 16
+# CHECK-NEXT: small pages: e4m3 inputs read V key-major in 128-key TMA boxes, each within one page: pages must hold at least 128 keys, got 64
+# CHECK-NEXT: small pages cached: e4m3 inputs read V key-major in 128-key TMA boxes, each within one page: pages must hold at least 128 keys, got 16
 # CHECK-NEXT: descale of bf16: descale dequantizes 8-bit inputs, not bf16
 # CHECK-NEXT: O f32: an e4m3 kernel's output is bf16 or f16, not f32
 # CHECK-NEXT: O f16 of bf16: a bf16 kernel's output is bf16, not f16

@@ -299,7 +299,7 @@ print("launched:", len(fake.launches) - launches)
 # CHECK-NEXT: out_dtype float32: ValueError: out_dtype torch.float32: torch.float8_e4m3fn inputs give torch.bfloat16 or torch.float16 outputs
 # CHECK-NEXT: q head dim: ValueError: q must have a unit-stride head dim (strides [153600, 512, 128, 2] for shape [2, 300, 4, 64]): TMA reads rows of contiguous elements; call .contiguous()
 # CHECK-NEXT: varlen descale batch: ValueError: q_descale must have shape [B, Hkv] = [2, 2], got [3, 2]
-# CHECK-NEXT: small pages: ValueError: FP8 reads V key-major, a 128-key block in one TMA box: pages must hold at least 128 keys, got 64
+# CHECK-NEXT: small pages: ValueError: FP8 reads V key-major in 128-key TMA boxes, each within one page: pages must hold at least 128 keys, got 64
 # CHECK-NEXT: launched: 0
 
 # Packed FP8 sequences: V copied into the kernel's packed key-major layout
