@@ -337,7 +337,9 @@ Step Cta::llvmOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
         return Step::next;
       })
       .Case([&](LLVM::FenceOp) {
-        // Orders global memory across CTAs, which run one after another.
+        // The interleaved CTAs see global memory sequentially consistent
+        // (each access takes effect as it runs): the fence orders nothing
+        // more, and a missing one goes unnoticed.
         return Step::next;
       })
       .Case([&](LLVM::TanhOp tanh) {

@@ -245,7 +245,13 @@ struct StoreInFlight {
 class Cta {
 public:
   Cta(const Launch &launch, int64_t blockId, const Schedule &schedule);
-  CtaOutcome run();
+  enum class Progress { running, stopped };
+  /// One scheduling step: an asynchronous completion, or a burst of one
+  /// ready thread's ops. `stopped` once the CTA exited, failed or
+  /// deadlocked.
+  Progress advance();
+  /// The outcome once the CTA stopped.
+  CtaOutcome finish();
 
 private:
   /// CtaTrace.cpp: the timeline of --trace reads the state it records.
@@ -421,7 +427,7 @@ private:
   const Launch &launch;
   int64_t blockId;
   std::mt19937_64 rng;
-  uint64_t maxSteps;
+  uint64_t maxSteps, steps = 0;
   CtaOutcome outcome;
   bool failed = false;
 

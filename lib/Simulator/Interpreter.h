@@ -79,8 +79,10 @@ struct Schedule {
 /// Runs CTA `blockId` of `launch` to completion under the random schedule
 /// `schedule` chooses: thread interleavings and when asynchronous TMA, MMA
 /// and store operations complete.
-CtaOutcome runCta(const Launch &launch, int64_t blockId,
-                  const Schedule &schedule);
+/// Runs the launch's whole grid, its CTAs interleaved (`schedule.seed`
+/// seeds both the interleaving and each CTA's own schedule); one outcome
+/// per CTA.
+std::vector<CtaOutcome> runGrid(const Launch &launch, const Schedule &schedule);
 
 } // namespace mlir::fa4::sim
 

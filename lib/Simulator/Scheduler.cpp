@@ -18,6 +18,8 @@
 #include "mlir/IR/Matchers.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace mlir::fa4;
 using namespace mlir::fa4::sim;
@@ -298,66 +300,71 @@ Step Cta::step(Actor &actor) {
   return result;
 }
 
-CtaOutcome Cta::run() {
-  uint64_t steps = 0;
-  while (!failed) {
-    bool events =
-        !loads.empty() || !stores.empty() ||
-        llvm::any_of(pipes, [](const MmaPipe &p) { return !p.work.empty(); }) ||
-        llvm::any_of(warpgroups,
-                     [](const Warpgroup &g) { return !g.work.empty(); });
-    bool exited = ready.empty() && llvm::all_of(actors, [](const Actor &a) {
-                    return a.status == Status::done;
-                  });
-    if (exited) {
-      if (events)
-        fail(nullptr,
-             llvm::formatv(
-                 "CTA {0} exited with asynchronous work in flight: "
-                 "{1} TMA loads, {2} TMA stores, {3} MMA pipes and {4} "
-                 "wgmma pipes with work",
-                 blockId, loads.size(), stores.size(),
-                 llvm::count_if(
-                     pipes, [](const MmaPipe &p) { return !p.work.empty(); }),
-                 llvm::count_if(warpgroups, [](const Warpgroup &g) {
-                   return !g.work.empty();
-                 })));
-      checkTmemFreed();
-      break;
-    }
-    if (ready.empty() && !events) {
-      reportDeadlock();
-      break;
-    }
-    // Asynchronous completions interleave with the threads at random, so
-    // that their latencies vary from a few ops to whole loop iterations.
-    if (events && (ready.empty() || rng() % 8 == 0)) {
-      fireEvent();
-      continue;
-    }
-    Actor &actor = actors[ready[rng() % ready.size()]];
-    for (unsigned burst = 1 + rng() % 48; burst > 0 && !failed; --burst) {
-      if (++steps > maxSteps) {
-        fail(nullptr, llvm::formatv("CTA {0} ran more than {1} ops; "
-                                    "raise --max-steps if this is expected",
-                                    blockId, maxSteps));
-        break;
-      }
-      Step result = step(actor);
-      if (result == Step::done) {
-        actor.status = Status::done;
-        llvm::erase(ready, actor.tid);
-        break;
-      }
-      if (result == Step::blocked || result == Step::error)
-        break;
-    }
+Cta::Progress Cta::advance() {
+  if (failed)
+    return Progress::stopped;
+  bool events =
+      !loads.empty() || !stores.empty() ||
+      llvm::any_of(pipes, [](const MmaPipe &p) { return !p.work.empty(); }) ||
+      llvm::any_of(warpgroups,
+                   [](const Warpgroup &g) { return !g.work.empty(); });
+  bool exited = ready.empty() && llvm::all_of(actors, [](const Actor &a) {
+                  return a.status == Status::done;
+                });
+  if (exited) {
+    if (events)
+      fail(nullptr,
+           llvm::formatv(
+               "CTA {0} exited with asynchronous work in flight: "
+               "{1} TMA loads, {2} TMA stores, {3} MMA pipes and {4} "
+               "wgmma pipes with work",
+               blockId, loads.size(), stores.size(),
+               llvm::count_if(pipes,
+                              [](const MmaPipe &p) { return !p.work.empty(); }),
+               llvm::count_if(warpgroups, [](const Warpgroup &g) {
+                 return !g.work.empty();
+               })));
+    checkTmemFreed();
+    return Progress::stopped;
   }
+  // Nothing in this CTA can move, and no other CTA can release it: CTAs
+  // share only global memory, which no kernel op waits on.
+  if (ready.empty() && !events) {
+    reportDeadlock();
+    return Progress::stopped;
+  }
+  // Asynchronous completions interleave with the threads at random, so
+  // that their latencies vary from a few ops to whole loop iterations.
+  if (events && (ready.empty() || rng() % 8 == 0)) {
+    fireEvent();
+    return Progress::running;
+  }
+  Actor &actor = actors[ready[rng() % ready.size()]];
+  for (unsigned burst = 1 + rng() % 48; burst > 0 && !failed; --burst) {
+    if (++steps > maxSteps) {
+      fail(nullptr, llvm::formatv("CTA {0} ran more than {1} ops; "
+                                  "raise --max-steps if this is expected",
+                                  blockId, maxSteps));
+      break;
+    }
+    Step result = step(actor);
+    if (result == Step::done) {
+      actor.status = Status::done;
+      llvm::erase(ready, actor.tid);
+      break;
+    }
+    if (result == Step::blocked || result == Step::error)
+      break;
+  }
+  return failed ? Progress::stopped : Progress::running;
+}
+
+CtaOutcome Cta::finish() {
   if (tracer)
     tracer->finish();
   outcome.steps = steps;
   outcome.races = races.races();
-  return outcome;
+  return std::move(outcome);
 }
 
 bool Cta::fireEvent() {
@@ -519,8 +526,29 @@ Step Cta::pure(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
   return Step::next;
 }
 
-CtaOutcome mlir::fa4::sim::runCta(const Launch &launch, int64_t blockId,
-                                  const Schedule &schedule) {
-  Cta cta(launch, blockId, schedule);
-  return cta.run();
+std::vector<CtaOutcome> mlir::fa4::sim::runGrid(const Launch &launch,
+                                                const Schedule &schedule) {
+  // Every CTA of the persistent grid is resident at once, as on the GPU
+  // (the grid is at most one CTA per SM): a seeded pick among the CTAs
+  // still running gives each scheduling step to one of them, so that their
+  // global-memory protocols (split-KV's counters and partial rows)
+  // interleave. A CTA that fails stops alone; the others run on.
+  std::vector<std::unique_ptr<Cta>> ctas;
+  for (int64_t id = 0; id < launch.grid; ++id)
+    ctas.push_back(
+        std::make_unique<Cta>(launch, id,
+                              Schedule{schedule.seed * 1000003 + id,
+                                       schedule.maxSteps, schedule.trace}));
+  std::mt19937_64 pick(schedule.seed);
+  std::vector<size_t> running(ctas.size());
+  std::iota(running.begin(), running.end(), 0);
+  while (!running.empty()) {
+    size_t at = pick() % running.size();
+    if (ctas[running[at]]->advance() == Cta::Progress::stopped)
+      running.erase(running.begin() + at);
+  }
+  std::vector<CtaOutcome> outcomes;
+  for (auto &cta : ctas)
+    outcomes.push_back(cta->finish());
+  return outcomes;
 }

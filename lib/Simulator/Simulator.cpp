@@ -317,10 +317,8 @@ LogicalResult mlir::fa4::sim::simulate(ModuleOp module, const Problem &problem,
       std::vector<std::string> errors, races;
       llvm::DenseSet<std::pair<const void *, const void *>> racingOps;
       uint64_t steps = 0;
-      for (int64_t cta = 0; cta < run->grid && errors.empty(); ++cta) {
-        Schedule schedule{seed * 1000003 + cta, options.maxSteps,
-                          n == 0 ? trace.get() : nullptr};
-        CtaOutcome outcome = runCta(*run, cta, schedule);
+      Schedule schedule{seed, options.maxSteps, n == 0 ? trace.get() : nullptr};
+      for (CtaOutcome &outcome : runGrid(*run, schedule)) {
         steps += outcome.steps;
         errors.insert(errors.end(), outcome.errors.begin(),
                       outcome.errors.end());
