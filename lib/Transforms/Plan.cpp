@@ -186,9 +186,16 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
       !hopper &&
       PlanAttr::sharedMemoryBytes(target, 1, 2, 128, 128, headDim, headDimV,
                                   elementBytes) > limits::kSmemBytes;
+  // sm_90a past head dim 192 (16-bit, not paged: 48 keys never tile
+  // power-of-two pages): 48-key blocks and a ring of 4 ran 1.12-1.33x the
+  // 64-key blocks' ring of 3 on an H100 (head dim 256, causal or not; 32
+  // keys and a ring of 6 were slower than 48).
+  bool widest16 = hopper && !fp8 && widest > 192 && !op.getPageSize();
   int64_t blockN = positiveOr(
-      options.blockN,
-      wide || narrowBlackwell || (!fp8 && hopper && modified) ? 64 : 128);
+      options.blockN, widest16 ? 48
+                      : wide || narrowBlackwell || (!fp8 && hopper && modified)
+                          ? 64
+                          : 128);
   // A paged KV cache: a block lies in one page or spans whole pages (one
   // TMA box per page); the verifier holds a block-n option to that. The
   // load warp computes every box's page: more than two per block spill

@@ -48,13 +48,13 @@ func.func @d192(%q: memref<?x?x8x192xbf16>, %k: memref<?x?x8x192xbf16>,
 
 // -----
 
-// Head dim 256 on sm_90a: 64-key blocks keep S and P small beside the
-// 128-register O fragment; a ring of 3 K/V tiles and single-buffered Q fit
-// beside the O staging (224 KB). On sm_100a one Q stage, a ring of two
+// Head dim 256 on sm_90a: 48-key blocks keep S and P small beside the
+// 128-register O fragment; a ring of 4 K/V tiles of 24 KB fits beside two
+// Q stages and the O staging (224 KB). On sm_100a one Q stage, a ring of two
 // 128-key slots and the O staging need 264192 bytes of shared memory, more
 // than the 232448 there are: 64-key blocks (S 64 TMEM columns beside O's
 // 256) take a ring of 3 (230404 bytes), P V two MMAs of 32 keys.
-// HOPPER: plan = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 64, headDim = 256, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 232, correctionRegs = 0, producerRegs = 40, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8>
+// HOPPER: plan = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 48, headDim = 256, qStages = 2, kvStages = 4, gqaPack = 1, scheduler = linear, softmaxRegs = 232, correctionRegs = 0, producerRegs = 40, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8>
 // BLACKWELL-128: error: 'fa4.attention' op head dim 256 does not fit sm_100a: 1 Q stage, a 2-slot K/V ring and the O staging of 256-column tiles need 264192 bytes of shared memory, more than the 232448 available
 // BLACKWELL: plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 64, headDim = 256, qStages = 1, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 32, rescaleThreshold = 8>
 // SYNC100-LABEL: gpu.func @d256_attention
@@ -63,11 +63,11 @@ func.func @d192(%q: memref<?x?x8x192xbf16>, %k: memref<?x?x8x192xbf16>,
 // SYNC100: fa4.mma {{.*}} b_major(mn) : !fa4.tmem<128x32xbf16>, memref<4x32x64xbf16, strided<[4096, 64, 1]>, #gpu.address_space<workgroup>>, !fa4.tmem<128x256xf32>
 // SYNC100: fa4.mma {{.*}} b_major(mn) : !fa4.tmem<128x32xbf16>, memref<4x32x64xbf16, strided<[4096, 64, 1], offset: 2048>, #gpu.address_space<workgroup>>, !fa4.tmem<128x256xf32>
 // SYNC100: fa4.mma {{.*}} b_major(k) : memref<4x128x64xbf16, #gpu.address_space<workgroup>>, memref<4x64x64xbf16, #gpu.address_space<workgroup>>, !fa4.tmem<128x64xf32>
-// Q: 2 slots; K/V: 3; S a 64 x 64 wgmma, O a 64 x 256 one with P (K = 64) from registers.
+// Q: 2 slots; K/V: 4; S a 64 x 48 wgmma, O a 64 x 256 one with P (K = 48) from registers.
 // SYNC90-LABEL: gpu.func @d256_attention
 // SYNC90-SAME: fa4.dynamic_smem_bytes = 229376 : i64
-// SYNC90: fa4.wgmma {{.*}} -> vector<32xf32>
-// SYNC90: fa4.wgmma {{.*}} : vector<32xbf16>, memref<4x64x64xbf16, #gpu.address_space<workgroup>>, vector<128xf32> -> vector<128xf32>
+// SYNC90: fa4.wgmma {{.*}} b_major(k) : memref<4x64x64xbf16, #gpu.address_space<workgroup>>, memref<4x48x64xbf16, #gpu.address_space<workgroup>> -> vector<24xf32>
+// SYNC90: fa4.wgmma {{.*}} b_major(mn) : vector<24xbf16>, memref<4x48x64xbf16, #gpu.address_space<workgroup>>, vector<128xf32> -> vector<128xf32>
 func.func @d256(%q: memref<?x?x8x256xbf16>, %k: memref<?x?x8x256xbf16>,
                 %v: memref<?x?x8x256xbf16>, %o: memref<?x?x8x256xbf16>) {
   fa4.attention ins(%q, %k, %v : memref<?x?x8x256xbf16>, memref<?x?x8x256xbf16>, memref<?x?x8x256xbf16>)
