@@ -131,18 +131,25 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
                                 << " is not supported on " << arch
                                 << " (supported: multiples of 16 up to "
                                 << limits::kMaxHeadDim << ")";
-      // Name the resource a wide O overflows (MLA's 512-wide latent): one
-      // f32 column of Tensor Memory per O column beside the smallest S,
-      // or (sm_90a) a consumer's registers for its 64 rows.
-      if (name == "value " && dim % 16 == 0 && !hopper)
-        diag << ": O alone takes " << dim
-             << " f32 TMEM columns, beside S's 64 more than the "
-             << limits::kTmemColumns
-             << " of a CTA (splitting O over a CTA pair is not built)";
-      else if (name == "value " && dim % 16 == 0)
-        diag << ": a consumer's 64-row O fragment takes " << dim / 2
-             << " registers per thread, more than the 255 a thread has";
-      return diag;
+      // Name what a wide O overflows (MLA's 512-wide latent): one f32
+      // column of Tensor Memory per O column beside the smallest S, or
+      // (sm_90a) a consumer's registers for its 64 rows; short of that, P V
+      // is one MMA whose N is Dv.
+      if (name != "value " || dim % 16 != 0)
+        return diag;
+      constexpr int64_t kMaxMmaN = 256, kSmallestS = 64, kThreadRegs = 255;
+      if (!hopper && dim + kSmallestS > limits::kTmemColumns)
+        return diag << ": O alone takes " << dim
+                    << " f32 TMEM columns, beside S's " << kSmallestS
+                    << " more than the " << limits::kTmemColumns
+                    << " of a CTA (splitting O over a CTA pair is not built)";
+      if (hopper && dim / 2 > kThreadRegs)
+        return diag << ": a consumer's 64-row O fragment takes " << dim / 2
+                    << " registers per thread, more than the " << kThreadRegs
+                    << " a thread has";
+      return diag << ": P V is one " << (hopper ? "wgmma" : "tcgen05 MMA")
+                  << " whose N is Dv, at most " << kMaxMmaN
+                  << " (splitting it over O's columns is not built)";
     }
   }
   int64_t widest = std::max(headDim, headDimV);

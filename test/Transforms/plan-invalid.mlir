@@ -55,6 +55,7 @@
 // HOPPER-NOT: error: {{.*}}@mha
 // HOPPER-NOT: head dim 256
 // HOPPER: error: 'fa4.attention' op value head dim 512 is not supported on sm_90a (supported: multiples of 16 up to 256): a consumer's 64-row O fragment takes 256 registers per thread, more than the 255 a thread has
+// HOPPER: error: 'fa4.attention' op value head dim 320 is not supported on sm_90a (supported: multiples of 16 up to 256): P V is one wgmma whose N is Dv, at most 256 (splitting it over O's columns is not built)
 // HOPPER: error: 'fa4.attention' op head dim 100 is not supported on sm_90a (supported: multiples of 16 up to 256)
 // HOPPER: error: 'fa4.attention' op value head dim 72 is not supported on sm_90a (supported: multiples of 16 up to 256)
 
@@ -82,6 +83,17 @@ func.func @value_head_dim_512(%q: memref<1x256x4x64xbf16>, %k: memref<1x256x4x64
   // expected-error @+1 {{value head dim 512 is not supported on sm_100a (supported: multiples of 16 up to 256): O alone takes 512 f32 TMEM columns, beside S's 64 more than the 512 of a CTA (splitting O over a CTA pair is not built)}}
   fa4.attention ins(%q, %k, %v : memref<1x256x4x64xbf16>, memref<1x256x4x64xbf16>,
                     memref<1x256x4x512xbf16>) outs(%o : memref<1x256x4x512xbf16>)
+  return
+}
+
+// -----
+
+// A Dv that fits Tensor Memory but not one P V MMA's N.
+func.func @value_head_dim_320(%q: memref<1x256x4x64xbf16>, %k: memref<1x256x4x64xbf16>,
+                              %v: memref<1x256x4x320xbf16>, %o: memref<1x256x4x320xbf16>) {
+  // expected-error @+1 {{value head dim 320 is not supported on sm_100a (supported: multiples of 16 up to 256): P V is one tcgen05 MMA whose N is Dv, at most 256 (splitting it over O's columns is not built)}}
+  fa4.attention ins(%q, %k, %v : memref<1x256x4x64xbf16>, memref<1x256x4x64xbf16>,
+                    memref<1x256x4x320xbf16>) outs(%o : memref<1x256x4x320xbf16>)
   return
 }
 
