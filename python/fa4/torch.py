@@ -806,8 +806,8 @@ def _decode_stages(kernel, q, varlen):
     return 1 if q.shape[1] <= kernel.query_rows_per_cta // 2 else None
 
 
-# The split-KV kernels the heuristic found neither in a directory nor
-# compilable: keys of `_kernel_of`'s choice.
+# The kernels `_kernel_of`'s heuristics (a split-KV count, one Q stage)
+# found neither in a directory nor compilable: keys of its choice.
 _unavailable = set()
 
 
