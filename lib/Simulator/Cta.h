@@ -250,8 +250,9 @@ public:
   /// ready thread's ops. `stopped` once the CTA exited, failed or
   /// deadlocked.
   Progress advance();
-  /// The outcome once the CTA stopped.
+  /// The outcome once the CTA stopped (or the grid did).
   CtaOutcome finish();
+  bool hasFailed() const { return failed; }
 
 private:
   /// CtaTrace.cpp: the timeline of --trace reads the state it records.

@@ -532,7 +532,8 @@ std::vector<CtaOutcome> mlir::fa4::sim::runGrid(const Launch &launch,
   // (the grid is at most one CTA per SM): a seeded pick among the CTAs
   // still running gives each scheduling step to one of them, so that their
   // global-memory protocols (split-KV's counters and partial rows)
-  // interleave. A CTA that fails stops alone; the others run on.
+  // interleave. The first CTA that fails stops the grid, as the first
+  // error ends the run.
   std::vector<std::unique_ptr<Cta>> ctas;
   for (int64_t id = 0; id < launch.grid; ++id)
     ctas.push_back(
@@ -544,8 +545,12 @@ std::vector<CtaOutcome> mlir::fa4::sim::runGrid(const Launch &launch,
   std::iota(running.begin(), running.end(), 0);
   while (!running.empty()) {
     size_t at = pick() % running.size();
-    if (ctas[running[at]]->advance() == Cta::Progress::stopped)
-      running.erase(running.begin() + at);
+    Cta &cta = *ctas[running[at]];
+    if (cta.advance() == Cta::Progress::running)
+      continue;
+    if (cta.hasFailed())
+      break;
+    running.erase(running.begin() + at);
   }
   std::vector<CtaOutcome> outcomes;
   for (auto &cta : ctas)

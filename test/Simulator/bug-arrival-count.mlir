@@ -14,11 +14,11 @@
 // the RUN line plants one bug and fa4-sim must catch it.
 
 // HIGH: seed 1: FAIL
-// HIGH: error: deadlock in CTA 0: every live thread waits and nothing is in flight
+// HIGH: error: deadlock in CTA {{[0-9]+}}: every live thread waits and nothing is in flight
 // HIGH: thread 384 (role mma) at {{.*}}: waits on mbarrier 'p_ready_2_0.full' for phase parity 0; it is in phase 0 with 1 of 129 arrivals and 0 transaction bytes pending
 
 // LOW: seed 1: FAIL
-// LOW-NEXT: error: loc({{.*}}): nvgpu.mbarrier.arrive: thread {{[0-9]+}} (warp {{[0-3]}}, role softmax0, CTA 0) arrives on mbarrier 'p_ready_2_0.full' in its phase 1, but is not ordered after the completion of phase 0
+// LOW-NEXT: error: loc({{.*}}): nvgpu.mbarrier.arrive: thread {{[0-9]+}} (warp {{[0-3]}}, role softmax0, CTA {{[0-9]+}}) arrives on mbarrier 'p_ready_2_0.full' in its phase 1, but is not ordered after the completion of phase 0
 
 func.func @attention(%q: memref<?x?x2x64xbf16>, %k: memref<?x?x2x64xbf16>,
                      %v: memref<?x?x2x64xbf16>, %o: memref<?x?x2x64xbf16>) {

@@ -7,7 +7,7 @@
 // the RUN line plants one bug and fa4-sim must catch it.
 
 // CHECK: seed 1: FAIL
-// CHECK: error: deadlock in CTA 0: every live thread waits and nothing is in flight
+// CHECK: error: deadlock in CTA {{[0-9]+}}: every live thread waits and nothing is in flight
 // CHECK: threads 0-127 (128, role softmax0) at {{.*}}: waits on mbarrier 's_ready0.full' for phase parity 0; it is in phase 0 with 1 of 1 arrivals and 0 transaction bytes pending
 
 func.func @attention(%q: memref<?x?x2x64xbf16>, %k: memref<?x?x2x64xbf16>,

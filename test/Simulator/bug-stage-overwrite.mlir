@@ -11,7 +11,7 @@
 // the RUN line plants one bug and fa4-sim must catch it.
 
 // CHECK: seed 1: FAIL
-// CHECK-NEXT: error: loc({{.*}}): nvgpu.mbarrier.arrive.expect_tx: thread 416 (warp 13, role load, CTA 0) arrives on mbarrier 'kv.full'[{{[0-9]}}] in its phase 1, but is not ordered after the completion of phase 0: where that phase is still pending, the arrival counts towards it
+// CHECK-NEXT: error: loc({{.*}}): nvgpu.mbarrier.arrive.expect_tx: thread 416 (warp 13, role load, CTA {{[0-9]+}}) arrives on mbarrier 'kv.full'[{{[0-9]}}] in its phase 1, but is not ordered after the completion of phase 0: where that phase is still pending, the arrival counts towards it
 
 func.func @attention(%q: memref<?x?x2x64xbf16>, %k: memref<?x?x2x64xbf16>,
                      %v: memref<?x?x2x64xbf16>, %o: memref<?x?x2x64xbf16>) {

@@ -9,7 +9,7 @@
 // the RUN line plants one bug and fa4-sim must catch it.
 
 // CHECK: seed 1: FAIL
-// CHECK-NEXT: error: loc({{.*}}): nvvm.cp.async.bulk.wait_group: retires bulk_group_wait accesses, but when it returns in thread 448 (warp 14, role store, CTA 0), TMA stores are not committed to a group, so the wait does not cover them
+// CHECK-NEXT: error: loc({{.*}}): nvvm.cp.async.bulk.wait_group: retires bulk_group_wait accesses, but when it returns in thread 448 (warp 14, role store, CTA {{[0-9]+}}), TMA stores are not committed to a group, so the wait does not cover them
 
 func.func @attention(%q: memref<?x?x2x64xbf16>, %k: memref<?x?x2x64xbf16>,
                      %v: memref<?x?x2x64xbf16>, %o: memref<?x?x2x64xbf16>) {

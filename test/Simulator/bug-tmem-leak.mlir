@@ -10,7 +10,7 @@
 // the RUN line plants one bug and fa4-sim must catch it.
 
 // LEAK: seed 1: FAIL
-// LEAK: error: loc({{.*}}): fa4.tmem.alloc: CTA 0 exited with TMEM columns [0, 512) still allocated: no fa4.tmem.dealloc freed them
+// LEAK: error: loc({{.*}}): fa4.tmem.alloc: CTA {{[0-9]+}} exited with TMEM columns [0, 512) still allocated: no fa4.tmem.dealloc freed them
 
 // WARP: seed 1: FAIL
 // WARP: error: loc({{.*}}): fa4.tmem.dealloc: frees Tensor Memory in warp 1, but warp 0 allocated it at loc({{.*}})

@@ -8,7 +8,7 @@
 // the RUN line plants one bug and fa4-sim must catch it.
 
 // CHECK: seed 1: FAIL
-// CHECK: error: loc({{.*}}): vector.reduction: uses the result of fa4.tmem.load at loc({{.*}}) before nvvm.tcgen05.wait <load> in thread {{[0-9]+}} (warp {{[0-3]}}, role softmax0, CTA 0)
+// CHECK: error: loc({{.*}}): vector.reduction: uses the result of fa4.tmem.load at loc({{.*}}) before nvvm.tcgen05.wait <load> in thread {{[0-9]+}} (warp {{[0-3]}}, role softmax0, CTA {{[0-9]+}})
 
 func.func @attention(%q: memref<?x?x2x64xbf16>, %k: memref<?x?x2x64xbf16>,
                      %v: memref<?x?x2x64xbf16>, %o: memref<?x?x2x64xbf16>) {
