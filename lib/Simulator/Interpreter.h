@@ -76,12 +76,10 @@ struct Schedule {
   Trace *trace = nullptr;
 };
 
-/// Runs CTA `blockId` of `launch` to completion under the random schedule
-/// `schedule` chooses: thread interleavings and when asynchronous TMA, MMA
-/// and store operations complete.
-/// Runs the launch's whole grid, its CTAs interleaved (`schedule.seed`
-/// seeds both the interleaving and each CTA's own schedule); one outcome
-/// per CTA.
+/// Runs the launch's whole grid to completion under the random schedule
+/// `schedule.seed` chooses: the CTAs' interleaving, each CTA's thread
+/// interleavings and when its asynchronous TMA, MMA and store operations
+/// complete. One outcome per CTA; the first CTA that fails stops the grid.
 std::vector<CtaOutcome> runGrid(const Launch &launch, const Schedule &schedule);
 
 } // namespace mlir::fa4::sim

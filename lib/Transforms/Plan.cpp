@@ -208,7 +208,7 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // load warp computes every box's page: more than two per block spill
   // sm_90a's 40 registers (pages of 16 keys with 128-key blocks: 112 bytes
   // at head dim 128), more than four sm_100a's 48 (pages of 16: 4-48
-  // bytes). sm_90a plans smaller blocks; sm_100a's are 128 keys.
+  // bytes). sm_90a plans smaller blocks; sm_100a's stay as chosen above.
   if (int64_t pageSize = op.getPageSize()) {
     if (fp8 && pageSize < limits::kFp8MinPageSize)
       return op.emitOpError()

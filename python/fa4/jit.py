@@ -237,8 +237,8 @@ class KernelCache:
         """The kernel of the problem from the cache, compiled first if no
         entry has it; `kv_splits` CTAs share each work tile's KV blocks
         (split-KV; 1: none); `q_stages` the Q tiles in flight per CTA (1 or
-        2; None: fa4-plan's choice). `softcap` says whether there is one (its value is an
-        argument); `varlen`, `seqused_k`, `head_dim_v` and `page_size` as
+        2; None: fa4-plan's choice). `softcap` says whether there is one
+        (its value is an argument); `varlen`, `seqused_k`, `head_dim_v` and `page_size` as
         `module_text`'s (page_size 0 is None: not paged); for `dtype` 'e4m3'
         (FP8), `descale` whether it takes dequantization factors and
         `output_dtype` O's element (None: bf16). Raises ValueError

@@ -181,15 +181,10 @@ def check(kernel, seq_q, lengths, capacity, max_pages, g):
     return problems, text, (q, k, v, used, table, sink, out, lse)
 
 
-def check_torch(kernel, launched):
+def check_torch(kernel, directory, launched):
     """fa4.torch.attention_with_kvcache and flash_attn_with_kvcache on the
-    batch `launched` (the direct launch's inputs and results) give the same
-    bits, from a directory of `kernel` alone."""
-    with kernel_alone(kernel) as alone:
-        return entry_points_agree(kernel, alone, launched)
-
-
-def entry_points_agree(kernel, directory, launched):
+    batch `launched` (the direct launch's inputs and results), with the
+    kernels of `directory`, give the same bits."""
     from fa4 import flash_attn_with_kvcache
     q, k, v, used, table, sink, out, lse = launched
     softcap = kernel.softcap or 0.0
@@ -242,7 +237,8 @@ def main():
                   f"Sq={seq_q} capacity={capacity} lengths={shown}: {text}"
                   f"{': ' + '; '.join(problems) if problems else ''}", flush=True)
         if args.torch and launched is not None:
-            same, same_fa = check_torch(kernel, launched)
+            with kernel_alone(kernel) as alone:
+                same, same_fa = check_torch(kernel, alone, launched)
             total += 1
             failed += not (same and same_fa)
             print(f"{'PASS' if same and same_fa else 'FAIL'} {kernel.name} through "

@@ -31,8 +31,9 @@ def FA4Plan : Pass<"fa4-plan"> {
     heads past head dim 192, where pairs spill); correctionRegs and pvSplit
     are 0 there; past head dim 128, 64-key blocks and a ring of 4 K/V
     tiles up to head dim 192, past it 48-key blocks and a ring of 4 (16-bit
-    and not paged; FP8 and paged K/V keep 64 keys and a ring of 3). On sm_100a two Q stages where their S
-    and O fit the 512 TMEM columns (head dims up to 128), one above, and
+    and not paged; FP8 and paged K/V keep 64 keys and a ring of 3). On
+    sm_100a two Q stages where their S and O fit the 512 TMEM columns
+    (head dims up to 128), one above, and
     64-key blocks past head dim 192 (16-bit), where 128-key K/V slots do
     not fit shared memory beside Q and the O staging; on both, the
     deepest K/V ring up to the default that fits shared memory.
