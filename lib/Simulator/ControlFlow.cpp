@@ -178,6 +178,13 @@ Step Cta::gpuOp(Actor &actor, Operation *op) {
       .Case([&](gpu::BlockIdOp id) {
         return number(id, xOnly(id.getDimension(), blockId));
       })
+      .Case([&](gpu::ClusterBlockIdOp id) {
+        return number(id, xOnly(id.getDimension(), rank));
+      })
+      .Case([&](gpu::ClusterDimBlocksOp dim) {
+        return number(
+            dim, dim.getDimension() == gpu::Dimension::x ? launch.cluster : 1);
+      })
       .Case([&](gpu::GridDimOp dim) {
         return number(dim, dim.getDimension() == gpu::Dimension::x ? launch.grid
                                                                    : 1);

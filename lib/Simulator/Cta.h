@@ -31,6 +31,9 @@ inline constexpr int64_t kTmemLanes = 128, kTmemColumns = 512;
 inline constexpr int64_t kWarpgroupThreads = 128;
 /// Rotating vector-clock slots for TMA loads and stores in flight.
 inline constexpr unsigned kAsyncSlots = 32;
+/// Vector-clock slots for MMA and wgmma pipes (one per issuing thread or
+/// warpgroup).
+inline constexpr unsigned kMaxPipes = 64;
 
 //===----------------------------------------------------------------------===//
 // Actors
@@ -44,6 +47,7 @@ enum class Step { next, entered, blocked, done, error };
 enum class WaitKind {
   none,
   mbarrier,
+  clusterBarrier, // barrier.cluster.wait
   namedBarrier,
   warpVote,
   storeGroups,
@@ -134,6 +138,12 @@ struct Actor {
     Operation *op;
   };
   std::vector<ProxyFence> proxyFences;
+  /// Those of them at cluster scope (fence.proxy.async.shared::cluster):
+  /// only they publish the thread's stores into another CTA's shared
+  /// memory.
+  std::vector<ProxyFence> clusterProxyFences;
+  /// barrier.cluster: the generation this thread arrived in.
+  std::optional<uint64_t> clusterGeneration;
   /// The completion clocks of the stores of each group in flight, by group
   /// index; and for recently retired groups, the completion of every group
   /// up to and including it (groups retire in order). A wait acquires only
@@ -236,6 +246,22 @@ struct StoreInFlight {
 };
 
 //===----------------------------------------------------------------------===//
+// The cluster
+//===----------------------------------------------------------------------===//
+
+class Cta;
+
+/// The CTAs of one thread-block cluster, which reach each other's shared
+/// memory and mbarriers, and their cluster barrier (barrier.cluster): a
+/// generation completes when every thread of every CTA arrived.
+struct Cluster {
+  std::vector<Cta *> members;
+  int64_t arrived = 0;
+  uint64_t generation = 0;
+  VectorClock arriving, completed;
+};
+
+//===----------------------------------------------------------------------===//
 // The CTA
 //===----------------------------------------------------------------------===//
 
@@ -244,8 +270,12 @@ struct StoreInFlight {
 /// asynchronous unit has a completion member that `fireEvent` calls.
 class Cta {
 public:
-  Cta(const Launch &launch, int64_t blockId, const Schedule &schedule);
-  enum class Progress { running, stopped };
+  /// CTA `rank` of `cluster` (none: a CTA alone).
+  Cta(const Launch &launch, int64_t blockId, const Schedule &schedule,
+      Cluster *cluster = nullptr, unsigned rank = 0);
+  /// `stalled`: every thread waits and nothing is in flight, but another
+  /// CTA of the cluster may still release it.
+  enum class Progress { running, stalled, stopped };
   /// One scheduling step: an asynchronous completion, or a burst of one
   /// ready thread's ops. `stopped` once the CTA exited, failed or
   /// deadlocked.
@@ -253,6 +283,15 @@ public:
   /// The outcome once the CTA stopped (or the grid did).
   CtaOutcome finish();
   bool hasFailed() const { return failed; }
+  /// Whether the CTA is stalled (advance said so and nothing woke it).
+  bool isStalled() const;
+  bool hasStopped() const { return stopped; }
+  Cluster *getCluster() const { return cluster; }
+  /// Reports the deadlock of a cluster whose CTAs are all stalled.
+  void stopDeadlocked() {
+    reportDeadlock();
+    stopped = true;
+  }
 
 private:
   /// CtaTrace.cpp: the timeline of --trace reads the state it records.
@@ -367,6 +406,13 @@ private:
   /// nvvm.vote.sync any over the lanes of the warp.
   Step warpAny(Actor &actor, NVVM::VoteSyncOp op, ArrayRef<const Val *> in);
 
+  //===--- Cluster.cpp: the other CTAs of the cluster ---------------------===//
+
+  /// fa4.mbarrier.arrive_cluster, fa4.dsmem.load/store, barrier.cluster.
+  Step clusterOp(Actor &actor, Operation *op, ArrayRef<const Val *> in);
+  /// CTA `rank` of the cluster, if `op` may reach it now.
+  Cta *clusterMember(Operation *op, int64_t rank);
+
   //===--- Tma.cpp: TMA loads and stores ----------------------------------===//
 
   /// nvgpu TMA loads and stores, bulk-group commits and waits.
@@ -427,6 +473,10 @@ private:
 
   const Launch &launch;
   int64_t blockId;
+  Cluster *cluster;
+  unsigned rank;
+  /// Set once the CTA stopped (exited, failed or deadlocked).
+  bool stopped = false;
   std::mt19937_64 rng;
   uint64_t maxSteps, steps = 0;
   CtaOutcome outcome;
@@ -443,13 +493,21 @@ private:
   /// when it stored (the index of the fence that publishes the store).
   struct OrdinaryStore {
     uint32_t agent = 0, thread = 0, fences = 0;
+    /// The writer's CTA where another CTA of the cluster stored it
+    /// (fa4.dsmem.store; `fences` then counts its cluster-scope fences).
+    const Cta *remote = nullptr;
   };
   std::vector<OrdinaryStore> ordinaryStores;
   /// The fence that makes byte `i` visible to the async proxy, if its
   /// thread executed it yet.
+  const Actor &storingThread(const OrdinaryStore &store) const {
+    return (store.remote ? store.remote : this)->actors[store.thread];
+  }
   const Actor::ProxyFence *publishingFence(int64_t i) const {
     const OrdinaryStore &store = ordinaryStores[i];
-    const auto &fences = actors[store.thread].proxyFences;
+    const Actor &thread = storingThread(store);
+    const auto &fences =
+        store.remote ? thread.clusterProxyFences : thread.proxyFences;
     return store.fences < fences.size() ? &fences[store.fences] : nullptr;
   }
   /// Whether an async-proxy read with view `clock` cannot see byte `i`.
@@ -458,7 +516,7 @@ private:
     if (!store.agent)
       return false;
     const Actor::ProxyFence *fence = publishingFence(i);
-    return !fence || clock.get(actors[store.thread].slot) < fence->epoch;
+    return !fence || clock.get(storingThread(store).slot) < fence->epoch;
   }
 
   std::vector<uint32_t> tmem;

@@ -24,6 +24,8 @@ Step Cta::fa4Op(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
             TmemStoreOp>([&](Operation *) { return tmemOp(actor, op, in); })
       .Case<MmaOp, MmaCommitOp>(
           [&](Operation *) { return mmaOp(actor, op, in); })
+      .Case<ClusterArriveOp, DsmemLoadOp, DsmemStoreOp>(
+          [&](Operation *) { return clusterOp(actor, op, in); })
       .Case([&](WgmmaOp op) { return wgmma(actor, op, in); })
       .Case([&](WgmmaQuantizeOp op) { return wgmmaQuantize(actor, op, in); })
       .Case([&](NamedBarrierSyncOp sync) {

@@ -50,6 +50,8 @@ struct Argument {
 struct Launch {
   gpu::GPUFuncOp kernel;
   int64_t grid = 1, block = 0, dynamicSharedBytes = 0;
+  /// CTAs per thread-block cluster (consecutive block ids; 1: none).
+  int64_t cluster = 1;
   std::vector<GlobalTensor> *tensors = nullptr;
   std::vector<TensorMap> maps;
   SmallVector<Argument> arguments;

@@ -25,6 +25,13 @@ Step Cta::nvvmOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
           [&](NVVM::WgmmaGroupSyncAlignedOp) { return wgmmaCommit(actor, op); })
       .Case([&](NVVM::VoteSyncOp vote) { return warpAny(actor, vote, in); })
       .Case([&](NVVM::SyncWarpOp sync) { return syncWarp(actor, sync, in); })
+      .Case<NVVM::ClusterArriveOp, NVVM::ClusterWaitOp>(
+          [&](Operation *) { return clusterOp(actor, op, in); })
+      .Case([&](NVVM::FenceMbarrierInitOp) {
+        // Barriers are visible to the cluster once initialized; the cluster
+        // barrier after the initialization orders the remote arrivals.
+        return Step::next;
+      })
       .Case([&](NVVM::GriddepcontrolOp) {
         // One launch, no prerequisite grid: the wait passes at once.
         return Step::next;
@@ -50,9 +57,15 @@ Step Cta::nvvmOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
       })
       .Case([&](NVVM::FenceProxyOp fence) {
         if (fence.getKind() != NVVM::ProxyKind::async_shared ||
-            fence.getSpace() != NVVM::SharedSpace::shared_cta)
-          return fail(op, "only fence.proxy.async.shared::cta is simulated");
-        actor.proxyFences.push_back({actor.clock.get(actor.slot), op});
+            !fence.getSpace())
+          return fail(op, "only fence.proxy.async.shared::{cta,cluster} is "
+                          "simulated");
+        // A cluster-scope fence also publishes the thread's stores into
+        // other CTAs' shared memory.
+        Actor::ProxyFence published{actor.clock.get(actor.slot), op};
+        actor.proxyFences.push_back(published);
+        if (*fence.getSpace() == NVVM::SharedSpace::shared_cluster)
+          actor.clusterProxyFences.push_back(published);
         return Step::next;
       })
       .Default([&](Operation *) {

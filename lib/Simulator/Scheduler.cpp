@@ -28,9 +28,11 @@ using namespace mlir::fa4::sim;
 // Construction and reports
 //===----------------------------------------------------------------------===//
 
-Cta::Cta(const Launch &launch, int64_t blockId, const Schedule &schedule)
-    : launch(launch), blockId(blockId), rng(schedule.seed),
-      maxSteps(schedule.maxSteps), shared(launch.dynamicSharedBytes, 0xA5),
+Cta::Cta(const Launch &launch, int64_t blockId, const Schedule &schedule,
+         Cluster *cluster, unsigned rank)
+    : launch(launch), blockId(blockId), cluster(cluster), rank(rank),
+      rng(schedule.seed), maxSteps(schedule.maxSteps),
+      shared(launch.dynamicSharedBytes, 0xA5),
       ordinaryStores(launch.dynamicSharedBytes),
       tmem(kTmemLanes * kTmemColumns, 0xFFFFFFFF),
       races(launch.dynamicSharedBytes, kTmemLanes * kTmemColumns,
@@ -40,18 +42,21 @@ Cta::Cta(const Launch &launch, int64_t blockId, const Schedule &schedule)
   int64_t threads = launch.block;
   warps.resize((threads + 31) / 32);
   warpgroups.resize((warps.size() + 3) / 4);
-  // Slots: one per thread, then one per MMA pipe and the rotating async
-  // slots, allocated on demand.
-  nextSlot = 2 * threads;
+  // Slots: one per thread and one per thread's tcgen05 work, then the
+  // rotating async slots and one per MMA or wgmma pipe, allocated on
+  // demand. The CTAs of a cluster synchronize with each other, so each
+  // numbers its slots from its own base.
+  Slot base = rank * (2 * threads + kAsyncSlots + kMaxPipes);
+  nextSlot = base + 2 * threads;
   actors.resize(threads);
   for (int64_t t = 0; t < threads; ++t) {
     Actor &actor = actors[t];
     actor.tid = t;
     actor.warp = t / 32;
     actor.lane = t % 32;
-    actor.slot = t;
-    actor.clock.set(t, 1);
-    actor.tcSlot = threads + t;
+    actor.slot = base + t;
+    actor.clock.set(actor.slot, 1);
+    actor.tcSlot = base + threads + t;
     actor.tcView = actor.clock;
     actor.tcView.set(actor.tcSlot, 1);
     gpu::GPUFuncOp kernel = launch.kernel;
@@ -312,6 +317,7 @@ Cta::Progress Cta::advance() {
                   return a.status == Status::done;
                 });
   if (exited) {
+    stopped = true;
     if (events)
       fail(nullptr,
            llvm::formatv(
@@ -327,9 +333,12 @@ Cta::Progress Cta::advance() {
     checkTmemFreed();
     return Progress::stopped;
   }
-  // Nothing in this CTA can move, and no other CTA can release it: CTAs
-  // share only global memory, which no kernel op waits on.
+  // Nothing in this CTA can move. Alone, no other CTA can release it (CTAs
+  // share only global memory, which no kernel op waits on); in a cluster,
+  // another CTA may (runGrid reports the deadlock once all are stalled).
   if (ready.empty() && !events) {
+    if (cluster)
+      return Progress::stalled;
     reportDeadlock();
     return Progress::stopped;
   }
@@ -357,6 +366,15 @@ Cta::Progress Cta::advance() {
       break;
   }
   return failed ? Progress::stopped : Progress::running;
+}
+
+bool Cta::isStalled() const {
+  bool events =
+      !loads.empty() || !stores.empty() ||
+      llvm::any_of(pipes, [](const MmaPipe &p) { return !p.work.empty(); }) ||
+      llvm::any_of(warpgroups,
+                   [](const Warpgroup &g) { return !g.work.empty(); });
+  return !stopped && !failed && ready.empty() && !events;
 }
 
 CtaOutcome Cta::finish() {
@@ -446,6 +464,11 @@ void Cta::reportDeadlock() {
          << barrier.tx << " transaction bytes pending";
       break;
     }
+    case WaitKind::clusterBarrier:
+      os << ": waits at the cluster barrier (barrier.cluster) for generation "
+         << cluster->generation << ", " << cluster->arrived << " of "
+         << launch.cluster * launch.block << " threads arrived";
+      break;
     case WaitKind::namedBarrier: {
       const NamedBarrier &barrier = namedBarriers[id];
       os << ": waits on "
@@ -534,22 +557,47 @@ std::vector<CtaOutcome> mlir::fa4::sim::runGrid(const Launch &launch,
   // global-memory protocols (split-KV's counters and partial rows)
   // interleave. The first CTA that fails stops the grid, as the first
   // error ends the run.
+  // The CTAs of a cluster (consecutive block ids) reach each other; the
+  // grid is whole clusters.
   std::vector<std::unique_ptr<Cta>> ctas;
-  for (int64_t id = 0; id < launch.grid; ++id)
+  std::vector<std::unique_ptr<Cluster>> clusters;
+  for (int64_t id = 0; id < launch.grid; ++id) {
+    int64_t rank = id % launch.cluster;
+    if (launch.cluster > 1 && rank == 0)
+      clusters.push_back(std::make_unique<Cluster>());
+    Cluster *cluster = launch.cluster > 1 ? clusters.back().get() : nullptr;
     ctas.push_back(
         std::make_unique<Cta>(launch, id,
                               Schedule{schedule.seed * 1000003 + id,
-                                       schedule.maxSteps, schedule.trace}));
+                                       schedule.maxSteps, schedule.trace},
+                              cluster, static_cast<unsigned>(rank)));
+    if (cluster)
+      cluster->members.push_back(ctas.back().get());
+  }
   std::mt19937_64 pick(schedule.seed);
   std::vector<size_t> running(ctas.size());
   std::iota(running.begin(), running.end(), 0);
   while (!running.empty()) {
     size_t at = pick() % running.size();
     Cta &cta = *ctas[running[at]];
-    if (cta.advance() == Cta::Progress::running)
+    Cta::Progress progress = cta.advance();
+    if (progress == Cta::Progress::running)
       continue;
     if (cta.hasFailed())
       break;
+    if (progress == Cta::Progress::stalled) {
+      // A cluster deadlocks once none of its running CTAs can move.
+      Cluster &cluster = *cta.getCluster();
+      auto stuck = [](Cta *member) {
+        return member->isStalled() || member->hasStopped();
+      };
+      if (!llvm::all_of(cluster.members, stuck))
+        continue;
+      for (Cta *member : cluster.members)
+        if (member->isStalled())
+          member->stopDeadlocked();
+      break;
+    }
     running.erase(running.begin() + at);
   }
   std::vector<CtaOutcome> outcomes;

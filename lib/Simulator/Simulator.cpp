@@ -65,6 +65,18 @@ static FailureOr<Launch> buildLaunch(LaunchOp launch,
   auto maps = manifest.getAs<ArrayAttr>("tensor_maps");
   if (!block || !grid || !params || !maps)
     return fail("needs block, grid, params and tensor_maps");
+  // Thread-block clusters: [n, 1, 1], the grid whole clusters.
+  if (auto cluster = manifest.getAs<ArrayAttr>("cluster")) {
+    auto extent = [&](unsigned i) {
+      auto value = i < cluster.size() ? dyn_cast<IntegerAttr>(cluster[i])
+                                      : IntegerAttr();
+      return value ? value.getInt() : int64_t(0);
+    };
+    if (cluster.size() != 3 || extent(0) < 1 || extent(0) > 16 ||
+        extent(1) != 1 || extent(2) != 1)
+      return fail("the cluster must be [n, 1, 1] with n in [1, 16]");
+    result.cluster = extent(0);
+  }
   // The kernel's own shared memory, as fa4-allocate-smem placed it.
   auto smem = kernel->getAttrOfType<IntegerAttr>("fa4.dynamic_smem_bytes");
   if (!smem) {
@@ -102,6 +114,13 @@ static FailureOr<Launch> buildLaunch(LaunchOp launch,
       return fail("split_kv needs splits, partial_words_per_tile and "
                   "counters_per_tile, and a dense batch");
     splits = count.getInt();
+    // A cluster split combines in shared memory: no workspace.
+    if (words.getInt() == 0 && counters.getInt() == 0 && result.cluster > 1)
+      splitKv = {};
+  }
+  if (splitKv) {
+    auto words = splitKv.getAs<IntegerAttr>("partial_words_per_tile");
+    auto counters = splitKv.getAs<IntegerAttr>("counters_per_tile");
     Builder b(kernel.getContext());
     tensors.push_back(GlobalTensor{
         "split_partials",
@@ -116,6 +135,9 @@ static FailureOr<Launch> buildLaunch(LaunchOp launch,
                      std::vector<float>(tiles * counters.getInt(), 0.0f)});
   }
   result.grid = std::max<int64_t>(1, std::min<int64_t>(tiles * splits, ctas));
+  // Whole clusters, as a runtime rounds the persistent grid.
+  result.grid =
+      std::max(result.cluster, result.grid / result.cluster * result.cluster);
 
   for (Attribute attr : maps) {
     auto map = cast<DictionaryAttr>(attr);
@@ -328,7 +350,8 @@ LogicalResult mlir::fa4::sim::simulate(ModuleOp module, const Problem &problem,
       }
 
       // Split-KV: the last split of every tile set its counters back to 0.
-      if (errors.empty() && manifestOf(launch).get("split_kv")) {
+      if (errors.empty() && !tensors.empty() &&
+          tensors.back().name == "split_counters") {
         const GlobalTensor &counters = tensors.back();
         for (auto [i, value] : llvm::enumerate(counters.data))
           if (value != 0.0f) {

@@ -11,6 +11,7 @@
 #include "fa4/Dialect/FA4/IR/Targets.h"
 #include "fa4/Transforms/Passes.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -86,6 +87,11 @@ void signal(OpBuilder &b, Location loc, const ChannelBarriers &channel,
             EndpointAttr self, EndpointAttr other, Value barriers, Value slot) {
   if (self.getKind() == EndpointKind::mma) {
     MmaCommitOp::create(b, loc, barriers, slot);
+    return;
+  }
+  if (self.getKind() == EndpointKind::cluster) {
+    ClusterArriveOp::create(b, loc, barriers, slot,
+                            b.getI64IntegerAttr(self.getThreads()));
     return;
   }
   if (channel.needsTcgen05Fence(self, other))
@@ -174,6 +180,10 @@ LogicalResult lowerStep(ChannelStepOpInterface step,
   auto wait = [&](Value barriers, Value parity, EndpointAttr self,
                   EndpointAttr other) {
     waitParity(b, loc, barriers, slot, parity);
+    // The wait acquires at CTA scope; the fence extends it to the other
+    // CTAs' releases (their remote arrivals) that completed the phase.
+    if (other.getKind() == EndpointKind::cluster)
+      LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::acq_rel, "cluster");
     if (channel.needsTcgen05Fence(self, other))
       NVVM::Tcgen05FenceOp::create(b, loc,
                                NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
@@ -248,6 +258,10 @@ ChannelBarriers createBarriers(ChannelOp channel, bool needsEmpty) {
       nvgpu::MBarrierInitOp::create(b, loc, barriers.empty, emptyCount, slot,
                                     /*predicate=*/Value());
   }
+  // Other CTAs arrive on these barriers: the initialization is released at
+  // cluster scope (and the cluster synchronizes before the roles).
+  if (channel.getProducer().getKind() == EndpointKind::cluster)
+    NVVM::FenceMbarrierInitOp::create(b, loc);
   return barriers;
 }
 
@@ -258,16 +272,40 @@ struct FA4InsertBarriersPass
     getOperation()->walk([&](ChannelOp op) { channels.push_back(op); });
 
     // Roles must see initialized barriers: one CTA barrier after the last
-    // initialization of each block.
+    // initialization of each block. Where a channel reaches the other CTAs
+    // of a cluster, a cluster barrier instead (no CTA signals a barrier of
+    // another before that CTA initialized it), and another before the
+    // kernel returns (none signals one, or reads its shared memory, after
+    // that CTA exited).
     llvm::SmallPtrSet<Block *, 4> blocks;
     for (ChannelOp channel : channels)
       blocks.insert(channel->getBlock());
     for (Block *block : blocks) {
       ChannelOp last;
-      for (auto channel : block->getOps<ChannelOp>())
+      bool cluster = false;
+      for (auto channel : block->getOps<ChannelOp>()) {
         last = channel;
+        cluster |= channel.getProducer().getKind() == EndpointKind::cluster;
+      }
       OpBuilder b(last->getBlock(), std::next(last->getIterator()));
-      gpu::BarrierOp::create(b, last.getLoc());
+      if (!cluster) {
+        gpu::BarrierOp::create(b, last.getLoc());
+        continue;
+      }
+      auto syncCluster = [&] {
+        NVVM::ClusterArriveOp::create(b, last.getLoc(), UnitAttr());
+        NVVM::ClusterWaitOp::create(b, last.getLoc(), UnitAttr());
+      };
+      syncCluster();
+      Operation *terminator =
+          block->mightHaveTerminator() ? block->getTerminator() : nullptr;
+      if (!terminator || !isa<gpu::ReturnOp>(terminator)) {
+        last.emitOpError() << "reaches other CTAs of its cluster, so the "
+                              "kernel must end in the block that declares it";
+        return signalPassFailure();
+      }
+      b.setInsertionPoint(terminator);
+      syncCluster();
     }
 
     // The hardware barriers of each fa4 kernel, recorded on it for its

@@ -37,6 +37,11 @@ checkOptions(const FA4PlanOptions &options,
   if (!options.scheduler.empty() && !symbolizeScheduler(options.scheduler))
     return emitError() << "fa4-plan: unknown scheduler '" << options.scheduler
                        << "' (expected linear, lpt or paired)";
+  if (!options.splitCombine.empty() &&
+      !symbolizeSplitCombine(options.splitCombine))
+    return emitError() << "fa4-plan: unknown split-combine '"
+                       << options.splitCombine
+                       << "' (expected workspace or cluster)";
   // 0 (or -1 where 0 is a value) chooses; anything below is a mistake, not
   // a request to choose.
   struct Numeric {
@@ -267,6 +272,18 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
       !ShapedType::isDynamic(staticSeqQ) &&
       staticSeqQ <= blockM / gqaPack)
     qStages = 1;
+  // A cluster split keeps each Q stage's partial rows in shared memory: one
+  // Q stage (the split is for decode, whose query one stage holds) and the
+  // ring that fits beside them.
+  bool clusterSplit = options.splitCombine == "cluster";
+  if (clusterSplit && options.qStages <= 0)
+    qStages = 1;
+  auto planBytes = [&](int64_t kvSlots) {
+    return PlanAttr::sharedMemoryBytes(target, qStages, kvSlots, blockM, blockN,
+                                       headDim, headDimV, elementBytes) +
+           (clusterSplit ? PlanAttr::exchangeBytes(qStages, blockM, headDimV)
+                         : 0);
+  };
   // The deepest K/V ring up to the default that fits shared memory (never
   // below the 2 slots the protocol needs; the verifier reports a plan that
   // does not fit even so). sm_90a: 4 slots where they fit (head dim 192:
@@ -275,10 +292,7 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   int64_t kvStages = options.kvStages;
   if (kvStages <= 0) {
     kvStages = hopper && !(fp8 && widest > 192) ? 4 : 3;
-    while (kvStages > 2 &&
-           PlanAttr::sharedMemoryBytes(target, qStages, kvStages, blockM,
-                                       blockN, headDim, headDimV,
-                                       elementBytes) > limits::kSmemBytes)
+    while (kvStages > 2 && planBytes(kvStages) > limits::kSmemBytes)
       --kvStages;
     // The smallest plan of this head dim does not fit: say so in its terms
     // (a plan the options chose is the verifier's to report).
@@ -308,6 +322,10 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
                                    blockN, gqaPack));
   if (kvSplits > 1 && scheduler == Scheduler::paired && !pairedAsked)
     scheduler = Scheduler::lpt;
+  SplitCombine splitCombine =
+      options.splitCombine.empty()
+          ? SplitCombine::workspace
+          : *symbolizeSplitCombine(options.splitCombine);
 
   // Split-KV on sm_90a: the store warp combines the splits' rows, which
   // needs more than the producer's 40 registers (36 bytes of spills at
@@ -335,7 +353,7 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
       positiveOr(options.pvSplit, defaultPvSplit),
       nonNegativeOr(options.rescaleThreshold, 8),
       kvSplits > 1 ? std::optional<int64_t>(kvSplits) : std::nullopt,
-      fp8 ? std::optional<int64_t>(1) : std::nullopt);
+      splitCombine, fp8 ? std::optional<int64_t>(1) : std::nullopt);
   if (!plan || failed(checkKernelLimits(op, plan)))
     return failure();
   return plan;

@@ -897,16 +897,24 @@ class Kernel:
         stages = re.search(r"\bqStages = (\d+)", str(m.get("plan", "")))
         self.q_stages = int(stages.group(1)) if stages else None
         #: Split-KV: CTAs per work tile (1: none) and the workspace per work
-        #: tile (f32 partial-row words, i32 counters that start at 0).
+        #: tile (f32 partial-row words, i32 counters that start at 0). A
+        #: cluster split (its splits are one cluster's CTAs) has none.
         self.kv_splits, self.split_words, self.split_counters = 1, 0, 0
         if "split_kv" in m:
             split = m["split_kv"]
             fields = ("splits", "partial_words_per_tile", "counters_per_tile")
+            in_cluster = self.cluster[0] > 1
             if (not isinstance(split, dict)
-                    or not all(_is_int(split.get(f)) and split[f] >= 1 for f in fields)
-                    or split["splits"] < 2 or self.varlen):
-                raise ManifestError(f"split_kv {split!r}: needs positive {', '.join(fields)} "
-                                    "(splits at least 2) and a dense batch")
+                    or not all(_is_int(split.get(f)) for f in fields)
+                    or split["splits"] < 2 or self.varlen
+                    or (in_cluster and (split["splits"] != self.cluster[0]
+                                        or split["partial_words_per_tile"] != 0
+                                        or split["counters_per_tile"] != 0))
+                    or (not in_cluster and (split["partial_words_per_tile"] < 1
+                                            or split["counters_per_tile"] < 1))):
+                raise ManifestError(f"split_kv {split!r}: needs {', '.join(fields)} "
+                                    "(splits at least 2; a workspace, or with a cluster "
+                                    "of the splits none) and a dense batch")
             self.kv_splits, self.split_words, self.split_counters = (
                 split[f] for f in fields)
 

@@ -50,7 +50,11 @@ def FA4Plan : Pass<"fa4-plan"> {
     takes the `lpt` order, and a split sm_90a plan registers 224 / 56 (the
     store warp combines the splits; 232 / 56 with one Q stage, whose two
     warpgroups' pool holds both); with dynamic sizes the runtime, which
-    knows them, passes `kv-splits`. Every option overrides one choice; 0
+    knows them, passes `kv-splits`. `split-combine=cluster` makes a split's
+    CTAs one thread-block cluster that combines the partial rows over
+    distributed shared memory (no workspace; the plan then needs the
+    partial rows' shared memory, and 2 to 16 splits). Every option
+    overrides one choice; 0
     (or an empty string) leaves it to the pass.
 
     The pass refuses, with an error at the op, what the kernels cannot do:
@@ -110,6 +114,10 @@ def FA4Plan : Pass<"fa4-plan"> {
     Option<"kvSplits", "kv-splits", "int64_t", /*default=*/"0",
            "CTAs sharing one work tile's KV blocks (1: no split; at most "
            "64)">,
+    Option<"splitCombine", "split-combine", "std::string", /*default=*/"\"\"",
+           "Where split-KV combines the splits: workspace (default: a global "
+           "buffer) or cluster (the splits form one thread-block cluster, "
+           "2 to 16 CTAs, and combine over distributed shared memory)">,
   ];
 }
 
@@ -259,6 +267,18 @@ def FA4InsertBarriers : Pass<"fa4-insert-barriers", "::mlir::ModuleOp"> {
     commit becomes `bar.arrive id, N` and the wait `bar.sync id, N`, N
     counting the threads of both sides.
 
+    A channel of `cluster = N` endpoints (an exchange among the N CTAs of a
+    thread-block cluster) counts N arrivals per barrier: commit and release
+    become `fa4.mbarrier.arrive_cluster` (one arrival on the slot's barrier
+    in every CTA of the cluster, release at cluster scope), and each wait
+    is followed by `fence.acq_rel.cluster`. Thread 0 follows the
+    initialization with `fence.mbarrier_init.release.cluster`, the CTA
+    barrier becomes a cluster barrier (`barrier.cluster.arrive` and
+    `wait`), and another cluster barrier precedes the kernel's return, so
+    that no CTA signals a barrier of another before it is initialized or
+    after its CTA exited. Such a channel must be declared in the kernel's
+    outermost block.
+
     MMA issuers follow their waits with `tcgen05.fence::after_thread_sync`.
     Thread sides do the same, and precede their arrivals with
     `tcgen05.fence::before_thread_sync`, when the other side is an MMA or
@@ -272,6 +292,7 @@ def FA4InsertBarriers : Pass<"fa4-insert-barriers", "::mlir::ModuleOp"> {
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",
+                           "::mlir::LLVM::LLVMDialect",
                            "::mlir::NVVM::NVVMDialect",
                            "::mlir::nvgpu::NVGPUDialect",
                            "::mlir::scf::SCFDialect"];

@@ -655,4 +655,5 @@ void mlir::fa4::populateFA4ToNVVMConversionPatterns(
            NamedBarrierLowering<NamedBarrierArriveOp, NVVM::BarrierArriveOp>,
            Exp2Lowering, TruncFToE4m3Lowering>(converter);
   lowering::populateWgmmaToNVVMPatterns(converter, patterns);
+  lowering::populateClusterToNVVMPatterns(converter, patterns);
 }

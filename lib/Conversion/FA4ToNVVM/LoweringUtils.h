@@ -98,6 +98,10 @@ inline int64_t atomStrideBytes(MemRefType type) {
 void populateWgmmaToNVVMPatterns(const LLVMTypeConverter &converter,
                                  RewritePatternSet &patterns);
 
+/// Adds the patterns of the thread-block cluster ops (ClusterToNVVM.cpp).
+void populateClusterToNVVMPatterns(const LLVMTypeConverter &converter,
+                                   RewritePatternSet &patterns);
+
 } // namespace mlir::fa4::lowering
 
 #endif // FA4_LIB_CONVERSION_FA4TONVVM_LOWERINGUTILS_H

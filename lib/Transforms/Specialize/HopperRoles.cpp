@@ -460,11 +460,17 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
       totals[r] = kernel.finishRow(sinks[r], blocksIf.getResult(r), total);
     }
     Value records[2], inside[2];
-    if (split)
+    Value handoff = add(mul(tile.ordinal, stages), stage);
+    if (split) {
       for (int64_t r = 0; r < 2; ++r) {
         records[r] = kernel.splitRecord(done, stage, rows[r]);
         inside[r] = kernel.rowInside(done, stage, rows[r]);
       }
+      // The split's rows, LSEs first, go where the store warp reads them:
+      // a cluster split's exchange buffer is the previous tile's until the
+      // store warp hands it back.
+      ChannelAcquireOp::create(b, epi, handoff);
+    }
     if (shape.lse || split) {
       // One thread of the quad writes the row's LSE (split-KV: the split's,
       // to the workspace).
@@ -496,8 +502,6 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
     if (split) {
       // The rows' partial O to the workspace, a pair of columns at a time
       // (rows past Sq write nothing); the store warp combines the splits.
-      Value handoff = add(mul(tile.ordinal, stages), stage);
-      ChannelAcquireOp::create(b, epi, handoff);
       for (int64_t r = 0; r < 2; ++r) {
         auto rowIf = scf::IfOp::create(b, inside[r]);
         OpBuilder::InsertionGuard guard(b);
@@ -524,7 +528,6 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
     // the loop-invariant ones were hoisted out of the tile loop and kept
     // through the KV loop (12 bytes of spills at head dim 256 with a
     // causal window).
-    Value handoff = add(mul(tile.ordinal, stages), stage);
     ChannelAcquireOp::create(b, epi, handoff);
     Value stagingRows[2] = {opaque(rows[0]), opaque(rows[1])};
     Value stagingColumn = opaque(quadColumn);

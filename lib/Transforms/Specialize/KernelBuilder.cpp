@@ -176,8 +176,9 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
     arguments.push_back(LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1));
     arguments.push_back(index);
   }
-  // Split-KV: the workspace's partial rows (f32) and split counters (i32).
-  if (shape.splits() > 1)
+  // Split-KV: the workspace's partial rows (f32) and split counters (i32);
+  // none where the splits are a cluster.
+  if (shape.workspaceSplit())
     arguments.append(2, LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1));
   // Each capture: a pointer to global memory, then its dynamic sizes.
   for (MemRefType capture : shape.captures) {
@@ -186,6 +187,12 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
   }
   // Shared-memory buffers, in bytes, placed later by fa4-allocate-smem.
   SmallVector<SharedBuffer> smemBuffers = roleSet->sharedBuffers();
+  // A cluster split: each Q stage's partial rows, which the cluster's CTAs
+  // read.
+  if (shape.plan.isClusterSplit())
+    smemBuffers.push_back({"split_exchange",
+                           shape.plan.getQStages() * shape.exchangeStageBytes(),
+                           16});
   SmallVector<Type> smemTypes;
   for (const SharedBuffer &buffer : smemBuffers)
     smemTypes.push_back(sharedType({buffer.bytes}, b.getI8Type()));
@@ -237,7 +244,7 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
     pageTable = entry.getArgument(next++);
     maxPages = entry.getArgument(next++);
   }
-  if (shape.splits() > 1) {
+  if (shape.workspaceSplit()) {
     splitPartials = entry.getArgument(next++);
     splitCounters = entry.getArgument(next++);
   }
@@ -278,6 +285,14 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
   auto specialize = WarpSpecializeOp::create(b, 4 * plan.getNumWarpgroups());
   Block &roles = specialize.getBody().emplaceBlock();
   b.setInsertionPoint(specialize);
+  // A cluster split: the store roles of the cluster's CTAs publish their Q
+  // stage's partial rows to each other and release them once read.
+  if (shape.plan.isClusterSplit()) {
+    EndpointAttr ctas =
+        EndpointAttr::get(ctx, EndpointKind::cluster, shape.splits());
+    splitExchange =
+        channel("split_exchange", shape.plan.getQStages(), ctas, ctas);
+  }
   roleSet->build(roles);
   b.setInsertionPointAfter(specialize);
   gpu::ReturnOp::create(b);
@@ -602,6 +617,8 @@ void KernelBuilder::storeStaged(const Tile &tile, int64_t stage, Value row,
 
 void KernelBuilder::buildStoreRole(Value epi, bool stagingPerStage) {
   int64_t stages = shape.plan.getQStages();
+  if (shape.plan.isClusterSplit())
+    return buildClusterStoreRole(epi, stagingPerStage);
   if (shape.splits() > 1)
     return buildSplitStoreRole(epi, stagingPerStage);
   Value oSmem = sharedBuffer("o_staging");

@@ -227,10 +227,13 @@ public:
 
   // Split-KV (SplitKv.cpp). The splits of a work tile each write, per row,
   // their O normalized by their own sum and their LSE (log2 units) to the
-  // workspace; the store role of the split that completes last combines
-  // them in split order and stores O and LSE as an unsplit kernel does.
-  /// The first f32 word of the workspace record of row `row` of Q stage
-  /// `stage` of `tile` (an i64 offset).
+  // workspace (a cluster split: to the CTA's exchange buffer); the store
+  // role of the split that completes last (a cluster split: of every CTA,
+  // a share of the rows each) combines them in split order and stores O
+  // and LSE as an unsplit kernel does.
+  /// The first f32 word of the record of row `row` of Q stage `stage` of
+  /// `tile`: in the workspace (an i64 offset) or, for a cluster split, in
+  /// the exchange buffer (an index).
   Value splitRecord(const Tile &tile, int64_t stage, Value row);
   /// The index of `tile` among the batch's work tiles (schedule-independent:
   /// its record's and its counters' place in the workspace).
@@ -271,6 +274,9 @@ public:
   // Split-KV: the workspace's partial rows (f32 records, splitRecord) and
   // its counters (i32, one per work tile and Q stage, 0 between launches).
   Value splitPartials, splitCounters;
+  // A cluster split: the exchange of the partial rows among the cluster's
+  // CTAs (slot = Q stage of the `split_exchange` buffer).
+  Value splitExchange;
   Value outputRows; // packed O [Tq, Hq, D] as a global pointer
   // Work tiles (batch x head blocks x tilesPerHead) and KV blocks of Skv
   // (dense batches only: a packed sequence's tiles have their own).
@@ -281,11 +287,27 @@ private:
   /// the whole warp counts the split done; where it is the last, it
   /// combines the splits' rows into the staging tile and stores it.
   void buildSplitStoreRole(Value epi, bool stagingPerStage);
+  /// The store role of a cluster split (SplitKv.cpp): per Q stage of each
+  /// tile, the warp publishes its CTA's partial rows, combines every n-th
+  /// row from all n CTAs' rows into the staging tile of the cluster's
+  /// first CTA, which stores it.
+  void buildClusterStoreRole(Value epi, bool stagingPerStage);
+  /// Where combineRow reads split `split`'s partial row (4 columns from
+  /// `column`, a vector<4xf32>, or its LSE, an f32) and writes the combined
+  /// row's 4 columns (a vector of the output element type) into the
+  /// staging tile at (atom, row, column).
+  struct CombineAccess {
+    function_ref<Value(Value split, Value column)> partial;
+    function_ref<Value(Value split)> lse;
+    function_ref<void(Value value, ValueRange indices)> store;
+  };
   /// The combine of row `row` of Q stage `stage` of `tile` by the store
-  /// warp (`lane` its thread's lane) into the staging tile `staging`, and
-  /// its LSE.
+  /// warp (`lane` its thread's lane), reading and writing through
+  /// `access`, and its LSE.
   void combineRow(const Tile &tile, int64_t stage, Value row, Value lane,
-                  Value staging);
+                  const CombineAccess &access);
+  /// A cluster split's exchange buffer as f32 words (splitRecord's).
+  Value exchangeWords();
   /// The TMA stores of the staging tile of Q stage `stage` at row `row` of
   /// `tile`, then the wait until they have read it.
   void storeStaged(const Tile &tile, int64_t stage, Value row,

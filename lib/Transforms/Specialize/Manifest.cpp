@@ -107,7 +107,7 @@ DictionaryAttr specialize::buildManifest(const KernelShape &shape,
     params.push_back(param("max_pages", "i32", "page_table.shape[1]"));
   }
   // Split-KV: the workspace the runtime allocates (split_kv below).
-  if (shape.splits() > 1) {
+  if (shape.workspaceSplit()) {
     params.push_back(param("split_partials", "pointer", "workspace.partials"));
     params.push_back(param("split_counters", "pointer", "workspace.counters"));
   }
@@ -136,7 +136,9 @@ DictionaryAttr specialize::buildManifest(const KernelShape &shape,
       named("kernel", kernel.getNameAttr()),
       named("arch", b.getStringAttr(stringifyArch(plan.getArch()))),
       named("block", ints({warps * 32, 1, 1})),
-      named("cluster", ints({1, 1, 1})),
+      // A cluster split: a tile's splits are one cluster's CTAs.
+      named("cluster",
+            ints({shape.plan.isClusterSplit() ? shape.splits() : 1, 1, 1})),
       // The kernel waits for its prerequisite grid (griddepcontrol): a
       // runtime may launch it with programmatic stream serialization.
       named("programmatic_launch", b.getBoolAttr(true)),
@@ -166,13 +168,16 @@ DictionaryAttr specialize::buildManifest(const KernelShape &shape,
   // per work tile the workspace holds partial_words_per_tile f32 words
   // (uninitialized) and counters_per_tile i32 counters that must be 0 at
   // the first launch (each launch leaves them 0).
+  // A cluster split needs no workspace: both are 0.
   if (int64_t splits = shape.splits(); splits > 1) {
     int64_t rows = stages * shape.qRows();
+    bool workspace = shape.workspaceSplit();
     entries.push_back(
-        named("split_kv", dict({named("splits", i64(splits)),
-                                named("partial_words_per_tile",
-                                      i64(rows * shape.splitRecordWords())),
-                                named("counters_per_tile", i64(stages))})));
+        named("split_kv",
+              dict({named("splits", i64(splits)),
+                    named("partial_words_per_tile",
+                          i64(workspace ? rows * shape.splitRecordWords() : 0)),
+                    named("counters_per_tile", i64(workspace ? stages : 0))})));
   }
   // Which regions the kernel inlines: a runtime must not take it for a
   // problem without them.

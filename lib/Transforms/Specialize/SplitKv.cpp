@@ -19,6 +19,9 @@
 // reads n - 1 has acquired every other split's rows, and bar.warp.sync
 // orders its warp's reads (plain 16-byte loads) after that.
 //
+// A cluster split (splitCombine = cluster) runs the same combine over
+// distributed shared memory instead: buildClusterStoreRole below.
+//
 //===----------------------------------------------------------------------===//
 
 #include "KernelBuilder.h"
@@ -46,6 +49,10 @@ Value KernelBuilder::workTileIndex(const Tile &tile) {
 }
 
 Value KernelBuilder::splitRecord(const Tile &tile, int64_t stage, Value row) {
+  // A cluster split: the row's first word in this CTA's exchange buffer.
+  if (shape.plan.isClusterSplit())
+    return add(mul(row, shape.exchangeRowWords()),
+               stage * shape.exchangeStageBytes() / 4);
   // (work tile, Q stage, row) in 32 bits (fa4-plan bounds it); the word
   // offset in 64.
   Value number =
@@ -59,8 +66,19 @@ Value KernelBuilder::splitRecord(const Tile &tile, int64_t stage, Value row) {
                                 b.getI64IntegerAttr(shape.splitRecordWords())));
 }
 
+Value KernelBuilder::exchangeWords() {
+  int64_t words = shape.plan.getQStages() * shape.exchangeStageBytes() / 4;
+  return smemView(sharedBuffer("split_exchange"), idx(0),
+                  sharedType({words}, b.getF32Type()));
+}
+
 void KernelBuilder::storePartialRow(Value record, Value split, Value column,
                                     Value values) {
+  if (shape.plan.isClusterSplit()) {
+    vector::StoreOp::create(b, values, exchangeWords(),
+                            ValueRange{add(record, column)});
+    return;
+  }
   Type i64 = b.getI64Type();
   Value offset = arith::AddIOp::create(
       b, record,
@@ -78,6 +96,11 @@ void KernelBuilder::storePartialLse(Value record, Value split, Value rowMax,
                                     Value rowSum) {
   Type f32Type = b.getF32Type(), i64 = b.getI64Type();
   Value lse = log2SumExp(rowMax, rowSum);
+  if (shape.plan.isClusterSplit()) {
+    memref::StoreOp::create(b, lse, exchangeWords(),
+                            ValueRange{add(record, shape.headDimV)});
+    return;
+  }
   Value offset = arith::AddIOp::create(
       b, record,
       arith::IndexCastOp::create(b, i64,
@@ -88,25 +111,10 @@ void KernelBuilder::storePartialLse(Value record, Value split, Value rowMax,
 }
 
 void KernelBuilder::combineRow(const Tile &tile, int64_t stage, Value row,
-                               Value lane, Value staging) {
+                               Value lane, const CombineAccess &access) {
   int64_t splits = shape.splits();
   Type f32Type = b.getF32Type();
   Value negInf = f32(-std::numeric_limits<float>::infinity());
-  // The row's record as a pointer, its words addressed in 32 bits (a
-  // record is far below 2^31 words): one 64-bit value stays live. Plain
-  // loads: the acquire (lane 0's counter update, then the warp's
-  // bar.warp.sync) orders them after every split's writes.
-  Value record =
-      LLVM::GEPOp::create(b, splitPartials.getType(), f32Type, splitPartials,
-                          ValueRange{splitRecord(tile, stage, row)});
-  auto load = [&](Type type, Value word) {
-    Value address = LLVM::GEPOp::create(
-        b, record.getType(), f32Type, record,
-        ValueRange{arith::IndexCastOp::create(b, b.getI32Type(), word)});
-    return LLVM::LoadOp::create(b, type, address,
-                                /*alignment=*/isa<VectorType>(type) ? 16 : 4)
-        .getResult();
-  };
   // A butterfly over the warp: every lane gets the same bits.
   auto butterfly = [&](Value value, function_ref<Value(Value, Value)> op) {
     for (int32_t offset : {1, 2, 4, 8, 16})
@@ -123,9 +131,7 @@ void KernelBuilder::combineRow(const Tile &tile, int64_t stage, Value row,
     Value split = add(lane, slot * 32);
     Value valid =
         arith::CmpIOp::create(b, arith::CmpIPredicate::ult, split, idx(splits));
-    Value lse =
-        load(f32Type, add(arith::MinUIOp::create(b, split, idx(splits - 1)),
-                          splits * shape.headDimV));
+    Value lse = access.lse(arith::MinUIOp::create(b, split, idx(splits - 1)));
     held.push_back(arith::SelectOp::create(b, valid, lse, negInf));
   }
   auto maximum = [&](Value x, Value y) -> Value {
@@ -182,12 +188,11 @@ void KernelBuilder::combineRow(const Tile &tile, int64_t stage, Value row,
       SmallVector<Value> partials, splitWeights;
       for (int64_t u = 0; u < unroll; ++u) {
         Value split = add(sum.getInductionVar(), u);
-        partials.push_back(load(
-            pieceType, add(mul(split, shape.headDimV), mul(piece, kPiece))));
+        partials.push_back(access.partial(split, mul(piece, kPiece)));
         // The weight from the split's LSE again (a load every lane shares):
         // fewer live values than shuffling it from the lane holding it.
-        splitWeights.push_back(exp2(arith::SubFOp::create(
-            b, load(f32Type, add(split, splits * shape.headDimV)), ref)));
+        splitWeights.push_back(
+            exp2(arith::SubFOp::create(b, access.lse(split), ref)));
       }
       Value acc = sum.getRegionIterArg(0);
       for (int64_t u = 0; u < unroll; ++u)
@@ -214,9 +219,8 @@ void KernelBuilder::combineRow(const Tile &tile, int64_t stage, Value row,
     Value atom = div(column, kAtom);
     Value swizzled =
         arith::XOrIOp::create(b, div(rem(column, kAtom), 8), rem(row, 8));
-    vector::StoreOp::create(
-        b, packed, staging,
-        ValueRange{atom, row, add(mul(swizzled, 8), rem(column, 8))});
+    access.store(packed,
+                 ValueRange{atom, row, add(mul(swizzled, 8), rem(column, 8))});
   }
   if (shape.lse) {
     auto leader = scf::IfOp::create(
@@ -229,7 +233,7 @@ void KernelBuilder::combineRow(const Tile &tile, int64_t stage, Value row,
 
 void KernelBuilder::buildSplitStoreRole(Value epi, bool stagingPerStage) {
   int64_t stages = shape.plan.getQStages(), splits = shape.splits();
-  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  Type i32 = b.getI32Type(), i64 = b.getI64Type(), f32Type = b.getF32Type();
   Value oSmem = sharedBuffer("o_staging");
   Value lane = rem(gpu::ThreadIdOp::create(b, gpu::Dimension::x), 32);
   Value laneZero =
@@ -294,12 +298,129 @@ void KernelBuilder::buildSplitStoreRole(Value epi, bool stagingPerStage) {
             oSmem, idx(stagingPerStage ? stage * shape.oTileBytes() : 0),
             outputTileType(shape.qRows()));
         forRange(mul(positions, shape.pack), [&](Value row) {
-          combineRow(tile, stage, row, lane, staging);
+          // The row's record as a pointer, its words addressed in 32 bits
+          // (a record is far below 2^31 words): one 64-bit value stays
+          // live. Plain loads: the acquire (lane 0's counter update, then
+          // the warp's bar.warp.sync) orders them after every split's
+          // writes.
+          Value record = LLVM::GEPOp::create(
+              b, splitPartials.getType(), f32Type, splitPartials,
+              ValueRange{splitRecord(tile, stage, row)});
+          auto load = [&](Type type, Value word) {
+            Value address = LLVM::GEPOp::create(
+                b, record.getType(), f32Type, record,
+                ValueRange{arith::IndexCastOp::create(b, i32, word)});
+            return LLVM::LoadOp::create(
+                       b, type, address,
+                       /*alignment=*/isa<VectorType>(type) ? 16 : 4)
+                .getResult();
+          };
+          auto partial = [&](Value split, Value column) {
+            return load(VectorType::get({4}, f32Type),
+                        add(mul(split, shape.headDimV), column));
+          };
+          auto lse = [&](Value split) {
+            return load(f32Type, add(split, splits * shape.headDimV));
+          };
+          auto store = [&](Value value, ValueRange indices) {
+            vector::StoreOp::create(b, value, staging, indices);
+          };
+          combineRow(tile, stage, row, lane, {partial, lse, store});
         });
         // The warp's writes, then one thread's TMA store reads them.
         fenceProxyAsync();
         NVVM::SyncWarpOp::create(b, allLanes);
         // The tile's coordinates built again, not kept through the combine.
+        elected([&] {
+          Tile done = epilogueTile(tile);
+          storeStaged(done, stage,
+                      add(done.position, stage * shape.positionsPerTile()),
+                      stagingPerStage);
+        });
+      }
+      ChannelReleaseOp::create(b, epi, handoff);
+    }
+  });
+  elected(
+      [&] { NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, /*read=*/nullptr); });
+}
+
+// A cluster split. The splits of a tile are the CTAs of one cluster (rank
+// = split: the grid is whole clusters and units of one tile consecutive).
+// Per Q stage, the store warp of each CTA, once its consumers wrote the
+// partial rows into its exchange buffer:
+//   1. publishes them (one arrival on the stage's full barrier of every
+//      CTA, release at cluster scope) and waits until all CTAs did;
+//   2. combines rows rank, rank + n, ... reading every CTA's row over
+//      distributed shared memory in split order, and writes them into the
+//      staging tile of CTA 0 (then a proxy fence: TMA reads them);
+//   3. releases the stage (an arrival on every CTA's empty barrier) and
+//      waits until every CTA released it: then no CTA reads this CTA's
+//      rows any more and CTA 0 holds the whole tile, which it stores;
+//   4. hands the staging tile back to its consumers, who may then write
+//      the next tile's rows.
+void KernelBuilder::buildClusterStoreRole(Value epi, bool stagingPerStage) {
+  int64_t stages = shape.plan.getQStages(), splits = shape.splits();
+  Type f32Type = b.getF32Type();
+  auto pieceType = VectorType::get({4}, f32Type);
+  Value oSmem = sharedBuffer("o_staging");
+  Value words = exchangeWords();
+  Value lane = rem(gpu::ThreadIdOp::create(b, gpu::Dimension::x), 32);
+  Value allLanes = arith::ConstantOp::create(b, b.getI32IntegerAttr(-1));
+
+  forEachTile([&](const Tile &tile) {
+    Value rank = tile.split;
+    for (int64_t stage = 0; stage < stages; ++stage) {
+      Value handoff = add(mul(tile.ordinal, stages), stage);
+      ChannelWaitOp::create(b, epi, handoff);
+      elected([&] { ChannelCommitOp::create(b, splitExchange, handoff); });
+      ChannelWaitOp::create(b, splitExchange, handoff);
+
+      // The stage's rows inside the sequence, every n-th from the rank.
+      Value first = add(tile.position, stage * shape.positionsPerTile());
+      Value positions = arith::MinSIOp::create(
+          b,
+          arith::MaxSIOp::create(b, arith::SubIOp::create(b, tile.seqQ, first),
+                                 idx(0)),
+          idx(shape.positionsPerTile()));
+      Value beyondRank = arith::MaxSIOp::create(
+          b, arith::SubIOp::create(b, mul(positions, shape.pack), rank),
+          idx(0));
+      Value staging =
+          smemView(oSmem, idx(stagingPerStage ? stage * shape.oTileBytes() : 0),
+                   outputTileType(shape.qRows()));
+      forRange(div(add(beyondRank, splits - 1), splits), [&](Value i) {
+        Value row = add(rank, mul(i, splits));
+        Value record = splitRecord(tile, stage, row);
+        auto partial = [&](Value split, Value column) -> Value {
+          return DsmemLoadOp::create(b, pieceType, words,
+                                     ValueRange{add(record, column)}, split);
+        };
+        auto lse = [&](Value split) -> Value {
+          Value word = DsmemLoadOp::create(
+              b, VectorType::get({1}, f32Type), words,
+              ValueRange{add(record, shape.headDimV)}, split);
+          return vector::ExtractOp::create(b, word, ArrayRef<int64_t>{0});
+        };
+        auto store = [&](Value value, ValueRange indices) {
+          DsmemStoreOp::create(b, value, staging, indices, idx(0));
+        };
+        combineRow(tile, stage, row, lane, {partial, lse, store});
+      });
+      // The rows written into CTA 0's staging tile are for its TMA store
+      // (the async proxy); the warp's accesses precede the release.
+      NVVM::FenceProxyOp::create(
+          b, NVVM::ProxyKind::async_shared,
+          NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cluster));
+      NVVM::SyncWarpOp::create(b, allLanes);
+      elected([&] { ChannelReleaseOp::create(b, splitExchange, handoff); });
+      ChannelAcquireOp::create(b, splitExchange, add(handoff, stages));
+
+      auto leader = scf::IfOp::create(
+          b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, rank, idx(0)));
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(leader.thenBlock());
         elected([&] {
           Tile done = epilogueTile(tile);
           storeStaged(done, stage,

@@ -568,7 +568,7 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
       plan.getCorrectionRegs(), plan.getProducerRegs(),
       static_cast<int64_t>(p.softmax.getEmulated()), plan.getPvSplit(),
       static_cast<int64_t>(p.softmax.getThreshold()), plan.getKvSplits(),
-      plan.getOperandBytes());
+      plan.getSplitCombine(), plan.getOperandBytes());
   if (!shape.plan)
     return failure();
   shape.element = query.getElementType();

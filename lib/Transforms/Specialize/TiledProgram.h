@@ -136,6 +136,14 @@ struct KernelShape {
   /// f32 words of one row's workspace record: each split's normalized
   /// partial row (Dv), then each split's LSE, padded to 16 bytes.
   int64_t splits() const { return plan.getSplits(); }
+  /// Split-KV through the global workspace (not a cluster split).
+  bool workspaceSplit() const { return splits() > 1 && !plan.isClusterSplit(); }
+  /// f32 words of a row in a cluster split's exchange: Dv partial columns
+  /// and the LSE, padded to 16 bytes.
+  int64_t exchangeRowWords() const { return headDimV + 4; }
+  int64_t exchangeStageBytes() const {
+    return qRows() * exchangeRowWords() * 4;
+  }
   int64_t splitRecordWords() const {
     return splits() * headDimV + llvm::alignTo(splits(), 4);
   }

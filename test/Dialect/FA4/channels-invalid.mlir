@@ -25,7 +25,7 @@ func.func @f() {
 // -----
 
 func.func @f() {
-  // expected-error @+1 {{expected tma, mma or threads, got 'warps'}}
+  // expected-error @+1 {{expected tma, mma, threads or cluster, got 'warps'}}
   %c = fa4.channel "c" : !fa4.channel<2> producer <warps> consumer <mma>
   return
 }
@@ -148,5 +148,72 @@ func.func @f(%d: !desc, %buf: memref<4611686018427387904x4xbf16, #gpu.address_sp
       fa4.tma.load %d[%c0, %c0] into %buf for %c[%i] : !desc, memref<4611686018427387904x4xbf16, #gpu.address_space<workgroup>>, !fa4.channel<2>
     }
   }
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{a cluster endpoint has 2 to 8 CTAs, got 16}}
+  %c = fa4.channel "c" : !fa4.channel<1> producer <cluster = 16> consumer <cluster = 16>
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{a cluster endpoint pairs with a cluster endpoint of the same CTAs, got producer #fa4.endpoint<cluster = 4> and consumer #fa4.endpoint<threads = 32>}}
+  %c = fa4.channel "c" : !fa4.channel<1> producer <cluster = 4> consumer <threads = 32>
+  return
+}
+
+// -----
+
+!group = !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>, num_barriers = 2>
+func.func @f(%g: !group) {
+  %c2 = arith.constant 2 : index
+  // expected-error @+1 {{barrier index 2 is outside the group's 2}}
+  fa4.mbarrier.arrive_cluster %g[%c2], 4 ctas : !group
+  return
+}
+
+// -----
+
+!group = !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>, num_barriers = 2>
+func.func @f(%g: !group, %i: index) {
+  // expected-error @+1 {{a cluster has 2 to 8 CTAs, got 1}}
+  fa4.mbarrier.arrive_cluster %g[%i], 1 ctas : !group
+  return
+}
+
+// -----
+
+func.func @f(%b: memref<2x64xf32>, %i: index) {
+  // expected-error @+1 {{reaches shared memory: the buffer must be in the workgroup address space}}
+  %v = fa4.dsmem.load %b[%i, %i], rank %i : memref<2x64xf32>, vector<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%b: memref<2x64xf32, #gpu.address_space<workgroup>>, %i: index) {
+  // expected-error @+1 {{moves 32 bytes: one access moves 4, 8 or 16}}
+  %v = fa4.dsmem.load %b[%i, %i], rank %i : memref<2x64xf32, #gpu.address_space<workgroup>>, vector<8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%b: memref<2x64xbf16, #gpu.address_space<workgroup>>, %v: vector<4xf32>, %i: index) {
+  // expected-error @+1 {{moves 'vector<4xf32>' but the buffer holds 'bf16'}}
+  fa4.dsmem.store %v, %b[%i, %i], rank %i : vector<4xf32>, memref<2x64xbf16, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+func.func @f(%b: memref<2x2xf32, #gpu.address_space<workgroup>>, %i: index) {
+  // expected-error @+1 {{moves 4 elements, more than the buffer's innermost dimension of 2}}
+  %v = fa4.dsmem.load %b[%i, %i], rank %i : memref<2x2xf32, #gpu.address_space<workgroup>>, vector<4xf32>
   return
 }

@@ -29,3 +29,20 @@ func.func @channels(%d: !desc, %buf: !atom, %i: index) {
   }
   return
 }
+
+// A cluster exchange and the ops that reach other CTAs.
+// CHECK-LABEL: func.func @cluster
+// CHECK: fa4.channel "x" : !fa4.channel<2> producer <cluster = 4> consumer <cluster = 4>
+// CHECK: fa4.mbarrier.arrive_cluster %{{.*}}[%{{.*}}], 4 ctas
+// CHECK: fa4.dsmem.load %{{.*}}[%{{.*}}, %{{.*}}], rank %{{.*}} : memref<2x64xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: fa4.dsmem.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}], rank %{{.*}} : vector<2xbf16>, memref<2x64xbf16, #gpu.address_space<workgroup>>
+!group = !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>, num_barriers = 2>
+func.func @cluster(%g: !group, %rows: memref<2x64xf32, #gpu.address_space<workgroup>>,
+                   %out: memref<2x64xbf16, #gpu.address_space<workgroup>>,
+                   %w: vector<2xbf16>, %i: index) {
+  %x = fa4.channel "x" : !fa4.channel<2> producer <cluster = 4> consumer <cluster = 4>
+  fa4.mbarrier.arrive_cluster %g[%i], 4 ctas : !group
+  %v = fa4.dsmem.load %rows[%i, %i], rank %i : memref<2x64xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+  fa4.dsmem.store %w, %out[%i, %i], rank %i : vector<2xbf16>, memref<2x64xbf16, #gpu.address_space<workgroup>>
+  return
+}

@@ -118,7 +118,8 @@ LogicalResult PlanAttr::verify(
     int64_t qStages, int64_t kvStages, int64_t gqaPack, Scheduler scheduler,
     int64_t softmaxRegs, int64_t correctionRegs, int64_t producerRegs,
     int64_t emulatedExp2, int64_t pvSplit, int64_t rescaleThreshold,
-    std::optional<int64_t> kvSplits, std::optional<int64_t> operandBytes) {
+    std::optional<int64_t> kvSplits, SplitCombine splitCombine,
+    std::optional<int64_t> operandBytes) {
   // Every parameter is bounded before the resource formulas below use it,
   // so that they cannot overflow.
   bool hopper = arch == Arch::sm_90a;
@@ -193,6 +194,13 @@ LogicalResult PlanAttr::verify(
   if (kvSplits && *kvSplits > 1 && scheduler == Scheduler::paired)
     return emitError() << "kvSplits > 1 needs the linear or lpt scheduler, "
                           "got paired";
+  bool cluster = splitCombine == SplitCombine::cluster;
+  if (cluster &&
+      (kvSplits.value_or(1) < 2 || *kvSplits > limits::kMaxClusterCtas))
+    return emitError() << "splitCombine = cluster makes the splits one "
+                          "cluster's CTAs: kvSplits must be in [2, "
+                       << limits::kMaxClusterCtas << "], got "
+                       << kvSplits.value_or(1);
 
   // FP8: a key-major V tile of 128 keys fills one 128-byte swizzle atom
   // per row (the PV MMA reads 8-bit V K-major; sm_90a's 64-key blocks read
@@ -246,14 +254,16 @@ LogicalResult PlanAttr::verify(
   int64_t smem =
       sharedMemoryBytes(arch, qStages, kvStages, blockM, blockN, headDim,
                         valueHeadDim, operandBytes.value_or(2));
+  if (cluster)
+    smem += exchangeBytes(qStages, blockM, valueHeadDim);
   if (smem > limits::kSmemBytes)
-    return emitError() << "plan needs " << smem
-                       << " bytes of shared memory (" << qStages
-                       << " Q stages, " << kvStages
+    return emitError() << "plan needs " << smem << " bytes of shared memory ("
+                       << qStages << " Q stages, " << kvStages
                        << " K/V stages, O staging"
                        << (hopper ? "" : ", statistics")
-                       << "), more than the "
-                       << limits::kSmemBytes << " available";
+                       << (cluster ? ", the cluster's partial rows" : "")
+                       << "), more than the " << limits::kSmemBytes
+                       << " available";
   return success();
 }
 
@@ -269,13 +279,14 @@ Attribute EndpointAttr::parse(AsmParser &parser, Type) {
     return {};
   std::optional<EndpointKind> kind = symbolizeEndpointKind(keyword);
   if (!kind) {
-    parser.emitError(loc) << "expected tma, mma or threads, got '" << keyword
-                          << "'";
+    parser.emitError(loc) << "expected tma, mma, threads or cluster, got '"
+                          << keyword << "'";
     return {};
   }
   int64_t threads = 0;
-  if (*kind == EndpointKind::threads &&
-      (parser.parseEqual() || parser.parseInteger(threads)))
+  bool counted =
+      *kind == EndpointKind::threads || *kind == EndpointKind::cluster;
+  if (counted && (parser.parseEqual() || parser.parseInteger(threads)))
     return {};
   if (parser.parseGreater())
     return {};
@@ -285,7 +296,7 @@ Attribute EndpointAttr::parse(AsmParser &parser, Type) {
 
 void EndpointAttr::print(AsmPrinter &printer) const {
   printer << "<" << stringifyEndpointKind(getKind());
-  if (getKind() == EndpointKind::threads)
+  if (getKind() == EndpointKind::threads || getKind() == EndpointKind::cluster)
     printer << " = " << getThreads();
   printer << ">";
 }
@@ -296,7 +307,12 @@ EndpointAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (kind == EndpointKind::threads && (threads < 1 || threads > 1024))
     return emitError() << "a threads endpoint has 1 to 1024 threads, got "
                        << threads;
-  if (kind != EndpointKind::threads && threads != 0)
-    return emitError() << "only a threads endpoint has a thread count";
+  if (kind == EndpointKind::cluster &&
+      (threads < 2 || threads > limits::kMaxClusterCtas))
+    return emitError() << "a cluster endpoint has 2 to "
+                       << limits::kMaxClusterCtas << " CTAs, got " << threads;
+  if (kind != EndpointKind::threads && kind != EndpointKind::cluster &&
+      threads != 0)
+    return emitError() << "only a threads or cluster endpoint has a count";
   return success();
 }

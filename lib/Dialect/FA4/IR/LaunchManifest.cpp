@@ -265,10 +265,21 @@ static LogicalResult verifyEntries(DictionaryAttr manifest,
       StringRef key;
       int64_t min, max;
     };
-    for (Field field : {Field{"splits", 2, limits::kMaxKvSplits},
-                        Field{"partial_words_per_tile", 1,
-                              std::numeric_limits<int32_t>::max()},
-                        Field{"counters_per_tile", 1, 2}}) {
+    // A cluster split ([splits, 1, 1] clusters) has no workspace: its
+    // sizes are 0; a workspace split's are positive.
+    auto cluster = dyn_cast_or_null<ArrayAttr>(manifest.get("cluster"));
+    int64_t clusterCtas = 1;
+    if (cluster && !cluster.empty())
+      if (auto first = dyn_cast<IntegerAttr>(cluster[0]))
+        clusterCtas = first.getInt();
+    bool workspace = clusterCtas == 1;
+    int64_t least = workspace ? 1 : 0;
+    for (Field field :
+         {Field{"splits", workspace ? 2 : clusterCtas,
+                workspace ? limits::kMaxKvSplits : clusterCtas},
+          Field{"partial_words_per_tile", least,
+                workspace ? std::numeric_limits<int32_t>::max() : 0},
+          Field{"counters_per_tile", least, workspace ? 2 : 0}}) {
       FailureOr<Attribute> entry = check.field(*split, "split_kv", field.key);
       if (failed(entry) || failed(check.integer(*entry, "split_kv." + field.key,
                                                 field.min, field.max)))

@@ -197,6 +197,15 @@ LogicalResult WarpSpecializeOp::verifyRegions() {
 LogicalResult ChannelOp::verify() {
   if (getConsumer().getKind() == EndpointKind::tma)
     return emitOpError() << "a TMA endpoint can only produce";
+  // A cluster exchange: every CTA of the cluster produces and consumes.
+  bool producerCluster = getProducer().getKind() == EndpointKind::cluster;
+  bool consumerCluster = getConsumer().getKind() == EndpointKind::cluster;
+  if (producerCluster != consumerCluster ||
+      (producerCluster &&
+       getProducer().getThreads() != getConsumer().getThreads()))
+    return emitOpError() << "a cluster endpoint pairs with a cluster endpoint "
+                            "of the same CTAs, got producer "
+                         << getProducer() << " and consumer " << getConsumer();
   if (std::optional<uint32_t> id = getNamedBarrier()) {
     if (getProducer().getKind() != EndpointKind::threads ||
         getConsumer().getKind() != EndpointKind::threads)

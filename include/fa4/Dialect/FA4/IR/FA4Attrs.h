@@ -50,6 +50,10 @@ constexpr int64_t registerPool(int64_t warpgroups) {
 /// reads every split's partial row, costs more than the split saves).
 constexpr int64_t kMaxHeadDim = 256;
 constexpr int64_t kMaxKvSplits = 64;
+/// CTAs of a thread-block cluster that exchange through distributed shared
+/// memory: the portable cluster size (16 would need the kernel attribute
+/// that allows non-portable sizes).
+constexpr int64_t kMaxClusterCtas = 8;
 constexpr int64_t kMaxKvStages = 16;
 constexpr int64_t kMaxRescaleThreshold = 64;
 /// FP8: P is rounded to e4m3, whose largest finite value is 448 < 2^9.

@@ -24,6 +24,15 @@ def FA4_Scheduler : I32EnumAttr<"Scheduler", "order of work tiles", [
   let genSpecializedAttr = 0;
 }
 
+def FA4_SplitCombine : I32EnumAttr<"SplitCombine",
+    "where split-KV's partial rows are combined", [
+    I32EnumAttrCase<"workspace", 0>,
+    I32EnumAttrCase<"cluster", 1>
+  ]> {
+  let cppNamespace = "::mlir::fa4";
+  let genSpecializedAttr = 0;
+}
+
 def FA4_AsyncCompletion : I32EnumAttr<"AsyncCompletion",
     "what completes an asynchronous access", [
     // A TMEM load: its registers are defined by tcgen05.wait::ld.
@@ -55,7 +64,8 @@ def FA4_OperandMajor : I32EnumAttr<"OperandMajor", "contiguous dimension of an M
 def FA4_EndpointKind : I32EnumAttr<"EndpointKind", "who produces or consumes a channel slot", [
     I32EnumAttrCase<"tma", 0>,
     I32EnumAttrCase<"mma", 1>,
-    I32EnumAttrCase<"threads", 2>
+    I32EnumAttrCase<"threads", 2>,
+    I32EnumAttrCase<"cluster", 3>
   ]> {
   let cppNamespace = "::mlir::fa4";
   let genSpecializedAttr = 0;
@@ -76,10 +86,16 @@ def FA4_EndpointAttr : AttrDef<FA4_Dialect, "Endpoint"> {
     - `mma`: tcgen05 MMAs issued by one thread; `tcgen05.commit` signals
       once they completed.
     - `threads = N`: N threads each signal with an mbarrier arrival.
+    - `cluster = N`: one thread in each CTA of an N-CTA cluster signals,
+      and its signal reaches the slot's barrier in every CTA of the cluster
+      (a remote arrival, release at cluster scope): the barrier completes
+      once all N CTAs signalled. Both sides of such a channel are `cluster`
+      endpoints of the same N (an exchange among the cluster's CTAs).
 
     ```mlir
     #fa4.endpoint<tma>
     #fa4.endpoint<threads = 128>
+    #fa4.endpoint<cluster = 4>
     ```
   }];
   let parameters = (ins EnumParameter<FA4_EndpointKind>:$kind,
@@ -89,7 +105,10 @@ def FA4_EndpointAttr : AttrDef<FA4_Dialect, "Endpoint"> {
   let extraClassDeclaration = [{
     /// Arrivals that complete one phase of the slot's barrier on this side.
     int64_t getArrivals() const {
-      return getKind() == EndpointKind::threads ? getThreads() : 1;
+      return getKind() == EndpointKind::threads ||
+                     getKind() == EndpointKind::cluster
+                 ? getThreads()
+                 : 1;
     }
   }];
 }
@@ -116,6 +135,7 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     | `pvSplit` | columns of P consumed by the first of the two PV MMAs |
     | `rescaleThreshold` | growth of the row max (log2 units) tolerated before O is rescaled |
     | `kvSplits` | split-KV: CTAs that share one work tile's KV blocks, each computing a partial O over a contiguous share (absent: 1, no split) |
+    | `splitCombine` | with `kvSplits` > 1, where the splits' partial rows meet: `workspace` (absent; a global buffer, the last split to finish combines) or `cluster` (the splits are the CTAs of one thread-block cluster and combine over distributed shared memory, each CTA a share of the rows) |
     | `operandBytes` | bytes per element of Q, K and V: absent for 16-bit (f16, bf16), 1 for FP8 (e4m3, sm_90a: `blockN` 128 and `rescaleThreshold` at most 8, so that P below 2^8 stays within e4m3's 448) |
 
     On `sm_90a` (FlashAttention-3 structure) a Q stage is the 64-row tile of
@@ -171,6 +191,8 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     "int64_t":$pvSplit,
     "int64_t":$rescaleThreshold,
     OptionalParameter<"std::optional<int64_t>">:$kvSplits,
+    DefaultValuedParameter<"::mlir::fa4::SplitCombine",
+                           "::mlir::fa4::SplitCombine::workspace">:$splitCombine,
     OptionalParameter<"std::optional<int64_t>">:$operandBytes
   );
   let assemblyFormat = "`<` struct(params) `>`";
@@ -188,6 +210,17 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     int64_t getRegistersPerCta() const;
     /// CTAs that share a work tile's KV blocks (1: no split).
     int64_t getSplits() const { return getKvSplits().value_or(1); }
+    /// Whether the splits form a thread-block cluster (1 CTA: none).
+    bool isClusterSplit() const {
+      return getSplits() > 1 && getSplitCombine() == SplitCombine::cluster;
+    }
+    /// Shared memory of a cluster split's exchange: per Q stage, the rows'
+    /// partial O (Dv f32 words each) and their LSEs, a row padded to 16
+    /// bytes.
+    static int64_t exchangeBytes(int64_t qStages, int64_t blockM,
+                                 int64_t headDimV) {
+      return qStages * blockM * (headDimV + 4) * 4;
+    }
     /// Bytes per element of Q, K and V (2: 16-bit, 1: FP8).
     int64_t getElementBytes() const { return getOperandBytes().value_or(2); }
     /// Whether Q, K and V are FP8 (e4m3).

@@ -1347,6 +1347,99 @@ def FA4_NamedBarrierArriveOp : FA4_Op<"named_barrier.arrive"> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Thread-block clusters
+//===----------------------------------------------------------------------===//
+//
+// The CTAs of a cluster read and write each other's shared memory and
+// arrive on each other's mbarriers. Every CTA runs the same kernel, so a
+// buffer or barrier has the same offset in each: these ops name the local
+// one and the CTA (its rank in the cluster, `gpu.cluster_block_id x` for
+// the [n, 1, 1] clusters fa4 launches) whose copy they reach.
+
+def FA4_ClusterArriveOp : FA4_Op<"mbarrier.arrive_cluster"> {
+  let summary = "arrive on an mbarrier in every CTA of the cluster";
+  let description = [{
+    One arrival on barrier `index` of the group in each of the `ctas` CTAs
+    of the executing thread's cluster (this CTA's included), each with
+    release semantics at cluster scope: what the thread wrote or observed
+    before it is visible to a thread of any of those CTAs that waits for
+    the phase this arrival completes (and then fences at cluster scope).
+    `fa4-insert-barriers` emits it for a `#fa4.endpoint<cluster = N>`
+    signal.
+
+    ```mlir
+    fa4.mbarrier.arrive_cluster %full[%slot], 4 ctas
+        : !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>, num_barriers = 1>
+    ```
+
+    PTX, per CTA rank r: `mapa.shared::cluster.u32 %a, %barrier, r;`
+    `mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%a];`
+  }];
+  let arguments = (ins NVGPU_MBarrierGroup:$barriers, Index:$index,
+                       I64Attr:$ctas);
+  let assemblyFormat = [{
+    $barriers `[` $index `]` `,` $ctas `ctas` attr-dict `:` qualified(type($barriers))
+  }];
+  let hasVerifier = 1;
+}
+
+def FA4_DsmemLoadOp : FA4_Op<"dsmem.load"> {
+  let summary = "read consecutive elements of another CTA's shared memory";
+  let description = [{
+    Reads the vector's elements from `buffer[indices]` onward (the last
+    index running) in the shared memory of CTA `rank` of the cluster
+    (distributed shared memory; this CTA's own rank reads locally). The
+    elements lie within the buffer's innermost dimension and at the
+    vector's natural alignment. The access is an ordinary load: a release
+    by the owning CTA (an `fa4.mbarrier.arrive_cluster` the reader's wait
+    observed) orders it after the owner's writes.
+
+    ```mlir
+    %v = fa4.dsmem.load %partials[%row, %column], rank %r
+        : memref<64x132xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+    ```
+
+    PTX: `mapa.shared::cluster.u32 %a, %address, %r;`
+    `ld.shared::cluster.v4.f32 {...}, [%a];`
+  }];
+  let arguments = (ins
+    Arg<MemRefRankOf<[F16, BF16, F32, I32], [1, 2, 3]>, "", [MemRead]>:$buffer,
+    Variadic<Index>:$indices, Index:$rank);
+  let results = (outs VectorOfRankAndType<[1], [F16, BF16, F32, I32]>:$result);
+  let assemblyFormat = [{
+    $buffer `[` $indices `]` `,` `rank` $rank attr-dict `:` type($buffer) `,` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def FA4_DsmemStoreOp : FA4_Op<"dsmem.store"> {
+  let summary = "write consecutive elements of another CTA's shared memory";
+  let description = [{
+    Writes the vector's elements to `buffer[indices]` onward (the last
+    index running) in the shared memory of CTA `rank` of the cluster, with
+    the alignment and bounds of `fa4.dsmem.load`. An ordinary store: the
+    writer's later `fa4.mbarrier.arrive_cluster` publishes it to the
+    owner.
+
+    ```mlir
+    fa4.dsmem.store %v, %staging[%atom, %row, %column], rank %c0
+        : vector<4xbf16>, memref<2x64x64xbf16, #gpu.address_space<workgroup>>
+    ```
+
+    PTX: `mapa.shared::cluster.u32 %a, %address, %r;`
+    `st.shared::cluster.v2.b32 [%a], {...};`
+  }];
+  let arguments = (ins
+    VectorOfRankAndType<[1], [F16, BF16, F32, I32]>:$value,
+    Arg<MemRefRankOf<[F16, BF16, F32, I32], [1, 2, 3]>, "", [MemWrite]>:$buffer,
+    Variadic<Index>:$indices, Index:$rank);
+  let assemblyFormat = [{
+    $value `,` $buffer `[` $indices `]` `,` `rank` $rank attr-dict `:` type($value) `,` type($buffer)
+  }];
+  let hasVerifier = 1;
+}
+
 def FA4_Exp2Op : FA4_Op<"exp2", [Pure, SameOperandsAndResultType]> {
   let summary = "2^x per element, split between MUFU and an FMA polynomial";
   let description = [{
