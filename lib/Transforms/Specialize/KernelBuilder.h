@@ -308,6 +308,11 @@ private:
                   const CombineAccess &access);
   /// A cluster split's exchange buffer as f32 words (splitRecord's).
   Value exchangeWords();
+  /// The positions of Q stage `stage` of `tile` inside its sequence.
+  Value stagePositions(const Tile &tile, int64_t stage);
+  /// One thread's TMA store of the combined staging tile of Q stage
+  /// `stage` of `tile`.
+  void storeCombined(const Tile &tile, int64_t stage, bool stagingPerStage);
   /// The TMA stores of the staging tile of Q stage `stage` at row `row` of
   /// `tile`, then the wait until they have read it.
   void storeStaged(const Tile &tile, int64_t stage, Value row,

@@ -231,6 +231,26 @@ void KernelBuilder::combineRow(const Tile &tile, int64_t stage, Value row,
   }
 }
 
+Value KernelBuilder::stagePositions(const Tile &tile, int64_t stage) {
+  Value first = add(tile.position, stage * shape.positionsPerTile());
+  return arith::MinSIOp::create(
+      b,
+      arith::MaxSIOp::create(b, arith::SubIOp::create(b, tile.seqQ, first),
+                             idx(0)),
+      idx(shape.positionsPerTile()));
+}
+
+void KernelBuilder::storeCombined(const Tile &tile, int64_t stage,
+                                  bool stagingPerStage) {
+  // The tile's coordinates built again, not kept through the combine.
+  elected([&] {
+    Tile done = epilogueTile(tile);
+    storeStaged(done, stage,
+                add(done.position, stage * shape.positionsPerTile()),
+                stagingPerStage);
+  });
+}
+
 void KernelBuilder::buildSplitStoreRole(Value epi, bool stagingPerStage) {
   int64_t stages = shape.plan.getQStages(), splits = shape.splits();
   Type i32 = b.getI32Type(), i64 = b.getI64Type(), f32Type = b.getF32Type();
@@ -287,13 +307,7 @@ void KernelBuilder::buildSplitStoreRole(Value epi, bool stagingPerStage) {
               arith::ConstantOp::create(b, b.getI32IntegerAttr(0)),
               LLVM::AtomicOrdering::monotonic, kGpuScope);
         }
-        Value first = add(tile.position, stage * shape.positionsPerTile());
-        // The stage's rows inside the sequence.
-        Value positions = arith::MinSIOp::create(
-            b,
-            arith::MaxSIOp::create(
-                b, arith::SubIOp::create(b, tile.seqQ, first), idx(0)),
-            idx(shape.positionsPerTile()));
+        Value positions = stagePositions(tile, stage);
         Value staging = smemView(
             oSmem, idx(stagingPerStage ? stage * shape.oTileBytes() : 0),
             outputTileType(shape.qRows()));
@@ -330,13 +344,7 @@ void KernelBuilder::buildSplitStoreRole(Value epi, bool stagingPerStage) {
         // The warp's writes, then one thread's TMA store reads them.
         fenceProxyAsync();
         NVVM::SyncWarpOp::create(b, allLanes);
-        // The tile's coordinates built again, not kept through the combine.
-        elected([&] {
-          Tile done = epilogueTile(tile);
-          storeStaged(done, stage,
-                      add(done.position, stage * shape.positionsPerTile()),
-                      stagingPerStage);
-        });
+        storeCombined(tile, stage, stagingPerStage);
       }
       ChannelReleaseOp::create(b, epi, handoff);
     }
@@ -377,14 +385,10 @@ void KernelBuilder::buildClusterStoreRole(Value epi, bool stagingPerStage) {
       ChannelWaitOp::create(b, splitExchange, handoff);
 
       // The stage's rows inside the sequence, every n-th from the rank.
-      Value first = add(tile.position, stage * shape.positionsPerTile());
-      Value positions = arith::MinSIOp::create(
-          b,
-          arith::MaxSIOp::create(b, arith::SubIOp::create(b, tile.seqQ, first),
-                                 idx(0)),
-          idx(shape.positionsPerTile()));
       Value beyondRank = arith::MaxSIOp::create(
-          b, arith::SubIOp::create(b, mul(positions, shape.pack), rank),
+          b,
+          arith::SubIOp::create(b, mul(stagePositions(tile, stage), shape.pack),
+                                rank),
           idx(0));
       Value staging =
           smemView(oSmem, idx(stagingPerStage ? stage * shape.oTileBytes() : 0),
@@ -421,12 +425,7 @@ void KernelBuilder::buildClusterStoreRole(Value epi, bool stagingPerStage) {
       {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(leader.thenBlock());
-        elected([&] {
-          Tile done = epilogueTile(tile);
-          storeStaged(done, stage,
-                      add(done.position, stage * shape.positionsPerTile()),
-                      stagingPerStage);
-        });
+        storeCombined(tile, stage, stagingPerStage);
       }
       ChannelReleaseOp::create(b, epi, handoff);
     }
