@@ -2,6 +2,7 @@
 // CTAs of one cluster and combine their partial rows over distributed
 // shared memory, with no workspace.
 // RUN: fa4-opt %s --fa4-plan="arch=sm_90a kv-splits=4 split-combine=cluster" | FileCheck %s --check-prefix=PLAN
+// RUN: fa4-opt %s --fa4-plan="arch=sm_90a split-combine=cluster" | FileCheck %s --check-prefix=CHOSEN
 // RUN: fa4-opt %s --fa4-synchronize="arch=sm_90a kv-splits=4 split-combine=cluster" | FileCheck %s --check-prefix=SYNC
 // RUN: fa4-opt %s --fa4-synchronize="arch=sm_100a kv-splits=2 split-combine=cluster" | FileCheck %s --check-prefix=SYNC100
 // RUN: not fa4-opt %s --fa4-plan="arch=sm_90a kv-splits=4 split-combine=dsmem" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
@@ -13,6 +14,10 @@
 // deepest ring beside them.
 // PLAN: qStages = 1, kvStages = 4,
 // PLAN-SAME: kvSplits = 4, splitCombine = cluster>
+
+// Without kv-splits, the planner's choice (16 splits of 8 blocks) within a
+// cluster's 8 CTAs.
+// CHOSEN: kvSplits = 8, splitCombine = cluster>
 
 // No workspace parameters; clusters of the 4 splits; the exchange channel.
 // SYNC-NOT: split_partials

@@ -53,7 +53,8 @@ def FA4Plan : Pass<"fa4-plan"> {
     knows them, passes `kv-splits`. `split-combine=cluster` makes a split's
     CTAs one thread-block cluster that combines the partial rows over
     distributed shared memory (no workspace; the plan then needs the
-    partial rows' shared memory, and 2 to 16 splits). Every option
+    partial rows' shared memory, and 2 to 8 splits: without `kv-splits`,
+    the chosen count within them). Every option
     overrides one choice; 0
     (or an empty string) leaves it to the pass.
 
@@ -117,7 +118,7 @@ def FA4Plan : Pass<"fa4-plan"> {
     Option<"splitCombine", "split-combine", "std::string", /*default=*/"\"\"",
            "Where split-KV combines the splits: workspace (default: a global "
            "buffer) or cluster (the splits form one thread-block cluster, "
-           "2 to 16 CTAs, and combine over distributed shared memory)">,
+           "2 to 8 CTAs, and combine over distributed shared memory)">,
   ];
 }
 
