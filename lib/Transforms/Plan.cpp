@@ -321,16 +321,16 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
       pairedAsked ? 1
                   : chooseKvSplits(op, target, qStages * (blockM / gqaPack),
                                    blockN, gqaPack));
+  // A cluster split the options ask for without a split count: the chosen
+  // one within a cluster's 2 to 8 CTAs.
+  if (clusterSplit && options.kvSplits <= 0)
+    kvSplits = std::clamp<int64_t>(kvSplits, 2, limits::kMaxClusterCtas);
   if (kvSplits > 1 && scheduler == Scheduler::paired && !pairedAsked)
     scheduler = Scheduler::lpt;
   SplitCombine splitCombine =
       options.splitCombine.empty()
           ? SplitCombine::workspace
           : *symbolizeSplitCombine(options.splitCombine);
-  // A cluster split the options ask for without a split count: the chosen
-  // one within a cluster's 2 to 8 CTAs.
-  if (clusterSplit && options.kvSplits <= 0)
-    kvSplits = std::clamp<int64_t>(kvSplits, 2, limits::kMaxClusterCtas);
 
   // Split-KV on sm_90a: the store warp combines the splits' rows, which
   // needs more than the producer's 40 registers (36 bytes of spills at

@@ -3,6 +3,7 @@
 // shared memory, with no workspace.
 // RUN: fa4-opt %s --fa4-plan="arch=sm_90a kv-splits=4 split-combine=cluster" | FileCheck %s --check-prefix=PLAN
 // RUN: fa4-opt %s --fa4-plan="arch=sm_90a split-combine=cluster" | FileCheck %s --check-prefix=CHOSEN
+// RUN: fa4-opt %fa4_src_root/examples/attention.mlir --fa4-plan="arch=sm_90a split-combine=cluster" | FileCheck %s --check-prefix=CAUSAL
 // RUN: fa4-opt %s --fa4-synchronize="arch=sm_90a kv-splits=4 split-combine=cluster" | FileCheck %s --check-prefix=SYNC
 // RUN: fa4-opt %s --fa4-synchronize="arch=sm_100a kv-splits=2 split-combine=cluster" | FileCheck %s --check-prefix=SYNC100
 // RUN: not fa4-opt %s --fa4-plan="arch=sm_90a kv-splits=4 split-combine=dsmem" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
@@ -18,6 +19,10 @@
 // Without kv-splits, the planner's choice (16 splits of 8 blocks) within a
 // cluster's 8 CTAs.
 // CHOSEN: kvSplits = 8, splitCombine = cluster>
+// A causal prefill that needs no split gets 2, in LPT order (a split's
+// units are not paired tiles).
+// CAUSAL: scheduler = lpt,
+// CAUSAL-SAME: kvSplits = 2, splitCombine = cluster>
 
 // No workspace parameters; clusters of the 4 splits; the exchange channel.
 // SYNC-NOT: split_partials
