@@ -305,6 +305,8 @@ private:
   void wake(WaitKind kind, int64_t id);
   bool fireEvent();
   void reportDeadlock();
+  /// Whether TMA loads or stores, MMAs or wgmmas are in flight.
+  bool asyncWorkInFlight() const;
   /// arith and memory-free vector ops.
   Step pure(Actor &actor, Operation *op, ArrayRef<const Val *> in);
 

@@ -308,11 +308,7 @@ Step Cta::step(Actor &actor) {
 Cta::Progress Cta::advance() {
   if (failed)
     return Progress::stopped;
-  bool events =
-      !loads.empty() || !stores.empty() ||
-      llvm::any_of(pipes, [](const MmaPipe &p) { return !p.work.empty(); }) ||
-      llvm::any_of(warpgroups,
-                   [](const Warpgroup &g) { return !g.work.empty(); });
+  bool events = asyncWorkInFlight();
   bool exited = ready.empty() && llvm::all_of(actors, [](const Actor &a) {
                   return a.status == Status::done;
                 });
@@ -368,13 +364,16 @@ Cta::Progress Cta::advance() {
   return failed ? Progress::stopped : Progress::running;
 }
 
+bool Cta::asyncWorkInFlight() const {
+  return !loads.empty() || !stores.empty() ||
+         llvm::any_of(pipes,
+                      [](const MmaPipe &p) { return !p.work.empty(); }) ||
+         llvm::any_of(warpgroups,
+                      [](const Warpgroup &g) { return !g.work.empty(); });
+}
+
 bool Cta::isStalled() const {
-  bool events =
-      !loads.empty() || !stores.empty() ||
-      llvm::any_of(pipes, [](const MmaPipe &p) { return !p.work.empty(); }) ||
-      llvm::any_of(warpgroups,
-                   [](const Warpgroup &g) { return !g.work.empty(); });
-  return !stopped && !failed && ready.empty() && !events;
+  return !stopped && !failed && ready.empty() && !asyncWorkInFlight();
 }
 
 CtaOutcome Cta::finish() {
