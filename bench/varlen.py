@@ -11,11 +11,15 @@ not) the table gives TFLOP/s counting only each sequence's own work:
 - equal: fa4's dense kernel on the same number of tokens in sequences of
   the batch's mean length, which has no padding (the ratio says what the
   packing itself costs);
+- paged: fa4's packed kernel with K and V in a paged cache (pages of 64
+  keys in shuffled order, read through a page table), and the ratio
+  paged / varlen (what reading through the pages costs);
 - torch varlen: PyTorch's `torch.nn.attention.varlen.varlen_attn` (its
   FlashAttention varlen kernel) where this PyTorch has it (causal as its
   window (-1, 0)); cuDNN through SDPA on the padded batch.
 Medians of --iters calls after --warmup, CUDA events. DIR holds the
-kernels of `compile-kernels.py --set bench --set varlen-bench`.
+kernels of `compile-kernels.py --set bench --set varlen-bench` (the
+paged column is "-" where it has no paged kernel).
 
 usage: PYTHONPATH=python python3 bench/varlen.py DIR [--iters 30]
 """
@@ -33,7 +37,7 @@ from attention import median_ms, software  # noqa: E402
 
 import fa4.torch as fa4_torch  # noqa: E402
 
-HEAD_DIM, HEADS = 128, 16
+HEAD_DIM, HEADS, PAGE = 128, 16, 64
 
 
 def pairs(length, causal):
@@ -80,8 +84,9 @@ def main(argv=None):
         return torch.randn(shape, dtype=torch.bfloat16, device=device)
 
     print("\n| causal | batch | tokens | varlen TFLOP/s | padded | varlen / padded | "
-          "equal | varlen / equal | torch varlen_attn | cuDNN padded |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "equal | varlen / equal | paged | paged / varlen | torch varlen_attn | "
+          "cuDNN padded |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for causal in (False, True):
         for label, lengths in batches(generator):
             total, longest = sum(lengths), max(lengths)
@@ -91,6 +96,25 @@ def main(argv=None):
                 randn(total, HEADS, HEAD_DIM)
             varlen = tflops(work, time(lambda: fa4_torch.attention_varlen(
                 q, k, v, offsets, offsets, causal=causal, kernel_dir=args.directory)))
+
+            # The same keys in a paged cache: each sequence's pages drawn
+            # from a shuffled pool.
+            pages_of = [-(-n // PAGE) for n in lengths]
+            order = torch.randperm(sum(pages_of), generator=generator).tolist()
+            table = torch.zeros(len(lengths), max(pages_of), dtype=torch.int32)
+            kc, vc = (randn(sum(pages_of), PAGE, HEADS, HEAD_DIM) for _ in range(2))
+            for b, count in enumerate(pages_of):
+                table[b, :count] = torch.tensor(order[:count])
+                order = order[count:]
+            table = table.to(device)
+            try:
+                paged = tflops(work, time(lambda: fa4_torch.attention_varlen(
+                    q, kc, vc, offsets, offsets, causal=causal, page_table=table,
+                    kernel_dir=args.directory)))
+                paged_text = f"{paged:.0f} | {paged / varlen:.2f}"
+            except (LookupError, RuntimeError):  # no paged kernel at hand
+                paged_text = "- | -"
+            del kc, vc
 
             qp, kp, vp = (randn(len(lengths), longest, HEADS, HEAD_DIM) for _ in range(3))
             padded = tflops(work, time(lambda: fa4_torch.attention(
@@ -119,7 +143,8 @@ def main(argv=None):
                     anchor = f"n/a ({type(err).__name__})"
             print(f"| {'yes' if causal else 'no'} | {label} | {total} | {varlen:.0f} | "
                   f"{padded:.0f} | {varlen / padded:.2f} | {equal:.0f} | "
-                  f"{varlen / equal:.2f} | {anchor} | {cudnn_padded:.0f} |", flush=True)
+                  f"{varlen / equal:.2f} | {paged_text} | {anchor} | {cudnn_padded:.0f} |",
+                  flush=True)
 
 
 if __name__ == "__main__":

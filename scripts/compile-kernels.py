@@ -23,10 +23,13 @@ Sets:
          causal GQA 28/4 and 32/4; causal with sinks at 16 heads
   varlen  packed sequences (cu_seqlens) with LSE: causal GQA 32/8 at head
          dim 128, a window with seqused_k in f16 at 64, softcap and sinks at
-         GQA 7, (sm_90a) causal GQA at 256
+         GQA 7, (sm_90a) causal GQA at 256; over a paged cache: causal GQA
+         32/8 at 128 in 64-key pages, a causal window with sinks and
+         seqused_k in f16 at 64 in 32-key pages
   varlen-bench  bf16 head dim 128, 16 heads, without LSE for
-         bench/varlen.py: packed sequences, causal or not (the dense
-         kernels they are compared with are the bench set's)
+         bench/varlen.py: packed sequences, causal or not, K and V
+         contiguous or in 64-key pages (the dense kernels they are compared
+         with are the bench set's)
   kvcache  KV caches read by dense batches, with LSE, for
          scripts/device/kvcache-check.py: causal GQA 32/8 at head dim 128
          over 256-key pages with seqused_k; f16 head dim 64 (4 heads), a
@@ -112,9 +115,14 @@ def configurations(name, arch):
         yield "bf16", 128, 28, 4, True, True, None, 30.0, True, True
         if arch == "sm_90a":
             yield "bf16", 256, 8, 2, True, True, None, None, False, True
+        # Packed sequences over a paged cache.
+        yield "bf16", 128, 32, 8, True, True, None, None, False, True, False, None, 64
+        yield "f16", 64, 8, 2, True, True, (50, 0), None, True, True, True, None, 32
     elif name == "varlen-bench":
         for causal in (False, True):
             yield "bf16", 128, 16, 16, causal, False, None, None, False, True
+            # The same over a paged cache of 64-key pages.
+            yield "bf16", 128, 16, 16, causal, False, None, None, False, True, False, None, 64
     elif name == "kvcache":
         yield "bf16", 128, 32, 8, True, True, None, None, False, False, True, None, 256
         yield "f16", 64, 4, 4, False, True, None, None, False, False, True

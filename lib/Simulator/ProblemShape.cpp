@@ -109,13 +109,15 @@ static LogicalResult resolveSequences(LaunchOp launch,
   };
   auto operands = launch.getTensors();
   shape.seqQ = rows(operands[0], totalQ, "queries");
-  shape.seqKv = rows(operands[1], totalKv, "keys");
+  // A paged cache's keys are its pages' (resolvePages).
+  bool paged = cast<MemRefType>(operands[1].getType()).getRank() == 4;
+  shape.seqKv = paged ? 0 : rows(operands[1], totalKv, "keys");
   if (shape.seqQ < 0 || shape.seqKv < 0)
     return failure();
   // FP8 reads V key-major, each sequence from a 16-aligned row
   // (packedValueStart).
   auto valueType = cast<MemRefType>(operands[2].getType());
-  if (isa<Float8E4M3FNType>(valueType.getElementType())) {
+  if (isa<Float8E4M3FNType>(valueType.getElementType()) && !paged) {
     shape.valueRows =
         rows(operands[2], totalKv + kPackedValueAlignment * count, "values");
     if (shape.valueRows < 0)
@@ -136,12 +138,13 @@ static LogicalResult resolveSequences(LaunchOp launch,
   return success();
 }
 
-/// A paged KV cache: --seq-kv keys per batch, rounded up to whole pages
-/// (the kernel's max_pages where static); the cache holds every batch's
-/// pages, shuffled, and spare pages that no table entry of a batch's keys
-/// names (two, or the rest of a static cache). Table entries past a batch's
-/// keys name a spare page (whose keys and values are NaN: a kernel that
-/// reads them fails) or, every third, -1 (outside the cache).
+/// A paged KV cache: --seq-kv keys per batch (packed sequences: the
+/// longest of --seqlens-kv), rounded up to whole pages (the kernel's
+/// max_pages where static); the cache holds every batch's pages, shuffled,
+/// and spare pages that no table entry of a batch's keys names (two, or the
+/// rest of a static cache). Table entries past a batch's keys name a spare
+/// page (whose keys and values are NaN: a kernel that reads them fails) or,
+/// every third, -1 (outside the cache).
 static LogicalResult resolvePages(LaunchOp launch, const Problem &problem,
                                   Shape &shape, raw_ostream &os) {
   auto k = cast<MemRefType>(launch.getTensors()[1].getType());
@@ -149,24 +152,32 @@ static LogicalResult resolvePages(LaunchOp launch, const Problem &problem,
   // The launch's verifier puts the page table last.
   auto table = cast<MemRefType>(launch.getTensors().back().getType());
   int64_t fixedPages = table.getDimSize(1);
-  if (!problem.seqKv && ShapedType::isDynamic(fixedPages)) {
+  std::optional<int64_t> keys = problem.seqKv;
+  StringRef option = "--seq-kv";
+  if (shape.varlen) {
+    // At least one page per sequence.
+    keys = std::max<int64_t>(1, *llvm::max_element(llvm::concat<const int64_t>(
+                                    problem.seqlensKv, ArrayRef<int64_t>{0})));
+    option = "the longest of --seqlens-kv";
+  }
+  if (!keys && ShapedType::isDynamic(fixedPages)) {
     os << "error: the kernel reads a paged KV cache: give the keys of each "
           "batch with --seq-kv (rounded up to whole pages of "
        << shape.pageSize << ")\n";
     return failure();
   }
-  if (problem.seqKv &&
-      (*problem.seqKv < 1 || *problem.seqKv > (int64_t(1) << 24))) {
-    os << "error: --seq-kv must lie in [1, 2^24], got " << *problem.seqKv
+  if (keys && (*keys < 1 || *keys > (int64_t(1) << 24))) {
+    os << "error: " << option << " must lie in [1, 2^24], got " << *keys
        << "\n";
     return failure();
   }
-  shape.maxPages = problem.seqKv
-                       ? llvm::divideCeil(*problem.seqKv, shape.pageSize)
-                       : fixedPages;
+  shape.maxPages = keys ? llvm::divideCeil(*keys, shape.pageSize) : fixedPages;
+  if (shape.varlen && !ShapedType::isDynamic(fixedPages) &&
+      shape.maxPages <= fixedPages)
+    shape.maxPages = fixedPages;
   if (!ShapedType::isDynamic(fixedPages) && shape.maxPages != fixedPages) {
     os << "error: the kernel was compiled for " << fixedPages << " pages of "
-       << shape.pageSize << " keys per batch, not --seq-kv " << *problem.seqKv
+       << shape.pageSize << " keys per batch, not " << option << " " << *keys
        << "\n";
     return failure();
   }
@@ -283,6 +294,13 @@ FailureOr<Shape> sim::resolveShape(LaunchOp launch, const Problem &problem,
   if (shape.varlen) {
     if (failed(resolveSequences(launch, problem, shape, os)))
       return failure();
+    // Packed sequences over a paged cache: each sequence's keys through its
+    // row of the page table.
+    if (paged) {
+      if (failed(resolvePages(launch, problem, shape, os)))
+        return failure();
+      fillPageTable(shape);
+    }
   } else {
     if (!problem.seqlensQ.empty() || !problem.seqlensKv.empty()) {
       os << "error: --seqlens-q and --seqlens-kv are for kernels of packed "
@@ -301,10 +319,11 @@ FailureOr<Shape> sim::resolveShape(LaunchOp launch, const Problem &problem,
       fillPageTable(shape);
   }
   unsigned headsDim = shape.varlen ? 1 : 2;
+  unsigned kvHeadsDim = paged ? 2 : headsDim;
   shape.headsQ = pick(q, headsDim, problem.headsQ, "heads-q");
-  shape.headsKv = pick(k, headsDim, problem.headsKv, "heads-kv");
+  shape.headsKv = pick(k, kvHeadsDim, problem.headsKv, "heads-kv");
   shape.headDim = pick(q, headsDim + 1, problem.headDim, "head-dim");
-  shape.headDimV = pick(cast<MemRefType>(operands[2].getType()), headsDim + 1,
+  shape.headDimV = pick(cast<MemRefType>(operands[2].getType()), kvHeadsDim + 1,
                         std::nullopt, "head-dim-v");
   shape.dtype = q.getElementType().isBF16()  ? "bf16"
                 : q.getElementType().isF16() ? "f16"
@@ -483,8 +502,8 @@ std::vector<GlobalTensor> sim::makeTensors(LaunchOp launch, const Shape &s,
     }
   }
   // The tables of packed sequences, as the kernel reads them.
+  Type i32 = IntegerType::get(launch.getContext(), 32);
   if (s.varlen) {
-    Type i32 = IntegerType::get(launch.getContext(), 32);
     for (auto [name, table] :
          {std::pair{"cu_seqlens_q", &s.cuSeqlensQ},
           std::pair{"cu_seqlens_k", &s.cuSeqlensKv},
@@ -495,17 +514,14 @@ std::vector<GlobalTensor> sim::makeTensors(LaunchOp launch, const Shape &s,
       llvm::copy(*table, tensors.back().data.begin());
     }
   }
-  // A dense KV cache's tables.
-  if (!s.varlen && (s.seqused || s.pageSize)) {
-    Type i32 = IntegerType::get(launch.getContext(), 32);
-    if (s.seqused) {
-      add("seqused_k", i32, {s.batch}, false);
-      llvm::copy(s.sequsedKv, tensors.back().data.begin());
-    }
-    if (s.pageSize) {
-      add("page_table", i32, {s.batch, s.maxPages}, false);
-      llvm::copy(s.pageTable, tensors.back().data.begin());
-    }
+  // A dense KV cache's tables; a paged cache's (dense or packed).
+  if (!s.varlen && s.seqused) {
+    add("seqused_k", i32, {s.batch}, false);
+    llvm::copy(s.sequsedKv, tensors.back().data.begin());
+  }
+  if (s.pageSize) {
+    add("page_table", i32, {s.batch, s.maxPages}, false);
+    llvm::copy(s.pageTable, tensors.back().data.begin());
   }
   // What the regions read: N(0, 1) in the element type, or integers in
   // [0, intBound).

@@ -159,11 +159,16 @@ static FailureOr<Launch> buildLaunch(LaunchOp launch,
       return fail("a 128B-swizzled box must have 128 bytes innermost");
     // The dimensions and strides the runtime encodes: the tensor's, or for
     // a packed [T, H, D] tensor (1, T rows, H, D).
+    // Packed sequences over a paged cache: K's and V's maps are the
+    // cache's [pages, P, H, D].
     ArrayRef<int64_t> dims = tensors[tensorMap.tensor].shape;
+    bool packed =
+        shape.varlen &&
+        !(shape.pageSize && (tensorMap.tensor == 1 || tensorMap.tensor == 2));
     auto varlen = map.getAs<BoolAttr>("varlen");
-    if ((varlen && varlen.getValue()) != shape.varlen)
+    if ((varlen && varlen.getValue()) != packed)
       return fail("a tensor map's varlen flag does not match the operands");
-    if (dims.size() != (shape.varlen ? 3u : 4u))
+    if (dims.size() != (packed ? 3u : 4u))
       return fail("a tensor map's operand is not an activation tensor");
     int64_t stride = 1;
     for (int64_t d : llvm::reverse(dims)) {
@@ -171,7 +176,7 @@ static FailureOr<Launch> buildLaunch(LaunchOp launch,
       tensorMap.strides.push_back(stride);
       stride *= d;
     }
-    if (shape.varlen) {
+    if (packed) {
       tensorMap.dims.push_back(1);
       tensorMap.strides.push_back(stride);
     }

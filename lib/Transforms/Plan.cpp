@@ -399,10 +399,10 @@ LogicalResult mlir::fa4::checkKernelLimits(AttentionOp op, PlanAttr plan) {
   auto activation = [&](StringRef name, Value value, StringRef seq,
                         StringRef heads, StringRef dim) {
     Operand operand{name, cast<ShapedType>(value.getType()), {}};
-    if (varlen)
-      operand.dims = {seq == "seq_q" ? "total_q" : "total_kv", heads, dim, ""};
-    else if (op.isPaged() && seq == "seq_kv")
+    if (op.isPaged() && seq == "seq_kv")
       operand.dims = {"pages", "page_size", heads, dim};
+    else if (varlen)
+      operand.dims = {seq == "seq_q" ? "total_q" : "total_kv", heads, dim, ""};
     else
       operand.dims = {"batch", seq, heads, dim};
     return operand;
@@ -482,7 +482,7 @@ LogicalResult mlir::fa4::checkKernelLimits(AttentionOp op, PlanAttr plan) {
     // The unit-stride dimension (the head dim, or a key-major V's keys) is
     // the map's innermost.
     unsigned inner =
-        strides.back() == 1 ? strides.size() - 1 : op.getSequenceDim();
+        strides.back() == 1 ? strides.size() - 1 : op.getKeySequenceDim();
     for (unsigned i = 0; i < strides.size(); ++i) {
       if (i == inner || ShapedType::isDynamic(strides[i]))
         continue;

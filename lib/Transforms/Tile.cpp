@@ -40,10 +40,12 @@ public:
 private:
   /// The program over the work tiles of a batch of Q, K, V, O (and LSE),
   /// at the insertion point; a KV cache's keys per batch (`used`) and page
-  /// table (`pages`) where given.
+  /// table (`pages`) where given, and for packed sequences over a paged
+  /// cache the table that counts their keys (`cuSeqlensK`).
   void buildTiles(Value query, Value key, Value value, Value output, Value lse,
                   Value sinks, ValueRange descales, ValueRange captures,
-                  Value used = Value(), Value pages = Value());
+                  Value used = Value(), Value pages = Value(),
+                  Value cuSeqlensK = Value());
 
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
@@ -115,6 +117,7 @@ void TiledProgramBuilder::build(gpu::GPUFuncOp kernel) {
     // program's batch.
     Value cuQ = entry.getArgument(next++), cuK = entry.getArgument(next++);
     Value used = op.getSequsedK() ? entry.getArgument(next++) : Value();
+    Value pages = op.getPageTable() ? entry.getArgument(next++) : Value();
     ValueRange captures = entry.getArguments().drop_front(next);
     Value sequences =
         add(memref::DimOp::create(b, cuQ, 0).getResult(), -1);
@@ -123,11 +126,14 @@ void TiledProgramBuilder::build(gpu::GPUFuncOp kernel) {
     SmallVector<Value> tensors = {query, key, value, output};
     if (lse)
       tensors.push_back(lse);
+    // Over a paged cache the sequences' keys are counted (and seqused_k
+    // applied) by fa4.tile.keys; the views of K and V are the cache.
     auto views = TileSequenceOp::create(b, loop.getInductionVar(), cuQ, cuK,
-                                        used, tensors);
+                                        pages ? Value() : used, tensors);
     buildTiles(views.getViews()[0], views.getViews()[1], views.getViews()[2],
                views.getViews()[3], lse ? views.getViews()[4] : Value(), sinks,
-               descales, captures);
+               descales, captures, pages ? used : Value(), pages,
+               pages ? cuK : Value());
   }
   b.setInsertionPointToEnd(&entry);
   gpu::ReturnOp::create(b);
@@ -136,7 +142,8 @@ void TiledProgramBuilder::build(gpu::GPUFuncOp kernel) {
 void TiledProgramBuilder::buildTiles(Value query, Value key, Value value,
                                      Value output, Value lse, Value sinks,
                                      ValueRange descales, ValueRange captures,
-                                     Value used, Value pages) {
+                                     Value used, Value pages,
+                                     Value cuSeqlensK) {
   Type element = op.getQuery().getType().getElementType();
   Type outElement = op.getOutput().getType().getElementType();
   Type f32 = b.getF32Type();
@@ -171,7 +178,7 @@ void TiledProgramBuilder::buildTiles(Value query, Value key, Value value,
   }
   // A KV cache: the batch's own keys.
   if (used || pages)
-    seqKv = TileKeysOp::create(b, key, batchIndex, used, pages);
+    seqKv = TileKeysOp::create(b, key, batchIndex, used, pages, cuSeqlensK);
 
   auto stageLoop = scf::ForOp::create(b, idx(0), idx(stages), idx(1));
   b.setInsertionPointToStart(stageLoop.getBody());

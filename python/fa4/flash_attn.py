@@ -215,25 +215,28 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     cu_seqlens_k[b + 1] (int32, batch + 1 entries). causal and the window
     are aligned to each sequence's bottom-right corner, as flash-attn does.
 
+    With `block_table` (int32 [batch, max_blocks]) k and v are a paged
+    cache [num_blocks, page_block_size, Hkv, D]: key j of sequence b is
+    k[block_table[b, j // page_block_size], j % page_block_size], and
+    cu_seqlens_k counts each sequence's keys (seqused_k, where given, the
+    ones it uses), as flash-attn's paged varlen call.
+
     Returns out [total_q, Hq, Dv], or with `return_attn_probs` (out,
     softmax_lse [Hq, total_q] float32, None). Raises NotImplementedError
-    for dropout_p > 0, alibi_slopes and block_table (paged K/V), after
-    checking the arguments (TypeError/ValueError)."""
+    for dropout_p > 0 and alibi_slopes, after checking the arguments
+    (TypeError/ValueError)."""
     _check_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
                   block_table)
     window = _checked_options(dropout_p, softmax_scale, causal, window_size, softcap,
                               alibi_slopes)
-    if block_table is not None:
-        raise NotImplementedError("block_table: fa4's varlen kernels take contiguous K/V "
-                                  "[total_k, Hkv, D], not pages (paged K/V takes a dense q: "
-                                  "flash_attn_with_kvcache); pass block_table=None")
     q, k, v = fa4_torch._copy_strided_heads(q, k, v)
     result = fa4_torch.attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k,
                                         seqused_k=seqused_k, causal=causal,
                                         scale=softmax_scale, return_lse=return_attn_probs,
                                         kernel_dir=kernel_dir, window=window,
                                         softcap=softcap, sink=sink, q_descale=q_descale,
-                                        k_descale=k_descale, v_descale=v_descale)
+                                        k_descale=k_descale, v_descale=v_descale,
+                                        page_table=block_table)
     if return_attn_probs:
         out, softmax_lse = result
         return out, softmax_lse, None

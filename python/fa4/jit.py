@@ -73,16 +73,12 @@ def _check_eight_bit(element, descale, page_size):
         raise ValueError(f"descale dequantizes 8-bit inputs, not {element}")
 
 
-def _check_page_size(page_size, varlen):
-    """Raises ValueError unless `page_size` is None or a power of two of a
-    dense (not packed) batch."""
+def _check_page_size(page_size):
+    """Raises ValueError unless `page_size` is None or a power of two."""
     if page_size is None:
         return
     if not runtime._is_int(page_size) or page_size < 1 or page_size & (page_size - 1):
         raise ValueError(f"page_size must be a power of two, got {page_size!r}")
-    if varlen:
-        raise ValueError("paged K/V takes a dense query: page_size belongs to problems "
-                         "without varlen")
 
 
 def module_text(name, element, head_dim, heads_q, heads_kv, causal, lse, window=None,
@@ -93,8 +89,9 @@ def module_text(name, element, head_dim, heads_q, heads_kv, causal, lse, window=
     is packed sequences ([T, H, D] tensors, the cu_seqlens tables, LSE
     [Hq, Tq]), with `seqused_k` also the keys each sequence uses; without
     `varlen`, `seqused_k` gives the keys each batch of a KV cache uses;
-    `page_size` (a power of two; dense batches only) makes K and V pages
-    [pages, page_size, Hkv, D] read through a page table [B, max_pages];
+    `page_size` (a power of two) makes K and V pages [pages, page_size,
+    Hkv, D] read through a page table [B, max_pages] (packed sequences: a
+    row per sequence, its keys counted by cu_seqlens_k);
     `head_dim_v` is V's and O's head dim (None: `head_dim`).
 
     FP8 (`element` 'e4m3'): Q, K, V f8E4M3FN, O `output_element` (bf16 by
@@ -104,24 +101,24 @@ def module_text(name, element, head_dim, heads_q, heads_kv, causal, lse, window=
     16 b), and with `descale` the dequantization factors q/k/v_descale [B,
     Hkv] f32. Pages of fewer than 128 keys raise ValueError."""
     page_size = page_size or None
-    _check_page_size(page_size, varlen)
+    _check_page_size(page_size)
     output_element = _output_element(element, output_element)
     _check_eight_bit(element, descale, page_size)
     eight_bit = element in runtime.EIGHT_BIT_ELEMENTS
 
-    def tensor(heads, depth, rows="?", element=element, key_major=False):
+    def tensor(heads, depth, rows="?", element=element, key_major=False, cache=False):
         element = _MLIR_TYPES.get(element, element)
-        if varlen:
+        if varlen and not (cache and page_size):
             layout = ", strided<[1, ?, ?]>" if key_major else ""
             return f"memref<?x{heads}x{depth}x{element}{layout}>"
         layout = ", strided<[?, 1, ?, ?]>" if key_major else ""
         return f"memref<?x{rows}x{heads}x{depth}x{element}{layout}>"
     head_dim_v = head_dim if head_dim_v is None else head_dim_v
     pages = page_size or "?"
-    q, k = tensor(heads_q, head_dim), tensor(heads_kv, head_dim, pages)
+    q, k = tensor(heads_q, head_dim), tensor(heads_kv, head_dim, pages, cache=True)
     # FP8's V: [B, Skv, Hkv, Dv] with unit-stride Skv (memory [B, Hkv, Dv,
     # Skv]); packed [R, Hkv, Dv] with unit-stride R (its own rows).
-    v = tensor(heads_kv, head_dim_v, pages, key_major=eight_bit)
+    v = tensor(heads_kv, head_dim_v, pages, key_major=eight_bit, cache=True)
     o = tensor(heads_q, head_dim_v, element=output_element)
     arguments = f"%q: {q}, %k: {k}, %v: {v}, %o: {o}"
     clauses = ""
@@ -246,7 +243,7 @@ class KernelCache:
         FP8 options the dtype does not have, RuntimeError when the compiler
         is missing and fa4.MLIRError when it refuses the problem."""
         page_size = page_size or None
-        _check_page_size(page_size, varlen)
+        _check_page_size(page_size)
         dtype = runtime.canonical_element(str(dtype))
         output = _output_element(dtype, output_dtype)
         _check_eight_bit(dtype, descale, page_size)

@@ -561,10 +561,10 @@ def _dimension_names(name, varlen, paged=False):
     for the tensors score and mask regions read, of any rank); `paged`: K
     and V are pages [pages, page_size, H, D]."""
     if name in _ACTIVATIONS:
-        if varlen:
-            return ("total", "heads", "head_dim")
         if paged and name in ("key", "value"):
             return ("pages", "page_size", "heads", "head_dim")
+        if varlen:
+            return ("total", "heads", "head_dim")
         return ("batch", "seq", "heads", "head_dim")
     if name == "lse":
         return ("heads_q", "total_q") if varlen else ("batch", "heads", "seq_q")
@@ -953,9 +953,6 @@ class Kernel:
                                 "persistent_varlen grid rule, the manifest's is persistent")
         self._check_elements()
         if paged:
-            if self.varlen:
-                raise ManifestError("a page table (paged K/V) takes a dense query, not the "
-                                    "persistent_varlen grid rule's packed sequences")
             page_size = self.operands["key"][1][1]
             if page_size < 1 or page_size & (page_size - 1):
                 raise ManifestError(f"paged K/V needs a static power-of-two page size as "
@@ -971,7 +968,9 @@ class Kernel:
                 raise ManifestError(f"tensor_maps[{index}] names operand {operand!r} the "
                                     "manifest does not list")
             encoding = _tensor_map_encoding(entry, operand)
-            if len(encoding.box) != len(self.operands[operand][1]) + self.varlen:
+            # Packed sequences' maps are packed, but for a paged K or V.
+            packed = self.varlen and not (paged and operand in ("key", "value"))
+            if len(encoding.box) != len(self.operands[operand][1]) + packed:
                 raise ManifestError(f"tensor_maps[{index}]: box {list(encoding.box)} does "
                                     f"not match the rank of '{operand}'")
             if encoding.element != self.operands[operand][0]:
@@ -980,10 +979,11 @@ class Kernel:
             if entry.get("varlen", False) and operand not in _ACTIVATIONS:
                 raise ManifestError(f"tensor_maps[{index}]: a packed map over '{operand}', "
                                     "which is not a packed [T, H, D] tensor")
-            if bool(entry.get("varlen", False)) != self.varlen:
+            if bool(entry.get("varlen", False)) != packed:
                 raise ManifestError(f"tensor_maps[{index}]: "
                                     f"{'a packed' if entry.get('varlen') else 'a dense'} map "
-                                    f"under the {m['grid']['rule']} grid rule")
+                                    f"over '{operand}' under the {m['grid']['rule']} grid "
+                                    f"rule{' (paged K/V)' if paged else ''}")
             if encoding.key_major and operand != "value":
                 raise ManifestError(f"tensor_maps[{index}]: a key-major map over "
                                     f"'{operand}'; only V's (the B operand of P V) is")
@@ -1339,7 +1339,7 @@ class Kernel:
         q, k, v, o = (tuple(given[n].shape) for n in ("query", "key", "value", "output"))
         # V and O may have their own head dim (the kernel's shapes say which).
         # A packed key-major V has rows of its own (PACKED_VALUE_ALIGNMENT).
-        padded_value = self.varlen and self.key_major
+        padded_value = self.varlen and self.key_major and not self.paged
         if k[1 if padded_value else 0:-1] != v[1 if padded_value else 0:-1]:
             raise ValueError(f"key shape {list(k)} and value shape {list(v)} differ")
         if padded_value and "cu_seqlens_k" in given:
@@ -1366,6 +1366,10 @@ class Kernel:
                              f"heads ({k[-2]})")
         if not self.varlen and (self.seqused_k or self.paged):
             self._check_cache(given, q[0])
+        if self.varlen and self.paged:
+            # Packed sequences over a paged cache: a page-table row each.
+            self._check_cache({"page_table": given["page_table"]},
+                              given["cu_seqlens_q"].shape[0] - 1, "sequences")
         if self.kv_splits > 1:
             # The workspace numbers every row of every work tile, and the
             # units (tile, split), in 32 bits.
@@ -1432,17 +1436,22 @@ class Kernel:
             raise ValueError(f"seqused_k: {given['seqused_k'].shape[0]} entries for "
                              f"{bounds_q - 1} sequences")
 
-    def _check_cache(self, given, batch):
-        """A dense batch's KV-cache tables: seqused_k [B] and the page
-        table [B, max_pages], one row per batch of the query. Their contents
-        are on the device: the kernel clamps seqused_k[b] to [0, capacity]
-        and reads no page entry past a batch's keys."""
+    def _check_cache(self, given, batch, what="batch"):
+        """A KV cache's tables: seqused_k [B] and the page table [B,
+        max_pages], one row per batch of the query (`what` "sequences": per
+        packed sequence). Their contents are on the device: the kernel
+        clamps seqused_k[b] to [0, capacity] and reads no page entry past a
+        batch's keys."""
         if "seqused_k" in given and given["seqused_k"].shape[0] != batch:
             raise ValueError(f"seqused_k: {given['seqused_k'].shape[0]} entries for a batch "
                              f"of {batch} (query dimension 0)")
         if self.paged:
             rows, pages = given["page_table"].shape
             if rows != batch:
+                if what == "sequences":
+                    raise ValueError(f"page_table: {rows} rows for {batch} sequences "
+                                     "(cu_seqlens_q's entries less one); it must be "
+                                     "[sequences, max_pages]")
                 raise ValueError(f"page_table: {rows} rows for a batch of {batch} (query "
                                  "dimension 0); it must be [batch, max_pages]")
             if pages * self.page_size > 2 ** 31 - 1:
@@ -1804,7 +1813,7 @@ class KernelDirectory:
         also gives the keys each sequence (or, with a dense batch, each
         batch of a KV cache) uses, head_dim_v V's head dim (None: head_dim),
         page_size the keys of a KV page when K and V are read through a
-        page table (None or 0: not paged; only with a dense batch),
+        page table (None or 0: not paged; a dense batch or packed sequences),
         kv_splits the CTAs sharing each work tile's KV blocks (1: a kernel
         without split-KV; None: any), descale whether it takes FP8
         dequantization factors (None: either; a kernel that takes them
@@ -1828,9 +1837,6 @@ class KernelDirectory:
                        descale=None if descale is None else bool(descale),
                        output_dtype=output_dtype,
                        q_stages=None if q_stages is None else int(q_stages))
-        if problem["page_size"] and problem["varlen"]:
-            raise ValueError("paged K/V takes a dense query: page_size belongs to problems "
-                             "without varlen")
         rejected = []
         for kernel in self.kernels:
             reasons = kernel.mismatches(**problem)

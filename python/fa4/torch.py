@@ -77,8 +77,9 @@ def arch_of(device):
 
 def _check(q, k, v, packed=False, paged=False):
     """Checks q, k, v: [B, S, H, D] each, or with `packed` [T, H, D], or
-    with `paged` q [B, Sq, Hq, D] and k, v pages [num_pages, page_size,
-    Hkv, D]. An FP8 V may have any layout (`_value_of`)."""
+    with `paged` k, v pages [num_pages, page_size, Hkv, D] (q [B, Sq, Hq,
+    D], or [T, Hq, D] with `packed`). An FP8 V may have any layout
+    (`_value_of`)."""
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
@@ -98,13 +99,13 @@ def _check(q, k, v, packed=False, paged=False):
                          f"{v.device}")
     # Each shape read once: every read builds a torch.Size (host time per call).
     shape_q, shape_k, shape_v = q.shape, k.shape, v.shape
-    rank = 3 if packed else 4
-    layouts = (("[total_q, Hq, D]", "[total_k, Hkv, D]") if packed
-               else ("[B, Sq, Hq, D]", "[num_pages, page_size, Hkv, D]") if paged
-               else ("[B, Sq, Hq, D]", "[B, Skv, Hkv, D]"))
+    layouts = ("[total_q, Hq, D]" if packed else "[B, Sq, Hq, D]",
+               "[num_pages, page_size, Hkv, D]" if paged
+               else "[total_k, Hkv, D]" if packed else "[B, Skv, Hkv, D]")
     for name, t, shape, layout in (("q", q, shape_q, layouts[0]),
                                    ("k", k, shape_k, layouts[1]),
                                    ("v", v, shape_v, layouts[1])):
+        rank = 3 if packed and not (paged and name != "q") else 4
         if len(shape) != rank:
             raise ValueError(f"{name} must be {rank}-D {layout}, got shape {list(shape)}")
         # Any other stride TMA can describe is taken as it is (a [B, S, H, D]
@@ -471,7 +472,8 @@ class _Plan:
         # allocation filled before the kernel reads them.
         copies = []
         if self.copy_value:
-            v = _key_major_copy(v, None if tables is None else tables[1])
+            # A paged V is the cache's pages, not packed rows.
+            v = _key_major_copy(v, None if tables is None or cache is not None else tables[1])
             copies.append(v)
             shape_v, stride_v = v.shape, v.stride()
         operands = {"query": (q.data_ptr(), shape_q, element, stride_q),
@@ -618,7 +620,9 @@ def _make_plan(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, s
     varlen = tables is not None
     _check(q, k, v, packed=varlen, paged=cache is not None and cache[1] is not None)
     checked_tables = _check_tables(q, *tables) if varlen else None
-    checked_cache = _check_cache(q, k, *cache) if cache is not None else None
+    checked_cache = (_check_cache(q, k, *cache,
+                                  batch=tables[0].shape[0] - 1 if varlen else None)
+                     if cache is not None else None)
     checked_descales = _check_descales(descales, q, k, _batch(q, tables))
     out_dtype = _check_out_dtype(out_dtype, q)
     sink_f32, scale, (left, right), softcap, kernel_dir = _options(
@@ -735,7 +739,9 @@ def _kernel_of(q, k, v, sink, causal, scale, window_left, window_right, softcap,
     device = q.device
     varlen = tables is not None
     if varlen:
-        used, page_size = tables[2] is not None, 0
+        # Over a paged cache (cache: (None, page_table)), K is its pages.
+        used = tables[2] is not None
+        page_size = k.shape[1] if cache is not None and cache[1] is not None else 0
     elif cache is not None:
         # Paged K/V: [pages, page_size, Hkv, D].
         used, page_size = cache[0] is not None, (k.shape[1] if cache[1] is not None else 0)
@@ -961,7 +967,8 @@ def _run(kernel, q, k, v, return_lse, fill=None, sink=None, scale=None,
         if not keys:
             raise ValueError("k and v have no keys (Skv = 0)")
         # Kept (as the ones below) until the launch is enqueued: see _Plan.run.
-        v = _value_of(kernel, v, tables)
+        # A paged V is the cache's, not packed rows.
+        v = _value_of(kernel, v, None if cache is not None else tables)
         operands = {"query": _operand(q, element), "key": _operand(k, element),
                     "value": _operand(v, element), "output": _operand(output, output_element)}
         if lse is not None:
@@ -1022,7 +1029,7 @@ def _check_tables(q, cu_seqlens_q, cu_seqlens_k, seqused_k):
 def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k=None, causal=False,
                      scale=None, return_lse=False, kernel_dir=None, window=(-1, -1),
                      softcap=0.0, sink=None, q_descale=None, k_descale=None,
-                     v_descale=None, out_dtype=None):
+                     v_descale=None, out_dtype=None, page_table=None):
     """`attention` over packed sequences of variable lengths.
 
     q [Tq, Hq, D], k [Tk, Hkv, D] and v [Tk, Hkv, Dv]: sequence b is query rows
@@ -1038,24 +1045,37 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k=None, causal
     by the kernel, never read or written out of bounds. FP8 inputs take
     descales [B, Hkv], one row per sequence, and out_dtype; V is copied on
     every call into the kernel's packed key-major layout (`_key_major_copy`:
-    each sequence from a 16-aligned row). The other arguments, the kernel
-    choice and the errors are `attention`'s."""
+    each sequence from a 16-aligned row).
+
+    With `page_table` (int32 [B, max_pages] on q's device) k and v are a
+    paged KV cache [num_pages, page_size, Hkv, D] the sequences share
+    (vLLM's layout; page_size a power of two): key j of sequence b is
+    k[page_table[b, j // page_size], j % page_size], and cu_seqlens_k only
+    counts each sequence's keys (cu_seqlens_k[b + 1] - cu_seqlens_k[b],
+    at most max_pages * page_size; seqused_k[b] of them where given). The
+    other arguments, the kernel choice and the errors are `attention`'s."""
     descales = (q_descale, k_descale, v_descale)
+    cache = None if page_table is None else (None, page_table)
     if not (_HAS_OP and torch.compiler.is_compiling()) and _nothing_intercepts():
         result = _eager(q, k, v, (cu_seqlens_q, cu_seqlens_k, seqused_k), causal, scale,
-                        return_lse, kernel_dir, window, softcap, sink, False,
+                        return_lse, kernel_dir, window, softcap, sink, False, cache=cache,
                         descales=descales, out_dtype=out_dtype)
         if result is not None:
             return result
-    _check(q, k, v, packed=True)
+    _check(q, k, v, packed=True, paged=page_table is not None)
     tables = _check_tables(q, cu_seqlens_q, cu_seqlens_k, seqused_k)
+    if page_table is not None:
+        page_table = _check_cache(q, k, None, page_table,
+                                  batch=cu_seqlens_q.shape[0] - 1)[1]
     descales = _check_descales(descales, q, k, _batch(q, tables))
     out_dtype = _check_out_dtype(out_dtype, q)
     sink, scale, (left, right), softcap, kernel_dir = _options(
         q, k, v, sink, causal, scale, window, softcap, kernel_dir, descales)
+    trailing = _fp8_arguments(descales, out_dtype)
+    if page_table is not None:
+        trailing = (*(trailing or (None, None, None, None)), page_table)
     output, lse = _varlen_entry(q, k, v, *tables, sink, bool(causal), scale, left, right,
-                                softcap, bool(return_lse), kernel_dir,
-                                *_fp8_arguments(descales, out_dtype))
+                                softcap, bool(return_lse), kernel_dir, *trailing)
     return (output, lse) if return_lse else output
 
 
@@ -1075,14 +1095,17 @@ def _attention_varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                       kernel_dir: Optional[str], q_descale: Optional[torch.Tensor] = None,
                       k_descale: Optional[torch.Tensor] = None,
                       v_descale: Optional[torch.Tensor] = None,
-                      out_dtype: Optional[torch.dtype] = None
+                      out_dtype: Optional[torch.dtype] = None,
+                      page_table: Optional[torch.Tensor] = None
                       ) -> Tuple[torch.Tensor, torch.Tensor]:
     """The kernel of `fa4::attention_varlen`: `_attention` for packed
-    sequences (arguments checked by `attention_varlen`)."""
+    sequences, over a paged cache with `page_table` (arguments checked by
+    `attention_varlen`)."""
     descales = (q_descale, k_descale, v_descale)
     return _choose_and_run(q, k, v, sink, causal, scale, window_left, window_right,
                            softcap, return_lse, kernel_dir,
                            tables=(cu_seqlens_q, cu_seqlens_k, seqused_k),
+                           cache=None if page_table is None else (None, page_table),
                            descales=None if all(t is None for t in descales) else descales,
                            out_dtype=out_dtype)
 
@@ -1090,11 +1113,11 @@ def _attention_varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 def _attention_varlen_fake(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, sink, causal,
                            scale, window_left, window_right, softcap, return_lse,
                            kernel_dir, q_descale=None, k_descale=None, v_descale=None,
-                           out_dtype=None):
+                           out_dtype=None, page_table=None):
     """What `fa4::attention_varlen` returns, for tracing: O like q (bf16
     for FP8 inputs, or out_dtype), the LSE float32 [Hq, Tq] (or empty)."""
     total_q, heads_q, _ = q.shape
-    output = q.new_empty((total_q, heads_q, v.shape[2]),
+    output = q.new_empty((total_q, heads_q, v.shape[-1]),
                          dtype=_output_dtype(q.dtype, out_dtype))
     lse = q.new_empty((heads_q, total_q) if return_lse else (0,), dtype=torch.float32)
     return output, lse
@@ -1114,14 +1137,16 @@ def _capacity(k, cache):
     return cache[1].shape[1] * k.shape[1] if k.shape[0] else 0
 
 
-def _check_cache(q, k_cache, cache_seqlens, page_table):
+def _check_cache(q, k_cache, cache_seqlens, page_table, batch=None):
     """The tables of a KV cache read by q [B, Sq, Hq, D]: cache_seqlens an
     int32 [B] vector, page_table an int32 [B, max_pages] matrix, on q's
     device, contiguous as the kernel reads them (copied where they are
     not); paged K/V has a power-of-two page size. Their values stay on the
     device, unread: the kernel clamps the lengths to [0, capacity] and reads
-    no page entry past a batch's keys."""
-    batch = q.shape[0]
+    no page entry past a batch's keys. Packed q: `batch` is the number of
+    sequences."""
+    owner = "q's batch" if batch is None else "the sequences"
+    batch = q.shape[0] if batch is None else batch
     for name, t, rank, layout in (("cache_seqlens", cache_seqlens, 1, "[B]"),
                                   ("page_table", page_table, 2, "[B, max_pages]")):
         if t is None:
@@ -1134,7 +1159,7 @@ def _check_cache(q, k_cache, cache_seqlens, page_table):
         if t.device != q.device:
             raise ValueError(f"{name} is on {t.device}, q on {q.device}")
         if t.shape[0] != batch:
-            raise ValueError(f"{name} must be {layout} with B = {batch} (q's batch), got shape "
+            raise ValueError(f"{name} must be {layout} with B = {batch} ({owner}), got shape "
                              f"{list(t.shape)}")
     if page_table is not None:
         # A kernel's own (static) size: traced code specializes on it.

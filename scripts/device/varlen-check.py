@@ -15,7 +15,11 @@ sequence owns is still NaN (nothing written past the sequences).
 
 The kernels of examples/varlen are known by name (`alibi_varlen` gets
 ALiBi slopes and their reference); any other varlen kernel with regions is
-skipped. With --torch, each kernel also runs through
+skipped. A paged kernel (packed sequences over a paged cache) reads each
+sequence's keys through its page-table row: pages shuffled, spare pages of
+NaN keys and huge values behind the entries past a sequence's keys (or
+-1), cu_seqlens_k counting the keys (with seqused_k, 7 garbage slots
+more). With --torch, each kernel also runs through
 fa4.torch.attention_varlen and fa4.flash_attn_varlen_func (kernel_dir=DIR)
 on one batch and must agree with the direct launch bit for bit.
 
@@ -95,25 +99,64 @@ def prefix(lengths, slack=0):
     return offsets
 
 
+def paged_cache(kernel, counts, g, dtype):
+    """A paged K, V [pages, P, Hkv, D] holding `counts` keys per sequence
+    and its page table: each sequence's pages shuffled, two spare pages of
+    NaN keys and huge values named by some entries past a sequence's keys
+    (the others -1); returns (k, v, page table as a list of rows)."""
+    size = kernel.page_size
+    max_pages = max([1] + [-(-n // size) for n in counts])
+    batch = len(counts)
+    pages = batch * max_pages + 2
+    k, v = (torch.randn(pages, size, kernel.heads_kv, kernel.head_dim, generator=g).to(dtype)
+            for _ in range(2))
+    k[-2:], v[-2:] = float("nan"), 3e4
+    order = torch.randperm(batch * max_pages, generator=g).tolist()
+    rows = []
+    for b, n in enumerate(counts):
+        rows.append([order[b * max_pages + p] if p * size < n
+                     else pages - 1 - (b + p) % 2 if (b + p) % 3 else -1
+                     for p in range(max_pages)])
+    return k, v, rows
+
+
 def inputs(kernel, lengths_q, lengths_k, g):
-    """Packed q, k, v, the tables (as lists and on the device), sinks and
-    captures of one batch."""
+    """Packed q, k, v (paged: the cache), the tables (as lists and on the
+    device), each sequence's keys and values, sinks and captures of one
+    batch."""
     dtype, device = DTYPES[kernel.element], torch.device("cuda")
     slack = 7 if kernel.seqused_k else 0
     cu_q, cu_k = prefix(lengths_q), prefix(lengths_k, slack)
     q = torch.randn(cu_q[-1], kernel.heads_q, kernel.head_dim, generator=g).to(dtype)
-    k, v = (torch.randn(cu_k[-1], kernel.heads_kv, kernel.head_dim, generator=g).to(dtype)
-            for _ in range(2))
-    if slack:
-        # Garbage in the unused slots, which the kernel reads past a
-        # sequence's last key and must weigh 0: NaN keys (masked), huge
-        # values (finite, as the kernels require of rows a sequence does not
-        # own: 0 x NaN is NaN).
-        for b, n in enumerate(lengths_k):
-            k[cu_k[b] + n:cu_k[b + 1]] = float("nan")
-            v[cu_k[b] + n:cu_k[b + 1]] = 3e4
     table = (lambda xs: torch.tensor(xs, dtype=torch.int32, device=device))
     tables = {"cu_seqlens_q": table(cu_q), "cu_seqlens_k": table(cu_k)}
+    if kernel.paged:
+        counts = [n + slack for n in lengths_k]
+        k, v, rows = paged_cache(kernel, counts, g, dtype)
+        size = kernel.page_size
+        slot = lambda b, j: (rows[b][j // size], j % size)
+        # Garbage in the slots past a sequence's used keys (seqused_k).
+        for b, (n, count) in enumerate(zip(lengths_k, counts)):
+            for j in range(n, count):
+                k[slot(b, j)], v[slot(b, j)] = float("nan"), 3e4
+        tables["page_table"] = table(rows)
+        keys = [(torch.stack([k[slot(b, j)] for j in range(n)]) if n else k[0, :0],
+                 torch.stack([v[slot(b, j)] for j in range(n)]) if n else v[0, :0])
+                for b, n in enumerate(lengths_k)]
+    else:
+        k, v = (torch.randn(cu_k[-1], kernel.heads_kv, kernel.head_dim, generator=g).to(dtype)
+                for _ in range(2))
+        if slack:
+            # Garbage in the unused slots, which the kernel reads past a
+            # sequence's last key and must weigh 0: NaN keys (masked), huge
+            # values (finite, as the kernels require of rows a sequence does
+            # not own: 0 x NaN is NaN).
+            for b, n in enumerate(lengths_k):
+                k[cu_k[b] + n:cu_k[b + 1]] = float("nan")
+                v[cu_k[b] + n:cu_k[b + 1]] = 3e4
+        keys = [(k[cu_k[b]:cu_k[b] + n], v[cu_k[b]:cu_k[b] + n])
+                for b, n in enumerate(lengths_k)]
+    keys = [(kb.to(device), vb.to(device)) for kb, vb in keys]
     if kernel.seqused_k:
         tables["seqused_k"] = table(lengths_k)
     sink = None
@@ -124,11 +167,11 @@ def inputs(kernel, lengths_q, lengths_k, g):
     captures = {}
     if kernel.captures:
         captures["capture0"] = alibi_slopes(kernel.heads_q).to(device)
-    return (q.to(device), k.to(device), v.to(device), cu_q, cu_k, tables, sink, captures)
+    return (q.to(device), k.to(device), v.to(device), cu_q, keys, tables, sink, captures)
 
 
 def check(kernel, lengths_q, lengths_k, g):
-    q, k, v, cu_q, cu_k, tables, sink, captures = inputs(kernel, lengths_q, lengths_k, g)
+    q, k, v, cu_q, keys, tables, sink, captures = inputs(kernel, lengths_q, lengths_k, g)
     out = torch.full_like(q, float("nan"))
     operands = {"query": operand(q), "key": operand(k), "value": operand(v),
                 "output": operand(out)}
@@ -150,9 +193,9 @@ def check(kernel, lengths_q, lengths_k, g):
     for b, (n_q, n_k) in enumerate(zip(lengths_q, lengths_k)):
         if not n_q:
             continue
-        rows, keys = slice(cu_q[b], cu_q[b] + n_q), slice(cu_k[b], cu_k[b] + n_k)
+        rows = slice(cu_q[b], cu_q[b] + n_q)
         want_o[rows], want_lse[:, rows] = reference(
-            q[rows], k[keys], v[keys], kernel.scale, kernel.causal, kernel.window, softcap,
+            q[rows], *keys[b], kernel.scale, kernel.causal, kernel.window, softcap,
             sink, captures.get("capture0"))
     owned = ~torch.isnan(want_o[:, 0, 0])
     problems = []
@@ -190,12 +233,12 @@ def check_torch(kernel, directory, launched):
     from fa4 import flash_attn_varlen_func
     q, k, v, tables, sink, out, lse = launched
     cu_q, cu_k = tables["cu_seqlens_q"], tables["cu_seqlens_k"]
-    used = tables.get("seqused_k")
+    used, pages = tables.get("seqused_k"), tables.get("page_table")
     options = dict(causal=kernel.causal, kernel_dir=str(directory))
     window = kernel.window
     got = fa4.torch.attention_varlen(q, k, v, cu_q, cu_k, seqused_k=used, window=window,
                                      softcap=kernel.softcap or 0.0, sink=sink,
-                                     return_lse=kernel.lse, **options)
+                                     return_lse=kernel.lse, page_table=pages, **options)
     got_o, got_lse = got if kernel.lse else (got, None)
     lengths = (cu_q[1:] - cu_q[:-1]).tolist()
     owned = torch.zeros(q.shape[0], dtype=torch.bool, device=q.device)
@@ -206,8 +249,8 @@ def check_torch(kernel, directory, launched):
         same = same and torch.equal(got_lse[:, owned], lse[:, owned])
     fa = flash_attn_varlen_func(q, k, v, cu_q, cu_k, max(lengths), 0, causal=kernel.causal,
                                 window_size=window, softcap=kernel.softcap or 0.0,
-                                return_attn_probs=kernel.lse, seqused_k=used, sink=sink,
-                                kernel_dir=str(directory))
+                                return_attn_probs=kernel.lse, block_table=pages,
+                                seqused_k=used, sink=sink, kernel_dir=str(directory))
     fa_o = fa[0] if kernel.lse else fa
     same_fa = torch.equal(fa_o[owned], out[owned])
     return same, same_fa

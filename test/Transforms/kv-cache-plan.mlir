@@ -65,3 +65,22 @@ func.func @vllm_pages(%q: memref<?x?x8x64xf16>, %k: memref<?x16x2x64xf16>,
                 paged(%pages : memref<?x?xi32>)
   return
 }
+
+// -----
+
+// Packed sequences over a paged cache take the dense batch's blocks: 64
+// keys over two pages of 32 on sm_90a, 128 over four on sm_100a.
+// CHECK-LABEL: func.func @packed_small_pages
+// CHECK: blockN = 64,
+// BLACKWELL-LABEL: func.func @packed_small_pages
+// BLACKWELL: blockN = 128,
+func.func @packed_small_pages(%q: memref<?x8x64xf16>, %k: memref<?x32x2x64xf16>,
+                              %v: memref<?x32x2x64xf16>, %o: memref<?x8x64xf16>,
+                              %cu_q: memref<?xi32>, %cu_k: memref<?xi32>,
+                              %pages: memref<?x?xi32>) {
+  fa4.attention ins(%q, %k, %v : memref<?x8x64xf16>, memref<?x32x2x64xf16>,
+                    memref<?x32x2x64xf16>) outs(%o : memref<?x8x64xf16>)
+                varlen(%cu_q, %cu_k : memref<?xi32>, memref<?xi32>)
+                paged(%pages : memref<?x?xi32>)
+  return
+}

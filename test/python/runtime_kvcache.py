@@ -116,9 +116,9 @@ paged = next(k for k in directory if k.name == "paged256")
 print("not compared:", paged.mismatches(dtype="bf16"), "paged with varlen:", end=" ")
 try:
     directory.find("bf16", 32, 8, 128, varlen=True, page_size=256)
-except ValueError as err:
-    print(err)
-# CHECK-NEXT: not compared: [] paged with varlen: paged K/V takes a dense query: page_size belongs to problems without varlen
+except LookupError as err:
+    print(str(err).splitlines()[0])
+# CHECK-NEXT: not compared: [] paged with varlen: no fa4 kernel in {{.*}} varlen=True page_size=256; candidates:
 
 # A decode launch: 4 batches of 2 new tokens, 40 pages of 256 keys, up to
 # 9 pages (2304 keys) per batch.
@@ -226,9 +226,9 @@ print_refusals(good, [
         ("table element", lambda m: m["operands"][-1].update(element="i64")),
         ("table rank", lambda m: m["operands"][-1].update(shape=[-1])),
         ("max_pages source", lambda m: m["params"][-1].update(source="page_table.shape[2]")),
-        ("packed and paged", lambda m: (
+        ("packed over pages, K's map packed", lambda m: (
             m["grid"].update(rule="persistent_varlen"),
-            [o.update(shape=o["shape"][1:]) for o in m["operands"][:4]],
+            [m["operands"][i].update(shape=m["operands"][i]["shape"][1:]) for i in (0, 3)],
             m["operands"][4].update(shape=[32, -1]),
             m["operands"].extend({"name": n, "element": "i32", "shape": [-1]}
                                  for n in ("cu_seqlens_q", "cu_seqlens_k")),
@@ -241,7 +241,7 @@ print_refusals(good, [
 # CHECK-NEXT: table element: operand 'page_table': element 'i64' is not one of ['i32']
 # CHECK-NEXT: table rank: operand 'page_table' must have rank 2 ([batch, max_pages]), got 1
 # CHECK-NEXT: max_pages source: param 'max_pages': no operand dimension page_table.shape[2]
-# CHECK-NEXT: packed and paged: a page table (paged K/V) takes a dense query, not the persistent_varlen grid rule's packed sequences
+# CHECK-NEXT: packed over pages, K's map packed: tensor_maps[1]: a packed map over 'key' under the persistent_varlen grid rule (paged K/V)
 # CHECK-NEXT: cu_seqlens in a dense cache: sequence tables (cu_seqlens_q, ...) belong to the persistent_varlen grid rule, the manifest's is persistent
 
 # The launch: parameters as the fake libcuda receives them.

@@ -5,8 +5,9 @@
 """fa4.runtime on the manifests the compiler writes for examples/varlen, on
 both targets: every one is a packed-sequence kernel the runtime reads, its
 parameters agree in number and type with the PTX entry, a launch's
-arguments follow the packed conventions (tables, maps, O's pointer), and the
-directory chooses each kernel for its own problem only."""
+arguments follow the packed conventions (tables, maps, O's pointer; over a
+paged cache K's and V's maps are the cache's), and the directory chooses
+each kernel for its own problem only."""
 
 import re
 import sys
@@ -27,15 +28,17 @@ for path in sys.argv[1:]:
         print(kernel.arch, kernel.name, "varlen", kernel.varlen, "seqused_k",
               kernel.seqused_k, "params", [name for name, _, _ in kernel.params][4:],
               "agree with the PTX entry", ptx_types == ours)
-# CHECK: errors [] kernels 4
+# CHECK: errors [] kernels 5
 # CHECK-NEXT: sm_100a alibi_varlen_attention varlen True seqused_k False params ['sequence_bounds', 'total_q', 'total_kv', 'scale_log2', 'cu_seqlens_q', 'cu_seqlens_k', 'output_rows', 'capture0'] agree with the PTX entry True
 # CHECK-NEXT: sm_100a cached_prefill_attention varlen True seqused_k True params ['sequence_bounds', 'total_q', 'total_kv', 'scale_log2', 'score_cap', 'sink', 'cu_seqlens_q', 'cu_seqlens_k', 'seqused_k', 'output_rows'] agree with the PTX entry True
 # CHECK-NEXT: sm_100a causal_gqa_lse_attention varlen True seqused_k False params ['sequence_bounds', 'total_q', 'total_kv', 'scale_log2', 'lse', 'cu_seqlens_q', 'cu_seqlens_k', 'output_rows'] agree with the PTX entry True
+# CHECK-NEXT: sm_100a paged_cache_attention varlen True seqused_k False params ['sequence_bounds', 'total_q', 'seq_kv', 'scale_log2', 'lse', 'cu_seqlens_q', 'cu_seqlens_k', 'output_rows', 'page_table', 'max_pages'] agree with the PTX entry True
 # CHECK-NEXT: sm_100a window_attention varlen True seqused_k False params ['sequence_bounds', 'total_q', 'total_kv', 'scale_log2', 'cu_seqlens_q', 'cu_seqlens_k', 'output_rows'] agree with the PTX entry True
-# CHECK-NEXT: errors [] kernels 4
+# CHECK-NEXT: errors [] kernels 5
 # CHECK-NEXT: sm_90a alibi_varlen_attention varlen True
 # CHECK-NEXT: sm_90a cached_prefill_attention varlen True seqused_k True {{.*}} agree with the PTX entry True
 # CHECK-NEXT: sm_90a causal_gqa_lse_attention varlen True seqused_k False {{.*}} agree with the PTX entry True
+# CHECK-NEXT: sm_90a paged_cache_attention varlen True seqused_k False {{.*}} agree with the PTX entry True
 # CHECK-NEXT: sm_90a window_attention varlen True seqused_k False {{.*}} agree with the PTX entry True
 
 directory = runtime.KernelDirectory(sys.argv[1])
@@ -71,3 +74,42 @@ for problem in (dict(causal=True, lse=True), dict(causal=True, lse=True, varlen=
         print("no kernel for", problem)
 # CHECK-NEXT: no kernel for {'causal': True, 'lse': True}
 # CHECK-NEXT: no kernel for {'causal': True, 'lse': True, 'varlen': True, 'seqused_k': True}
+
+
+# Packed sequences over a paged cache: Q's and O's maps packed, K's and V's
+# the cache's [pages, 64, 8, 128]; seq_kv is the page size, the page table
+# has a row per sequence (5 here).
+paged = directory.find("bf16", 32, 8, 128, causal=True, lse=True, varlen=True, page_size=64)
+print("found", paged.name, "paged", paged.paged, paged.page_size, "kvcache", paged.kvcache)
+# CHECK-NEXT: found paged_cache_attention paged True 64 kvcache False
+operands = {
+    "query": (0x10000000, (2000, 32, 128), "bf16"),
+    "key": (0x20000000, (300, 64, 8, 128), "bf16"),
+    "value": (0x30000000, (300, 64, 8, 128), "bf16"),
+    "output": (0x40000000, (2000, 32, 128), "bf16"), "lse": (0x50000000, (32, 2000), "f32"),
+    "cu_seqlens_q": (0x60000000, (6,), "i32"), "cu_seqlens_k": (0x70000000, (6,), "i32"),
+    "page_table": (0x80000000, (5, 12), "i32")}
+for arg in paged.arguments(operands):
+    print(arg.name, arg.value.describe() if arg.kind == "tensor_map" else arg.value)
+# CHECK-NEXT: query_map dims [128, 32, 2000, 1], {{.*}} address 0x10000000
+# CHECK-NEXT: key_map dims [128, 8, 64, 300], strides [256, 2048, 131072] B, box [64, 1, {{[0-9]+}}, 1], address 0x20000000
+# CHECK-NEXT: value_map dims [128, 8, 64, 300], strides [256, 2048, 131072] B, box [64, 1, {{[0-9]+}}, 1], address 0x30000000
+# CHECK-NEXT: output_map dims [128, 32, 2000, 1], {{.*}} address 0x40000000
+# CHECK-NEXT: sequence_bounds 6
+# CHECK-NEXT: total_q 2000
+# CHECK-NEXT: seq_kv 64
+# CHECK-NEXT: scale_log2
+# CHECK-NEXT: lse 1342177280
+# CHECK-NEXT: cu_seqlens_q 1610612736
+# CHECK-NEXT: cu_seqlens_k 1879048192
+# CHECK-NEXT: output_rows 1073741824
+# CHECK-NEXT: page_table 2147483648
+# CHECK-NEXT: max_pages 12
+for label, change in [("table rows", {"page_table": (0x80000000, (4, 12), "i32")}),
+                      ("packed key", {"key": (0x20000000, (3000, 8, 128), "bf16")})]:
+    try:
+        paged.arguments({**operands, **change})
+    except ValueError as err:
+        print(label + ":", err)
+# CHECK-NEXT: table rows: page_table: 4 rows for 5 sequences (cu_seqlens_q's entries less one); it must be [sequences, max_pages]
+# CHECK-NEXT: packed key: key: rank 3 (shape [3000, 8, 128]), kernel paged_cache_attention takes rank 4

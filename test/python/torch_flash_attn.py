@@ -117,7 +117,7 @@ for label, call in cases:
 # CHECK-NEXT: no kernel: LookupError: no fa4 kernel in {{.*}} window=(50, 50)
 
 # flash_attn_varlen_func: flash-attn's signature and its argument checks;
-# this directory has no packed-sequence kernel, and pages are refused.
+# this directory has no packed-sequence kernel, paged or not.
 total_q, total_k = tensor((700, 4, 64)), tensor((900, 2, 64))
 cu_q, cu_k = tensor((3,), torch.int32), tensor((3,), torch.int32)
 varlen = flash_attn_varlen_func
@@ -151,7 +151,7 @@ for label, call in cases:
         print(f"{label}: {type(err).__name__}: {str(err).splitlines()[0]}")
 # CHECK-NEXT: varlen: LookupError: no fa4 kernel in {{.*}} for dtype=bf16 heads_q=4 heads_kv=2 head_dim=64 causal=False scale=0.125 lse=False arch=sm_100a window=(-1, -1) softcap=0.0 sink=False varlen=True; candidates:
 # CHECK-NEXT: varlen keywords: LookupError: no fa4 kernel in {{.*}} for dtype=bf16 heads_q=4 heads_kv=2 head_dim=64 causal=True scale=0.1 lse=True arch=sm_100a window=(64, 0) softcap=0.0 sink=False varlen=True; candidates:
-# CHECK-NEXT: paged: NotImplementedError: block_table: fa4's varlen kernels take contiguous K/V [total_k, Hkv, D], not pages (paged K/V takes a dense q: flash_attn_with_kvcache); pass block_table=None
+# CHECK-NEXT: paged: LookupError: no fa4 kernel in {{.*}} varlen=True page_size=256; candidates:
 # CHECK-NEXT: q list: TypeError: q must be a torch.Tensor, got list
 # CHECK-NEXT: q 4-D: ValueError: q must be [total_q, Hq, D], got shape [2, 350, 4, 64]
 # CHECK-NEXT: cu_seqlens dtype: ValueError: cu_seqlens_q must be a 1-D torch.int32 tensor of batch + 1 offsets, got torch.float32 of shape [3]

@@ -191,14 +191,14 @@ try:
     runtime.Kernel(dense)
 except runtime.ManifestError as err:
     print(f"packed map in a dense manifest: {err}")
-# CHECK-NEXT: dense map: tensor_maps[1]: a dense map under the persistent_varlen grid rule
+# CHECK-NEXT: dense map: tensor_maps[1]: a dense map over 'key' under the persistent_varlen grid rule
 # CHECK-NEXT: map rank: tensor_maps[0]: box [64, 1, 128] does not match the rank of 'query'
 # CHECK-NEXT: no cu_seqlens_k: needs operand 'cu_seqlens_k'
 # CHECK-NEXT: table element: operand 'cu_seqlens_k': element 'i64' is not one of ['i32']
 # CHECK-NEXT: query rank: operand 'query' must have rank 3 ([total, heads, head_dim]), got 4
 # CHECK-NEXT: dense lse: operand 'lse' must have rank 2 ([heads_q, total_q]), got 3
 # CHECK-NEXT: tables in a dense manifest: sequence tables (cu_seqlens_q, ...) belong to the persistent_varlen grid rule, the manifest's is persistent
-# CHECK-NEXT: packed map in a dense manifest: tensor_maps[2]: a packed map under the persistent grid rule
+# CHECK-NEXT: packed map in a dense manifest: tensor_maps[2]: a packed map over 'value' under the persistent grid rule
 
 # What a fuzzing campaign found: each refused with a ManifestError or a
 # ValueError naming the value, never another exception.
@@ -280,10 +280,38 @@ expect("varlen_seqused_sink")
 flash_attn_varlen_func(q, k, v, cu_q, cu_k, 400, 500, seqused_k=used, sink=sinks)
 print("flash-attn 3's seqused_k:", fake.launches[-1].split(" grid")[0])
 # CHECK-NEXT: flash-attn 3's seqused_k: varlen_seqused_sink
-try:
-    flash_attn_varlen_func(q, tensor((10, 256, 2, 64)), tensor((10, 256, 2, 64)), cu_q, cu_k,
-                           400, 500, block_table=tensor((3, 5), torch.int32))
-except NotImplementedError as err:
-    print("paged:", err)
-# CHECK-NEXT: paged: block_table: fa4's varlen kernels take contiguous K/V [total_k, Hkv, D], not pages (paged K/V takes a dense q: flash_attn_with_kvcache); pass block_table=None
+# Packed sequences over a paged cache: K and V pages [10, 256, 2, 64], a
+# page-table row per sequence; K's and V's maps are the cache's.
+PAGED = TMP / "paged"
+PAGED.mkdir()
+torch_standin.write_kernel(PAGED, "varlen_paged", "bf16", 4, 2, True, False, varlen=True,
+                           page_size=256)
+fake.kinds = [kind for _, kind, _ in next(iter(runtime.KernelDirectory(PAGED))).params]
+pages, table = tensor((10, 256, 2, 64)), tensor((3, 5), torch.int32)
+flash_attn_varlen_func(q, pages, pages, cu_q, cu_k, 400, 500, causal=True,
+                       block_table=table, kernel_dir=str(PAGED))
+launch = fake.launches[-1]
+print("paged:", launch.split(" grid")[0], "page map dims", fake.dims[pages.data_ptr()],
+      "table then max_pages last", launch.endswith(f"'{table.data_ptr():#x}', 5]"))
+fa4.torch.attention_varlen(q, pages, pages, cu_q, cu_k, causal=True, page_table=table,
+                           kernel_dir=str(PAGED))
+again = fake.launches[-1]
+print("attention_varlen paged:", again.split(" grid")[0],
+      f"map of {pages.data_ptr():#x}" in again,
+      again.endswith(f"'{table.data_ptr():#x}', 5]"))
+# CHECK-NEXT: paged: varlen_paged page map dims [64, 2, 256, 10] table then max_pages last True
+# CHECK-NEXT: attention_varlen paged: varlen_paged True True
+# CHECK-NEXT: packed k with a table: ValueError: k must be 4-D [num_pages, page_size, Hkv, D], got shape [900, 2, 64]
+# CHECK-NEXT: table rows: ValueError: page_table must be [B, max_pages] with B = 3 (the sequences), got shape [2, 5]
+for label, call in [
+        ("packed k with a table", lambda: fa4.torch.attention_varlen(
+            q, k, v, cu_q, cu_k, causal=True, page_table=table, kernel_dir=str(PAGED))),
+        ("table rows", lambda: fa4.torch.attention_varlen(
+            q, pages, pages, cu_q, cu_k, causal=True,
+            page_table=tensor((2, 5), torch.int32), kernel_dir=str(PAGED)))]:
+    try:
+        call()
+        print(label + ": accepted")
+    except (TypeError, ValueError) as err:
+        print(f"{label}: {type(err).__name__}: {err}")
 runtime.set_driver(None)

@@ -257,15 +257,16 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
     captures.push_back(std::move(capture));
   }
 
+  // Paged: the Skv argument is the page size; a batch (or sequence) holds
+  // up to max_pages of them.
+  if (shape.pageSize)
+    seqKv = mul(maxPages, shape.pageSize);
   if (shape.varlen) {
     // Packed: the batch argument is the table's B + 1 entries, Sq and Skv
-    // the packed totals; a tile's own lengths come from the tables.
+    // the packed totals (paged: Skv as above); a tile's own lengths come
+    // from the tables.
     batch = arith::SubIOp::create(b, batch, idx(1));
   } else {
-    // Paged: the Skv argument is the page size; a batch holds up to
-    // max_pages of them.
-    if (shape.pageSize)
-      seqKv = mul(maxPages, shape.pageSize);
     int64_t positionsPerCta = shape.positionsPerWorkTile();
     tilesPerHead = div(add(seqQ, positionsPerCta - 1), positionsPerCta);
     tiles = mul(mul(batch, shape.headBlocks()), tilesPerHead);

@@ -58,8 +58,8 @@ DictionaryAttr specialize::buildManifest(const KernelShape &shape,
       entries.push_back(named("key_major", b.getBoolAttr(true)));
     // Packed [T, H, D]: the map is (64-column atoms, H, T rows, 1) from the
     // tensor's first row; a sequence's rows are addressed from its start
-    // (KernelBuilder::tmaRows).
-    if (shape.varlen)
+    // (KernelBuilder::tmaRows). A paged K or V is the cache's map.
+    if (shape.varlen && (packed || !shape.pageSize))
       entries.push_back(named("varlen", b.getBoolAttr(true)));
     return dict(entries);
   };
@@ -78,8 +78,8 @@ DictionaryAttr specialize::buildManifest(const KernelShape &shape,
                    : param("batch", "i32", "query.shape[0]"),
       shape.varlen ? param("total_q", "i32", "query.shape[0]")
                    : param("seq_q", "i32", "query.shape[1]"),
-      shape.varlen ? param("total_kv", "i32", "key.shape[0]")
-                   : param("seq_kv", "i32", "key.shape[1]"),
+      shape.varlen && !shape.pageSize ? param("total_kv", "i32", "key.shape[0]")
+                                      : param("seq_kv", "i32", "key.shape[1]"),
       param("scale_log2", "f32", "scale_log2")};
   if (shape.softcap)
     params.push_back(param("score_cap", "f32", "score_cap"));

@@ -120,9 +120,18 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
   p.sequence = sequences.empty() ? TileSequenceOp() : sequences[0];
   p.keys = keyCounts.empty() ? TileKeysOp() : keyCounts[0];
   p.descale = descales.empty() ? TileDescaleOp() : descales[0];
-  if (p.keys && p.sequence)
+  // Packed sequences count their keys with fa4.tile.sequence, but over a
+  // paged cache with fa4.tile.keys from cu_seqlens_k.
+  if (p.keys && p.sequence &&
+      (!p.keys.getPageTable() ||
+       p.keys.getCuSeqlensK() != p.sequence.getCuSeqlensK() ||
+       p.sequence.getSequsedK()))
     return fail(p.keys, "packed sequences count their keys with "
-                        "fa4.tile.sequence");
+                        "fa4.tile.sequence, or over a paged cache with "
+                        "fa4.tile.keys from the same cu_seqlens_k (and "
+                        "seqused_k)");
+  if (p.keys && !p.sequence && p.keys.getCuSeqlensK())
+    return fail(p.keys, "cu_seqlens_k counts the keys of packed sequences");
   p.scores = matmuls[0].getTransposeB() ? matmuls[0] : matmuls[1];
   p.product = matmuls[0].getTransposeB() ? matmuls[1] : matmuls[0];
   if (!p.scores.getTransposeB() || p.product.getTransposeB() ||
@@ -170,9 +179,19 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
                     !isArgument(p.descale.getValueDescale(), firstDescale + 2)))
     return fail(p.descale, "q_descale, k_descale and v_descale must be the "
                            "kernel's arguments after O, LSE and the sinks");
+  if (p.sequence) {
+    firstCapture += 2 + (p.sequence.getSequsedK() ? 1 : 0);
+    if (!isArgument(p.sequence.getCuSeqlensQ(), firstTable) ||
+        !isArgument(p.sequence.getCuSeqlensK(), firstTable + 1) ||
+        (p.sequence.getSequsedK() &&
+         !isArgument(p.sequence.getSequsedK(), firstTable + 2)))
+      return fail(p.sequence, "the sequence tables must be the kernel's "
+                              "arguments after O, LSE and the sinks");
+  }
   if (p.keys) {
-    // A KV cache's tables: seqused_k, then the page table, where given.
-    unsigned next = firstTable;
+    // A KV cache's tables: seqused_k, then the page table, where given
+    // (after cu_seqlens_q and cu_seqlens_k for packed sequences).
+    unsigned next = p.sequence ? firstTable + 2 : firstTable;
     if (p.keys.getSequsedK() && !isArgument(p.keys.getSequsedK(), next++))
       return fail(p.keys, "seqused_k must be the kernel's argument after O, "
                           "LSE and the sinks");
@@ -185,15 +204,6 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
       p.value.getPageTable() != p.key.getPageTable())
     return fail(p.key, "K and V must be read through the page table the "
                        "keys are counted with");
-  if (p.sequence) {
-    firstCapture += p.sequence.getSequsedK() ? 3 : 2;
-    if (!isArgument(p.sequence.getCuSeqlensQ(), firstTable) ||
-        !isArgument(p.sequence.getCuSeqlensK(), firstTable + 1) ||
-        (p.sequence.getSequsedK() &&
-         !isArgument(p.sequence.getSequsedK(), firstTable + 2)))
-      return fail(p.sequence, "the sequence tables must be the kernel's "
-                              "arguments after O, LSE and the sinks");
-  }
   if (p.sink && !isArgument(p.sink.getSinks(), firstDescale - 1))
     return fail(p.sink, "the sinks must be the kernel's argument after O "
                         "and LSE");
@@ -385,7 +395,7 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
                           "and the K tile's keys");
   // A KV cache counts each batch's keys once per work tile.
   if (p.keys && (p.keys->getBlock() != tileLoop.getBody() ||
-                 p.keys.getBatch() != batch || !isArgument(p.keys.getKey(), 1)))
+                 p.keys.getBatch() != batch || !isTensor(p.keys.getKey(), 1)))
     return fail(p.keys, "the keys must be counted in K at the work tile's "
                         "batch");
   Value keyCount = p.keys ? p.keys.getKeys() : Value();

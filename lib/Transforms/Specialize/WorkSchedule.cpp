@@ -263,7 +263,8 @@ public:
 
 private:
   /// A sequence's rows in a packed table [B + 1] of `total` rows: (start,
-  /// length), clamped into [0, total].
+  /// length), clamped into [0, total] (null `total`: entries only kept from
+  /// below 0, for a table that counts keys of a paged cache).
   std::pair<Value, Value> rows(Value table, Value sequence, Value total);
   /// Sequence `sequence`'s query rows (start, length) and its work tiles.
   struct Queries {
@@ -289,8 +290,8 @@ std::pair<Value, Value> VarlenSchedule::rows(Value table, Value sequence,
     Value value = arith::IndexCastOp::create(
         b, b.getIndexType(), LLVM::LoadOp::create(b, i32, address));
     // Negative entries count as 0, entries past the tensor as its end.
-    return arith::MinSIOp::create(b, arith::MaxSIOp::create(b, value, idx(0)),
-                                  total);
+    Value clamped = arith::MaxSIOp::create(b, value, idx(0));
+    return total ? arith::MinSIOp::create(b, clamped, total) : clamped;
   };
   Value start = entry(sequence);
   Value end = arith::MaxSIOp::create(b, entry(add(sequence, 1)), start);
@@ -383,8 +384,17 @@ void VarlenSchedule::forEachTile(function_ref<void(const Tile &)> body) {
   tile.recompute = [this, tileIndex, sequence, tilesBefore](Tile &again) {
     place(again, opaque(tileIndex), opaque(sequence), opaque(tilesBefore));
   };
-  std::tie(tile.keyStart, tile.seqKv) =
-      rows(kernel.cuSeqlensK, sequence, kernel.seqKv);
+  if (shape.pageSize) {
+    // Over a paged cache cu_seqlens_k only counts the sequence's keys (its
+    // entries are no rows of K): the count, at most the pages it has.
+    tile.keyStart = idx(0);
+    tile.seqKv = arith::MinSIOp::create(
+        b, rows(kernel.cuSeqlensK, sequence, /*total=*/Value()).second,
+        kernel.seqKv);
+  } else {
+    std::tie(tile.keyStart, tile.seqKv) =
+        rows(kernel.cuSeqlensK, sequence, kernel.seqKv);
+  }
   // At most the keys the sequence holds.
   if (kernel.sequsedK)
     tile.seqKv = kernel.usedKeys(sequence, tile.seqKv);

@@ -778,10 +778,37 @@ func.func @f(%q: memref<2x4x8x64xbf16>, %k: memref<?x128x2x64xbf16>, %o: memref<
 
 // -----
 
-// Pages are read with a dense query.
+// Packed sequences over pages: K and V are still the cache's pages.
 func.func @f(%q: memref<?x8x64xbf16>, %k: memref<?x2x64xbf16>, %o: memref<?x8x64xbf16>, %c: memref<3xi32>, %t: memref<2x8xi32>) {
-  // expected-error @+1 {{reads a paged KV cache with a dense query [batch, seq, heads, head_dim]; packed sequences (varlen) with pages are not supported}}
+  // expected-error @+1 {{key must be [pages, page_size, heads, head_dim] in a paged KV cache, got 'memref<?x2x64xbf16>'}}
   fa4.attention ins(%q, %k, %k : memref<?x8x64xbf16>, memref<?x2x64xbf16>, memref<?x2x64xbf16>) outs(%o : memref<?x8x64xbf16>) varlen(%c, %c : memref<3xi32>, memref<3xi32>) paged(%t : memref<2x8xi32>)
+  return
+}
+
+// -----
+
+// Packed sequences over pages: a page-table row per sequence.
+func.func @f(%q: memref<?x8x64xbf16>, %k: memref<?x64x2x64xbf16>, %o: memref<?x8x64xbf16>, %c: memref<3xi32>, %t: memref<3x8xi32>) {
+  // expected-error @+1 {{page_table must have one row per sequence: cu_seqlens_q has 3 entries (2 sequences) but page_table has 3}}
+  fa4.attention ins(%q, %k, %k : memref<?x8x64xbf16>, memref<?x64x2x64xbf16>, memref<?x64x2x64xbf16>) outs(%o : memref<?x8x64xbf16>) varlen(%c, %c : memref<3xi32>, memref<3xi32>) paged(%t : memref<3x8xi32>)
+  return
+}
+
+// -----
+
+// Packed sequences over pages: the heads of the cache's.
+func.func @f(%q: memref<?x8x64xbf16>, %k: memref<?x64x3x64xbf16>, %o: memref<?x8x64xbf16>, %c: memref<3xi32>, %t: memref<2x8xi32>) {
+  // expected-error @+1 {{query heads (8) must be a multiple of key/value heads (3)}}
+  fa4.attention ins(%q, %k, %k : memref<?x8x64xbf16>, memref<?x64x3x64xbf16>, memref<?x64x3x64xbf16>) outs(%o : memref<?x8x64xbf16>) varlen(%c, %c : memref<3xi32>, memref<3xi32>) paged(%t : memref<2x8xi32>)
+  return
+}
+
+// -----
+
+// Packed sequences over pages: the head dim of the cache's.
+func.func @f(%q: memref<?x8x64xbf16>, %k: memref<?x64x2x128xbf16>, %o: memref<?x8x64xbf16>, %c: memref<3xi32>, %t: memref<2x8xi32>) {
+  // expected-error @+1 {{head_dim_qk mismatch: query dimension 2 is 64 but key dimension 3 is 128}}
+  fa4.attention ins(%q, %k, %k : memref<?x8x64xbf16>, memref<?x64x2x128xbf16>, memref<?x64x2x128xbf16>) outs(%o : memref<?x8x64xbf16>) varlen(%c, %c : memref<3xi32>, memref<3xi32>) paged(%t : memref<2x8xi32>)
   return
 }
 

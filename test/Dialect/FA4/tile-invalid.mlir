@@ -293,9 +293,18 @@ func.func @sequence_count(%b: index, %c: memref<?xi32>, %q: memref<?x8x64xf16>) 
 
 // -----
 
-func.func @sequence_rank(%b: index, %c: memref<?xi32>, %q: memref<?x8x64xf16>, %k: memref<?x?x2x64xf16>) {
-  // expected-error @+1 {{tensor #1 must be [T, H, D] in Q's element type, got 'memref<?x?x2x64xf16>'}}
-  %v:4 = fa4.tile.sequence %b of %c, %c : memref<?xi32>, memref<?xi32> (%q, %k, %q, %q : memref<?x8x64xf16>, memref<?x?x2x64xf16>, memref<?x8x64xf16>, memref<?x8x64xf16>) -> memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x?x?x2x64xf16>, memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>
+func.func @sequence_rank(%b: index, %c: memref<?xi32>, %q: memref<?x8x64xf16>, %k: memref<?x64xf16>) {
+  // expected-error @+1 {{tensor #1 must be [T, H, D] or a paged [pages, P, H, D] in Q's element type, got 'memref<?x64xf16>'}}
+  %v:4 = fa4.tile.sequence %b of %c, %c : memref<?xi32>, memref<?xi32> (%q, %k, %q, %q : memref<?x8x64xf16>, memref<?x64xf16>, memref<?x8x64xf16>, memref<?x8x64xf16>) -> memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x?x64xf16>, memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>
+  return
+}
+
+// -----
+
+// A paged K is viewed as itself: the sequences share the cache.
+func.func @sequence_paged_view(%b: index, %c: memref<?xi32>, %q: memref<?x8x64xf16>, %k: memref<?x64x2x64xf16>) {
+  // expected-error @+1 {{view #1 must be 'memref<?x64x2x64xf16>', got 'memref<1x?x64x2x64xf16>'}}
+  %v:4 = fa4.tile.sequence %b of %c, %c : memref<?xi32>, memref<?xi32> (%q, %k, %k, %q : memref<?x8x64xf16>, memref<?x64x2x64xf16>, memref<?x64x2x64xf16>, memref<?x8x64xf16>) -> memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x?x64x2x64xf16>, memref<?x64x2x64xf16>, memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>
   return
 }
 
@@ -339,5 +348,14 @@ func.func @paged_heads(%k: memref<?x128x2x64xf16>, %t: memref<?x?xi32>, %i: inde
 func.func @paged_keys(%k: memref<?x?x2x64xf16>, %t: memref<?x?xi32>, %i: index) {
   // expected-error @+1 {{reads a paged KV cache [pages, P, heads, head_dim] whose page size P must be a static power of two of at least 8, got 'memref<?x?x2x64xf16>'}}
   %n = fa4.tile.keys %k[%i] pages %t : memref<?x?xi32> : memref<?x?x2x64xf16>
+  return
+}
+
+// -----
+
+// cu_seqlens_k counts keys only in a paged cache.
+func.func @keys_cu_without_pages(%k: memref<?x?x2x64xf16>, %c: memref<?xi32>, %i: index) {
+  // expected-error @+1 {{counts a packed sequence's keys from cu_seqlens_k only in a paged cache (packed K and V are counted by fa4.tile.sequence)}}
+  %n = fa4.tile.keys %k[%i] cu_seqlens_k %c : memref<?xi32> : memref<?x?x2x64xf16>
   return
 }

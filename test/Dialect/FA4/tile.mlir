@@ -69,6 +69,21 @@ func.func @sequence(%b: index, %cq: memref<?xi32>, %ck: memref<?xi32>, %u: memre
 
 // -----
 
+// Packed sequences over a paged cache: Q and O viewed per sequence, K and V
+// the cache itself; the sequence's keys counted from cu_seqlens_k.
+// CHECK-LABEL: func @sequence_paged
+// CHECK: fa4.tile.sequence %{{.*}} of %{{.*}}, %{{.*}} : memref<?xi32>, memref<?xi32> (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : memref<?x8x64xf16>, memref<?x64x2x64xf16>, memref<?x64x2x64xf16>, memref<?x8x64xf16>) -> memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<?x64x2x64xf16>, memref<?x64x2x64xf16>, memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>
+// CHECK: fa4.tile.keys %{{.*}}[%{{.*}}] seqused_k %{{.*}} : memref<?xi32> pages %{{.*}} : memref<?x?xi32> cu_seqlens_k %{{.*}} : memref<?xi32> : memref<?x64x2x64xf16>
+func.func @sequence_paged(%b: index, %cq: memref<?xi32>, %ck: memref<?xi32>, %u: memref<?xi32>,
+                          %t: memref<?x?xi32>, %q: memref<?x8x64xf16>,
+                          %k: memref<?x64x2x64xf16>, %o: memref<?x8x64xf16>) -> index {
+  %views:4 = fa4.tile.sequence %b of %cq, %ck : memref<?xi32>, memref<?xi32> (%q, %k, %k, %o : memref<?x8x64xf16>, memref<?x64x2x64xf16>, memref<?x64x2x64xf16>, memref<?x8x64xf16>) -> memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<?x64x2x64xf16>, memref<?x64x2x64xf16>, memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>
+  %n = fa4.tile.keys %views#1[%b] seqused_k %u : memref<?xi32> pages %t : memref<?x?xi32> cu_seqlens_k %ck : memref<?xi32> : memref<?x64x2x64xf16>
+  return %n : index
+}
+
+// -----
+
 // A KV cache: the keys of batch %b, and K read through the page table.
 // CHECK-LABEL: func @kv_cache
 func.func @kv_cache(%k: memref<?x256x2x64xf16>, %u: memref<?xi32>, %t: memref<?x?xi32>, %b: index, %pos: index, %h: index) -> (index, tensor<128x64xf16>) {

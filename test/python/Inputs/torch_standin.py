@@ -283,6 +283,7 @@ def write_kernel(directory, name, element, heads_q, heads_kv, causal, lse, sink=
     writes a plan with that many Q stages (None: no plan), `query_rows`
     the grid's query rows per CTA."""
     rows = [-1] if varlen else [-1, -1]
+    # Paged K/V (of a dense batch or packed sequences): [pages, page_size].
     kv_rows = [-1, page_size] if page_size else rows
     head_dim_v = head_dim if head_dim_v is None else head_dim_v
     eight_bit = element == "e4m3"
@@ -299,7 +300,8 @@ def write_kernel(directory, name, element, heads_q, heads_kv, causal, lse, sink=
         params += [{"kind": "i32", "name": "sequence_bounds",
                     "source": "cu_seqlens_q.shape[0]"},
                    {"kind": "i32", "name": "total_q", "source": "query.shape[0]"},
-                   {"kind": "i32", "name": "total_kv", "source": "key.shape[0]"}]
+                   {"kind": "i32", "name": "seq_kv", "source": "key.shape[1]"} if page_size
+                   else {"kind": "i32", "name": "total_kv", "source": "key.shape[0]"}]
     else:
         params += [{"kind": "i32", "name": "batch", "source": "query.shape[0]"},
                    {"kind": "i32", "name": "seq_q", "source": "query.shape[1]"},
@@ -336,6 +338,10 @@ def write_kernel(directory, name, element, heads_q, heads_kv, causal, lse, sink=
             operands.append({"name": table, "element": "i32", "shape": [-1]})
             params.append({"kind": "pointer", "name": table, "source": f"{table}.data"})
         params.append({"kind": "pointer", "name": "output_rows", "source": "output.data"})
+        if page_size:
+            operands.append({"name": "page_table", "element": "i32", "shape": [-1, -1]})
+            params += [{"kind": "pointer", "name": "page_table", "source": "page_table.data"},
+                       {"kind": "i32", "name": "max_pages", "source": "page_table.shape[1]"}]
     else:
         if seqused_k:
             operands.append({"name": "seqused_k", "element": "i32", "shape": [-1]})
@@ -348,7 +354,8 @@ def write_kernel(directory, name, element, heads_q, heads_kv, causal, lse, sink=
              "box": [64, 1, 128, 1], "swizzle": "128B", "oob_fill": "zero"}
             for i, n in enumerate(("query", "key", "value", "output"))]
     for entry in maps if varlen else ():
-        entry["varlen"] = True
+        if not (page_size and entry["operand"] in ("key", "value")):
+            entry["varlen"] = True
     if eight_bit:
         # (S, H, D, B) for V, box [block_n, 1, Dv, 1]; O 16-bit.
         maps[2].update(key_major=True, box=[128, 1, head_dim_v, 1])

@@ -45,7 +45,7 @@ bool isKernelBuffer(AttentionOp op, unsigned index, MemRefType type) {
   // An FP8 V may also be key-major (sm_90a's PV wgmma reads it so).
   bool keyMajor = op.isFp8() &&
                   index == op.getValueMutable().getOperandNumber() &&
-                  strides[op.getSequenceDim()] == 1;
+                  strides[op.getKeySequenceDim()] == 1;
   return strides.back() == 1 || keyMajor;
 }
 

@@ -47,7 +47,7 @@ bool AttentionOp::isValueKeyMajor() {
   SmallVector<int64_t> strides;
   int64_t offset;
   return succeeded(memref.getStridesAndOffset(strides, offset)) &&
-         strides.back() != 1 && strides[getSequenceDim()] == 1;
+         strides.back() != 1 && strides[getKeySequenceDim()] == 1;
 }
 
 double AttentionOp::getEffectiveScale() {
@@ -181,29 +181,32 @@ LogicalResult AttentionOp::verify() {
   bool varlen = isVarlen();
   if (static_cast<bool>(getCuSeqlensK()) != varlen)
     return emitOpError() << "takes cu_seqlens_q and cu_seqlens_k together";
+  // A paged K/V is [pages, P, heads, head_dim] whether the queries are a
+  // dense batch or packed sequences.
   bool paged = isPaged();
-  if (paged && varlen)
-    return emitOpError() << "reads a paged KV cache with a dense query "
-                            "[batch, seq, heads, head_dim]; packed sequences "
-                            "(varlen) with pages are not supported";
   int64_t rank = varlen ? 3 : 4;
-  for (auto [name, value] :
-       {std::pair<StringRef, Value>{"query", getQuery()}, {"key", getKey()},
-        {"value", getValue()}, {"output", getOutput()}})
-    if (cast<ShapedType>(value.getType()).getRank() != rank)
+  for (auto [name, value] : {std::pair<StringRef, Value>{"query", getQuery()},
+                             {"key", getKey()},
+                             {"value", getValue()},
+                             {"output", getOutput()}}) {
+    bool pagedCache = paged && (name == "key" || name == "value");
+    if (cast<ShapedType>(value.getType()).getRank() != (pagedCache ? 4 : rank))
       return emitOpError()
              << name << " must be "
-             << (varlen ? "[total, heads, head_dim] with variable lengths"
-                        : "[batch, seq, heads, head_dim]")
+             << (pagedCache ? "[pages, page_size, heads, head_dim] in a paged "
+                              "KV cache"
+                 : varlen   ? "[total, heads, head_dim] with variable lengths"
+                            : "[batch, seq, heads, head_dim]")
              << ", got " << value.getType();
+  }
   auto named = [&](StringRef name, Value value, StringRef seq, StringRef heads,
                    StringRef dim) {
     NamedOperand operand{name, cast<ShapedType>(value.getType()), {}};
-    if (varlen)
+    if (paged && seq == "seq_kv")
+      operand.dimNames = {"pages", "page_size", heads, dim};
+    else if (varlen)
       operand.dimNames = {seq == "seq_q" ? "total_q" : "total_kv", heads, dim,
                           ""};
-    else if (paged && seq == "seq_kv")
-      operand.dimNames = {"pages", "page_size", heads, dim};
     else
       operand.dimNames = {"batch", seq, heads, dim};
     return operand;
@@ -215,18 +218,22 @@ LogicalResult AttentionOp::verify() {
                          "head_dim_v");
   NamedOperand o = named("output", getOutput(), "seq_q", "heads_q",
                          "head_dim_v");
-  // Dimension indices of the sequence, the heads and the head dim.
+  // Dimension indices of the sequence, the heads and the head dim: of Q and
+  // O, and of K and V (a paged cache's differ from packed queries').
   unsigned seq = getSequenceDim(), heads = seq + 1, dim = seq + 2;
+  unsigned kvSeq = getKeySequenceDim(), kvHeads = kvSeq + 1, kvDim = kvSeq + 2;
 
   // Head counts and head dims shape the kernel; only batch and sequence
   // lengths may be chosen at run time. An FP8 V may be key-major.
   bool fp8 = isFp8();
-  for (const NamedOperand *operand : {&q, &k, &v, &o})
-    if (failed(verifyOperandShape(*this, *operand, {heads, dim},
-                                  fp8 && operand == &v
-                                      ? std::optional<unsigned>(seq)
-                                      : std::nullopt)))
+  for (const NamedOperand *operand : {&q, &k, &v, &o}) {
+    bool kv = operand == &k || operand == &v;
+    if (failed(verifyOperandShape(
+            *this, *operand, {kv ? kvHeads : heads, kv ? kvDim : dim},
+            fp8 && operand == &v ? std::optional<unsigned>(kvSeq)
+                                 : std::nullopt)))
       return failure();
+  }
 
   Type elementType = q.type.getElementType();
   for (const NamedOperand *operand : {&k, &v})
@@ -245,7 +252,7 @@ LogicalResult AttentionOp::verify() {
 
   // Packed sequences with a key-major (FP8) V: V's own rows, each sequence
   // from packedValueStart.
-  bool paddedValue = varlen && fp8;
+  bool paddedValue = varlen && fp8 && !paged;
   if ((!varlen && !paged &&
        (failed(verifySameDim(*this, "batch", q, 0, k, 0)) ||
         failed(verifySameDim(*this, "batch", q, 0, v, 0)))) ||
@@ -253,11 +260,11 @@ LogicalResult AttentionOp::verify() {
       (paged && failed(verifySameDim(*this, "pages", k, 0, v, 0))) ||
       failed(verifySameDim(*this, q.dimNames[seq], q, seq, o, seq)) ||
       (!paddedValue &&
-       failed(verifySameDim(*this, k.dimNames[seq], k, seq, v, seq))) ||
+       failed(verifySameDim(*this, k.dimNames[kvSeq], k, kvSeq, v, kvSeq))) ||
       failed(verifySameDim(*this, "heads_q", q, heads, o, heads)) ||
-      failed(verifySameDim(*this, "heads_kv", k, heads, v, heads)) ||
-      failed(verifySameDim(*this, "head_dim_qk", q, dim, k, dim)) ||
-      failed(verifySameDim(*this, "head_dim_v", v, dim, o, dim)))
+      failed(verifySameDim(*this, "heads_kv", k, kvHeads, v, kvHeads)) ||
+      failed(verifySameDim(*this, "head_dim_qk", q, dim, k, kvDim)) ||
+      failed(verifySameDim(*this, "head_dim_v", v, kvDim, o, dim)))
     return failure();
 
   if (varlen) {
@@ -324,9 +331,18 @@ LogicalResult AttentionOp::verify() {
     NamedOperand table{
         "page_table", getPageTable().getType(), {"batch", "max_pages", "", ""}};
     if (failed(verifyOperandShape(*this, table, {})) ||
-        failed(verifySameDim(*this, "batch", q, 0, table, 0)) ||
-        failed(verifySameDim(*this, "batch", o, 0, table, 0)))
+        (!varlen && (failed(verifySameDim(*this, "batch", q, 0, table, 0)) ||
+                     failed(verifySameDim(*this, "batch", o, 0, table, 0)))))
       return failure();
+    // Packed sequences: a row of pages per sequence.
+    auto cuQ =
+        varlen ? cast<ShapedType>(getCuSeqlensQ().getType()) : ShapedType();
+    if (varlen && !cuQ.isDynamicDim(0) && !table.type.isDynamicDim(0) &&
+        table.dim(0) + 1 != cuQ.getDimSize(0))
+      return emitOpError()
+             << "page_table must have one row per sequence: cu_seqlens_q has "
+             << cuQ.getDimSize(0) << " entries (" << cuQ.getDimSize(0) - 1
+             << " sequences) but page_table has " << table.dim(0);
     if (TypedValue<ShapedType> used = getSequsedK()) {
       NamedOperand u{"seqused_k", used.getType(), {"batch", "", "", ""}};
       if (failed(verifySameDim(*this, "batch", u, 0, table, 0)))
@@ -401,7 +417,7 @@ LogicalResult AttentionOp::verify() {
                      cast<ShapedType>(value.getType()),
                      {"batch", "heads_kv", "", ""}};
       if (failed(verifyOperandShape(*this, d, {})) ||
-          failed(verifySameDim(*this, "heads_kv", k, heads, d, 1)))
+          failed(verifySameDim(*this, "heads_kv", k, kvHeads, d, 1)))
         return failure();
       if (varlen) {
         auto cuQ = cast<ShapedType>(getCuSeqlensQ().getType());
@@ -605,7 +621,8 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   // tables of variable lengths, in this order.
   std::string previous = "output";
   // A dense batch (rank-4 query) takes seqused_k and page_table without the
-  // packed sequences' tables.
+  // packed sequences' tables; packed sequences take a page table after
+  // theirs.
   bool dense = !getTensors().empty() &&
                cast<MemRefType>(getTensors()[0].getType()).getRank() == 4;
   for (unsigned i = 0, e = getTensors().size(); i < e; ++i) {
@@ -623,8 +640,9 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
         (name == "cu_seqlens_k" && previous == "cu_seqlens_q") ||
         (name == "seqused_k" &&
          (previous == "cu_seqlens_k" || (dense && afterDescale))) ||
-        (name == "page_table" && dense &&
-         (afterDescale || previous == "seqused_k"));
+        (name == "page_table" &&
+         (dense ? afterDescale || previous == "seqused_k"
+                : previous == "cu_seqlens_k" || previous == "seqused_k"));
     if (!inOrder)
       return emitOpError()
              << "takes query, key, value, output and optionally lse (f32 "

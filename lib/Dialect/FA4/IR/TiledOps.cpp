@@ -78,6 +78,10 @@ LogicalResult TileCoordsOp::verify() {
 }
 
 MemRefType TileSequenceOp::getViewType(MemRefType tensor, bool lse) {
+  // A paged K or V [pages, P, H, D] is read through the page table: its
+  // view is the cache itself.
+  if (tensor.getRank() == 4)
+    return tensor;
   SmallVector<int64_t> strides;
   int64_t offset;
   if (failed(tensor.getStridesAndOffset(strides, offset)))
@@ -126,12 +130,17 @@ LogicalResult TileSequenceOp::verify() {
     bool elementOk = lse         ? element.isF32()
                      : fp8Output ? element.isF16() || element.isBF16()
                                  : element == queryElement;
-    if (type.getRank() != (lse ? 2 : 3) || !elementOk)
+    // K and V may be a paged cache, which the sequences share.
+    bool pagedOk = (index == 1 || index == 2) && type.getRank() == 4;
+    if ((type.getRank() != (lse ? 2 : 3) && !pagedOk) || !elementOk)
       return emitOpError() << "tensor #" << index << " must be "
                            << (lse         ? "[H, Tq] in f32"
                                : fp8Output ? "[T, H, D] in f16 or bf16 (O of "
                                              "FP8 operands)"
-                                           : "[T, H, D] in Q's element type")
+                               : index == 1 || index == 2
+                                   ? "[T, H, D] or a paged [pages, P, H, D] "
+                                     "in Q's element type"
+                                   : "[T, H, D] in Q's element type")
                            << ", got " << type;
     MemRefType expected = getViewType(type, lse);
     if (!expected)
@@ -178,6 +187,10 @@ LogicalResult TileLoadOp::verify() {
 }
 
 LogicalResult TileKeysOp::verify() {
+  if (getCuSeqlensK() && !getPageTable())
+    return emitOpError() << "counts a packed sequence's keys from "
+                            "cu_seqlens_k only in a paged cache (packed K "
+                            "and V are counted by fa4.tile.sequence)";
   if (getPageTable())
     return verifyPagedSource(*this, getKey().getType(), 0);
   return success();

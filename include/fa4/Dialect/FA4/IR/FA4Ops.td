@@ -311,11 +311,14 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
     /// The dimension of Q, K, V and O that holds the sequence: 1 of
     /// [B, S, H, D], 0 of the packed [total, H, D]; heads and head dim follow.
     unsigned getSequenceDim() { return isVarlen() ? 0 : 1; }
+    /// The sequence dimension of K and V: a paged cache's is the page's
+    /// (1 of [pages, P, H, D]) even where the queries are packed.
+    unsigned getKeySequenceDim() { return isPaged() ? 1 : getSequenceDim(); }
     int64_t getNumQueryHeads() {
       return getQuery().getType().getDimSize(getSequenceDim() + 1);
     }
     int64_t getNumKeyValueHeads() {
-      return getKey().getType().getDimSize(getSequenceDim() + 1);
+      return getKey().getType().getDimSize(getKeySequenceDim() + 1);
     }
     /// Query heads that share one key/value head.
     int64_t getGroupSize() { return getNumQueryHeads() / getNumKeyValueHeads(); }
@@ -330,7 +333,7 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
       return getQuery().getType().getDimSize(getSequenceDim() + 2);
     }
     int64_t getHeadDimV() {
-      return getValue().getType().getDimSize(getSequenceDim() + 2);
+      return getValue().getType().getDimSize(getKeySequenceDim() + 2);
     }
     /// The explicit scale, or 1 / sqrt(Dqk).
     double getEffectiveScale();
@@ -399,7 +402,10 @@ def FA4_TileSequenceOp : FA4_Op<"tile.sequence", [AttrSizedOperandSegments]> {
       first `seqused_k[b]` of them when given, else up to
       `cu_seqlens_k[b + 1]`, as `[1, Skv_b, H, D]`;
     - `lse` (optional, `[H, Tq]`): columns `[cu_seqlens_q[b],
-      cu_seqlens_q[b + 1])` as `[1, H, Sq_b]`.
+      cu_seqlens_q[b + 1])` as `[1, H, Sq_b]`;
+    - a paged `key` and `value` (`[pages, P, H, D]`, shared by the
+      sequences): unchanged; `fa4.tile.keys` counts the sequence's keys and
+      `fa4.tile.load` reads them through the page table.
 
     Entries are clamped into the packed tensors and lengths to 0 and above,
     as the kernels do.
@@ -447,28 +453,37 @@ def FA4_TileKeysOp : FA4_Op<"tile.keys", [AttrSizedOperandSegments]> {
     The number of keys batch `batch` attends to: the capacity of `key`
     (`Skv` of a dense `[B, Skv, H, D]` tensor; `max_pages * P` of a paged
     `[pages, P, H, D]` tensor read through `page_table` `[B, max_pages]`),
-    or `seqused_k[batch]` clamped to `[0, capacity]` when given. The tiled
-    program bounds the KV loop and the mask with it.
+    or `seqused_k[batch]` clamped to `[0, capacity]` when given. With
+    `cu_seqlens_k` (packed sequences over a paged cache; `batch` is the
+    sequence) the capacity is `cu_seqlens_k[batch + 1] -
+    cu_seqlens_k[batch]` (0 if negative) clamped to `max_pages * P`, and
+    `seqused_k` is clamped to it. The tiled program bounds the KV loop and
+    the mask with it.
 
     ```mlir
     %n = fa4.tile.keys %key[%b] seqused_k %lens : memref<?xi32>
         pages %table : memref<?x?xi32> : memref<?x256x8x128xbf16>
+    %m = fa4.tile.keys %key[%s] pages %table : memref<?x?xi32>
+        cu_seqlens_k %cu_k : memref<?xi32> : memref<?x256x8x128xbf16>
     ```
 
-    PTX: after `fa4-specialize`, one `ld.global.b32` of `seqused_k` per
-    work tile and role, a `min`/`max` clamp.
+    PTX: after `fa4-specialize`, one `ld.global.b32` of `seqused_k` (two of
+    `cu_seqlens_k`) per work tile and role, a `min`/`max` clamp.
   }];
   let arguments = (ins Arg<FA4_ActivationMemRef, "", [MemRead]>:$key,
                        Index:$batch,
                        Arg<Optional<FA4_SeqLensMemRef>, "", [MemRead]>
                            :$sequsedK,
                        Arg<Optional<FA4_PageTableMemRef>, "", [MemRead]>
-                           :$pageTable);
+                           :$pageTable,
+                       Arg<Optional<FA4_SeqLensMemRef>, "", [MemRead]>
+                           :$cuSeqlensK);
   let results = (outs Index:$keys);
   let assemblyFormat = [{
     $key `[` $batch `]`
     (`seqused_k` $sequsedK^ `:` type($sequsedK))?
     (`pages` $pageTable^ `:` type($pageTable))?
+    (`cu_seqlens_k` $cuSeqlensK^ `:` type($cuSeqlensK))?
     `:` type($key) attr-dict
   }];
   let hasVerifier = 1;
