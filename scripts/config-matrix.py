@@ -11,7 +11,9 @@ line:
 over full and causal (with LSE) x dtype x head dim x GQA ratio, then the
 score stages: a causal sliding window with LSE, softcap, and attention
 sinks (causal, with LSE), at both head dims for MHA and a GQA ratio that
-packs no heads (7); with --fp8-head-dims, full and causal FP8 rows (e4m3
+packs no heads (7); packed sequences (causal, with LSE) with sinks and a
+window, and over a paged cache of 64-key pages, at head dims 64 and 128
+(GQA 1 and 7); with --fp8-head-dims, full and causal FP8 rows (e4m3
 Q, K and key-major V with descale factors, O bf16) x GQA ratio, and causal
 FP8 packed sequences (varlen, with LSE) at GQA 1 and 8.
 
@@ -48,14 +50,23 @@ KV_HEADS = 8
 MASKS = {"full": "", "causal": "causal", "varlen": "causal",
          "window": "causal, window = array<i64: 1000, 0>",
          "softcap": "softcap = 30.0 : f32",
-         "sink": "causal"}
+         "sink": "causal",
+         "packed-sink": "causal, window = array<i64: 1000, 0>",
+         "packed-paged": "causal"}
+# Packed sequences: their masks, the page size of a paged cache.
+PACKED = {"varlen": None, "packed-sink": None, "packed-paged": 64}
+PACKED_HEAD_DIMS = [64, 128]
 
 
 def stage_configs(head_dims):
-    """The score-stage rows: MHA and a ratio that packs no heads (7)."""
+    """The score-stage rows: MHA and a ratio that packs no heads (7); then
+    packed sequences with sinks and over a paged cache."""
     return [(mask, "bf16", head_dim, ratio)
             for mask in ("window", "softcap", "sink")
-            for head_dim in head_dims for ratio in (1, 7)]
+            for head_dim in head_dims for ratio in (1, 7)] + [
+        (mask, "bf16", head_dim, ratio)
+        for mask in ("packed-sink", "packed-paged")
+        for head_dim in PACKED_HEAD_DIMS for ratio in (1, 7)]
 
 
 def module(dtype, head_dim, ratio, mask):
@@ -66,10 +77,12 @@ def module(dtype, head_dim, ratio, mask):
     element = "f8E4M3FN" if fp8 else dtype
     # Packed sequences drop the batch dimension; a key-major V's keys are
     # then its dimension 0.
-    varlen = mask == "varlen"
+    varlen = mask in PACKED
+    page = PACKED.get(mask)
     rows = "?" if varlen else "?x?"
     qt = f"memref<{rows}x{hq}x{head_dim}x{element}>"
-    kt = f"memref<{rows}x{hkv}x{head_dim}x{element}>"
+    kv_rows = f"?x{page}" if page else rows
+    kt = f"memref<{kv_rows}x{hkv}x{head_dim}x{element}>"
     key_major = "strided<[1, ?, ?]>" if varlen else "strided<[?, 1, ?, ?]>"
     vt = f"memref<{rows}x{hkv}x{head_dim}x{element}, {key_major}>" if fp8 else kt
     ot = f"memref<{rows}x{hq}x{head_dim}xbf16>" if fp8 else qt
@@ -77,7 +90,7 @@ def module(dtype, head_dim, ratio, mask):
     causal = MASKS[mask].startswith("causal")
     lse_arg = f", %lse: {lt}" if causal else ""
     lse = f" lse(%lse : {lt})" if causal else ""
-    if mask == "sink":
+    if mask in ("sink", "packed-sink"):
         lse_arg += f", %sink: memref<{hq}xf32>"
         lse += f" sink(%sink : memref<{hq}xf32>)"
     if fp8:
@@ -87,6 +100,12 @@ def module(dtype, head_dim, ratio, mask):
     if varlen:
         lse_arg += ", %cq: memref<?xi32>, %ck: memref<?xi32>"
         lse += " varlen(%cq, %ck : memref<?xi32>, memref<?xi32>)"
+    if mask == "packed-sink":
+        lse_arg += ", %used: memref<?xi32>"
+        lse += " seqused_k(%used : memref<?xi32>)"
+    if page:
+        lse_arg += ", %pages: memref<?x?xi32>"
+        lse += " paged(%pages : memref<?x?xi32>)"
     attrs = f" {{{MASKS[mask]}}}" if MASKS[mask] else ""
     return (f"func.func @attention(%q: {qt}, %k: {kt}, %v: {vt}, %o: {ot}{lse_arg}) {{\n"
             f"  fa4.attention ins(%q, %k, %v : {qt}, {kt}, {vt}) outs(%o : {ot}){lse}{attrs}\n"

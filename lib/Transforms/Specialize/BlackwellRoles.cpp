@@ -319,9 +319,6 @@ void BlackwellPrefillRoles::buildCorrection() {
 
   kernel.forEachTile([&](const Tile &tile) {
     Value base = tile.kvBase, statsBase = tile.statsBase;
-    // The row's sink logit (the same head in every Q stage), loaded while
-    // the tile's blocks run.
-    Value sink = split ? Value() : kernel.sinkLogit(tile, row);
     forRange(tile.blocks, [&](Value n) {
       Value k = add(base, n);
       Value statsIndex = add(statsBase, n);
@@ -356,6 +353,10 @@ void BlackwellPrefillRoles::buildCorrection() {
       }
     });
 
+    // The row's sink logit (the same head in every Q stage), loaded while
+    // the last PV MMAs run (not through the loop: a register the 64 of
+    // this warpgroup lacked with packed sequences and LSE).
+    Value sink = split ? Value() : kernel.sinkLogit(tile, row);
     // Epilogue: O / row_sum in the output type, into the staging tile in the
     // 128-byte swizzle the TMA store reads (16-byte chunk c of row r sits at
     // chunk c xor (r mod 8)).
