@@ -42,8 +42,8 @@ static int64_t operandIndex(LaunchOp launch, StringRef name) {
 }
 
 /// The launch: tensor maps and arguments from the manifest's params.
-static FailureOr<Launch> buildLaunch(LaunchOp launch,
-                                     gpu::GPUFuncOp kernel, const Shape &shape,
+static FailureOr<Launch> buildLaunch(LaunchOp launch, gpu::GPUFuncOp kernel,
+                                     const Shape &shape,
                                      std::vector<GlobalTensor> &tensors,
                                      unsigned ctas, raw_ostream &os) {
   DictionaryAttr manifest = manifestOf(launch);
@@ -97,16 +97,16 @@ static FailureOr<Launch> buildLaunch(LaunchOp launch,
   // What the runtime launches, knowing the packed tensors' rows but not
   // the tables' contents (on the device): a bound on the tiles.
   int64_t queryBlocks = llvm::divideCeil(shape.seqQ, rows.getInt());
-  int64_t tiles = headBlocks.getInt() *
-                  (shape.varlen ? queryBlocks + shape.batch
-                                : shape.batch * queryBlocks);
+  int64_t tiles =
+      headBlocks.getInt() *
+      (shape.varlen ? queryBlocks + shape.batch : shape.batch * queryBlocks);
   // Split-KV: the units are (tile, split); the workspace holds each work
   // tile's partial rows (left NaN: a row read before a split wrote it
   // shows) and its counters (zeroed once, as the runtime allocates them;
   // the kernel leaves them 0).
   int64_t splits = 1;
-  auto splitKv = manifest.getAs<DictionaryAttr>("split_kv");
-  if (splitKv) {
+  bool workspace = false;
+  if (auto splitKv = manifest.getAs<DictionaryAttr>("split_kv")) {
     auto count = splitKv.getAs<IntegerAttr>("splits");
     auto words = splitKv.getAs<IntegerAttr>("partial_words_per_tile");
     auto counters = splitKv.getAs<IntegerAttr>("counters_per_tile");
@@ -115,24 +115,22 @@ static FailureOr<Launch> buildLaunch(LaunchOp launch,
                   "counters_per_tile, and a dense batch");
     splits = count.getInt();
     // A cluster split combines in shared memory: no workspace.
-    if (words.getInt() == 0 && counters.getInt() == 0 && result.cluster > 1)
-      splitKv = {};
-  }
-  if (splitKv) {
-    auto words = splitKv.getAs<IntegerAttr>("partial_words_per_tile");
-    auto counters = splitKv.getAs<IntegerAttr>("counters_per_tile");
+    workspace =
+        words.getInt() != 0 || counters.getInt() != 0 || result.cluster == 1;
     Builder b(kernel.getContext());
-    tensors.push_back(GlobalTensor{
-        "split_partials",
-        b.getF32Type(),
-        {tiles * words.getInt()},
-        std::vector<float>(tiles * words.getInt(),
-                           std::numeric_limits<float>::quiet_NaN())});
-    tensors.push_back(
-        GlobalTensor{"split_counters",
-                     b.getI32Type(),
-                     {tiles * counters.getInt()},
-                     std::vector<float>(tiles * counters.getInt(), 0.0f)});
+    if (workspace) {
+      tensors.push_back(GlobalTensor{
+          "split_partials",
+          b.getF32Type(),
+          {tiles * words.getInt()},
+          std::vector<float>(tiles * words.getInt(),
+                             std::numeric_limits<float>::quiet_NaN())});
+      tensors.push_back(
+          GlobalTensor{"split_counters",
+                       b.getI32Type(),
+                       {tiles * counters.getInt()},
+                       std::vector<float>(tiles * counters.getInt(), 0.0f)});
+    }
   }
   result.grid = std::max<int64_t>(1, std::min<int64_t>(tiles * splits, ctas));
   // Whole clusters, as a runtime rounds the persistent grid.
@@ -219,7 +217,7 @@ static FailureOr<Launch> buildLaunch(LaunchOp launch,
         return fail("no manifest value for f32 source '" + source + "'");
       argument.kind = Argument::Kind::real;
       argument.real = static_cast<float>(value.getValueAsDouble());
-    } else if (kind == "pointer" && splitKv &&
+    } else if (kind == "pointer" && workspace &&
                (source == "workspace.partials" ||
                 source == "workspace.counters")) {
       argument.kind = Argument::Kind::pointer;
@@ -388,12 +386,11 @@ LogicalResult mlir::fa4::sim::simulate(ModuleOp module, const Problem &problem,
          << kernel.getName() << " B=" << shape->batch
          << (shape->varlen ? " Tq=" : " Sq=") << shape->seqQ
          << (shape->varlen ? " Tkv=" : " Skv=") << shape->seqKv
-         << " Hq=" << shape->headsQ
-         << " Hkv=" << shape->headsKv << " D=" << shape->headDim;
+         << " Hq=" << shape->headsQ << " Hkv=" << shape->headsKv
+         << " D=" << shape->headDim;
       if (shape->headDimV != shape->headDim)
         os << " Dv=" << shape->headDimV;
-      os << " "
-         << shape->dtype << (shape->causal ? " causal" : "");
+      os << " " << shape->dtype << (shape->causal ? " causal" : "");
       if (shape->windowLeft >= 0 || (shape->windowRight >= 0 && !shape->causal))
         os << " window [" << shape->windowLeft << ", " << shape->windowRight
            << "]";
