@@ -884,3 +884,178 @@ module attributes {gpu.container_module} {
   }
 }
 
+
+// -----
+
+// Packed sequences over a paged cache count their keys with fa4.tile.keys
+// from the sequence table: not from cu_seqlens_q.
+module attributes {gpu.container_module} {
+  func.func @paged_varlen(%arg0: memref<?x8x128xbf16>, %arg1: memref<?x64x2x128xbf16>, %arg2: memref<?x64x2x128xbf16>, %arg3: memref<?x8x128xbf16>, %arg4: memref<?xi32>, %arg5: memref<?xi32>, %arg6: memref<?xi32>, %arg7: memref<?x?xi32>) {
+    fa4.launch @paged_varlen_attention::@paged_varlen_attention(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6, %arg7) : memref<?x8x128xbf16>, memref<?x64x2x128xbf16>, memref<?x64x2x128xbf16>, memref<?x8x128xbf16>, memref<?xi32>, memref<?xi32>, memref<?xi32>, memref<?x?xi32>
+    return
+  }
+  gpu.module @paged_varlen_attention [#nvvm.target<chip = "sm_100a", features = "+ptx86">] {
+    gpu.func @paged_varlen_attention(%arg0: memref<?x8x128xbf16>, %arg1: memref<?x64x2x128xbf16>, %arg2: memref<?x64x2x128xbf16>, %arg3: memref<?x8x128xbf16>, %arg4: memref<?xi32>, %arg5: memref<?xi32>, %arg6: memref<?xi32>, %arg7: memref<?x?xi32>) kernel attributes {fa4.plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 128, qStages = 2, kvStages = 3, gqaPack = 4, scheduler = lpt, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 64, rescaleThreshold = 8>} {
+      %c0 = arith.constant 0 : index
+      %dim = memref.dim %arg4, %c0 : memref<?xi32>
+      %c-1 = arith.constant -1 : index
+      %0 = arith.addi %dim, %c-1 : index
+      %c1 = arith.constant 1 : index
+      %c0_0 = arith.constant 0 : index
+      scf.for %arg8 = %c0_0 to %0 step %c1 {
+        %1:4 = fa4.tile.sequence %arg8 of %arg4, %arg5 : memref<?xi32>, memref<?xi32> (%arg0, %arg1, %arg2, %arg3 : memref<?x8x128xbf16>, memref<?x64x2x128xbf16>, memref<?x64x2x128xbf16>, memref<?x8x128xbf16>) -> memref<1x?x8x128xbf16, strided<[?, 1024, 128, 1], offset: ?>>, memref<?x64x2x128xbf16>, memref<?x64x2x128xbf16>, memref<1x?x8x128xbf16, strided<[?, 1024, 128, 1], offset: ?>>
+        %c0_1 = arith.constant 0 : index
+        %dim_2 = memref.dim %1#0, %c0_1 : memref<1x?x8x128xbf16, strided<[?, 1024, 128, 1], offset: ?>>
+        %c1_3 = arith.constant 1 : index
+        %dim_4 = memref.dim %1#0, %c1_3 : memref<1x?x8x128xbf16, strided<[?, 1024, 128, 1], offset: ?>>
+        %c1_5 = arith.constant 1 : index
+        %dim_6 = memref.dim %1#1, %c1_5 : memref<?x64x2x128xbf16>
+        %c64 = arith.constant 64 : index
+        %c63 = arith.constant 63 : index
+        %2 = arith.addi %dim_4, %c63 : index
+        %3 = arith.divui %2, %c64 : index
+        %c2 = arith.constant 2 : index
+        %4 = arith.muli %dim_2, %c2 : index
+        %5 = arith.muli %4, %3 : index
+        %c1_7 = arith.constant 1 : index
+        %c0_8 = arith.constant 0 : index
+        scf.for %arg9 = %c0_8 to %5 step %c1_7 {
+          %batchIndex, %firstHead, %position = fa4.tile.coords %arg9 of (%3, %dim_2) scheduler lpt head_blocks 2 heads 4 positions 64
+          %c4 = arith.constant 4 : index
+          %6 = arith.divui %firstHead, %c4 : index
+          // expected-error @+1 {{is not the FA4 forward program fa4-specialize builds: packed sequences count their keys with fa4.tile.sequence, or over a paged cache with fa4.tile.keys from the same cu_seqlens_k (and seqused_k)}}
+          %7 = fa4.tile.keys %1#1[%batchIndex] seqused_k %arg6 : memref<?xi32> pages %arg7 : memref<?x?xi32> cu_seqlens_k %arg4 : memref<?xi32> : memref<?x64x2x128xbf16>
+          %c1_9 = arith.constant 1 : index
+          %c2_10 = arith.constant 2 : index
+          %c0_11 = arith.constant 0 : index
+          scf.for %arg10 = %c0_11 to %c2_10 step %c1_9 {
+            %c32 = arith.constant 32 : index
+            %8 = arith.muli %arg10, %c32 : index
+            %9 = arith.addi %position, %8 : index
+            %10 = fa4.tile.load %1#0[%batchIndex, %9, %firstHead] heads 4 : memref<1x?x8x128xbf16, strided<[?, 1024, 128, 1], offset: ?>> -> tensor<128x128xbf16>
+            %c31 = arith.constant 31 : index
+            %11 = arith.addi %9, %c31 : index
+            %12 = arith.addi %11, %7 : index
+            %c1_12 = arith.constant 1 : index
+            %13 = arith.addi %12, %c1_12 : index
+            %14 = arith.subi %13, %dim_4 : index
+            %c0_13 = arith.constant 0 : index
+            %15 = arith.maxsi %14, %c0_13 : index
+            %16 = arith.minsi %15, %7 : index
+            %c128 = arith.constant 128 : index
+            %c127 = arith.constant 127 : index
+            %17 = arith.addi %16, %c127 : index
+            %18 = arith.divui %17, %c128 : index
+            %cst = arith.constant dense<0.000000e+00> : tensor<128x128xf32>
+            %cst_14 = arith.constant dense<0xFF800000> : tensor<128xf32>
+            %cst_15 = arith.constant dense<0.000000e+00> : tensor<128xf32>
+            %c1_16 = arith.constant 1 : index
+            %c0_17 = arith.constant 0 : index
+            %19:3 = scf.for %arg11 = %c0_17 to %18 step %c1_16 iter_args(%arg12 = %cst, %arg13 = %cst_14, %arg14 = %cst_15) -> (tensor<128x128xf32>, tensor<128xf32>, tensor<128xf32>) {
+              %c128_18 = arith.constant 128 : index
+              %21 = arith.muli %arg11, %c128_18 : index
+              %22 = fa4.tile.load %1#1[%batchIndex, %21, %6] heads 1 pages %arg7 : memref<?x?xi32> : memref<?x64x2x128xbf16> -> tensor<128x128xbf16>
+              %23 = fa4.tile.load %1#2[%batchIndex, %21, %6] heads 1 pages %arg7 : memref<?x?xi32> : memref<?x64x2x128xbf16> -> tensor<128x128xbf16>
+              %24 = fa4.tile.matmul %10, %22 transpose_b : tensor<128x128xbf16>, tensor<128x128xbf16> -> tensor<128x128xf32>
+              %25 = fa4.tile.mask %24 rows %9 keys %21 lengths (%dim_4, %7) heads 4 causal : tensor<128x128xf32>
+              %probabilities, %newMax, %newSum, %correction = fa4.tile.softmax %25, %arg13, %arg14 scale_log2 0.12751743082459868 threshold 8 emulated 3 : tensor<128x128xf32>, tensor<128xf32> -> tensor<128x128xbf16>
+              %26 = fa4.tile.rescale %arg12 by %correction : tensor<128x128xf32>, tensor<128xf32>
+              %27 = fa4.tile.matmul %probabilities, %23 acc %26 : tensor<128x128xbf16>, tensor<128x128xbf16> -> tensor<128x128xf32>
+              scf.yield %27, %newMax, %newSum : tensor<128x128xf32>, tensor<128xf32>, tensor<128xf32>
+            }
+            %20 = fa4.tile.normalize %19#0 by %19#2 : tensor<128x128xf32>, tensor<128xf32> -> tensor<128x128xbf16>
+            fa4.tile.store %20, %1#3[%batchIndex, %9, %firstHead] heads 4 : tensor<128x128xbf16> -> memref<1x?x8x128xbf16, strided<[?, 1024, 128, 1], offset: ?>>
+          }
+        }
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// ... and apply seqused_k once, in fa4.tile.keys.
+module attributes {gpu.container_module} {
+  func.func @paged_varlen(%arg0: memref<?x8x128xbf16>, %arg1: memref<?x64x2x128xbf16>, %arg2: memref<?x64x2x128xbf16>, %arg3: memref<?x8x128xbf16>, %arg4: memref<?xi32>, %arg5: memref<?xi32>, %arg6: memref<?xi32>, %arg7: memref<?x?xi32>) {
+    fa4.launch @paged_varlen_attention::@paged_varlen_attention(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6, %arg7) : memref<?x8x128xbf16>, memref<?x64x2x128xbf16>, memref<?x64x2x128xbf16>, memref<?x8x128xbf16>, memref<?xi32>, memref<?xi32>, memref<?xi32>, memref<?x?xi32>
+    return
+  }
+  gpu.module @paged_varlen_attention [#nvvm.target<chip = "sm_100a", features = "+ptx86">] {
+    gpu.func @paged_varlen_attention(%arg0: memref<?x8x128xbf16>, %arg1: memref<?x64x2x128xbf16>, %arg2: memref<?x64x2x128xbf16>, %arg3: memref<?x8x128xbf16>, %arg4: memref<?xi32>, %arg5: memref<?xi32>, %arg6: memref<?xi32>, %arg7: memref<?x?xi32>) kernel attributes {fa4.plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 128, qStages = 2, kvStages = 3, gqaPack = 4, scheduler = lpt, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 64, rescaleThreshold = 8>} {
+      %c0 = arith.constant 0 : index
+      %dim = memref.dim %arg4, %c0 : memref<?xi32>
+      %c-1 = arith.constant -1 : index
+      %0 = arith.addi %dim, %c-1 : index
+      %c1 = arith.constant 1 : index
+      %c0_0 = arith.constant 0 : index
+      scf.for %arg8 = %c0_0 to %0 step %c1 {
+        %1:4 = fa4.tile.sequence %arg8 of %arg4, %arg5 : memref<?xi32>, memref<?xi32> seqused_k %arg6 : memref<?xi32> (%arg0, %arg1, %arg2, %arg3 : memref<?x8x128xbf16>, memref<?x64x2x128xbf16>, memref<?x64x2x128xbf16>, memref<?x8x128xbf16>) -> memref<1x?x8x128xbf16, strided<[?, 1024, 128, 1], offset: ?>>, memref<?x64x2x128xbf16>, memref<?x64x2x128xbf16>, memref<1x?x8x128xbf16, strided<[?, 1024, 128, 1], offset: ?>>
+        %c0_1 = arith.constant 0 : index
+        %dim_2 = memref.dim %1#0, %c0_1 : memref<1x?x8x128xbf16, strided<[?, 1024, 128, 1], offset: ?>>
+        %c1_3 = arith.constant 1 : index
+        %dim_4 = memref.dim %1#0, %c1_3 : memref<1x?x8x128xbf16, strided<[?, 1024, 128, 1], offset: ?>>
+        %c1_5 = arith.constant 1 : index
+        %dim_6 = memref.dim %1#1, %c1_5 : memref<?x64x2x128xbf16>
+        %c64 = arith.constant 64 : index
+        %c63 = arith.constant 63 : index
+        %2 = arith.addi %dim_4, %c63 : index
+        %3 = arith.divui %2, %c64 : index
+        %c2 = arith.constant 2 : index
+        %4 = arith.muli %dim_2, %c2 : index
+        %5 = arith.muli %4, %3 : index
+        %c1_7 = arith.constant 1 : index
+        %c0_8 = arith.constant 0 : index
+        scf.for %arg9 = %c0_8 to %5 step %c1_7 {
+          %batchIndex, %firstHead, %position = fa4.tile.coords %arg9 of (%3, %dim_2) scheduler lpt head_blocks 2 heads 4 positions 64
+          %c4 = arith.constant 4 : index
+          %6 = arith.divui %firstHead, %c4 : index
+          // expected-error @+1 {{is not the FA4 forward program fa4-specialize builds: packed sequences count their keys with fa4.tile.sequence, or over a paged cache with fa4.tile.keys from the same cu_seqlens_k (and seqused_k)}}
+          %7 = fa4.tile.keys %1#1[%batchIndex] seqused_k %arg6 : memref<?xi32> pages %arg7 : memref<?x?xi32> cu_seqlens_k %arg5 : memref<?xi32> : memref<?x64x2x128xbf16>
+          %c1_9 = arith.constant 1 : index
+          %c2_10 = arith.constant 2 : index
+          %c0_11 = arith.constant 0 : index
+          scf.for %arg10 = %c0_11 to %c2_10 step %c1_9 {
+            %c32 = arith.constant 32 : index
+            %8 = arith.muli %arg10, %c32 : index
+            %9 = arith.addi %position, %8 : index
+            %10 = fa4.tile.load %1#0[%batchIndex, %9, %firstHead] heads 4 : memref<1x?x8x128xbf16, strided<[?, 1024, 128, 1], offset: ?>> -> tensor<128x128xbf16>
+            %c31 = arith.constant 31 : index
+            %11 = arith.addi %9, %c31 : index
+            %12 = arith.addi %11, %7 : index
+            %c1_12 = arith.constant 1 : index
+            %13 = arith.addi %12, %c1_12 : index
+            %14 = arith.subi %13, %dim_4 : index
+            %c0_13 = arith.constant 0 : index
+            %15 = arith.maxsi %14, %c0_13 : index
+            %16 = arith.minsi %15, %7 : index
+            %c128 = arith.constant 128 : index
+            %c127 = arith.constant 127 : index
+            %17 = arith.addi %16, %c127 : index
+            %18 = arith.divui %17, %c128 : index
+            %cst = arith.constant dense<0.000000e+00> : tensor<128x128xf32>
+            %cst_14 = arith.constant dense<0xFF800000> : tensor<128xf32>
+            %cst_15 = arith.constant dense<0.000000e+00> : tensor<128xf32>
+            %c1_16 = arith.constant 1 : index
+            %c0_17 = arith.constant 0 : index
+            %19:3 = scf.for %arg11 = %c0_17 to %18 step %c1_16 iter_args(%arg12 = %cst, %arg13 = %cst_14, %arg14 = %cst_15) -> (tensor<128x128xf32>, tensor<128xf32>, tensor<128xf32>) {
+              %c128_18 = arith.constant 128 : index
+              %21 = arith.muli %arg11, %c128_18 : index
+              %22 = fa4.tile.load %1#1[%batchIndex, %21, %6] heads 1 pages %arg7 : memref<?x?xi32> : memref<?x64x2x128xbf16> -> tensor<128x128xbf16>
+              %23 = fa4.tile.load %1#2[%batchIndex, %21, %6] heads 1 pages %arg7 : memref<?x?xi32> : memref<?x64x2x128xbf16> -> tensor<128x128xbf16>
+              %24 = fa4.tile.matmul %10, %22 transpose_b : tensor<128x128xbf16>, tensor<128x128xbf16> -> tensor<128x128xf32>
+              %25 = fa4.tile.mask %24 rows %9 keys %21 lengths (%dim_4, %7) heads 4 causal : tensor<128x128xf32>
+              %probabilities, %newMax, %newSum, %correction = fa4.tile.softmax %25, %arg13, %arg14 scale_log2 0.12751743082459868 threshold 8 emulated 3 : tensor<128x128xf32>, tensor<128xf32> -> tensor<128x128xbf16>
+              %26 = fa4.tile.rescale %arg12 by %correction : tensor<128x128xf32>, tensor<128xf32>
+              %27 = fa4.tile.matmul %probabilities, %23 acc %26 : tensor<128x128xbf16>, tensor<128x128xbf16> -> tensor<128x128xf32>
+              scf.yield %27, %newMax, %newSum : tensor<128x128xf32>, tensor<128xf32>, tensor<128xf32>
+            }
+            %20 = fa4.tile.normalize %19#0 by %19#2 : tensor<128x128xf32>, tensor<128xf32> -> tensor<128x128xbf16>
+            fa4.tile.store %20, %1#3[%batchIndex, %9, %firstHead] heads 4 : tensor<128x128xbf16> -> memref<1x?x8x128xbf16, strided<[?, 1024, 128, 1], offset: ?>>
+          }
+        }
+      }
+      gpu.return
+    }
+  }
+}
