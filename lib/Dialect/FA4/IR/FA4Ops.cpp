@@ -134,6 +134,21 @@ LogicalResult verifySameDim(AttentionOp op, StringRef what,
                           << " dimension " << bDim << " is " << y;
 }
 
+/// With packed sequences (`cuSeqlensQ` of B + 1 entries), that dimension 0
+/// of `operand` has one `unit` ("entry", "row") per sequence where both
+/// sizes are static.
+LogicalResult verifyPerSequence(AttentionOp op, const NamedOperand &operand,
+                                ShapedType cuSeqlensQ, StringRef unit) {
+  int64_t entries = cuSeqlensQ.getDimSize(0), rows = operand.dim(0);
+  if (ShapedType::isDynamic(entries) || ShapedType::isDynamic(rows) ||
+      rows + 1 == entries)
+    return success();
+  return op.emitOpError() << operand.name << " must have one " << unit
+                          << " per sequence: cu_seqlens_q has " << entries
+                          << " entries (" << entries - 1 << " sequences) but "
+                          << operand.name << " has " << rows;
+}
+
 /// Whether a table the kernel reads through a plain pointer can be one: a
 /// contiguous memref in global memory (a tensor bufferizes to one).
 bool isContiguousGlobal(ShapedType type) {
@@ -304,13 +319,8 @@ LogicalResult AttentionOp::verify() {
         return emitOpError() << "seqused_k must be a contiguous tensor in "
                                 "global memory, got "
                              << u.type;
-      if (!cuQ.type.isDynamicDim(0) && !u.type.isDynamicDim(0) &&
-          u.dim(0) + 1 != cuQ.dim(0))
-        return emitOpError()
-               << "seqused_k must have one entry per sequence: cu_seqlens_q "
-                  "has "
-               << cuQ.dim(0) << " entries (" << cuQ.dim(0) - 1
-               << " sequences) but seqused_k has " << u.dim(0);
+      if (failed(verifyPerSequence(*this, u, cuQ.type, "entry")))
+        return failure();
     }
   }
 
@@ -335,14 +345,10 @@ LogicalResult AttentionOp::verify() {
                      failed(verifySameDim(*this, "batch", o, 0, table, 0)))))
       return failure();
     // Packed sequences: a row of pages per sequence.
-    auto cuQ =
-        varlen ? cast<ShapedType>(getCuSeqlensQ().getType()) : ShapedType();
-    if (varlen && !cuQ.isDynamicDim(0) && !table.type.isDynamicDim(0) &&
-        table.dim(0) + 1 != cuQ.getDimSize(0))
-      return emitOpError()
-             << "page_table must have one row per sequence: cu_seqlens_q has "
-             << cuQ.getDimSize(0) << " entries (" << cuQ.getDimSize(0) - 1
-             << " sequences) but page_table has " << table.dim(0);
+    if (varlen &&
+        failed(verifyPerSequence(
+            *this, table, cast<ShapedType>(getCuSeqlensQ().getType()), "row")))
+      return failure();
     if (TypedValue<ShapedType> used = getSequsedK()) {
       NamedOperand u{"seqused_k", used.getType(), {"batch", "", "", ""}};
       if (failed(verifySameDim(*this, "batch", u, 0, table, 0)))
@@ -419,16 +425,10 @@ LogicalResult AttentionOp::verify() {
       if (failed(verifyOperandShape(*this, d, {})) ||
           failed(verifySameDim(*this, "heads_kv", k, kvHeads, d, 1)))
         return failure();
-      if (varlen) {
-        auto cuQ = cast<ShapedType>(getCuSeqlensQ().getType());
-        if (!cuQ.isDynamicDim(0) && !d.type.isDynamicDim(0) &&
-            d.dim(0) + 1 != cuQ.getDimSize(0))
-          return emitOpError()
-                 << name << " must have one row per sequence: cu_seqlens_q "
-                 << "has " << cuQ.getDimSize(0) << " entries ("
-                 << cuQ.getDimSize(0) - 1 << " sequences) but " << name
-                 << " has " << d.dim(0);
-      } else if (failed(verifySameDim(*this, "batch", q, 0, d, 0))) {
+      if (varlen ? failed(verifyPerSequence(
+                       *this, d, cast<ShapedType>(getCuSeqlensQ().getType()),
+                       "row"))
+                 : failed(verifySameDim(*this, "batch", q, 0, d, 0))) {
         return failure();
       }
       if (!isContiguousGlobal(d.type))
