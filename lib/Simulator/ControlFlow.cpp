@@ -358,6 +358,22 @@ Step Cta::llvmOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
         define(actor, tanh.getResult()) = std::move(out);
         return Step::next;
       })
+      .Case([&](LLVM::FAbsOp abs) {
+        Val out = *in[0];
+        for (float &x : out.floats)
+          x = std::fabs(x);
+        define(actor, abs.getResult()) = std::move(out);
+        return Step::next;
+      })
+      .Case([&](LLVM::FMAOp fma) {
+        // fma.rn.f32: one rounding.
+        Val out = *in[0];
+        for (size_t i = 0; i < out.floats.size(); ++i)
+          out.floats[i] = std::fma(in[0]->floats[i], in[1]->floats[i],
+                                   in[2]->floats[i]);
+        define(actor, fma.getResult()) = std::move(out);
+        return Step::next;
+      })
       .Case([&](LLVM::CallIntrinsicOp call) {
         StringRef name = call.getIntrin();
         Val out;

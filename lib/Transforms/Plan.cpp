@@ -58,6 +58,7 @@ checkOptions(const FA4PlanOptions &options,
            Numeric{"correction-regs", options.correctionRegs, 0},
            Numeric{"producer-regs", options.producerRegs, 0},
            Numeric{"emulated-exp2", options.emulatedExp2, -1},
+           Numeric{"polynomial-tanh", options.polynomialTanh, -1},
            Numeric{"pv-split", options.pvSplit, 0},
            Numeric{"rescale-threshold", options.rescaleThreshold, -1},
            Numeric{"kv-splits", options.kvSplits, 0},
@@ -346,6 +347,12 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // sm_90a (FlashAttention-3): two consumer warpgroups at 240 registers, the
   // producer at the minimum; a ring of two K/V pairs; MUFU ex2 only (the
   // Hopper Tensor Cores do not outrun it). sm_100a: the FA4 budgets.
+  // Softcap: tanh from the FMA polynomial for some scores where the warp's
+  // scores lie within the cap (asked of an attention without a softcap,
+  // checkKernelLimits refuses it).
+  int64_t tanhOnFma =
+      nonNegativeOr(options.polynomialTanh, op.getSoftcap() ? 0 : 0);
+
   auto emitError = [&] { return op.emitOpError() << "invalid plan: "; };
   PlanAttr plan = PlanAttr::getChecked(
       emitError, op.getContext(), target, blockM, blockN, headDim,
@@ -358,7 +365,8 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
       positiveOr(options.pvSplit, defaultPvSplit),
       nonNegativeOr(options.rescaleThreshold, 8),
       kvSplits > 1 ? std::optional<int64_t>(kvSplits) : std::nullopt,
-      splitCombine, fp8 ? std::optional<int64_t>(1) : std::nullopt);
+      splitCombine, fp8 ? std::optional<int64_t>(1) : std::nullopt,
+      tanhOnFma > 0 ? std::optional<int64_t>(tanhOnFma) : std::nullopt);
   if (!plan || failed(checkKernelLimits(op, plan)))
     return failure();
   return plan;
@@ -390,6 +398,10 @@ bool exceeds32(std::optional<int64_t> value) {
 } // namespace
 
 LogicalResult mlir::fa4::checkKernelLimits(AttentionOp op, PlanAttr plan) {
+  if (plan.getTanhOnFma() > 0 && !op.getSoftcap())
+    return op.emitOpError()
+           << "plan's polynomialTanh = " << plan.getTanhOnFma()
+           << " applies to a softcap's tanh; this attention has no softcap";
   struct Operand {
     StringRef name;
     ShapedType type;

@@ -216,7 +216,8 @@ void TiledProgramBuilder::buildTiles(Value query, Value key, Value value,
       scores = TileSoftcapOp::create(
           b, scores,
           b.getF64FloatAttr(softcap->convertToDouble() /
-                            op.getEffectiveScale()));
+                            op.getEffectiveScale()),
+          b.getI64IntegerAttr(plan.getTanhOnFma()));
     // The regions see scaled scores: after them the softmax scales by
     // log2(e) only.
     double scaleLog2 = op.getEffectiveScale() * M_LOG2E;

@@ -31,6 +31,9 @@
 // RUN: not fa4-opt %s -split-input-file --fa4-plan="pv-split=48" 2>&1 | FileCheck %s --check-prefix=SPLIT48
 // RUN: not fa4-opt %s -split-input-file --fa4-plan="kv-stages=-5" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // RUN: not fa4-opt %s -split-input-file --fa4-plan="emulated-exp2=-2" 2>&1 | FileCheck %s --check-prefix=NEGATIVE-EXP2
+// RUN: not fa4-opt %s -split-input-file --fa4-plan="polynomial-tanh=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=HUGE-TANH
+// RUN: not fa4-opt %s -split-input-file --fa4-plan="polynomial-tanh=-2" 2>&1 | FileCheck %s --check-prefix=NEGATIVE-TANH
+// RUN: not fa4-opt %s -split-input-file --fa4-plan="arch=sm_90a polynomial-tanh=8" 2>&1 | FileCheck %s --check-prefix=TANH-NO-CAP
 
 // HUGE-KV: error: 'fa4.attention' op invalid plan: kvStages must be in [2, 16], got 9223372036854775807
 // HUGE-Q: error: 'fa4.attention' op invalid plan: qStages must be 1 or 2, got 9223372036854775807
@@ -48,6 +51,11 @@
 // SPLIT48: error: 'fa4.attention' op invalid plan: pvSplit must be a multiple of 32 in (0, blockN = 128), got 48
 // NEGATIVE: error: fa4-plan: option kv-stages must be positive (0 chooses), got -5
 // NEGATIVE-EXP2: error: fa4-plan: option emulated-exp2 must be non-negative (-1 chooses), got -2
+// HUGE-TANH: error: 'fa4.attention' op invalid plan: polynomialTanh must be in [0, 16], got 9223372036854775807
+// NEGATIVE-TANH: error: fa4-plan: option polynomial-tanh must be non-negative (-1 chooses), got -2
+// The polynomial replaces a softcap's tanh: without a softcap it has nothing
+// to replace.
+// TANH-NO-CAP: error: 'fa4.attention' op plan's polynomialTanh = 8 applies to a softcap's tanh; this attention has no softcap
 
 // ARCH: fa4-plan: unknown arch 'sm_80' (expected sm_100a or sm_90a)
 // SCHED: fa4-plan: unknown scheduler 'random' (expected linear, lpt or paired)

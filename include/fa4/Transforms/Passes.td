@@ -106,6 +106,10 @@ def FA4Plan : Pass<"fa4-plan"> {
     Option<"emulatedExp2", "emulated-exp2", "int64_t", /*default=*/"-1",
            "Of every 16 score columns, how many use the FMA polynomial "
            "exp2 (-1: choose)">,
+    Option<"polynomialTanh", "polynomial-tanh", "int64_t", /*default=*/"-1",
+           "With a softcap: of every 16 scores, how many take tanh from an "
+           "FMA polynomial where the warp's scaled scores lie within the cap "
+           "(-1: choose)">,
     Option<"pvSplit", "pv-split", "int64_t", /*default=*/"0",
            "Columns of P in the first of the two PV MMAs">,
     Option<"rescaleThreshold", "rescale-threshold", "int64_t",

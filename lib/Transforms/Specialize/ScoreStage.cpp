@@ -4,6 +4,7 @@
 #include "WorkSchedule.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <cmath>
@@ -161,15 +162,89 @@ public:
     if (descale)
       factor = arith::MulFOp::create(b, factor, descale);
     Value inverse = vector::BroadcastOp::create(b, type, factor);
-    // The hardware approximation (tanh.approx.f32, a MUFU op): the LLVM
-    // intrinsic with afn lowers to it. math.tanh would become a libdevice
-    // call in GPU-to-NVVM.
-    return LLVM::TanhOp::create(
-        b, type, arith::MulFOp::create(b, scores, inverse),
-        LLVM::FastmathFlagsAttr::get(ctx, LLVM::FastmathFlags::afn));
+    Value y = arith::MulFOp::create(b, scores, inverse);
+    int64_t lanes = shape.tanhOnFma;
+    if (lanes == 0)
+      return hardwareTanh(y);
+    // Where every |y| of the warp's fragments is at most 1, `lanes` of
+    // every 16 elements take the polynomial (FMA pipe), the rest MUFU. The
+    // bound is checked on y's extremes (llvm.fabs would become a libdevice
+    // call in GPU-to-NVVM; y^2 would keep a second fragment live).
+    auto extreme = [&](vector::CombiningKind kind) {
+      return vector::ReductionOp::create(b, kind, y);
+    };
+    Value large = warpAny(arith::OrIOp::create(
+        b,
+        arith::CmpFOp::create(b, arith::CmpFPredicate::UGT,
+                              extreme(vector::CombiningKind::MAXIMUMF),
+                              f32(1.0f)),
+        arith::CmpFOp::create(b, arith::CmpFPredicate::ULT,
+                              extreme(vector::CombiningKind::MINIMUMF),
+                              f32(-1.0f))));
+    auto split = scf::IfOp::create(b, TypeRange{type}, large,
+                                   /*addThenBlock=*/true,
+                                   /*addElseBlock=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(split.thenBlock());
+    scf::YieldOp::create(b, ValueRange{hardwareTanh(y)});
+    b.setInsertionPointToStart(split.elseBlock());
+    scf::YieldOp::create(b, ValueRange{splitTanh(y, lanes)});
+    b.setInsertionPointAfter(split);
+    return split.getResult(0);
   }
   Value outerScale(Value) override {
     return arith::MulFOp::create(b, kernel.scaleLog2, kernel.softcap);
+  }
+
+private:
+  /// The hardware approximation (tanh.approx.f32, a MUFU op): the LLVM
+  /// intrinsic with afn lowers to it. math.tanh would become a libdevice
+  /// call in GPU-to-NVVM.
+  Value hardwareTanh(Value y) {
+    return LLVM::TanhOp::create(
+        b, y.getType(), y,
+        LLVM::FastmathFlagsAttr::get(ctx, LLVM::FastmathFlags::afn));
+  }
+
+  /// tanh(y) for |y| <= 1 on the FMA pipe: y + y^3 p(y^2), p the minimax
+  /// quadratic of the relative error (2^-13.3 in f32 arithmetic, below
+  /// tanh.approx.f32's 2^-11).
+  Value polynomialTanh(Value y) {
+    auto type = cast<VectorType>(y.getType());
+    auto splat = [&](float c) {
+      return vector::BroadcastOp::create(b, type, f32(c));
+    };
+    Value u = arith::MulFOp::create(b, y, y);
+    Value p = LLVM::FMAOp::create(b, splat(-0.0274197099f), u,
+                                  splat(0.120271348f));
+    p = LLVM::FMAOp::create(b, p, u, splat(-0.331331965f));
+    Value cube = arith::MulFOp::create(b, y, u);
+    return LLVM::FMAOp::create(b, cube, p, y);
+  }
+
+  /// tanh of `y` (|y| <= 1) with elements i % 16 < lanes on the polynomial
+  /// and the others on MUFU.
+  Value splitTanh(Value y, int64_t lanes) {
+    auto type = cast<VectorType>(y.getType());
+    int64_t n = type.getNumElements();
+    SmallVector<int64_t> onFma, onMufu, back(n);
+    for (int64_t i = 0; i < n; ++i) {
+      if (i % 16 < lanes) {
+        back[i] = onFma.size();
+        onFma.push_back(i);
+      } else {
+        back[i] = -1 - static_cast<int64_t>(onMufu.size());
+        onMufu.push_back(i);
+      }
+    }
+    if (onMufu.empty())
+      return polynomialTanh(y);
+    Value fma = polynomialTanh(vector::ShuffleOp::create(b, y, y, onFma));
+    Value mufu = hardwareTanh(vector::ShuffleOp::create(b, y, y, onMufu));
+    for (int64_t &index : back)
+      if (index < 0)
+        index = static_cast<int64_t>(onFma.size()) - 1 - index;
+    return vector::ShuffleOp::create(b, fma, mufu, back);
   }
 };
 } // namespace

@@ -578,7 +578,10 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
       plan.getCorrectionRegs(), plan.getProducerRegs(),
       static_cast<int64_t>(p.softmax.getEmulated()), plan.getPvSplit(),
       static_cast<int64_t>(p.softmax.getThreshold()), plan.getKvSplits(),
-      plan.getSplitCombine(), plan.getOperandBytes());
+      plan.getSplitCombine(), plan.getOperandBytes(),
+      p.softcap && p.softcap.getPolynomial() > 0
+          ? std::optional<int64_t>(p.softcap.getPolynomial())
+          : std::nullopt);
   if (!shape.plan)
     return failure();
   shape.element = query.getElementType();
@@ -592,8 +595,10 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
   shape.pack = pack;
   shape.causal = p.mask.getCausal();
   shape.window = p.mask.getEffectiveWindow();
-  if (p.softcap)
+  if (p.softcap) {
     shape.softcap = p.softcap.getCap().convertToDouble();
+    shape.tanhOnFma = p.softcap.getPolynomial();
+  }
   shape.lse = static_cast<bool>(p.lse);
   shape.varlen = static_cast<bool>(p.sequence);
   shape.seqused = (p.sequence && p.sequence.getSequsedK()) ||

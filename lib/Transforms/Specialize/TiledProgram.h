@@ -72,6 +72,9 @@ struct KernelShape {
   double scaleLog2;
   /// The softcap in raw-score units (fa4.tile.softcap's cap), if any.
   std::optional<double> softcap;
+  /// With a softcap: of every 16 scores, how many take the FMA polynomial
+  /// tanh where the warp's scores lie within the cap.
+  int64_t tanhOnFma = 0;
   int64_t rescaleThreshold, emulatedExp2;
   /// The tiled program's score and mask regions, inlined by the score
   /// stage (null without); the tensors they read, kernel arguments after

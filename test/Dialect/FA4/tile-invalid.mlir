@@ -136,6 +136,22 @@ func.func @softcap_wide(%s: tensor<128x128xf32>) {
 
 // -----
 
+func.func @softcap_polynomial(%s: tensor<128x128xf32>) {
+  // expected-error @+1 {{polynomial must be in [0, 16] (scores of every 16), got 17}}
+  %c = fa4.tile.softcap %s cap 30.0 polynomial 17 : tensor<128x128xf32>
+  return
+}
+
+// -----
+
+func.func @softcap_polynomial_negative(%s: tensor<128x128xf32>) {
+  // expected-error @+1 {{polynomial must be in [0, 16] (scores of every 16), got -1}}
+  %c = fa4.tile.softcap %s cap 30.0 polynomial -1 : tensor<128x128xf32>
+  return
+}
+
+// -----
+
 func.func @softcap_rank(%s: tensor<128xf32>) {
   // expected-error @+1 {{scores must be a static 2-D tile, got 'tensor<128xf32>'}}
   %c = fa4.tile.softcap %s cap 1.0 : tensor<128xf32>

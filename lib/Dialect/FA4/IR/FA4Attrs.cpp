@@ -119,7 +119,8 @@ LogicalResult PlanAttr::verify(
     int64_t softmaxRegs, int64_t correctionRegs, int64_t producerRegs,
     int64_t emulatedExp2, int64_t pvSplit, int64_t rescaleThreshold,
     std::optional<int64_t> kvSplits, SplitCombine splitCombine,
-    std::optional<int64_t> operandBytes) {
+    std::optional<int64_t> operandBytes,
+    std::optional<int64_t> polynomialTanh) {
   // Every parameter is bounded before the resource formulas below use it,
   // so that they cannot overflow.
   bool hopper = arch == Arch::sm_90a;
@@ -177,6 +178,9 @@ LogicalResult PlanAttr::verify(
   if (emulatedExp2 < 0 || emulatedExp2 > 16)
     return emitError() << "emulatedExp2 must be in [0, 16], got "
                        << emulatedExp2;
+  if (polynomialTanh && (*polynomialTanh < 0 || *polynomialTanh > 16))
+    return emitError() << "polynomialTanh must be in [0, 16], got "
+                       << *polynomialTanh;
   // The softmax writes P in 32-column fragments; the first PV MMA takes a
   // whole number of them.
   if (!hopper && (pvSplit <= 0 || pvSplit >= blockN || pvSplit % 32 != 0))

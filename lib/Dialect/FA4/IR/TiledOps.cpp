@@ -288,6 +288,11 @@ LogicalResult TileSoftcapOp::verify() {
   if (!(cap > 0.0) || !(cap <= FLT_MAX))
     return emitOpError() << "cap must be positive and finite as an f32, got "
                          << cap;
+  int64_t polynomial = getPolynomial();
+  if (polynomial < 0 || polynomial > 16)
+    return emitOpError() << "polynomial must be in [0, 16] (scores of every "
+                            "16), got "
+                         << polynomial;
   return success();
 }
 

@@ -610,17 +610,29 @@ def FA4_TileSoftcapOp : FA4_Op<"tile.softcap", [Pure,
     softmax's `scale_log2` still applies (`scale_log2 * result` is the
     capped score `softcap * tanh(scale * s / softcap)` in log2 units).
 
+    `polynomial` (0 to 16, default 0; the plan's `polynomialTanh`) is how
+    many of every 16 scores take tanh from an FMA polynomial (relative
+    error 2^-13, below the hardware approximation's 2^-11) where every
+    `|scores / cap|` of the warp's fragments is at most 1; elsewhere, and
+    for the other scores, the kernel uses the hardware approximation. The
+    polynomial moves work from the MUFU unit, which the softmax's
+    exponentials already load, to the FMA pipe.
+
     ```mlir
     %c = fa4.tile.softcap %s cap 566.0 : tensor<128x128xf32>
+    %d = fa4.tile.softcap %s cap 566.0 polynomial 8 : tensor<128x128xf32>
     ```
 
     PTX: after `fa4-specialize`, `tanh.approx.f32` between two multiplies
-    per score in the softmax warpgroup.
+    per score in the softmax warpgroup; with `polynomial`, the fragment's
+    `max.f32`/`min.f32`, a `vote.sync.any` and, in warps within the cap,
+    `y + y^3 p(y^2)` in `mul.f32`/`fma.rn.f32` for those scores.
   }];
-  let arguments = (ins FA4_TileF32:$scores, F64Attr:$cap);
+  let arguments = (ins FA4_TileF32:$scores, F64Attr:$cap,
+                       DefaultValuedAttr<I64Attr, "0">:$polynomial);
   let results = (outs FA4_TileF32:$result);
   let assemblyFormat = [{
-    $scores `cap` $cap attr-dict `:` type($scores)
+    $scores `cap` $cap (`polynomial` $polynomial^)? attr-dict `:` type($scores)
   }];
   let hasVerifier = 1;
 }
