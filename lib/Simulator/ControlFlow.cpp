@@ -358,13 +358,6 @@ Step Cta::llvmOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
         define(actor, tanh.getResult()) = std::move(out);
         return Step::next;
       })
-      .Case([&](LLVM::FAbsOp abs) {
-        Val out = *in[0];
-        for (float &x : out.floats)
-          x = std::fabs(x);
-        define(actor, abs.getResult()) = std::move(out);
-        return Step::next;
-      })
       .Case([&](LLVM::FMAOp fma) {
         // fma.rn.f32: one rounding.
         Val out = *in[0];
