@@ -6,14 +6,18 @@ fa4 without it, attention sinks against fa4 without them, and GQA 7 (28/4
 heads) against GQA 8 (32/4), both against cuDNN through SDPA (enable_gqa).
 
 bf16, head dim 128, [B, S, H, D] inputs; medians of --iters calls after
---warmup, timed with CUDA events. Needs the kernels of
+--warmup, timed with CUDA events. The calls a ratio compares are timed in
+--rounds alternating rounds and each takes the median of its rounds, so
+that the GPU's clock drift over a run (5-10% on the H100s measured) does
+not fall on one side of the ratio. Needs the kernels of
 `compile-kernels.py --set bench --set masks-bench`.
 
-usage: PYTHONPATH=python python3 bench/masks.py DIR [--iters 30]
+usage: PYTHONPATH=python python3 bench/masks.py DIR [--iters 30] [--rounds 5]
 """
 
 import argparse
 import os
+import statistics
 import sys
 
 import torch
@@ -47,6 +51,7 @@ def main(argv=None):
     parser.add_argument("directory")
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--iters", type=int, default=30)
+    parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args(argv)
     device = torch.device("cuda")
     print(software(device))
@@ -68,8 +73,11 @@ def main(argv=None):
                     qt, kt, vt, is_causal=causal, enable_gqa=qt.shape[1] != kt.shape[1])
         return call
 
-    def time(call):
-        return median_ms(call, args.warmup, args.iters)
+    def time(*calls):
+        """Milliseconds of each call: the median over alternating rounds."""
+        rounds = [[median_ms(call, args.warmup, args.iters) for call in calls]
+                  for _ in range(args.rounds)]
+        return [statistics.median(column) for column in zip(*rounds)]
 
     print("\n## Sliding window (causal, window (4095, 0), B=1, H=16)\n")
     print("| S | window TFLOP/s (unmasked work) | dense causal TFLOP/s | ratio | "
@@ -77,10 +85,11 @@ def main(argv=None):
     print("|---|---|---|---|---|---|")
     for seq in (8192, 16384):
         q, k, v = inputs(1, seq, 16, 16)
-        window = tflops(unmasked_pairs(seq, 4095, 0), 1, 16,
-                        time(ours(q, k, v, causal=True, window=(4095, 0))))
-        causal = tflops(unmasked_pairs(seq, -1, 0), 1, 16, time(ours(q, k, v, causal=True)))
-        full = tflops(seq * seq, 1, 16, time(ours(q, k, v)))
+        ms = time(ours(q, k, v, causal=True, window=(4095, 0)), ours(q, k, v, causal=True),
+                  ours(q, k, v))
+        window = tflops(unmasked_pairs(seq, 4095, 0), 1, 16, ms[0])
+        causal = tflops(unmasked_pairs(seq, -1, 0), 1, 16, ms[1])
+        full = tflops(seq * seq, 1, 16, ms[2])
         print(f"| {seq} | {window:.0f} | {causal:.0f} | {window / causal:.2f} | "
               f"{full:.0f} | {window / full:.2f} |", flush=True)
 
@@ -92,9 +101,8 @@ def main(argv=None):
             batch = 16384 // seq
             q, k, v = inputs(batch, seq, 16, 16)
             pairs = unmasked_pairs(seq, -1, 0 if causal else -1)
-            capped = tflops(pairs, batch, 16,
-                            time(ours(q, k, v, causal=causal, softcap=30.0)))
-            plain = tflops(pairs, batch, 16, time(ours(q, k, v, causal=causal)))
+            ms = time(ours(q, k, v, causal=causal, softcap=30.0), ours(q, k, v, causal=causal))
+            capped, plain = (tflops(pairs, batch, 16, t) for t in ms)
             print(f"| {'yes' if causal else 'no'} | {seq} | {capped:.0f} | {plain:.0f} | "
                   f"{1 - capped / plain:.1%} |", flush=True)
 
@@ -106,8 +114,8 @@ def main(argv=None):
         q, k, v = inputs(batch, seq, 16, 16)
         sink = torch.randn(16, device=device)
         pairs = unmasked_pairs(seq, -1, 0)
-        with_sinks = tflops(pairs, batch, 16, time(ours(q, k, v, causal=True, sink=sink)))
-        plain = tflops(pairs, batch, 16, time(ours(q, k, v, causal=True)))
+        ms = time(ours(q, k, v, causal=True, sink=sink), ours(q, k, v, causal=True))
+        with_sinks, plain = (tflops(pairs, batch, 16, t) for t in ms)
         print(f"| {seq} | {with_sinks:.0f} | {plain:.0f} | {1 - with_sinks / plain:.1%} |",
               flush=True)
 
@@ -118,13 +126,12 @@ def main(argv=None):
     for seq in (4096, 8192):
         batch = 16384 // seq
         pairs = unmasked_pairs(seq, -1, 0)
-        results = {}
-        for heads_q in (28, 32):
-            q, k, v = inputs(batch, seq, heads_q, 4)
-            results[heads_q] = (
-                tflops(pairs, batch, heads_q, time(ours(q, k, v, causal=True))),
-                tflops(pairs, batch, heads_q, time(cudnn(q, k, v, True))))
-        (ours7, cudnn7), (ours8, cudnn8) = results[28], results[32]
+        operands = {heads_q: tuple(inputs(batch, seq, heads_q, 4)) for heads_q in (28, 32)}
+        ms = time(*(make(*operands[heads_q], **options)
+                    for heads_q in (28, 32)
+                    for make, options in ((ours, {"causal": True}), (cudnn, {"causal": True}))))
+        ours7, cudnn7, ours8, cudnn8 = (tflops(pairs, batch, heads_q, t)
+                                        for heads_q, t in zip((28, 28, 32, 32), ms))
         print(f"| {seq} | {ours7:.0f} | {ours8:.0f} | {ours7 / ours8:.2f} | "
               f"{cudnn7:.0f} | {cudnn8:.0f} | {ours7 / cudnn7:.2f} |", flush=True)
 
