@@ -362,8 +362,8 @@ Step Cta::llvmOp(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
         // fma.rn.f32: one rounding.
         Val out = *in[0];
         for (size_t i = 0; i < out.floats.size(); ++i)
-          out.floats[i] = std::fma(in[0]->floats[i], in[1]->floats[i],
-                                   in[2]->floats[i]);
+          out.floats[i] =
+              std::fma(in[0]->floats[i], in[1]->floats[i], in[2]->floats[i]);
         define(actor, fma.getResult()) = std::move(out);
         return Step::next;
       })

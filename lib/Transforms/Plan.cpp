@@ -344,15 +344,14 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
                                                        : 232;
   int64_t producerRegs = !hopper ? 48 : splitHopper || qStages == 1 ? 56 : 40;
 
+  // Softcap: the polynomial tanh only where asked (asked of an attention
+  // without a softcap, checkKernelLimits refuses it); the planner keeps
+  // MUFU tanh until a measurement on the GPU shows the polynomial pays.
+  int64_t tanhOnFma = nonNegativeOr(options.polynomialTanh, 0);
+
   // sm_90a (FlashAttention-3): two consumer warpgroups at 240 registers, the
   // producer at the minimum; a ring of two K/V pairs; MUFU ex2 only (the
   // Hopper Tensor Cores do not outrun it). sm_100a: the FA4 budgets.
-  // Softcap: tanh from the FMA polynomial for some scores where the warp's
-  // scores lie within the cap (asked of an attention without a softcap,
-  // checkKernelLimits refuses it).
-  int64_t tanhOnFma =
-      nonNegativeOr(options.polynomialTanh, op.getSoftcap() ? 0 : 0);
-
   auto emitError = [&] { return op.emitOpError() << "invalid plan: "; };
   PlanAttr plan = PlanAttr::getChecked(
       emitError, op.getContext(), target, blockM, blockN, headDim,

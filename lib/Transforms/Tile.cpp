@@ -213,11 +213,11 @@ void TiledProgramBuilder::buildTiles(Value query, Value key, Value value,
                                         Value(), scoreScale,
                                         /*transpose_b=*/true);
     if (std::optional<APFloat> softcap = op.getSoftcap())
-      scores = TileSoftcapOp::create(
-          b, scores,
-          b.getF64FloatAttr(softcap->convertToDouble() /
-                            op.getEffectiveScale()),
-          b.getI64IntegerAttr(plan.getTanhOnFma()));
+      scores =
+          TileSoftcapOp::create(b, scores,
+                                b.getF64FloatAttr(softcap->convertToDouble() /
+                                                  op.getEffectiveScale()),
+                                b.getI64IntegerAttr(plan.getTanhOnFma()));
     // The regions see scaled scores: after them the softmax scales by
     // log2(e) only.
     double scaleLog2 = op.getEffectiveScale() * M_LOG2E;

@@ -215,8 +215,8 @@ private:
       return vector::BroadcastOp::create(b, type, f32(c));
     };
     Value u = arith::MulFOp::create(b, y, y);
-    Value p = LLVM::FMAOp::create(b, splat(-0.0274197099f), u,
-                                  splat(0.120271348f));
+    Value p =
+        LLVM::FMAOp::create(b, splat(-0.0274197099f), u, splat(0.120271348f));
     p = LLVM::FMAOp::create(b, p, u, splat(-0.331331965f));
     Value cube = arith::MulFOp::create(b, y, u);
     return LLVM::FMAOp::create(b, cube, p, y);

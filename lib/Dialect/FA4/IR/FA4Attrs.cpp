@@ -112,15 +112,16 @@ verifyHopperFields(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-LogicalResult PlanAttr::verify(
-    function_ref<InFlightDiagnostic()> emitError, Arch arch, int64_t blockM,
-    int64_t blockN, int64_t headDim, std::optional<int64_t> headDimV,
-    int64_t qStages, int64_t kvStages, int64_t gqaPack, Scheduler scheduler,
-    int64_t softmaxRegs, int64_t correctionRegs, int64_t producerRegs,
-    int64_t emulatedExp2, int64_t pvSplit, int64_t rescaleThreshold,
-    std::optional<int64_t> kvSplits, SplitCombine splitCombine,
-    std::optional<int64_t> operandBytes,
-    std::optional<int64_t> polynomialTanh) {
+LogicalResult
+PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, Arch arch,
+                 int64_t blockM, int64_t blockN, int64_t headDim,
+                 std::optional<int64_t> headDimV, int64_t qStages,
+                 int64_t kvStages, int64_t gqaPack, Scheduler scheduler,
+                 int64_t softmaxRegs, int64_t correctionRegs,
+                 int64_t producerRegs, int64_t emulatedExp2, int64_t pvSplit,
+                 int64_t rescaleThreshold, std::optional<int64_t> kvSplits,
+                 SplitCombine splitCombine, std::optional<int64_t> operandBytes,
+                 std::optional<int64_t> polynomialTanh) {
   // Every parameter is bounded before the resource formulas below use it,
   // so that they cannot overflow.
   bool hopper = arch == Arch::sm_90a;
