@@ -21,6 +21,9 @@ Sets:
   masks-bench  bf16 head dim 128 without LSE for bench/masks.py: a causal
          4096 window (4095, 0) and softcap 30 at 16 heads, causal or not;
          causal GQA 28/4 and 32/4; causal with sinks at 16 heads
+  softcap-bench  bf16 softcap 30 at head dims 64 and 128 (the bench
+         set's head counts), causal or not, without LSE: the plan options
+         of softcap (--variant k8:polynomial-tanh=8) for bench/variants.py
   varlen  packed sequences (cu_seqlens) with LSE: causal GQA 32/8 at head
          dim 128, a window with seqused_k in f16 at 64, softcap and sinks at
          GQA 7, (sm_90a) causal GQA at 256; over a paged cache: causal GQA
@@ -109,6 +112,13 @@ def configurations(name, arch):
         yield "bf16", 128, 28, 4, True, False, None, None
         yield "bf16", 128, 32, 4, True, False, None, None
         yield "bf16", 128, 16, 16, True, False, None, None, True
+    elif name == "softcap-bench":
+        # Softcap 30 at the bench set's head counts (its kernels are the
+        # same problems without a softcap), for bench/variants.py over
+        # --variant kN:polynomial-tanh=N.
+        for head_dim, causal in itertools.product([64, 128], [False, True]):
+            heads = 2048 // head_dim
+            yield "bf16", head_dim, heads, heads, causal, False, None, 30.0
     elif name == "varlen":
         yield "bf16", 128, 32, 8, True, True, None, None, False, True
         yield "f16", 64, 4, 4, False, True, (100, 60), None, False, True, True
@@ -179,7 +189,7 @@ def configurations(name, arch):
         yield fp8(64, 4, 4, False, window=(100, 0))
     else:
         raise ValueError(f"unknown set {name!r} (expected check, bench, masks, "
-                         "masks-bench, varlen, varlen-bench, kvcache, fp8, fp8-bench or "
+                         "masks-bench, softcap-bench, varlen, varlen-bench, kvcache, fp8, fp8-bench or "
                          "fp8-families)")
 
 
@@ -214,8 +224,9 @@ def main(argv=None):
     parser.add_argument("--arch", default="sm_90a")
     parser.add_argument("--out", required=True)
     parser.add_argument("--set", action="append", dest="sets",
-                        help="check, bench, masks, masks-bench, varlen, varlen-bench or "
-                             "kvcache (repeatable; default check and bench)")
+                        help="check, bench, masks, masks-bench, softcap-bench, varlen, "
+                             "varlen-bench, kvcache, fp8, fp8-bench or fp8-families "
+                             "(repeatable; default check and bench)")
     parser.add_argument("--variant", action="append", type=variant, default=[],
                         help="LABEL:OPTIONS, each configuration also compiled with the "
                              "fa4-compile OPTIONS as <kernel>__LABEL (repeatable; then only "

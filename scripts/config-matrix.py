@@ -11,7 +11,7 @@ line:
 over full and causal (with LSE) x dtype x head dim x GQA ratio, then the
 score stages: a causal sliding window with LSE, softcap, and attention
 sinks (causal, with LSE), at both head dims for MHA and a GQA ratio that
-packs no heads (7); packed sequences (causal, with LSE) with sinks and a
+packs no heads (7), softcap with `polynomial-tanh=8` at GQA 7; packed sequences (causal, with LSE) with sinks and a
 window, and over a paged cache of 64-key pages, at head dims 64 and 128
 (GQA 1 and 7); with --fp8-head-dims, full and causal FP8 rows (e4m3
 Q, K and key-major V with descale factors, O bf16) x GQA ratio, and causal
@@ -50,20 +50,25 @@ KV_HEADS = 8
 MASKS = {"full": "", "causal": "causal", "varlen": "causal",
          "window": "causal, window = array<i64: 1000, 0>",
          "softcap": "softcap = 30.0 : f32",
+         "softcap-poly": "softcap = 30.0 : f32",
          "sink": "causal",
          "packed-sink": "causal, window = array<i64: 1000, 0>",
          "packed-paged": "causal"}
+# Plan options of a mask's rows.
+PLAN_OPTIONS = {"softcap-poly": "polynomial-tanh=8"}
 # Packed sequences: their masks, the page size of a paged cache.
 PACKED = {"varlen": None, "packed-sink": None, "packed-paged": 64}
 PACKED_HEAD_DIMS = [64, 128]
 
 
 def stage_configs(head_dims):
-    """The score-stage rows: MHA and a ratio that packs no heads (7); then
-    packed sequences with sinks and over a paged cache."""
+    """The score-stage rows: MHA and a ratio that packs no heads (7); softcap
+    with half its tanh from the FMA polynomial at GQA 7; then packed
+    sequences with sinks and over a paged cache."""
     return [(mask, "bf16", head_dim, ratio)
             for mask in ("window", "softcap", "sink")
             for head_dim in head_dims for ratio in (1, 7)] + [
+        ("softcap-poly", "bf16", head_dim, 7) for head_dim in head_dims] + [
         (mask, "bf16", head_dim, ratio)
         for mask in ("packed-sink", "packed-paged")
         for head_dim in PACKED_HEAD_DIMS for ratio in (1, 7)]
@@ -152,8 +157,10 @@ def main():
                     CAUSAL, fp8_dims, GQA_RATIOS)]
     configs += [("varlen", "e4m3", head_dim, ratio)
                 for head_dim, ratio in itertools.product(fp8_dims, (1, 8))]
-    pipeline = PIPELINE.replace("fa4-plan,", f"fa4-plan{{arch={args.arch}}},")
     for mask, dtype, head_dim, ratio in configs + stage_configs(stage_dims):
+        options = " ".join([f"arch={args.arch}"] + (
+            [PLAN_OPTIONS[mask]] if mask in PLAN_OPTIONS else []))
+        pipeline = PIPELINE.replace("fa4-plan,", f"fa4-plan{{{options}}},")
         name = f"{mask}_{dtype}_d{head_dim}_gqa{ratio}"
         source = os.path.join(work, name + ".mlir")
         binary = os.path.join(work, name + ".bin.mlir")

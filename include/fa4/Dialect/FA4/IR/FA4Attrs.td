@@ -137,7 +137,7 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     | `kvSplits` | split-KV: CTAs that share one work tile's KV blocks, each computing a partial O over a contiguous share (absent: 1, no split) |
     | `splitCombine` | with `kvSplits` > 1, where the splits' partial rows meet: `workspace` (absent; a global buffer, the last split to finish combines) or `cluster` (the splits are the CTAs of one thread-block cluster and combine over distributed shared memory, each CTA a share of the rows) |
     | `operandBytes` | bytes per element of Q, K and V: absent for 16-bit (f16, bf16), 1 for FP8 (e4m3, sm_90a: `blockN` 128 and `rescaleThreshold` at most 8, so that P below 2^8 stays within e4m3's 448) |
-    | `polynomialTanh` | with a softcap: of every 16 scores, how many take tanh from an FMA polynomial instead of MUFU `tanh.approx`, in warps whose scores all lie within the cap (absent: 0) |
+    | `polynomialTanh` | with a softcap: of every 16 scores, how many take tanh from an FMA polynomial instead of MUFU `tanh.approx`, in warps whose scores all lie within the cap (absent: 0; up to 8 spill nothing on either target, more spill at sm_90a's 128-key blocks) |
 
     On `sm_90a` (FlashAttention-3 structure) a Q stage is the 64-row tile of
     one consumer warpgroup (`blockM = 64`), `softmaxRegs` is the consumers'
