@@ -227,23 +227,20 @@ private:
   Value splitTanh(Value y, int64_t lanes) {
     auto type = cast<VectorType>(y.getType());
     int64_t n = type.getNumElements();
-    SmallVector<int64_t> onFma, onMufu, back(n);
-    for (int64_t i = 0; i < n; ++i) {
-      if (i % 16 < lanes) {
-        back[i] = onFma.size();
-        onFma.push_back(i);
-      } else {
-        back[i] = -1 - static_cast<int64_t>(onMufu.size());
-        onMufu.push_back(i);
-      }
-    }
+    SmallVector<int64_t> onFma, onMufu;
+    for (int64_t i = 0; i < n; ++i)
+      (i % 16 < lanes ? onFma : onMufu).push_back(i);
     if (onMufu.empty())
       return polynomialTanh(y);
     Value fma = polynomialTanh(vector::ShuffleOp::create(b, y, y, onFma));
     Value mufu = hardwareTanh(vector::ShuffleOp::create(b, y, y, onMufu));
-    for (int64_t &index : back)
-      if (index < 0)
-        index = static_cast<int64_t>(onFma.size()) - 1 - index;
+    // Back in fragment order: the shuffle's second operand counts on from
+    // the first's size.
+    SmallVector<int64_t> back(n);
+    for (auto [position, i] : llvm::enumerate(onFma))
+      back[i] = position;
+    for (auto [position, i] : llvm::enumerate(onMufu))
+      back[i] = onFma.size() + position;
     return vector::ShuffleOp::create(b, fma, mufu, back);
   }
 };
