@@ -53,7 +53,11 @@ MASKS = {"full": "", "causal": "causal", "varlen": "causal",
          "softcap-poly": "softcap = 30.0 : f32",
          "sink": "causal",
          "packed-sink": "causal, window = array<i64: 1000, 0>",
-         "packed-paged": "causal"}
+         "packed-paged": "causal",
+         # Q rotated at each query's position (all its dims); O's last 64
+         # rotated back too (the MLA layout).
+         "rope": "causal",
+         "rope-output": "causal, rope_start = HEAD_DIM_MINUS_64 : i64, rope_output"}
 # Plan options of a mask's rows.
 PLAN_OPTIONS = {"softcap-poly": "polynomial-tanh=8"}
 # Packed sequences: their masks, the page size of a paged cache.
@@ -111,7 +115,12 @@ def module(dtype, head_dim, ratio, mask):
     if page:
         lse_arg += ", %pages: memref<?x?xi32>"
         lse += " paged(%pages : memref<?x?xi32>)"
-    attrs = f" {{{MASKS[mask]}}}" if MASKS[mask] else ""
+    if mask.startswith("rope"):
+        table = f"memref<?x{head_dim if mask == 'rope' else 64}xf32>"
+        lse_arg += f", %cos_sin: {table}, %positions: memref<?x?xi32>"
+        lse += f" rope(%cos_sin, %positions : {table}, memref<?x?xi32>)"
+    attrs = MASKS[mask].replace("HEAD_DIM_MINUS_64", str(head_dim - 64))
+    attrs = f" {{{attrs}}}" if attrs else ""
     return (f"func.func @attention(%q: {qt}, %k: {kt}, %v: {vt}, %o: {ot}{lse_arg}) {{\n"
             f"  fa4.attention ins(%q, %k, %v : {qt}, {kt}, {vt}) outs(%o : {ot}){lse}{attrs}\n"
             f"  return\n}}\n")
@@ -139,6 +148,9 @@ def main():
     parser.add_argument("--fp8-head-dims", default="",
                         help="head dims of FP8 (e4m3, with descale factors) rows, full "
                              "and causal x GQA ratio")
+    parser.add_argument("--rope", action="store_true",
+                        help="rows with the rotary embedding (of Q; and of Q and O's "
+                             "last 64 dims) at every stage head dim, GQA 1 and 7")
     args = parser.parse_args()
     head_dims = [int(d) for d in args.head_dims.split(",")]
     stage_dims = ([int(d) for d in args.stage_head_dims.split(",")]
@@ -157,7 +169,12 @@ def main():
                     CAUSAL, fp8_dims, GQA_RATIOS)]
     configs += [("varlen", "e4m3", head_dim, ratio)
                 for head_dim, ratio in itertools.product(fp8_dims, (1, 8))]
-    for mask, dtype, head_dim, ratio in configs + stage_configs(stage_dims):
+    configs += stage_configs(stage_dims)
+    if args.rope:
+        configs += [(mask, "bf16", head_dim, ratio)
+                    for mask in ("rope", "rope-output")
+                    for head_dim in stage_dims for ratio in (1, 7)]
+    for mask, dtype, head_dim, ratio in configs:
         options = " ".join([f"arch={args.arch}"] + (
             [PLAN_OPTIONS[mask]] if mask in PLAN_OPTIONS else []))
         pipeline = PIPELINE.replace("fa4-plan,", f"fa4-plan{{{options}}},")

@@ -518,6 +518,16 @@ bool evaluateVector(Operation *op, ArrayRef<const Val *> in, Val &out,
         }
         return true;
       })
+      .Case([&](vector::InterleaveOp) {
+        // (a0, b0, a1, b1, ...): canonicalization's form of the shuffle
+        // that zips two vectors.
+        const Val &a = *in[0], &b = *in[1];
+        for (size_t i = 0; i < a.floats.size(); ++i)
+          out.floats.append({a.floats[i], b.floats[i]});
+        for (size_t i = 0; i < a.ints.size(); ++i)
+          out.ints.append({a.ints[i], b.ints[i]});
+        return true;
+      })
       .Case([&](vector::ExtractOp extract) {
         if (!extract.getDynamicPosition().empty() ||
             extract.getStaticPosition().size() != 1)

@@ -376,6 +376,26 @@ FailureOr<Shape> sim::resolveShape(LaunchOp launch, const Problem &problem,
     }
     shape.softcap = softcap.getValueAsDouble();
   }
+  if (auto rope = manifest.getAs<DictionaryAttr>("rope")) {
+    auto start = rope.getAs<IntegerAttr>("start");
+    auto columns = rope.getAs<IntegerAttr>("columns");
+    auto output = rope.getAs<BoolAttr>("output");
+    auto table = cast<MemRefType>(operands[operands.size() - 2].getType());
+    if (!start || !columns || !output || !launch.getRope() ||
+        table.getDimSize(1) != columns.getInt() ||
+        start.getInt() + columns.getInt() > shape.headDim) {
+      os << "error: the launch manifest's rope is not {start, columns, "
+            "output} of the launch's cos_sin table inside the head dim\n";
+      return failure();
+    }
+    shape.ropeStart = start.getInt();
+    shape.ropeColumns = columns.getInt();
+    shape.ropeOutput = output.getValue();
+    // Positions up to Skv + 8 with a few entries past either end, which
+    // the kernel clamps into the table (makeTensors).
+    shape.ropeRows =
+        table.isDynamicDim(0) ? shape.seqKv + 8 : table.getDimSize(0);
+  }
   if (!launch.getScoreMod().empty())
     shape.score = &launch.getScoreMod();
   if (!launch.getMaskMod().empty())
@@ -522,6 +542,32 @@ std::vector<GlobalTensor> sim::makeTensors(LaunchOp launch, const Shape &s,
   if (s.pageSize) {
     add("page_table", i32, {s.batch, s.maxPages}, false);
     llvm::copy(s.pageTable, tensors.back().data.begin());
+  }
+  // The rotary table of real angles (theta_k = 10000^(-2k / R)) and each
+  // query's position: its bottom-right-aligned one, but every 5th past
+  // the table's end and every 7th negative (the kernel clamps them).
+  if (s.ropeColumns) {
+    int64_t half = s.ropeColumns / 2;
+    add("cos_sin", f32, {s.ropeRows, s.ropeColumns}, false);
+    std::vector<float> &table = tensors.back().data;
+    for (int64_t p = 0; p < s.ropeRows; ++p)
+      for (int64_t k = 0; k < half; ++k) {
+        double angle = p * std::pow(10000.0, -2.0 * k / s.ropeColumns);
+        table[p * s.ropeColumns + k] = static_cast<float>(std::cos(angle));
+        table[p * s.ropeColumns + half + k] =
+            static_cast<float>(std::sin(angle));
+      }
+    add("positions", i32, {s.batch, s.seqQ}, false);
+    std::vector<float> &positions = tensors.back().data;
+    for (int64_t b = 0; b < s.batch; ++b)
+      for (int64_t i = 0; i < s.seqQ; ++i) {
+        int64_t entry = b * s.seqQ + i;
+        int64_t aligned = std::max<int64_t>(
+            i + s.sequenceKv(b) - s.seqQ + static_cast<int64_t>(seed), 0);
+        positions[entry] = entry % 5 == 4   ? s.ropeRows + 3
+                           : entry % 7 == 6 ? -2
+                                            : aligned;
+      }
   }
   // What the regions read: N(0, 1) in the element type, or integers in
   // [0, intBound).

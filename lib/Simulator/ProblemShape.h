@@ -47,6 +47,11 @@ struct Shape {
   int64_t windowLeft = -1, windowRight = -1;
   std::optional<double> softcap; // in the op's units
   bool lse = false, sink = false;
+  /// The rotary embedding: Q's columns [ropeStart, ropeStart +
+  /// ropeColumns) rotated by each query's position in a table of ropeRows
+  /// positions, O's rotated back with ropeOutput (no rotation without).
+  int64_t ropeStart = 0, ropeColumns = 0, ropeRows = 0;
+  bool ropeOutput = false;
   /// FP8: the q, k and v descale operands [B, Hkv].
   bool descale = false;
   /// Q's element: bf16, f16 or e4m3.

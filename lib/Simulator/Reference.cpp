@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Reference.h"
+#include "Hardware.h"
 #include "Modifiers.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -40,6 +41,19 @@ Reference sim::reference(const std::vector<GlobalTensor> &t, const Shape &s,
   for (size_t c = 0; c < s.captureShapes.size(); ++c)
     captures.push_back(tensorNamed(t, "capture" + std::to_string(c)));
   std::vector<double> scores(s.seqKv);
+  // The rotary embedding: a row's (cos, sin) of pair k at its position
+  // (clamped into the table); Q's rotated row rounded to Q's element type,
+  // as the kernel rounds it.
+  const GlobalTensor *table = tensorNamed(t, "cos_sin");
+  const GlobalTensor *positions = tensorNamed(t, "positions");
+  std::vector<float> rotatedQuery(s.headDim);
+  Format queryFormat = formatOf(t[0].element);
+  auto angle = [&](int64_t b, int64_t i, int64_t k) {
+    auto p = static_cast<int64_t>(positions->data[b * s.seqQ + i]);
+    p = std::clamp<int64_t>(p, 0, s.ropeRows - 1);
+    const float *row = &table->data[p * s.ropeColumns];
+    return std::pair<double, double>{row[k], row[s.ropeColumns / 2 + k]};
+  };
   for (int64_t b = 0; b < s.batch; ++b)
     for (int64_t h = 0; h < s.headsQ; ++h)
       for (int64_t i = 0, seqQ = s.sequenceQ(b), seqKv = s.sequenceKv(b);
@@ -67,6 +81,17 @@ Reference sim::reference(const std::vector<GlobalTensor> &t, const Shape &s,
         }
         const float *q =
             &t[0].data[(s.queryRow(b, i) * s.headsQ + h) * s.headDim];
+        if (table) {
+          std::copy(q, q + s.headDim, rotatedQuery.begin());
+          for (int64_t k = 0; k < s.ropeColumns / 2; ++k) {
+            auto [c, sn] = angle(b, i, k);
+            int64_t d = s.ropeStart + 2 * k;
+            double x = q[d], y = q[d + 1];
+            rotatedQuery[d] = roundTo(queryFormat, float(x * c - y * sn));
+            rotatedQuery[d + 1] = roundTo(queryFormat, float(y * c + x * sn));
+          }
+          q = rotatedQuery.data();
+        }
         int64_t factor = b * s.headsKv + kvHead;
         double scoreDescale =
             qDescale ? double(qDescale->data[factor]) * kDescale->data[factor]
@@ -128,6 +153,14 @@ Reference sim::reference(const std::vector<GlobalTensor> &t, const Shape &s,
             bound[d] += weight / sum * std::fabs(v[d]) * valueDescale;
         }
         ref.lse[s.lseIndex(b, h, i)] = max + std::log(sum);
+        if (table && s.ropeOutput)
+          for (int64_t k = 0; k < s.ropeColumns / 2; ++k) {
+            auto [c, sn] = angle(b, i, k);
+            double *pair = &o[s.ropeStart + 2 * k];
+            double x = pair[0], y = pair[1];
+            pair[0] = x * c + y * sn;
+            pair[1] = y * c - x * sn;
+          }
         if (!bound)
           continue;
         for (int64_t d = 0; d < s.headDimV; ++d)

@@ -404,6 +404,10 @@ LogicalResult mlir::fa4::sim::simulate(ModuleOp module, const Problem &problem,
         os << " seqused_k";
       if (shape->pageSize)
         os << " paged " << shape->maxPages << "x" << shape->pageSize;
+      if (shape->ropeColumns)
+        os << " rope [" << shape->ropeStart << ", "
+           << shape->ropeStart + shape->ropeColumns << ")"
+           << (shape->ropeOutput ? " output" : "");
       os << (risingKeys(seed) ? ", rising keys" : "") << ", " << run->grid
          << " CTAs, " << steps << " steps";
       if (!numbers.empty())

@@ -343,6 +343,14 @@ struct FA4InsertBarriersPass
       }
       channel.erase();
     }
+    // Named barriers the roles use directly (a warpgroup's own sync).
+    for (auto &[kernel, count] : mbarriers)
+      kernel.walk([&, kernel = kernel](Operation *op) {
+        if (auto sync = dyn_cast<NamedBarrierSyncOp>(op))
+          namedIds[kernel].insert(sync.getId());
+        else if (auto arrive = dyn_cast<NamedBarrierArriveOp>(op))
+          namedIds[kernel].insert(arrive.getId());
+      });
     for (auto [kernel, count] : mbarriers) {
       // mbarriers are 8 bytes each, in the shared memory plans reserve.
       if (count * 8 > limits::kSmemReservedBytes) {

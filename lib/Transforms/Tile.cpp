@@ -43,9 +43,9 @@ private:
   /// table (`pages`) where given, and for packed sequences over a paged
   /// cache the table that counts their keys (`cuSeqlensK`).
   void buildTiles(Value query, Value key, Value value, Value output, Value lse,
-                  Value sinks, ValueRange descales, ValueRange captures,
-                  Value used = Value(), Value pages = Value(),
-                  Value cuSeqlensK = Value());
+                  Value sinks, ValueRange descales, ValueRange rope,
+                  ValueRange captures, Value used = Value(),
+                  Value pages = Value(), Value cuSeqlensK = Value());
 
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
@@ -110,7 +110,10 @@ void TiledProgramBuilder::build(gpu::GPUFuncOp kernel) {
   if (!op.isVarlen()) {
     Value used = op.getSequsedK() ? entry.getArgument(next++) : Value();
     Value pages = op.getPageTable() ? entry.getArgument(next++) : Value();
-    buildTiles(query, key, value, output, lse, sinks, descales,
+    // The rotary table and the positions.
+    ValueRange rope = entry.getArguments().slice(next, op.hasRope() ? 2 : 0);
+    next += rope.size();
+    buildTiles(query, key, value, output, lse, sinks, descales, rope,
                entry.getArguments().drop_front(next), used, pages);
   } else {
     // Packed sequences: each one, viewed as a batch of one, is the dense
@@ -118,6 +121,8 @@ void TiledProgramBuilder::build(gpu::GPUFuncOp kernel) {
     Value cuQ = entry.getArgument(next++), cuK = entry.getArgument(next++);
     Value used = op.getSequsedK() ? entry.getArgument(next++) : Value();
     Value pages = op.getPageTable() ? entry.getArgument(next++) : Value();
+    // fa4-plan refuses rotary embeddings of packed sequences.
+    next += op.hasRope() ? 2 : 0;
     ValueRange captures = entry.getArguments().drop_front(next);
     Value sequences =
         add(memref::DimOp::create(b, cuQ, 0).getResult(), -1);
@@ -132,7 +137,7 @@ void TiledProgramBuilder::build(gpu::GPUFuncOp kernel) {
                                         pages ? Value() : used, tensors);
     buildTiles(views.getViews()[0], views.getViews()[1], views.getViews()[2],
                views.getViews()[3], lse ? views.getViews()[4] : Value(), sinks,
-               descales, captures, pages ? used : Value(), pages,
+               descales, /*rope=*/{}, captures, pages ? used : Value(), pages,
                pages ? cuK : Value());
   }
   b.setInsertionPointToEnd(&entry);
@@ -141,9 +146,9 @@ void TiledProgramBuilder::build(gpu::GPUFuncOp kernel) {
 
 void TiledProgramBuilder::buildTiles(Value query, Value key, Value value,
                                      Value output, Value lse, Value sinks,
-                                     ValueRange descales, ValueRange captures,
-                                     Value used, Value pages,
-                                     Value cuSeqlensK) {
+                                     ValueRange descales, ValueRange rope,
+                                     ValueRange captures, Value used,
+                                     Value pages, Value cuSeqlensK) {
   Type element = op.getQuery().getType().getElementType();
   Type outElement = op.getOutput().getType().getElementType();
   Type f32 = b.getF32Type();
@@ -187,6 +192,10 @@ void TiledProgramBuilder::buildTiles(Value query, Value key, Value value,
                                              idx(positions)));
   Value q = TileLoadOp::create(b, tile(rows, headDim, element), query,
                                batchIndex, position, head, pack);
+  int64_t ropeStart = op.getRopeDims().first;
+  if (!rope.empty())
+    q = TileRopeOp::create(b, q, rope[0], rope[1], batchIndex, position, pack,
+                           ropeStart, /*inverse=*/false);
   // KV blocks up to the last row's limit: the rest are fully masked.
   Value blocks =
       ceilDiv(keyLimit(add(position, positions - 1), seqQ, seqKv), blockN);
@@ -257,6 +266,10 @@ void TiledProgramBuilder::buildTiles(Value query, Value key, Value value,
     finalMax = sink.getNewMax();
     finalSum = sink.getNewSum();
   }
+  // O's rotated columns back (linear: before the normalization).
+  if (!rope.empty() && op.getRopeOutput())
+    finalO = TileRopeOp::create(b, finalO, rope[0], rope[1], batchIndex,
+                                position, pack, ropeStart, /*inverse=*/true);
   Value normalized = TileNormalizeOp::create(
       b, tile(rows, headDimV, outElement), finalO, finalSum);
   TileStoreOp::create(b, normalized, output, batchIndex, position, head,
@@ -320,12 +333,12 @@ struct FA4TilePass : public fa4::impl::FA4TileBase<FA4TilePass> {
       // The launch keeps the regions: the kernel's semantics for fa4-sim's
       // reference.
       OpBuilder replacement(op);
-      auto launch = LaunchOp::create(
-          replacement, op.getLoc(),
-          SymbolRefAttr::get(ctx, kernels.getName(),
-                             {FlatSymbolRefAttr::get(kernel)}),
-          op->getOperands().drop_back(op.getCaptures().size()),
-          op.getCaptures(), DictionaryAttr());
+      auto launch =
+          LaunchOp::create(replacement, op.getLoc(),
+                           SymbolRefAttr::get(ctx, kernels.getName(),
+                                              {FlatSymbolRefAttr::get(kernel)}),
+                           op->getOperands().drop_back(op.getCaptures().size()),
+                           op.getCaptures(), op.hasRope(), DictionaryAttr());
       launch.getScoreMod().takeBody(op.getScoreMod());
       launch.getMaskMod().takeBody(op.getMaskMod());
       op.erase();

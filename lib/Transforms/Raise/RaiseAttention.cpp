@@ -704,9 +704,9 @@ LogicalResult Raiser::raise(linalg::LinalgOp pv) {
       /*lse=*/Value(), /*sink=*/Value(), /*qDescale=*/Value(),
       /*kDescale=*/Value(), /*vDescale=*/Value(), /*cuSeqlensQ=*/Value(),
       /*cuSeqlensK=*/Value(), /*sequsedK=*/Value(), /*pageTable=*/Value(),
-      captures,
+      /*cosSin=*/Value(), /*positions=*/Value(), captures,
       /*causal=*/nullptr, /*window=*/nullptr, rewriter.getF32FloatAttr(scale32),
-      /*softcap=*/nullptr,
+      /*softcap=*/nullptr, /*rope_start=*/nullptr, /*rope_output=*/nullptr,
       /*plan=*/nullptr);
   if (!captures.empty())
     buildScoreRegion(loc, raised, a, groupSize);

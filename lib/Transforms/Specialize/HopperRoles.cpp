@@ -60,6 +60,10 @@ private:
   /// The consumer warpgroup of Q stage `stage`, computing S, the online
   /// softmax and O in registers with wgmma.
   void buildConsumer(int64_t stage);
+  /// O's fragment `o` (rows `rows`, column pairs from `quadColumn` in
+  /// every 8) with the rotary embedding's columns rotated back.
+  Value rotateOutputBack(const Tile &tile, int64_t stage, Value o,
+                         ArrayRef<Value> rows, Value quadColumn);
 
   Value q, kv, epi;
   SmallVector<Value> turns; // ping-pong, one per consumer
@@ -205,6 +209,14 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
         smemView(kernel.sharedBuffer("q"),
                  mul(rem(qHandoff, shape.qSlots()), shape.qTileBytes()),
                  tileType(shape.qRows(), shape.qkAtoms()));
+    // RoPE: the warpgroup rotates its Q tile where it landed, then waits
+    // for all of it (hardware barrier 3 + stage; 1 and 2 are the turns)
+    // before its first wgmma reads the tile.
+    if (shape.rope()) {
+      kernel.rotateQueryTile(tile, stage, qTile, thread, kWarpgroup);
+      NamedBarrierSyncOp::create(b, static_cast<uint32_t>(3 + stage),
+                                 static_cast<uint32_t>(kWarpgroup));
+    }
     // Row r is query position first + r / pack; the rows of the Q tile see
     // keys between those of its first and last.
     Value first = add(tile.position, stage * shape.positionsPerTile());
@@ -499,6 +511,8 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
         factor = arith::MulFOp::create(b, factor, valueDescale);
     o = arith::MulFOp::create(
         b, o, perRow(oSecondRow, oType, factors[0], factors[1]));
+    if (shape.ropeOutput)
+      o = rotateOutputBack(done, stage, o, rows, quadColumn);
     if (split) {
       // The rows' partial O to the workspace, a pair of columns at a time
       // (rows past Sq write nothing); the store warp combines the splits.
@@ -547,6 +561,44 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
   });
   if (!turns.empty() && stage == 0)
     ChannelWaitOp::create(b, turns[0], idx(0));
+}
+
+Value HopperPrefillRoles::rotateOutputBack(const Tile &tile, int64_t stage,
+                                           Value o, ArrayRef<Value> rows,
+                                           Value quadColumn) {
+  auto oType = cast<VectorType>(o.getType());
+  auto rotate =
+      scf::IfOp::create(b, TypeRange{oType}, kernel.ropeTableHasRows(),
+                        /*addThenBlock=*/true, /*addElseBlock=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(rotate.thenBlock());
+  Value tableRows[2] = {kernel.ropeTableRow(tile, stage, rows[0]),
+                        kernel.ropeTableRow(tile, stage, rows[1])};
+  // Element pair (i, i + 1) is columns (c, c + 1), c = quadColumn + an
+  // 8-aligned column: inside the rotated columns exactly where that is
+  // (they start and end at multiples of 8).
+  Value firstPair = div(quadColumn, 2);
+  Value rotated = o;
+  for (int64_t i = 0, e = oType.getNumElements(); i < e; i += 2) {
+    int64_t column = wgmma::accumulatorColumn(0, i);
+    if (column < shape.ropeStart ||
+        column >= shape.ropeStart + shape.ropeColumns)
+      continue;
+    int64_t r = wgmma::accumulatorRow(0, i) / 8;
+    Value pair =
+        vector::ShuffleOp::create(b, o, o, ArrayRef<int64_t>{i, i + 1});
+    Value back = kernel.rotatePairs(
+        pair, tableRows[r], add(firstPair, (column - shape.ropeStart) / 2),
+        /*inverse=*/true);
+    for (int64_t k = 0; k < 2; ++k)
+      rotated = vector::InsertOp::create(
+          b, vector::ExtractOp::create(b, back, ArrayRef<int64_t>{k}), rotated,
+          ArrayRef<int64_t>{i + k});
+  }
+  scf::YieldOp::create(b, ValueRange{rotated});
+  b.setInsertionPointToStart(rotate.elseBlock());
+  scf::YieldOp::create(b, ValueRange{o});
+  return rotate.getResult(0);
 }
 
 std::unique_ptr<RoleSet>

@@ -180,6 +180,13 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
   // none where the splits are a cluster.
   if (shape.workspaceSplit())
     arguments.append(2, LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1));
+  // Rotary embedding: the [P, R] cos | sin table (f32), its rows P and the
+  // positions [B, Sq] (i32).
+  if (shape.rope()) {
+    arguments.push_back(LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1));
+    arguments.push_back(index);
+    arguments.push_back(LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1));
+  }
   // Each capture: a pointer to global memory, then its dynamic sizes.
   for (MemRefType capture : shape.captures) {
     arguments.push_back(LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1));
@@ -247,6 +254,11 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
   if (shape.workspaceSplit()) {
     splitPartials = entry.getArgument(next++);
     splitCounters = entry.getArgument(next++);
+  }
+  if (shape.rope()) {
+    ropeTable = entry.getArgument(next++);
+    ropeTableRows = entry.getArgument(next++);
+    ropePositions = entry.getArgument(next++);
   }
   for (MemRefType type : shape.captures) {
     Capture capture{type, entry.getArgument(next++), {}};

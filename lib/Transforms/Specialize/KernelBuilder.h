@@ -245,6 +245,25 @@ public:
   /// `rowSum` (-inf where it saw no key).
   void storePartialLse(Value record, Value split, Value rowMax, Value rowSum);
 
+  // Rotary embedding (Rope.cpp).
+  /// Rotates the rotated columns of every row of Q stage `stage` of `tile`
+  /// in shared memory (`qTile`, [atoms, rows, 64], as TMA wrote it) by
+  /// `threads` threads, this one `thread`, then fences them for the async
+  /// proxy; the caller makes them wait for one another before an MMA reads
+  /// the tile.
+  void rotateQueryTile(const Tile &tile, int64_t stage, Value qTile,
+                       Value thread, int64_t threads);
+  /// The f32 word (i64) where the cos_sin row of row `row` of Q stage
+  /// `stage` of `tile` starts: its position clamped into the table.
+  Value ropeTableRow(const Tile &tile, int64_t stage, Value row);
+  /// Whether the table has rows (a run-time size; the kernel rotates
+  /// nothing without).
+  Value ropeTableHasRows();
+  /// `pairs` (f32 (x, y) pairs, interleaved) rotated by the angles of
+  /// pairs [firstPair, ...) of table row `tableRow` (ropeTableRow), or
+  /// rotated back with `inverse`.
+  Value rotatePairs(Value pairs, Value tableRow, Value firstPair, bool inverse);
+
   /// Entry `offset` of i32 table `table` (a global pointer), as an index.
   Value loadTableEntry(Value table, Value offset);
   /// The keys a sequence (packed) or batch (a dense KV cache) uses: its
@@ -274,6 +293,9 @@ public:
   // Split-KV: the workspace's partial rows (f32 records, splitRecord) and
   // its counters (i32, one per work tile and Q stage, 0 between launches).
   Value splitPartials, splitCounters;
+  // Rotary embedding: the cos | sin table (f32 [P, R]), P, and the
+  // positions (i32 [B, Sq]).
+  Value ropeTable, ropeTableRows, ropePositions;
   // A cluster split: the exchange of the partial rows among the cluster's
   // CTAs (slot = Q stage of the `split_exchange` buffer).
   Value splitExchange;

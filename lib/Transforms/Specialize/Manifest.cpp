@@ -111,6 +111,11 @@ DictionaryAttr specialize::buildManifest(const KernelShape &shape,
     params.push_back(param("split_partials", "pointer", "workspace.partials"));
     params.push_back(param("split_counters", "pointer", "workspace.counters"));
   }
+  if (shape.rope()) {
+    params.push_back(param("cos_sin", "pointer", "cos_sin.data"));
+    params.push_back(param("rope_positions", "i32", "cos_sin.shape[0]"));
+    params.push_back(param("positions", "pointer", "positions.data"));
+  }
   for (auto [index, capture] : llvm::enumerate(shape.captures)) {
     std::string name = "capture" + std::to_string(index);
     params.push_back(param(name, "pointer", name + ".data"));
@@ -179,6 +184,13 @@ DictionaryAttr specialize::buildManifest(const KernelShape &shape,
                           i64(workspace ? rows * shape.splitRecordWords() : 0)),
                     named("counters_per_tile", i64(workspace ? stages : 0))})));
   }
+  // The rotary embedding: Q's rotated columns, and whether O's are
+  // rotated back (a runtime must not take the kernel for another).
+  if (shape.rope())
+    entries.push_back(named(
+        "rope", dict({named("start", i64(shape.ropeStart)),
+                      named("columns", i64(shape.ropeColumns)),
+                      named("output", b.getBoolAttr(shape.ropeOutput))})));
   // Which regions the kernel inlines: a runtime must not take it for a
   // problem without them.
   if (TileModifyOp modifier = shape.modifier) {

@@ -67,6 +67,7 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
   auto sequences = opsOf<TileSequenceOp>(all);
   auto keyCounts = opsOf<TileKeysOp>(all);
   auto descales = opsOf<TileDescaleOp>(all);
+  auto ropes = opsOf<TileRopeOp>(all);
   auto count = [&](size_t got, size_t want, StringRef name) {
     return got == want ? success()
                        : LogicalResult(fail(kernel, Twine(got) + " '" + name +
@@ -93,7 +94,8 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
       (keyCounts.size() > 1 &&
        failed(count(keyCounts.size(), 1, "fa4.tile.keys"))) ||
       (descales.size() > 1 &&
-       failed(count(descales.size(), 1, "fa4.tile.descale"))))
+       failed(count(descales.size(), 1, "fa4.tile.descale"))) ||
+      (ropes.size() > 2 && failed(count(ropes.size(), 2, "fa4.tile.rope"))))
     return failure();
   // The ops of the regions of fa4.tile.modify are its own (fa4.yield).
   size_t yields = 0;
@@ -103,7 +105,7 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
     yields += modify.getMaskMod().empty() ? 0 : 1;
   if (all.size() != 11 + lses.size() + softcaps.size() + sinks.size() +
                         modifies.size() + sequences.size() + keyCounts.size() +
-                        descales.size() + yields)
+                        descales.size() + ropes.size() + yields)
     return fail(kernel, "it holds fa4 ops other than the tile ops");
 
   TiledProgram p;
@@ -120,6 +122,14 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
   p.sequence = sequences.empty() ? TileSequenceOp() : sequences[0];
   p.keys = keyCounts.empty() ? TileKeysOp() : keyCounts[0];
   p.descale = descales.empty() ? TileDescaleOp() : descales[0];
+  for (TileRopeOp rope : ropes) {
+    TileRopeOp &slot = rope.getInverse() ? p.outputRope : p.queryRope;
+    if (slot)
+      return fail(rope, "it rotates Q once and O back at most once");
+    slot = rope;
+  }
+  if (p.outputRope && !p.queryRope)
+    return fail(p.outputRope, "O is rotated back only where Q is rotated");
   // Packed sequences count their keys with fa4.tile.sequence, but over a
   // paged cache with fa4.tile.keys from cu_seqlens_k.
   if (p.keys && p.sequence &&
@@ -138,7 +148,14 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
       p.scores.getAcc() || !p.product.getAcc())
     return fail(kernel, "expected Q K^T without an accumulator and P V "
                         "accumulating");
-  p.query = p.scores.getA().getDefiningOp<TileLoadOp>();
+  // Q is the loaded tile, or its rotation.
+  Value queryTile = p.scores.getA();
+  if (p.queryRope) {
+    if (queryTile != p.queryRope.getResult())
+      return fail(p.queryRope, "Q K^T must multiply the rotated Q");
+    queryTile = p.queryRope.getTile();
+  }
+  p.query = queryTile.getDefiningOp<TileLoadOp>();
   p.key = p.scores.getB().getDefiningOp<TileLoadOp>();
   p.value = p.product.getB().getDefiningOp<TileLoadOp>();
   if (!p.query || !p.key)
@@ -199,6 +216,19 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
       return fail(p.keys, "the page table must be the kernel's argument "
                           "after O, LSE, the sinks and seqused_k");
     firstCapture = next;
+  }
+  if (p.queryRope) {
+    // The rotary table and the positions follow the tables.
+    if (!isArgument(p.queryRope.getCosSin(), firstCapture) ||
+        !isArgument(p.queryRope.getPositions(), firstCapture + 1) ||
+        (p.outputRope &&
+         (p.outputRope.getCosSin() != p.queryRope.getCosSin() ||
+          p.outputRope.getPositions() != p.queryRope.getPositions() ||
+          p.outputRope.getStart() != p.queryRope.getStart())))
+      return fail(p.queryRope, "the rotary table and positions must be the "
+                               "kernel's arguments after the tables, Q and "
+                               "O rotated by the same ones");
+    firstCapture += 2;
   }
   if (p.key.getPageTable() != (p.keys ? p.keys.getPageTable() : Value()) ||
       p.value.getPageTable() != p.key.getPageTable())
@@ -262,6 +292,12 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
     finalO = p.sink.getResult();
     finalMax = p.sink.getNewMax();
     finalSum = p.sink.getNewSum();
+  }
+  if (p.outputRope) {
+    if (p.outputRope.getTile() != finalO)
+      return fail(p.outputRope, "O is rotated back after the KV loop (and "
+                                "the sinks)");
+    finalO = p.outputRope.getResult();
   }
   if (p.normalize.getTile() != finalO || p.normalize.getSums() != finalSum ||
       p.store.getTile() != p.normalize.getResult())
@@ -348,7 +384,9 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
                         p.store.getOperation()})
     if (op->getBlock() != qTile)
       return fail(op, "it must run once per Q tile, next to the Q load");
-  for (Operation *op : {p.lse.getOperation(), p.sink.getOperation()})
+  for (Operation *op :
+       {p.lse.getOperation(), p.sink.getOperation(), p.queryRope.getOperation(),
+        p.outputRope.getOperation()})
     if (op && op->getBlock() != qTile)
       return fail(op, "it must run once per Q tile, next to the Q load");
   for (Operation *op : {p.key.getOperation(), p.value.getOperation(),
@@ -371,6 +409,10 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
     return fail(p.lse, "LSE must be written where Q was read");
   if (p.sink && p.sink.getHead() != head)
     return fail(p.sink, "the sinks must be read at the work tile's heads");
+  for (TileRopeOp rope : {p.queryRope, p.outputRope})
+    if (rope && (rope.getBatch() != batch || rope.getPosition() != row))
+      return fail(rope, "it must rotate the rows of Q's batch and "
+                        "positions");
   Value key = p.key.getPosition();
   // The K/V head is the first query head / group (or the head itself).
   auto kvHead = p.key.getHead().getDefiningOp<arith::DivUIOp>();
@@ -557,7 +599,8 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
       heads(p.mask) != pack || heads(p.store) != pack ||
       (p.modify && heads(p.modify) != pack) ||
       (p.lse && heads(p.lse) != pack) || (p.sink && heads(p.sink) != pack) ||
-      heads(p.key) != 1 ||
+      (p.queryRope && heads(p.queryRope) != pack) ||
+      (p.outputRope && heads(p.outputRope) != pack) || heads(p.key) != 1 ||
       heads(p.value) != 1)
     return disagree(p.coords, "Q, O, LSE, the sinks and the mask must pack "
                               "gqaPack heads per position, K and V one");
@@ -629,6 +672,22 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
   }
   shape.rescaleThreshold = p.softmax.getThreshold();
   shape.emulatedExp2 = p.softmax.getEmulated();
+  if (p.queryRope) {
+    // Rotated in the consumer that reads Q (sm_90a), from contiguous
+    // tables of a dense batch.
+    MemRefType table = p.queryRope.getCosSin().getType();
+    MemRefType positions = p.queryRope.getPositions().getType();
+    if (!hopper || shape.varlen || fp8)
+      return kernel.emitOpError()
+             << "fa4-specialize rotates 16-bit Q of a dense batch on sm_90a "
+                "only";
+    if (!table.getLayout().isIdentity() || !positions.getLayout().isIdentity())
+      return kernel.emitOpError() << "fa4-specialize reads the rotary table "
+                                     "and positions from contiguous tensors";
+    shape.ropeStart = p.queryRope.getStart();
+    shape.ropeColumns = p.queryRope.getRotatedColumns();
+    shape.ropeOutput = static_cast<bool>(p.outputRope);
+  }
   // Split-KV distributes a dense batch's tiles in a strided order.
   if (plan.getSplits() > 1 &&
       (shape.varlen || shape.scheduler == Scheduler::paired))

@@ -41,6 +41,8 @@ struct TiledProgram {
   TileSequenceOp sequence; // null without variable lengths
   TileKeysOp keys;         // null without a KV cache's lengths or pages
   TileDescaleOp descale;   // null without FP8 descale factors
+  TileRopeOp queryRope;    // null without a rotary embedding
+  TileRopeOp outputRope;   // null unless O is rotated back
   scf::ForOp stageLoop, kvLoop;
   int64_t kvHeadDivisor = 0; // query heads per KV head, as the program says
 };
@@ -81,6 +83,12 @@ struct KernelShape {
   /// LSE and the sinks.
   TileModifyOp modifier;
   SmallVector<MemRefType> captures;
+  /// Rotary embedding: Q's columns [ropeStart, ropeStart + ropeColumns)
+  /// rotated by each row's position (kernel arguments cos_sin and
+  /// positions after the tables), and O's rotated back with ropeOutput.
+  int64_t ropeStart = 0, ropeColumns = 0;
+  bool ropeOutput = false;
+  bool rope() const { return ropeColumns > 0; }
 
   bool hopper() const { return plan.getArch() == Arch::sm_90a; }
   /// Columns of one 128-byte swizzle atom row of a Q, K or V tile: 64

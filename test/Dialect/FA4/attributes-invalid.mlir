@@ -143,7 +143,7 @@ module attributes {gpu.container_module} {
 // The sinks follow LSE.
 module attributes {gpu.container_module} {
   func.func @host(%q: memref<1x128x1x64xf16>, %l: memref<1x1x128xf32>, %s: memref<1xf32>) {
-    // expected-error @+1 {{takes query, key, value, output and optionally lse (f32 [B, Hq, Sq] or [Hq, total_q]), sink (f32 [Hq]), q_descale, k_descale, v_descale (f32 [B, Hkv]), cu_seqlens_q, cu_seqlens_k (i32 [B + 1]), seqused_k (i32 [B]) and page_table (i32 [B, pages]), in this order; operand #5 is 'memref<1x1x128xf32>'}}
+    // expected-error @+1 {{takes query, key, value, output and optionally lse (f32 [B, Hq, Sq] or [Hq, total_q]), sink (f32 [Hq]), q_descale, k_descale, v_descale (f32 [B, Hkv]), cu_seqlens_q, cu_seqlens_k (i32 [B + 1]), seqused_k (i32 [B]), page_table (i32 [B, pages]) and, with rope, cos_sin and positions, in this order; operand #5 is 'memref<1x1x128xf32>'}}
     fa4.launch @m::@k(%q, %q, %q, %q, %s, %l) : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1xf32>, memref<1x1x128xf32>
     return
   }

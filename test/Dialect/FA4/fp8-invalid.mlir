@@ -85,7 +85,7 @@ func.func @f(%q: memref<2x128x8x64xf8E4M3FN>, %k: memref<2x256x2x64xf8E4M3FN>, %
 // The three factors come together (the generic form can drop one).
 func.func @f(%q: memref<2x128x8x64xf8E4M3FN>, %k: memref<2x256x2x64xf8E4M3FN>, %v: memref<2x256x2x64xf8E4M3FN>, %o: memref<2x128x8x64xbf16>, %d: memref<2x2xf32>) {
   // expected-error @+1 {{takes q_descale, k_descale and v_descale together}}
-  "fa4.attention"(%q, %k, %v, %o, %d) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (memref<2x128x8x64xf8E4M3FN>, memref<2x256x2x64xf8E4M3FN>, memref<2x256x2x64xf8E4M3FN>, memref<2x128x8x64xbf16>, memref<2x2xf32>) -> ()
+  "fa4.attention"(%q, %k, %v, %o, %d) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (memref<2x128x8x64xf8E4M3FN>, memref<2x256x2x64xf8E4M3FN>, memref<2x256x2x64xf8E4M3FN>, memref<2x128x8x64xbf16>, memref<2x2xf32>) -> ()
   return
 }
 

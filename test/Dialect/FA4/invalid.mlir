@@ -682,7 +682,7 @@ func.func @f(%q: memref<2x128x8x64xbf16>, %k: memref<2x256x2x64xbf16>, %v: memre
 // custom syntax cannot spell one).
 func.func @f(%q: memref<?x8x64xbf16>, %k: memref<?x2x64xbf16>, %o: memref<?x8x64xbf16>, %c: memref<?xi32>) {
   // expected-error @+1 {{takes cu_seqlens_q and cu_seqlens_k together}}
-  "fa4.attention"(%q, %k, %k, %o, %c) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0>}> ({}, {}) : (memref<?x8x64xbf16>, memref<?x2x64xbf16>, memref<?x2x64xbf16>, memref<?x8x64xbf16>, memref<?xi32>) -> ()
+  "fa4.attention"(%q, %k, %k, %o, %c) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (memref<?x8x64xbf16>, memref<?x2x64xbf16>, memref<?x2x64xbf16>, memref<?x8x64xbf16>, memref<?xi32>) -> ()
   return
 }
 

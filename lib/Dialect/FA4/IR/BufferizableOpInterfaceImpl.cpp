@@ -253,9 +253,12 @@ struct AttentionOpInterface
         operandAt(optionalOperand(attention.getCuSeqlensQMutable())),
         operandAt(optionalOperand(attention.getCuSeqlensKMutable())),
         operandAt(optionalOperand(attention.getSequsedKMutable())),
-        operandAt(optionalOperand(attention.getPageTableMutable())), captures,
+        operandAt(optionalOperand(attention.getPageTableMutable())),
+        operandAt(optionalOperand(attention.getCosSinMutable())),
+        operandAt(optionalOperand(attention.getPositionsMutable())), captures,
         attention.getCausalAttr(), attention.getWindowAttr(),
         attention.getScaleAttr(), attention.getSoftcapAttr(),
+        attention.getRopeStartAttr(), attention.getRopeOutputAttr(),
         attention.getPlanAttr());
     bufferized->setDiscardableAttrs(op->getDiscardableAttrDictionary());
     rewriter.inlineRegionBefore(attention.getScoreMod(),

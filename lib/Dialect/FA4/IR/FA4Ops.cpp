@@ -439,6 +439,57 @@ LogicalResult AttentionOp::verify() {
     }
   }
 
+  if (static_cast<bool>(getCosSin()) != static_cast<bool>(getPositions()))
+    return emitOpError() << "takes the rope table and positions together";
+  if (!hasRope() && (getRopeStartAttr() || getRopeOutput()))
+    return emitOpError() << (getRopeOutput() ? "rope_output" : "rope_start")
+                         << " needs rope(%cos_sin, %positions)";
+  if (hasRope()) {
+    if (fp8)
+      return emitOpError() << "rope rotates 16-bit queries; FP8 operands "
+                              "take their queries rotated";
+    NamedOperand table{"cos_sin",
+                       cast<ShapedType>(getCosSin().getType()),
+                       {"positions", "rotary_dims", "", ""}};
+    if (failed(verifyOperandShape(*this, table, {1})))
+      return failure();
+    auto [first, rotated] = getRopeDims();
+    // Pairs are rotated four at a time, from 16-byte pieces of Q (8
+    // elements) and of each half of the table (4 f32).
+    if (rotated <= 0 || rotated % 8 != 0 || first < 0 || first % 8 != 0 ||
+        first + rotated > getHeadDimQK() ||
+        (getRopeOutput() && first + rotated > getHeadDimV()))
+      return emitOpError()
+             << "rope rotates dims [rope_start, rope_start + R) of Q"
+             << (getRopeOutput() ? " and O" : "")
+             << ": R (cos_sin's dim 1) and rope_start must be multiples of 8 "
+                "with R > 0 and rope_start + R <= head dim "
+             << (getRopeOutput() ? std::min(getHeadDimQK(), getHeadDimV())
+                                 : getHeadDimQK())
+             << ", got rope_start = " << first << ", R = " << rotated;
+    NamedOperand where{"positions",
+                       cast<ShapedType>(getPositions().getType()),
+                       {"batch", "seq_q", "", ""}};
+    if (varlen)
+      where.dimNames = {"total_q", "", "", ""};
+    if (where.type.getRank() != rank - 2)
+      return emitOpError() << "positions must be "
+                           << (varlen ? "[total_q] with variable lengths"
+                                      : "[batch, seq_q]")
+                           << ", got " << where.type;
+    if (failed(verifyOperandShape(*this, where, {})) ||
+        (!varlen && (failed(verifySameDim(*this, "batch", q, 0, where, 0)) ||
+                     failed(verifySameDim(*this, "seq_q", q, 1, where, 1)))) ||
+        (varlen && failed(verifySameDim(*this, "total_q", q, 0, where, 0))))
+      return failure();
+    for (const NamedOperand *operand : {&table, &where})
+      if (!isContiguousGlobal(operand->type))
+        return emitOpError() << operand->name
+                             << " must be a contiguous tensor in global "
+                                "memory, got "
+                             << operand->type;
+  }
+
   if (std::optional<ArrayRef<int64_t>> window = getWindow()) {
     int64_t left = (*window)[0], right = (*window)[1];
     for (auto [side, bound] : {std::pair<StringRef, int64_t>{"left", left},
@@ -529,11 +580,17 @@ std::string LaunchOp::getOperandName(unsigned index) {
   }
   if (index < std::size(kActivations))
     return kActivations[index].str();
+  // With rope, the last two: the cos | sin table and the positions.
+  if (getRope() && operands >= std::size(kActivations) + 2 &&
+      index + 2 >= operands)
+    return index + 2 == operands ? "cos_sin" : "positions";
   // The optional operands follow O in the attention op's order, each known
   // by its type: LSE [B, Hq, Sq] (or [Hq, total_q]) and the sinks [Hq] in
   // f32, then the i32 tables: of variable lengths in order (a packed, rank-3
   // query), or a dense batch's seqused_k [B], and the page table [B, pages].
   auto type = cast<MemRefType>(getTensors()[index].getType());
+  // The rope operands are named above; the others are counted without them.
+  auto named = getTensors().take_front(operands - (getRope() ? 2 : 0));
   if (type.getElementType().isF32()) {
     if (type.getRank() == 1)
       return "sink";
@@ -545,7 +602,7 @@ std::string LaunchOp::getOperandName(unsigned index) {
     };
     bool fp8 = isa<Float8E4M3FNType>(
         cast<MemRefType>(getTensors()[0].getType()).getElementType());
-    auto optional = getTensors().drop_front(std::size(kActivations));
+    auto optional = named.drop_front(std::size(kActivations));
     int64_t matrices = llvm::count_if(optional, isMatrix);
     int64_t before = llvm::count_if(
         optional.take_front(index - std::size(kActivations)), isMatrix);
@@ -565,7 +622,7 @@ std::string LaunchOp::getOperandName(unsigned index) {
                                               "seqused_k"};
   unsigned table = 0;
   for (unsigned i = std::size(kActivations); i < index; ++i)
-    table += cast<MemRefType>(getTensors()[i].getType())
+    table += cast<MemRefType>(named[i].getType())
                  .getElementType()
                  .isSignlessInteger(32);
   if (type.getElementType().isSignlessInteger(32) && type.getRank() == 1 &&
@@ -642,19 +699,37 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
          (previous == "cu_seqlens_k" || (dense && afterDescale))) ||
         (name == "page_table" &&
          (dense ? afterDescale || previous == "seqused_k"
-                : previous == "cu_seqlens_k" || previous == "seqused_k"));
+                : previous == "cu_seqlens_k" || previous == "seqused_k")) ||
+        (name == "cos_sin" && previous != "cu_seqlens_q") ||
+        (name == "positions" && previous == "cos_sin");
     if (!inOrder)
       return emitOpError()
              << "takes query, key, value, output and optionally lse (f32 "
                 "[B, Hq, Sq] or [Hq, total_q]), sink (f32 [Hq]), "
                 "q_descale, k_descale, v_descale (f32 [B, Hkv]), "
                 "cu_seqlens_q, cu_seqlens_k (i32 [B + 1]), seqused_k (i32 "
-                "[B]) and page_table (i32 [B, pages]), in this order; operand #"
+                "[B]), page_table (i32 [B, pages]) and, with rope, cos_sin "
+                "and positions, in this order; operand #"
              << i << " is " << getOperand(i).getType();
     previous = name;
   }
   if (previous == "cu_seqlens_q")
     return emitOpError() << "takes cu_seqlens_k after cu_seqlens_q";
+  if (getRope()) {
+    auto type = [&](int64_t fromEnd) {
+      return getTensors().size() < 6
+                 ? MemRefType()
+                 : cast<MemRefType>(
+                       getTensors()[getTensors().size() - fromEnd].getType());
+    };
+    MemRefType table = type(2), positions = type(1);
+    if (!table || !table.getElementType().isF32() || table.getRank() != 2 ||
+        !positions.getElementType().isSignlessInteger(32) ||
+        positions.getRank() > 2)
+      return emitOpError() << "with rope takes the f32 cos_sin table [P, R] "
+                              "and the i32 positions as its last two "
+                              "operands after query, key, value and output";
+  }
   if (getTensors().size() < 4)
     return emitOpError() << "takes query, key, value, output and optionally "
                             "lse and sink, got "

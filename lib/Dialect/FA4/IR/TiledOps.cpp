@@ -358,6 +358,28 @@ LogicalResult TileSinkOp::verify() {
                           getSinks().getType().getDimSize(0));
 }
 
+LogicalResult TileRopeOp::verify() {
+  FailureOr<RankedTensorType> tile = tile2D(*this, "tile", getTile().getType());
+  if (failed(tile))
+    return failure();
+  // Q tiles are 16-bit, O's accumulator f32; FP8 queries are not rotated.
+  unsigned bits = tile->getElementTypeBitWidth();
+  if (getInverse() ? bits != 32 : bits != 16)
+    return emitOpError() << (getInverse() ? "rotates O's f32 accumulator"
+                                          : "rotates a 16-bit Q tile")
+                         << ", got " << getTile().getType();
+  int64_t rotated = getRotatedColumns(), start = getStart();
+  if (ShapedType::isDynamic(rotated) || rotated <= 0 || rotated % 8 != 0 ||
+      start < 0 || start % 8 != 0 || start + rotated > tile->getDimSize(1))
+    return emitOpError() << "rotates columns [start, start + R) of the tile "
+                            "(R the table's dimension 1): R and start must "
+                            "be multiples of 8 with R > 0 and start + R <= "
+                         << tile->getDimSize(1) << ", got start = " << start
+                         << ", R = " << rotated;
+  return verifyRowPacking(*this, getHeads(), tile->getDimSize(0),
+                          ShapedType::kDynamic);
+}
+
 LogicalResult TileNormalizeOp::verify() {
   FailureOr<RankedTensorType> tile = tile2D(*this, "tile", getTile().getType());
   if (failed(tile))

@@ -45,6 +45,11 @@ def FA4_SinkShaped : FA4_Shaped<[F32], [1], "1D memref or tensor of f32">;
 def FA4_DescaleShaped
     : FA4_Shaped<[F32], [2], "2D memref or tensor of f32">;
 def FA4_PageTableShaped : FA4_Shaped<[I32], [2], "2D memref or tensor of i32">;
+// Rotary embedding: the cos | sin table [positions, R] in f32 and each query
+// token's position ([batch, seq_q], or [total_q] with variable lengths).
+def FA4_RopeTableShaped : FA4_Shaped<[F32], [2], "2D memref or tensor of f32">;
+def FA4_PositionsShaped
+    : FA4_Shaped<[I32], [1, 2], "1D/2D memref or tensor of i32">;
 // What score and mask regions may read: tables in global memory.
 def FA4_CaptureShaped
     : AnyTypeOf<[MemRefOf<[F16, BF16, F32, I8, I16, I32, I64]>,
@@ -86,6 +91,8 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
     | `cu_seqlens_q`, `cu_seqlens_k` (`varlen`) | `[B+1?]` | i32 |
     | `seqused_k` (optional) | `[B?]` | i32 |
     | `page_table` (optional, `paged`) | `[B?, pages?]` | i32 |
+    | `cos_sin` (optional, `rope`) | `[P?, R]` | f32 |
+    | `positions` (with `cos_sin`) | `[B?, Sq?]` (`[Tq?]` with `varlen`) | i32 |
     | `captures` (any number) | any, contiguous | f16, bf16, f32, i8-i64 |
 
     Variable-length batches (`varlen(%cu_seqlens_q, %cu_seqlens_k)`): Q and
@@ -146,6 +153,19 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
       head dim must match the operands.
     - `captures` (operands): the tensors the score and mask regions read
       (ALiBi slopes, a bias table, document ids), in row-major order.
+    Rotary position embedding (`rope(%cos_sin, %positions)`, the RoPE of
+    GPT-J: adjacent pairs): before `S` is formed, the `R` dimensions of Q
+    from `rope_start` (default 0) are rotated by the angles of each query
+    token's position `p = positions[b, i]`: with `c = cos_sin[p, k]` and
+    `s = cos_sin[p, R / 2 + k]`, pair `(x, y)` = columns `(rope_start + 2k,
+    rope_start + 2k + 1)` becomes `(x c - y s, y c + x s)`, computed in f32
+    and rounded to Q's element type (K is taken as already rotated, as a KV
+    cache holds it). With `rope_output`, the same columns of O are rotated
+    back (`(x c + y s, y c - x s)`): MLA's latent V carries the rotated
+    dimensions of K. `R` is static, a multiple of 8, and `rope_start` a
+    multiple of 8 with `rope_start + R` within Dqk (and Dv with
+    `rope_output`); positions outside `[0, P)` are clamped into the table.
+    Not with FP8 operands.
     Score and mask regions (optional, each one block, isolated from above):
     both take `(%score: f32, %batch: index, %head: index, %query: index,
     %key: index)` followed by one argument per captured operand, and end in
@@ -210,6 +230,12 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
       %t = arith.addf %s, %bias : f32
       fa4.yield %t : f32
     }
+    // Decode with RoPE on Q at each new token's position (all 128 dims).
+    fa4.attention ins(%q, %kc, %vc : memref<?x1x32x128xbf16>,
+                      memref<?x?x8x128xbf16>, memref<?x?x8x128xbf16>)
+                  outs(%o : memref<?x1x32x128xbf16>)
+                  seqused_k(%lens : memref<?xi32>)
+                  rope(%cos_sin, %pos : memref<?x128xf32>, memref<?x1xi32>)
     // FP8 Q, K and a key-major V with descale factors; O in bf16.
     fa4.attention ins(%q8, %k8, %v8 : memref<?x?x32x128xf8E4M3FN>,
                       memref<?x?x8x128xf8E4M3FN>,
@@ -248,11 +274,17 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
     Arg<Optional<FA4_SeqLensShaped>, "keys used per sequence [B]">:$sequsedK,
     Arg<Optional<FA4_PageTableShaped>, "KV pages per sequence [B, pages]">
         :$pageTable,
+    Arg<Optional<FA4_RopeTableShaped>, "RoPE cos | sin per position [P, R]">
+        :$cosSin,
+    Arg<Optional<FA4_PositionsShaped>, "each query token's position [B, Sq]">
+        :$positions,
     Arg<Variadic<FA4_CaptureShaped>, "what the regions read">:$captures,
     UnitAttr:$causal,
     OptionalAttr<ConfinedAttr<DenseI64ArrayAttr, [DenseArrayCount<2>]>>:$window,
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<F32Attr>:$softcap,
+    OptionalAttr<I64Attr>:$rope_start,
+    UnitAttr:$rope_output,
     OptionalAttr<FA4_PlanAttr>:$plan
   );
   // The tensor form's results: O, then LSE when present (the values written
@@ -270,8 +302,9 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
       build($_builder, $_state, /*results=*/TypeRange(), query, key, value,
             output, lse, sink, /*qDescale=*/Value(), /*kDescale=*/Value(),
             /*vDescale=*/Value(), /*cuSeqlensQ=*/Value(), /*cuSeqlensK=*/Value(),
-            /*sequsedK=*/Value(), /*pageTable=*/Value(), captures, causal,
-            window, scale, softcap, plan);
+            /*sequsedK=*/Value(), /*pageTable=*/Value(), /*cosSin=*/Value(),
+            /*positions=*/Value(), captures, causal, window, scale, softcap,
+            /*rope_start=*/IntegerAttr(), /*rope_output=*/false, plan);
     }]>
   ];
 
@@ -287,6 +320,8 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
                   type($cuSeqlensK) `)`)?
     (`seqused_k` `(` $sequsedK^ `:` type($sequsedK) `)`)?
     (`paged` `(` $pageTable^ `:` type($pageTable) `)`)?
+    (`rope` `(` $cosSin^ `,` $positions `:` type($cosSin) `,`
+                type($positions) `)`)?
     (`captures` `(` $captures^ `:` type($captures) `)`)?
     attr-dict
     (`->` type($results)^)?
@@ -304,6 +339,15 @@ def FA4_AttentionOp : FA4_Op<"attention", [AttrSizedOperandSegments,
     bool isVarlen() { return static_cast<bool>(getCuSeqlensQ()); }
     /// Whether K and V are read through a page table.
     bool isPaged() { return static_cast<bool>(getPageTable()); }
+    /// Whether Q is rotated by a rotary position embedding.
+    bool hasRope() { return static_cast<bool>(getCosSin()); }
+    /// The rotated dimensions: the first and how many (R of cos_sin).
+    std::pair<int64_t, int64_t> getRopeDims() {
+      if (!hasRope())
+        return {0, 0};
+      return {getRopeStartAttr() ? getRopeStartAttr().getInt() : 0,
+              cast<ShapedType>(getCosSin().getType()).getDimSize(1)};
+    }
     /// The keys of one KV page (paged K/V's dimension 1).
     int64_t getPageSize() {
       return isPaged() ? getKey().getType().getDimSize(1) : 0;
@@ -840,6 +884,53 @@ def FA4_TileSinkOp : FA4_Op<"tile.sink", [
   let assemblyFormat = [{
     $sinks `[` $head `]` `to` $tile `,` $max `,` $sum `heads` $heads attr-dict
     `:` type($sinks) `,` type($tile) `,` type($max)
+  }];
+  let hasVerifier = 1;
+}
+
+def FA4_TileRopeOp : FA4_Op<"tile.rope", [
+    AllTypesMatch<["tile", "result"]>]> {
+  let summary = "rotate a tile's rows by their positions' rotary angles";
+  let description = [{
+    The rotary position embedding of a tile of Q (or, `inverse`, of O) in
+    GPT-J pairs. Row `r` is query position `i = position + r / heads` of
+    batch `batch`, at position `p = positions[batch, i]` (clamped into
+    `[0, P)` of the `[P, R]` table); with `c = cos_sin[p, k]` and `s =
+    cos_sin[p, R / 2 + k]`, columns `(x, y) = (start + 2k, start + 2k + 1)`
+    for `k < R / 2` become `(x c - y s, y c + x s)`, or `(x c + y s, y c -
+    x s)` with `inverse`, computed in f32 and rounded to the tile's element
+    type. Rows past Q's sequence and the other columns are unchanged.
+
+    ```mlir
+    %qr = fa4.tile.rope %q, %cos_sin, %pos [%b, %i] heads 4 start 0
+        : tensor<128x128xbf16>, memref<?x128xf32>, memref<?x?xi32>
+    %or = fa4.tile.rope %o, %cos_sin, %pos [%b, %i] heads 4 start 448 inverse
+        : tensor<128x512xf32>, memref<?x64xf32>, memref<?x?xi32>
+    ```
+
+    PTX: after `fa4-specialize`, Q is rotated in shared memory once its TMA
+    load has landed: per 16-byte piece of a row's rotated columns an
+    `ld.shared.v4.b32`, two `ld.global.v4.f32` of the table, the `fma.rn.f32`
+    rotation and an `st.shared.v4.b32`, then `fence.proxy.async.shared::cta`
+    and a barrier of the warps that rotated before the MMA reads Q; O's
+    inverse is applied to its f32 fragments in registers in the epilogue.
+  }];
+  let arguments = (ins AnyTypeOf<[FA4_Tile16, FA4_TileF32]>:$tile,
+                       Arg<MemRefRankOf<[F32], [2]>, "", [MemRead]>:$cosSin,
+                       Arg<MemRefRankOf<[I32], [2]>, "", [MemRead]>:$positions,
+                       Index:$batch, Index:$position, I64Attr:$heads,
+                       I64Attr:$start, UnitAttr:$inverse);
+  let results = (outs AnyTypeOf<[FA4_Tile16, FA4_TileF32]>:$result);
+  let assemblyFormat = [{
+    $tile `,` $cosSin `,` $positions `[` $batch `,` $position `]`
+    `heads` $heads `start` $start (`inverse` $inverse^)? attr-dict
+    `:` type($tile) `,` type($cosSin) `,` type($positions)
+  }];
+  let extraClassDeclaration = [{
+    /// R: the rotated columns (the table's dimension 1).
+    int64_t getRotatedColumns() {
+      return getCosSin().getType().getDimSize(1);
+    }
   }];
   let hasVerifier = 1;
 }
@@ -1696,7 +1787,9 @@ def FA4_LaunchOp : FA4_Op<"launch",
     as JSON by `fa4-emit-kernels`) describes; the Python runtime performs
     exactly that. The kernel must be a `gpu.func` kernel of a `gpu.module`
     (checked against the symbol table), and the operands are the four
-    attention operands and optionally LSE and the sinks; the attention's
+    attention operands and optionally LSE and the sinks, then the attention's
+    other optional operands in its order (with `rope`, the last two tensors
+    are `cos_sin` and `positions`); the attention's
     captured operands follow as `captures` (named `capture0`, `capture1`,
     ... in the manifest), and its score and mask regions stay on the launch
     as the kernel's semantics (fa4-sim's reference evaluates them; the
@@ -1733,6 +1826,7 @@ def FA4_LaunchOp : FA4_Op<"launch",
   }];
   let arguments = (ins SymbolRefAttr:$kernel, Variadic<AnyMemRef>:$tensors,
                        Variadic<FA4_CaptureMemRef>:$captures,
+                       UnitAttr:$rope,
                        OptionalAttr<DictionaryAttr>:$manifest);
   let regions = (region AnyRegion:$scoreMod, AnyRegion:$maskMod);
   let assemblyFormat = [{

@@ -1,0 +1,139 @@
+//===- Rope.cpp - the rotary position embedding of Q and O ----------------===//
+//
+// fa4.tile.rope in the kernel: Q's rotated columns are rotated where the
+// TMA load put them in shared memory, before the MMA reads them; O's are
+// rotated back in registers in the epilogue. Pairs are GPT-J's (adjacent
+// columns), so that a 16-byte piece of a Q row holds four whole pairs and
+// an accumulator's column pair (c, c + 1) is one pair.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+#include "WorkSchedule.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::fa4;
+using namespace mlir::fa4::specialize;
+
+Value KernelBuilder::ropeTableRow(const Tile &tile, int64_t stage, Value row) {
+  Type i64Type = b.getI64Type();
+  auto toI64 = [&](Value index) {
+    return arith::IndexCastOp::create(b, i64Type, index);
+  };
+  // The row's query position; a row past Sq reads the last query's entry
+  // (it is neither rotated usefully nor stored).
+  Value position = add(add(tile.position, stage * shape.positionsPerTile()),
+                       div(row, shape.pack));
+  Value last = arith::SubIOp::create(b, tile.seqQ, idx(1));
+  position = arith::MinUIOp::create(b, position, last);
+  Value entry = add(mul(tile.batch, seqQ), position);
+  Value address =
+      LLVM::GEPOp::create(b, ropePositions.getType(), b.getI32Type(),
+                          ropePositions, ValueRange{toI64(entry)});
+  Value tokenPosition = arith::ExtSIOp::create(
+      b, i64Type, LLVM::LoadOp::create(b, b.getI32Type(), address));
+  // Clamped into the table's rows (which the caller has checked are some).
+  Value zero = arith::ConstantIntOp::create(b, i64Type, 0);
+  Value lastRow = arith::SubIOp::create(
+      b, toI64(ropeTableRows), arith::ConstantIntOp::create(b, i64Type, 1));
+  Value clamped = arith::MaxSIOp::create(
+      b, arith::MinSIOp::create(b, tokenPosition, lastRow), zero);
+  return arith::MulIOp::create(
+      b, clamped, arith::ConstantIntOp::create(b, i64Type, shape.ropeColumns));
+}
+
+Value KernelBuilder::ropeTableHasRows() {
+  return arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, ropeTableRows,
+                               idx(0));
+}
+
+Value KernelBuilder::rotatePairs(Value pairs, Value tableRow, Value firstPair,
+                                 bool inverse) {
+  auto type = cast<VectorType>(pairs.getType());
+  int64_t count = type.getNumElements() / 2;
+  Type f32Type = b.getF32Type(), i64Type = b.getI64Type();
+  auto halfType = VectorType::get({count}, f32Type);
+  // cos of pairs [firstPair, firstPair + count), then their sin R / 2
+  // words later.
+  Value first = arith::AddIOp::create(
+      b, tableRow, arith::IndexCastOp::create(b, i64Type, firstPair));
+  auto load = [&](Value offset) -> Value {
+    Value address = LLVM::GEPOp::create(b, ropeTable.getType(), f32Type,
+                                        ropeTable, ValueRange{offset});
+    return LLVM::LoadOp::create(b, halfType, address,
+                                /*alignment=*/4 * count);
+  };
+  Value cos = load(first);
+  Value sin = load(arith::AddIOp::create(
+      b, first,
+      arith::ConstantIntOp::create(b, i64Type, shape.ropeColumns / 2)));
+  SmallVector<int64_t> evens, odds, interleave;
+  for (int64_t k = 0; k < count; ++k) {
+    evens.push_back(2 * k);
+    odds.push_back(2 * k + 1);
+    interleave.push_back(k);
+    interleave.push_back(count + k);
+  }
+  Value x = vector::ShuffleOp::create(b, pairs, pairs, evens);
+  Value y = vector::ShuffleOp::create(b, pairs, pairs, odds);
+  auto contract =
+      arith::FastMathFlagsAttr::get(ctx, arith::FastMathFlags::contract);
+  auto mulf = [&](Value u, Value v) {
+    return arith::MulFOp::create(b, u, v, contract);
+  };
+  // Forward: (x c - y s, y c + x s); inverse: (x c + y s, y c - x s).
+  Value xc = mulf(x, cos), ys = mulf(y, sin), yc = mulf(y, cos),
+        xs = mulf(x, sin);
+  Value newX = inverse ? Value(arith::AddFOp::create(b, xc, ys, contract))
+                       : Value(arith::SubFOp::create(b, xc, ys, contract));
+  Value newY = inverse ? Value(arith::SubFOp::create(b, yc, xs, contract))
+                       : Value(arith::AddFOp::create(b, yc, xs, contract));
+  return vector::ShuffleOp::create(b, newX, newY, interleave);
+}
+
+void KernelBuilder::rotateQueryTile(const Tile &tile, int64_t stage,
+                                    Value qTile, Value thread,
+                                    int64_t threads) {
+  // Rows x (R / 8) pieces of 16 bytes, each four pairs, spread over the
+  // threads; a row's pieces are consecutive, so a warp reads whole rows'
+  // runs of the table.
+  int64_t piecesPerRow = shape.ropeColumns / 8;
+  int64_t pieces = shape.qRows() * piecesPerRow;
+  auto hasRows = scf::IfOp::create(b, ropeTableHasRows());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(hasRows.thenBlock());
+  auto pieceType = VectorType::get({8}, shape.element);
+  auto wideType = VectorType::get({8}, b.getF32Type());
+  forRange(idx(llvm::divideCeil(pieces, threads)), [&](Value round) {
+    Value piece = add(mul(round, threads), thread);
+    Value inside = arith::AndIOp::create(
+        b,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, piece, idx(pieces)),
+        rowInside(tile, stage, div(piece, piecesPerRow)));
+    auto ifOp = scf::IfOp::create(b, inside);
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value row = div(piece, piecesPerRow);
+    Value pieceInRow = rem(piece, piecesPerRow);
+    // Column ropeStart + 8 piece of the 128-byte swizzle: 16-byte chunk j
+    // of row r sits at chunk j xor (r mod 8) of its atom.
+    Value column = add(mul(pieceInRow, 8), shape.ropeStart);
+    Value atom = div(column, kAtom);
+    Value chunk =
+        arith::XOrIOp::create(b, div(rem(column, kAtom), 8), rem(row, 8));
+    SmallVector<Value> at = {atom, row, mul(chunk, 8)};
+    Value q = vector::LoadOp::create(b, pieceType, qTile, at);
+    Value rotated =
+        rotatePairs(arith::ExtFOp::create(b, wideType, q),
+                    ropeTableRow(tile, stage, row), mul(pieceInRow, 4),
+                    /*inverse=*/false);
+    vector::StoreOp::create(b, arith::TruncFOp::create(b, pieceType, rotated),
+                            qTile, at);
+  });
+  // The MMA reads Q through the async proxy.
+  fenceProxyAsync();
+}
