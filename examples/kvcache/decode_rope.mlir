@@ -3,8 +3,7 @@
 // heads over 8 KV heads, head dim 128), each new token rotated at its
 // position in the sequence (`positions`, from the [max_position, 128]
 // cos | sin table) inside the kernel. Causal, aligned to each sequence's
-// cache length; with LSE. sm_90a (fa4-plan refuses rope on sm_100a,
-// whose roles do not rotate Q yet).
+// cache length; with LSE.
 func.func @decode_rope(%q: memref<?x?x32x128xbf16>, %k: memref<?x256x8x128xbf16>,
                        %v: memref<?x256x8x128xbf16>, %o: memref<?x?x32x128xbf16>,
                        %lse: memref<?x32x?xf32>, %cache_lengths: memref<?xi32>,

@@ -452,14 +452,11 @@ LogicalResult mlir::fa4::checkKernelLimits(AttentionOp op, PlanAttr plan) {
   if (TypedValue<ShapedType> table = op.getPageTable())
     operands.push_back({"page_table", table.getType(), {"batch", "max_pages"}});
   if (op.hasRope()) {
-    // Q is rotated where it lands in shared memory: by the consumer
-    // warpgroup that reads it on sm_90a; the sm_100a roles and the packed
-    // sequences' schedule do not rotate it yet.
-    if (plan.getArch() != Arch::sm_90a || varlen)
-      return op.emitOpError()
-             << "rope is built for dense batches on sm_90a; "
-             << (varlen ? "packed sequences are" : "sm_100a is")
-             << " not supported yet";
+    // Q is rotated where it lands in shared memory, at positions[b, i] of
+    // a dense batch; packed sequences' [Tq] positions are not read yet.
+    if (varlen)
+      return op.emitOpError() << "rope is built for dense batches; packed "
+                                 "sequences are not supported yet";
     operands.push_back({"cos_sin",
                         cast<ShapedType>(op.getCosSin().getType()),
                         {"positions", "rotary_dims"}});

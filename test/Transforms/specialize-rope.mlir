@@ -1,7 +1,7 @@
 // RUN: fa4-opt %s --fa4-plan=arch=sm_90a --fa4-tile | FileCheck %s --check-prefix=TILE
 // RUN: fa4-opt %s --fa4-plan=arch=sm_90a --fa4-tile --fa4-specialize | FileCheck %s
 // RUN: fa4-opt %s --fa4-synchronize=arch=sm_90a | FileCheck %s --check-prefix=SYNC
-// RUN: not fa4-opt %s --fa4-plan=arch=sm_100a 2>&1 | FileCheck %s --check-prefix=SM100
+// RUN: fa4-opt %s --fa4-plan=arch=sm_100a --fa4-tile --fa4-specialize | FileCheck %s --check-prefix=SM100
 
 // The rotary embedding on sm_90a: Q's columns [64, 128) rotated by each
 // query's position before Q K^T, O's rotated back before the
@@ -54,4 +54,17 @@ func.func @mla(%q: memref<?x?x16x128xbf16>, %k: memref<?x?x2x128xbf16>,
 // SYNC: fa4.role "consumer1"
 // SYNC: fa4.named_barrier.sync 4, 128 threads
 
-// SM100: error: 'fa4.attention' op rope is built for dense batches on sm_90a; sm_100a is not supported yet
+// sm_100a: Q goes to the softmax warpgroup of its stage, which rotates it
+// and hands it to the MMA warp; the MMA warp waits for and releases the
+// rotated Q.
+// SM100-DAG: %[[Q:.*]] = fa4.channel "q" : !fa4.channel<2> producer <tma> consumer <threads = 128>
+// SM100-DAG: %[[QR:.*]] = fa4.channel "q_rotated" : !fa4.channel<2> producer <threads = 128> consumer <mma>
+// SM100: fa4.role "softmax0"
+// SM100: fa4.channel.acquire %[[QR]]
+// SM100: fa4.channel.release %[[Q]]
+// SM100: fa4.channel.wait %[[Q]]
+// SM100: nvvm.fence.proxy
+// SM100: fa4.channel.commit %[[QR]]
+// SM100: fa4.role "mma"
+// SM100: fa4.channel.wait %[[QR]]
+// SM100: fa4.channel.release %[[QR]]

@@ -33,12 +33,19 @@ private:
   void buildSoftmax(int64_t stage);
   void buildCorrection();
   void buildMma();
+  /// RoPE: the softmax warpgroup of Q stage `stage` (this thread `thread`
+  /// of it) rotates the stage's Q tile of `tile` and hands it to the MMA
+  /// warp; the slot's previous Q goes back to the load warp first.
+  void rotateQuery(const Tile &tile, int64_t stage, Value thread);
   /// The statistics exchange of the softmax and correction warpgroups:
   /// [stage, acc_scale or row_sum / row max, row].
   Value statistics();
 
   // Channels: shared with the load and store roles, then per Q stage.
   Value q, kv, epi;
+  // With a rotary embedding, Q as its softmax warpgroup rotated it for the
+  // MMA warp (q then ends at the softmax warpgroup).
+  Value qRotated;
   SmallVector<Value> s, pFirst, pSecond, stats, oReady;
   // Tensor Memory per Q stage.
   SmallVector<Value> sTmem, pTmem, oTmem;
@@ -63,7 +70,11 @@ void BlackwellPrefillRoles::build(Block &roles) {
   PlanAttr plan = shape.plan;
   int64_t stages = plan.getQStages();
   // The hand-offs of the FA4 protocol.
-  q = channel("q", stages, tma(), mma());
+  // RoPE: the softmax warpgroup of each Q stage rotates its Q tile where
+  // TMA put it and hands it to the MMA warp.
+  q = channel("q", stages, tma(), shape.rope() ? threads(kWarpgroup) : mma());
+  if (shape.rope())
+    qRotated = channel("q_rotated", stages, threads(kWarpgroup), mma());
   kv = channel("kv", plan.getKvStages(), tma(), mma());
   for (int64_t stage = 0; stage < stages; ++stage) {
     std::string suffix = std::to_string(stage);
@@ -142,6 +153,8 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
 
   kernel.forEachTile([&](const Tile &tile) {
     Value base = tile.kvBase, statsBase = tile.statsBase;
+    if (shape.rope())
+      rotateQuery(tile, stage, row);
     Value scoreDescale = kernel.descaleFactors(tile).first;
     Value outer =
         kernelOuter ? kernelOuter : scoreStage.outerScale(scoreDescale);
@@ -400,11 +413,17 @@ void BlackwellPrefillRoles::buildCorrection() {
         b.setInsertionPointToStart(ifOp.thenBlock());
         kernel.storePartialLse(record, tile.split, rowMax, rowSum);
       }
+      // RoPE: where the row's rotated columns of O start in the table.
+      Value tableRow = shape.ropeOutput
+                           ? kernel.ropeTableRowIfAny(tile, stage, row)
+                           : Value();
       for (int64_t c = 0; c < oChunks; ++c) {
         Value o = TmemLoadOp::create(b, chunkType, oRegion, c * kOChunk);
         tmemWait(/*load=*/true);
         Value normalized = arith::SelectOp::create(
             b, totals.sawKey, arith::MulFOp::create(b, o, factor), zeros);
+        if (tableRow)
+          normalized = kernel.rotateRowBack(normalized, c * kOChunk, tableRow);
         if (split) {
           auto ifOp = scf::IfOp::create(b, inside);
           OpBuilder::InsertionGuard guard(b);
@@ -437,6 +456,31 @@ void BlackwellPrefillRoles::buildCorrection() {
   });
 }
 
+void BlackwellPrefillRoles::rotateQuery(const Tile &tile, int64_t stage,
+                                        Value thread) {
+  Value handoff = add(mul(tile.ordinal, shape.plan.getQStages()), stage);
+  // The MMA warp is done with the slot's previous Q once it released the
+  // rotated one: only then may TMA load this tile's Q into it.
+  ChannelAcquireOp::create(b, qRotated, handoff);
+  auto later =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, tile.ordinal, idx(0));
+  {
+    auto ifOp = scf::IfOp::create(b, later);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    ChannelReleaseOp::create(
+        b, q, arith::SubIOp::create(b, handoff, idx(shape.plan.getQStages())));
+  }
+  ChannelWaitOp::create(b, q, handoff);
+  Value qTile =
+      smemView(kernel.sharedBuffer("q"), idx(stage * shape.qTileBytes()),
+               tileType(shape.qRows(), shape.qkAtoms()));
+  // Each thread fences its own writes; the 128 arrivals order them all
+  // before the MMA warp's wait.
+  kernel.rotateQueryTile(tile, stage, qTile, thread, kWarpgroup);
+  ChannelCommitOp::create(b, qRotated, handoff);
+}
+
 void BlackwellPrefillRoles::buildMma() {
   PlanAttr plan = shape.plan;
   int64_t blockN = plan.getBlockN(), split = plan.getPvSplit();
@@ -453,9 +497,10 @@ void BlackwellPrefillRoles::buildMma() {
     kernel.forEachTile([&](const Tile &tile) {
       Value base = tile.kvBase, ordinal = tile.ordinal;
       SmallVector<Value> qHandoff, qTile, sRegion, pTop, pBottom, oRegion;
+      Value qIn = shape.rope() ? qRotated : q;
       for (int64_t stage = 0; stage < stages; ++stage) {
         qHandoff.push_back(add(mul(ordinal, stages), stage));
-        ChannelWaitOp::create(b, q, qHandoff.back());
+        ChannelWaitOp::create(b, qIn, qHandoff.back());
         qTile.push_back(smemView(qSmem, idx(stage * shape.qTileBytes()),
                                  tileType(shape.qRows(), shape.qkAtoms())));
         sRegion.push_back(sTmem[stage]);
@@ -558,7 +603,7 @@ void BlackwellPrefillRoles::buildMma() {
         ChannelCommitOp::create(b, oReady[stage], ordinal);
       }
       for (Value handoff : qHandoff)
-        ChannelReleaseOp::create(b, q, handoff);
+        ChannelReleaseOp::create(b, qIn, handoff);
     });
   });
 }

@@ -51,6 +51,54 @@ Value KernelBuilder::ropeTableHasRows() {
                                idx(0));
 }
 
+Value KernelBuilder::ropeTableRowIfAny(const Tile &tile, int64_t stage,
+                                       Value row) {
+  Type i64Type = b.getI64Type();
+  auto ifOp = scf::IfOp::create(b, TypeRange{i64Type}, ropeTableHasRows(),
+                                /*addThenBlock=*/true, /*addElseBlock=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  scf::YieldOp::create(b, ValueRange{ropeTableRow(tile, stage, row)});
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  scf::YieldOp::create(b,
+                       ValueRange{arith::ConstantIntOp::create(b, i64Type, 0)});
+  return ifOp.getResult(0);
+}
+
+Value KernelBuilder::rotateRowBack(Value values, int64_t column,
+                                   Value tableRow) {
+  auto type = cast<VectorType>(values.getType());
+  int64_t end = column + type.getNumElements();
+  int64_t first = std::max(column, shape.ropeStart);
+  int64_t last = std::min(end, shape.ropeStart + shape.ropeColumns);
+  if (first >= last)
+    return values;
+  auto ifOp = scf::IfOp::create(b, TypeRange{type}, ropeTableHasRows(),
+                                /*addThenBlock=*/true, /*addElseBlock=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  // Pieces of 8 columns (four pairs: 16-byte loads of the table), which
+  // the rotated columns' multiples of 8 never split.
+  Value rotated = values;
+  for (int64_t piece = first; piece < last; piece += 8) {
+    SmallVector<int64_t> lanes;
+    for (int64_t e = 0; e < 8; ++e)
+      lanes.push_back(piece - column + e);
+    Value pairs = vector::ShuffleOp::create(b, values, values, lanes);
+    Value back =
+        rotatePairs(pairs, tableRow, idx((piece - shape.ropeStart) / 2),
+                    /*inverse=*/true);
+    for (int64_t e = 0; e < 8; ++e)
+      rotated = vector::InsertOp::create(
+          b, vector::ExtractOp::create(b, back, ArrayRef<int64_t>{e}), rotated,
+          ArrayRef<int64_t>{piece - column + e});
+  }
+  scf::YieldOp::create(b, ValueRange{rotated});
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  scf::YieldOp::create(b, ValueRange{values});
+  return ifOp.getResult(0);
+}
+
 Value KernelBuilder::rotatePairs(Value pairs, Value tableRow, Value firstPair,
                                  bool inverse) {
   auto type = cast<VectorType>(pairs.getType());
@@ -65,7 +113,7 @@ Value KernelBuilder::rotatePairs(Value pairs, Value tableRow, Value firstPair,
     Value address = LLVM::GEPOp::create(b, ropeTable.getType(), f32Type,
                                         ropeTable, ValueRange{offset});
     return LLVM::LoadOp::create(b, halfType, address,
-                                /*alignment=*/4 * count);
+                                /*alignment=*/std::min<int64_t>(4 * count, 16));
   };
   Value cos = load(first);
   Value sin = load(arith::AddIOp::create(

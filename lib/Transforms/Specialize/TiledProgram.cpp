@@ -673,14 +673,12 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
   shape.rescaleThreshold = p.softmax.getThreshold();
   shape.emulatedExp2 = p.softmax.getEmulated();
   if (p.queryRope) {
-    // Rotated in the consumer that reads Q (sm_90a), from contiguous
-    // tables of a dense batch.
+    // Rotated where TMA put Q, from contiguous tables of a dense batch.
     MemRefType table = p.queryRope.getCosSin().getType();
     MemRefType positions = p.queryRope.getPositions().getType();
-    if (!hopper || shape.varlen || fp8)
+    if (shape.varlen || fp8)
       return kernel.emitOpError()
-             << "fa4-specialize rotates 16-bit Q of a dense batch on sm_90a "
-                "only";
+             << "fa4-specialize rotates 16-bit Q of a dense batch only";
     if (!table.getLayout().isIdentity() || !positions.getLayout().isIdentity())
       return kernel.emitOpError() << "fa4-specialize reads the rotary table "
                                      "and positions from contiguous tensors";
