@@ -38,6 +38,11 @@ cache (`k`, `v`), rotary embeddings (`rotary_cos`, `rotary_sin`),
   (fa4.torch.attention's FP8; V is read key-major, copied so where it is
   not); `flash_attn_varlen_func` takes them too (descales one row per
   sequence; V copied per call into the packed key-major layout).
+  `flash_attn_with_kvcache` also takes fa4's fused rotary embedding of q,
+  `rope_cos_sin`, `rope_positions`, `rope_start` and `rope_output`
+  (fa4.torch.attention_with_kvcache's, the keys in the cache already
+  rotated); flash-attn's `rotary_cos` and `rotary_sin`, which rotate the
+  appended keys too, are not built.
 - `max_seqlen_q` and `max_seqlen_k` are checked and otherwise unused: the
   kernel's persistent schedule reads the lengths on the device.
 - `flash_attn_with_kvcache`'s `num_splits` is fa4's split-KV (0 chooses,
@@ -249,7 +254,9 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
                             causal=False, window_size=(-1, -1), softcap=0.0,
                             rotary_interleaved=True, alibi_slopes=None, num_splits=0,
                             return_softmax_lse=False, *, sink=None, kernel_dir=None,
-                            q_descale=None, k_descale=None, v_descale=None):
+                            q_descale=None, k_descale=None, v_descale=None,
+                            rope_cos_sin=None, rope_positions=None, rope_start=0,
+                            rope_output=False):
     """flash-attn 2's `flash_attn_with_kvcache` on fa4 kernels, for decoding
     and for prefill against a cache: q [B, Sq, Hq, D] attends to the first
     cache_seqlens[b] keys of batch b's cache.
@@ -271,7 +278,11 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     fa4 does not do: appending `k`/`v` to the cache (write them into
     k_cache/v_cache and pass the new lengths), rotary embeddings
     (`rotary_cos`/`rotary_sin`: rotate q and the new keys first),
-    `cache_batch_idx`, `cache_leftpad` and `alibi_slopes`. `num_splits` is
+    `cache_batch_idx`, `cache_leftpad` and `alibi_slopes`; fa4's own
+    rotary embedding of q (keyword-only `rope_cos_sin` float32 [P, R],
+    `rope_positions` int32 [B, Sq], `rope_start`, `rope_output`: the keys
+    in the cache already rotated) is fa4.torch.attention_with_kvcache's.
+    `num_splits` is
     flash-attn's split-KV count (0: the heuristic, 1: no split, N: N
     splits, at most 64; see `fa4.torch.attention_with_kvcache`); ValueError
     for any other value."""
@@ -280,9 +291,10 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
                                   "them into k_cache/v_cache at each batch's cache_seqlens, "
                                   "pass the new lengths, and k=None, v=None")
     if rotary_cos is not None or rotary_sin is not None:
-        raise NotImplementedError("rotary_cos, rotary_sin: fa4 does not apply rotary "
-                                  "embeddings; rotate q (and the keys written to the cache) "
-                                  "first and pass rotary_cos=None, rotary_sin=None")
+        raise NotImplementedError("rotary_cos, rotary_sin: fa4 does not append keys to "
+                                  "rotate; write the keys rotated into the cache, pass "
+                                  "rotary_cos=None, rotary_sin=None and rotate q in the "
+                                  "kernel with rope_cos_sin= and rope_positions=")
     if cache_batch_idx is not None:
         raise NotImplementedError("cache_batch_idx: fa4 reads batch b's cache at index b; "
                                   "index k_cache, v_cache (or the block_table rows) first and "
@@ -308,5 +320,8 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
                                               return_lse=return_softmax_lse,
                                               kernel_dir=kernel_dir,
                                               num_splits=num_splits, q_descale=q_descale,
-                                              k_descale=k_descale, v_descale=v_descale)
+                                              k_descale=k_descale, v_descale=v_descale,
+                                              rope_cos_sin=rope_cos_sin,
+                                              rope_positions=rope_positions,
+                                              rope_start=rope_start, rope_output=rope_output)
     return result

@@ -16,7 +16,9 @@ and one of them keeps it.
 The problem is what shapes the code: dtype, head counts and head dims,
 causal, LSE, window, whether there is a softcap, sinks, packed sequences
 (varlen, seqused_k), a KV cache (seqused_k on a dense batch, the page size
-of paged K/V), FP8's descales and output dtype, arch. The scale and
+of paged K/V), FP8's descales and output dtype, a rotary embedding of Q
+(its first column, the table's columns, whether O is rotated back), arch.
+The scale and
 the softcap's value are launch arguments (`runtime.Kernel.scalars`).
 """
 
@@ -73,6 +75,19 @@ def _check_eight_bit(element, descale, page_size):
         raise ValueError(f"descale dequantizes 8-bit inputs, not {element}")
 
 
+def _rope(rope):
+    """A problem's rotary embedding: None, or a runtime.Rope(start,
+    columns, output) with start and columns multiples of 8 (columns
+    positive); raises ValueError for another."""
+    rope = runtime._rope_problem(rope)
+    granule = runtime.ROPE_GRANULE
+    if rope and (rope.columns < granule or rope.columns % granule or rope.start < 0
+                 or rope.start % granule):
+        raise ValueError(f"rope start {rope.start} and columns {rope.columns} must be "
+                         f"multiples of {granule}, columns positive")
+    return rope
+
+
 def _check_page_size(page_size):
     """Raises ValueError unless `page_size` is None or a power of two."""
     if page_size is None:
@@ -83,7 +98,7 @@ def _check_page_size(page_size):
 
 def module_text(name, element, head_dim, heads_q, heads_kv, causal, lse, window=None,
                 softcap=None, sink=False, varlen=False, seqused_k=False, head_dim_v=None,
-                page_size=None, descale=False, output_element=None):
+                page_size=None, descale=False, output_element=None, rope=None):
     """The fa4.attention module of one configuration: dynamic batch and
     sequence lengths, the function named `name`. With `varlen` the batch
     is packed sequences ([T, H, D] tensors, the cu_seqlens tables, LSE
@@ -99,8 +114,17 @@ def module_text(name, element, head_dim, heads_q, heads_kv, causal, lse, window=
     keys: the PV MMA reads an 8-bit B operand K-major; packed, `strided<[1,
     ?, ?]>` with V's own rows, sequence b's from align16(cu_seqlens_k[b]) +
     16 b), and with `descale` the dequantization factors q/k/v_descale [B,
-    Hkv] f32. Pages of fewer than 128 keys raise ValueError."""
+    Hkv] f32. Pages of fewer than 128 keys raise ValueError.
+
+    `rope` (start, columns, output) rotates Q's columns [start, start +
+    columns) inside the kernel: `rope(%cos_sin, %positions)` with the table
+    f32 [?, columns] and the positions i32 [B, Sq], attributes
+    `rope_start` (where not 0) and `rope_output` (O rotated back)."""
     page_size = page_size or None
+    rope = _rope(rope)
+    if rope and varlen:
+        raise ValueError("rope takes dense batches (positions [B, Sq]), not packed "
+                         "sequences")
     _check_page_size(page_size)
     output_element = _output_element(element, output_element)
     _check_eight_bit(element, descale, page_size)
@@ -144,12 +168,20 @@ def module_text(name, element, head_dim, heads_q, heads_kv, causal, lse, window=
     if page_size:
         arguments += ", %page_table: memref<?x?xi32>"
         clauses += " paged(%page_table : memref<?x?xi32>)"
+    if rope:
+        rope_table, positions = f"memref<?x{rope.columns}xf32>", "memref<?x?xi32>"
+        arguments += f", %cos_sin: {rope_table}, %positions: {positions}"
+        clauses += f" rope(%cos_sin, %positions : {rope_table}, {positions})"
     attributes = ["causal"] if causal else []
     window = _window_attribute(window, causal)
     if window:
         attributes.append(f"window = array<i64: {window[0]}, {window[1]}>")
     if softcap:
         attributes.append(f"softcap = {float(softcap)} : f32")
+    if rope and rope.start:
+        attributes.append(f"rope_start = {rope.start} : i64")
+    if rope and rope.output:
+        attributes.append("rope_output")
     attributes = f" {{{', '.join(attributes)}}}" if attributes else ""
     return (f"func.func @{name}({arguments}) {{\n"
             f"  fa4.attention ins(%q, %k, %v : {q}, {k}, {v}) outs(%o : {o})"
@@ -159,12 +191,14 @@ def module_text(name, element, head_dim, heads_q, heads_kv, causal, lse, window=
 
 def kernel_name(element, head_dim, heads_q, heads_kv, causal, lse, window=None,
                 softcap=None, sink=False, varlen=False, seqused_k=False, head_dim_v=None,
-                page_size=None, descale=False, output_element=None):
+                page_size=None, descale=False, output_element=None, rope=None):
     """A name that says the configuration, e.g. bf16_d128_h16x16_causal_lse
     (bf16_d192v128_... where V's head dim is another;
     ..._seqused_paged256_lse for a KV cache of 256-key pages;
     e4m3_d128_h32x8_causal_descale_lse for FP8 with descales and O bf16,
-    e4m3of16_... with O f16)."""
+    e4m3of16_... with O f16; ..._rope0x128_... for a rotary embedding of
+    128 columns from column 0, ..._rope64x64o_... with O rotated back)."""
+    rope = _rope(rope)
     window = _window_attribute(window, causal)
     left, right = (("m1" if b < 0 else str(b)) for b in window) if window else ("", "")
     depth_v = "" if head_dim_v in (None, head_dim) else f"v{head_dim_v}"
@@ -178,7 +212,9 @@ def kernel_name(element, head_dim, heads_q, heads_kv, causal, lse, window=None,
             f"{f'_softcap{softcap:g}' if softcap else ''}{'_sink' if sink else ''}"
             f"{'_descale' if descale else ''}"
             f"{'_varlen' if varlen else ''}{'_seqused' if seqused_k else ''}"
-            f"{f'_paged{page_size}' if page_size else ''}{'_lse' if lse else ''}")
+            f"{f'_paged{page_size}' if page_size else ''}"
+            f"{f'_rope{rope.start}x{rope.columns}' if rope else ''}"
+            f"{'o' if rope and rope.output else ''}{'_lse' if lse else ''}")
 
 
 def cache_directory():
@@ -230,7 +266,7 @@ class KernelCache:
     def kernel(self, dtype, heads_q, heads_kv, head_dim, causal=False, lse=False,
                arch="sm_100a", window=(-1, -1), softcap=False, sink=False, varlen=False,
                seqused_k=False, head_dim_v=None, page_size=None, kv_splits=1,
-               descale=False, output_dtype=None, q_stages=None):
+               descale=False, output_dtype=None, q_stages=None, rope=None):
         """The kernel of the problem from the cache, compiled first if no
         entry has it; `kv_splits` CTAs share each work tile's KV blocks
         (split-KV; 1: none); `q_stages` the Q tiles in flight per CTA (1 or
@@ -238,7 +274,8 @@ class KernelCache:
         (its value is an argument); `varlen`, `seqused_k`, `head_dim_v` and `page_size` as
         `module_text`'s (page_size 0 is None: not paged); for `dtype` 'e4m3'
         (FP8), `descale` whether it takes dequantization factors and
-        `output_dtype` O's element (None: bf16). Raises ValueError
+        `output_dtype` O's element (None: bf16); `rope` (start, columns,
+        output) a rotary embedding of Q (`module_text`). Raises ValueError
         for a page size that is not a power of two or with varlen, and for
         FP8 options the dtype does not have, RuntimeError when the compiler
         is missing and fa4.MLIRError when it refuses the problem."""
@@ -247,6 +284,7 @@ class KernelCache:
         dtype = runtime.canonical_element(str(dtype))
         output = _output_element(dtype, output_dtype)
         _check_eight_bit(dtype, descale, page_size)
+        rope = _rope(rope)
         page_size = None if page_size is None else int(page_size)
         window = runtime.effective_window(window, causal)
         problem = dict(dtype=dtype, heads_q=int(heads_q), heads_kv=int(heads_kv),
@@ -271,6 +309,8 @@ class KernelCache:
             problem.update(q_stages=int(q_stages))
         if descale:
             problem.update(descale=True)
+        if rope:
+            problem.update(rope=list(rope))
         if output != ("bf16" if dtype in runtime.EIGHT_BIT_ELEMENTS else dtype):
             problem.update(output_dtype=output)
         key = self.key(problem)
@@ -288,7 +328,8 @@ class KernelCache:
                 1.0 if problem["softcap"] else None, problem["sink"],
                 problem.get("varlen", False), problem.get("seqused_k", False),
                 problem.get("head_dim_v"), problem.get("page_size"),
-                problem.get("descale", False), problem.get("output_dtype"))
+                problem.get("descale", False), problem.get("output_dtype"),
+                problem.get("rope"))
 
     def _load_or_compile(self, key, problem):
         entry = self.path / key

@@ -27,7 +27,7 @@ from pathlib import Path
 
 __all__ = [
     "Argument", "CudaError", "Kernel", "KernelDirectory", "ManifestError",
-    "Operand", "TensorMapArgs", "arch_of_capability", "driver", "effective_window",
+    "Operand", "Rope", "TensorMapArgs", "arch_of_capability", "driver", "effective_window",
     "set_driver", "tensor_map_args",
 ]
 
@@ -548,6 +548,21 @@ _ACTIVATIONS = ("query", "key", "value", "output")
 #: The dequantization factors of an FP8 kernel compiled with descale: f32
 #: [B, Hkv] each (flash-attn 3's q_descale, k_descale, v_descale).
 DESCALES = ("q_descale", "k_descale", "v_descale")
+#: The operands of a rotary embedding (RoPE) fused into a dense batch's
+#: kernel: the table cos_sin f32 [P, R] (row p: the R / 2 cosines, then the
+#: R / 2 sines of position p) and each query row's position, i32 [B, Sq]
+#: (clamped into [0, P) by the kernel).
+ROPE = ("cos_sin", "positions")
+#: The kernel reads the table in 16-byte pieces (four cosines, four sines).
+ROPE_TABLE_ALIGNMENT = 16
+#: Pairs are rotated four at a time (a 16-byte piece of a 16-bit Q row):
+#: the first rotated column and the rotated columns are multiples of this.
+ROPE_GRANULE = 8
+Rope = namedtuple("Rope", "start columns output")
+Rope.__doc__ = """A kernel's rotary embedding: Q's column pairs (start + 2k,
+start + 2k + 1), k < columns / 2, rotated by each query row's angles
+(`columns` is cos_sin's dimension 1, R); with `output` O's same pairs
+rotated back."""
 
 
 def canonical_element(element):
@@ -576,6 +591,10 @@ def _dimension_names(name, varlen, paged=False):
         return ("batch", "max_pages")
     if name in DESCALES:
         return ("batch", "heads_kv")
+    if name == "cos_sin":
+        return ("positions", "rotary_dims")
+    if name == "positions":
+        return ("batch", "seq_q")
     if name in TABLES:
         return ("batch + 1",)
     return None
@@ -786,6 +805,28 @@ def _capability_of_arch(arch):
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
+def _rope_problem(rope):
+    """A problem's rotary embedding as kernels record it: None for none
+    (None, False, ()), else Rope(start, columns, output) from a Rope or a
+    (start, columns, output) sequence; raises ValueError for another."""
+    if rope is None or rope is False or (isinstance(rope, tuple) and not rope):
+        return None
+    if (not isinstance(rope, (tuple, list)) or len(rope) != 3
+            or not _is_int(rope[0]) or not _is_int(rope[1])
+            or not isinstance(rope[2], (bool, numbers.Integral))):
+        raise ValueError(f"rope must be (start, columns, output) (integers and a bool) or "
+                         f"None, got {rope!r}")
+    return Rope(int(rope[0]), int(rope[1]), bool(rope[2]))
+
+
+def _rope_text(rope):
+    """A rotary embedding as messages say it: 'none', or 'start S columns
+    R' (and 'output' where O is rotated back)."""
+    if not rope:
+        return "none"
+    return f"start {rope.start} columns {rope.columns}{' output' if rope.output else ''}"
+
+
 def _ints(value, what, length=None):
     if (not isinstance(value, list) or (length and len(value) != length)
             or not all(_is_int(v) for v in value)):
@@ -928,8 +969,8 @@ class Kernel:
             # The captures of score and mask regions: any rank, integers too.
             capture = _CAPTURE_NAME.fullmatch(name) is not None
             elements = (CAPTURE_ELEMENT_BYTES if capture
-                        else {"i32": 4} if name in _INT_TABLES
-                        else {"f32": 4} if name in DESCALES else ELEMENT_BYTES)
+                        else {"i32": 4} if name in _INT_TABLES + ROPE[1:]
+                        else {"f32": 4} if name in DESCALES + ROPE[:1] else ELEMENT_BYTES)
             element = canonical_element(entry.get("element"))
             if element not in elements:
                 raise ManifestError(f"operand '{name}': element {entry.get('element')!r} "
@@ -952,6 +993,7 @@ class Kernel:
             raise ManifestError("sequence tables (cu_seqlens_q, ...) belong to the "
                                 "persistent_varlen grid rule, the manifest's is persistent")
         self._check_elements()
+        self._rope = self._parse_rope(m)
         if paged:
             page_size = self.operands["key"][1][1]
             if page_size < 1 or page_size & (page_size - 1):
@@ -1041,6 +1083,49 @@ class Kernel:
             missing = [name for name in DESCALES if name not in given]
             raise ManifestError(f"descale operands: {', '.join(given)} without "
                                 f"{', '.join(missing)} (a kernel takes all three or none)")
+
+    def _parse_rope(self, m):
+        """The manifest's `rope` entry, checked against the operands
+        cos_sin [P, R] and positions [B, Sq] (all three or none): a Rope,
+        or None."""
+        given = [name for name in ROPE if name in self.operands]
+        rope = m.get("rope")
+        if rope is None:
+            if given:
+                raise ManifestError(f"operand{'s' if len(given) > 1 else ''} "
+                                    f"{', '.join(repr(n) for n in given)} without a 'rope' "
+                                    "entry (start, columns, output)")
+            return None
+        if (not isinstance(rope, dict) or not _is_int(rope.get("start"))
+                or not _is_int(rope.get("columns"))
+                or not isinstance(rope.get("output"), bool)):
+            raise ManifestError(f"'rope' must be {{start, columns: integers, output: a "
+                                f"boolean}}, got {rope!r}")
+        if len(given) != len(ROPE):
+            raise ManifestError(f"'rope' needs operands 'cos_sin' [positions, rotary_dims] "
+                                f"and 'positions' [batch, seq_q]; the manifest lists "
+                                f"{' and '.join(repr(n) for n in given) or 'neither'}")
+        if self.varlen:
+            raise ManifestError("rope belongs to dense batches (grid rule persistent); the "
+                                "manifest's is persistent_varlen")
+        start, columns, output = rope["start"], rope["columns"], rope["output"]
+        table = self.operands["cos_sin"][1][1]
+        if columns != table:
+            raise ManifestError(f"rope columns {columns} is not cos_sin's dimension 1 "
+                                f"(rotary_dims), {table}")
+        granule = ROPE_GRANULE
+        if columns < granule or columns % granule or start < 0 or start % granule:
+            raise ManifestError(f"rope start {start} and columns {columns} must be "
+                                f"multiples of {granule}, columns positive (pairs are "
+                                "rotated four at a time)")
+        for name in ("query",) + (("output",) if output else ()):
+            depth = self.operands[name][1][-1]
+            if depth != -1 and start + columns > depth:
+                raise ManifestError(f"rope rotates columns [{start}, {start + columns}) of "
+                                    f"{name}, whose head dim is {depth}")
+        if self.element in EIGHT_BIT_ELEMENTS:
+            raise ManifestError(f"rope rotates 16-bit queries; the query is {self.element}")
+        return Rope(start, columns, output)
 
     # What the kernel computes, for choosing it.
 
@@ -1155,6 +1240,14 @@ class Kernel:
         joining each row's softmax denominator)."""
         return "sink" in self.operands
 
+    @property
+    def rope(self):
+        """The rotary embedding the kernel applies to Q (and, with
+        `output`, undoes on O): None, or Rope(start, columns, output) from
+        the manifest's `rope` entry. It takes the operands cos_sin f32
+        [P, columns] and positions i32 [B, Sq]."""
+        return self._rope
+
     def __repr__(self):
         output = ("" if self.output_element == self.element
                   else f" output {self.output_element}")
@@ -1172,13 +1265,14 @@ class Kernel:
                 + (" key-major V" if self.key_major else "")
                 + (" varlen" if self.varlen else "")
                 + (" seqused_k" if self.seqused_k else "")
-                + (f" paged {self.page_size}" if self.paged else ""))
+                + (f" paged {self.page_size}" if self.paged else "")
+                + (f" rope {_rope_text(self.rope)}" if self.rope else ""))
 
     def mismatches(self, dtype=None, heads_q=None, heads_kv=None, head_dim=None,
                    causal=None, scale=None, lse=None, arch=None, window=None,
                    softcap=None, sink=None, varlen=None, seqused_k=None, head_dim_v=None,
                    page_size=None, kv_splits=None, descale=None, output_dtype=None,
-                   q_stages=None):
+                   q_stages=None, rope=None):
         """Why this kernel does not compute the problem: a list of reasons,
         empty when it does. Arguments left None are not compared; -1 in the
         manifest accepts any size; any scale matches and softcap only
@@ -1195,7 +1289,9 @@ class Kernel:
         FP8) and output_dtype O's (the inputs' for 16-bit ones); descale
         whether the kernel takes FP8 dequantization factors; q_stages the
         Q tiles in flight per CTA (a choice of speed: any computes the
-        problem); arch is the device's ('sm_100a' for 10.0), which the
+        problem); rope the rotary embedding of Q (and O), compared
+        exactly: False for none, else (start, columns, output) (a Rope);
+        arch is the device's ('sm_100a' for 10.0), which the
         kernel's arch must run on (`runs_on`)."""
         reasons = []
 
@@ -1235,6 +1331,10 @@ class Kernel:
                 reasons.append(f"window is {self.window}, not {wanted}")
         if softcap is not None and bool(self.softcap) != bool(softcap):
             reasons.append("it has a softcap" if self.softcap else "it has no softcap")
+        if rope is not None:
+            wanted = _rope_problem(rope)
+            if self.rope != wanted:
+                reasons.append(f"rope is {_rope_text(self.rope)}, not {_rope_text(wanted)}")
         # A problem given by these arguments has no score or mask regions.
         if self.regions:
             reasons.append(f"it inlines {' and '.join(self.regions)} regions")
@@ -1295,7 +1395,10 @@ class Kernel:
                             for d in DESCALES},
                          "seqused_k": " (it was compiled with seqused_k, the keys each "
                                       f"{'sequence' if self.varlen else 'batch'} uses)",
-                         "page_table": " (it reads K and V through a page table)"}.get(
+                         "page_table": " (it reads K and V through a page table)",
+                         **{r: " (it was compiled with a rotary embedding: cos_sin f32 "
+                               f"[positions, {self.rope.columns}] and positions i32 "
+                               "[batch, seq_q])" for r in ROPE if self.rope}}.get(
                              name, " (a tensor its score or mask regions read)"
                              if _CAPTURE_NAME.fullmatch(name) else "")
                 raise ValueError(f"kernel {self.name} needs operand '{name}'{extra}")
@@ -1327,12 +1430,16 @@ class Kernel:
                         f"{name}: dimension {i} ({what}) is "
                         f"{have}, kernel {self.name} takes "
                         f"{'any size' if want == -1 else want}")
-            if _CAPTURE_NAME.fullmatch(name) or name in _INT_TABLES + DESCALES:
+            if _CAPTURE_NAME.fullmatch(name) or name in _INT_TABLES + DESCALES + ROPE:
                 # Read through a plain pointer at row-major offsets.
                 if op.strides is not None and tuple(op.strides) != _contiguous_strides(
                         op.shape):
                     raise ValueError(f"{name}: must be contiguous, got strides "
                                      f"{list(op.strides)}")
+                if name == "cos_sin" and op.ptr % ROPE_TABLE_ALIGNMENT:
+                    raise ValueError(f"cos_sin: address {op.ptr:#x} is not "
+                                     f"{ROPE_TABLE_ALIGNMENT}-byte aligned (the kernel "
+                                     "reads the table in 16-byte pieces)")
                 if op.ptr % CAPTURE_ELEMENT_BYTES[element]:
                     raise ValueError(f"{name}: address {op.ptr:#x} is not "
                                      f"{CAPTURE_ELEMENT_BYTES[element]}-byte aligned")
@@ -1408,6 +1515,8 @@ class Kernel:
                 raise ValueError(f"{name}: shape {list(given[name].shape)}, expected "
                                  f"[batch, heads_kv] = {[batch, k[-2]]}"
                                  + (" (batch: the sequences)" if self.varlen else ""))
+        if self.rope:
+            self._check_rope(given, q)
         if "sink" in given:
             sink = given["sink"]
             if tuple(sink.shape) != (q[-2],):
@@ -1420,6 +1529,21 @@ class Kernel:
                 raise ValueError(f"sink: address {sink.ptr:#x} is not "
                                  f"{ELEMENT_BYTES[sink.element]}-byte aligned")
         return given
+
+    @staticmethod
+    def _check_rope(given, q):
+        """The rotary embedding's operands: a table of at least one row
+        (cos_sin [P, R]; its columns are checked against the manifest's)
+        and a position per query row (positions [B, Sq], the query's B and
+        Sq). The positions stay on the device: the kernel clamps each into
+        [0, P)."""
+        table, positions = given["cos_sin"].shape, given["positions"].shape
+        if table[0] < 1:
+            raise ValueError(f"cos_sin: shape {list(table)} has no rows; the kernel reads "
+                             "row clamp(position, 0, P - 1), so P must be at least 1")
+        if tuple(positions) != tuple(q[:2]):
+            raise ValueError(f"positions: shape {list(positions)}, expected [batch, seq_q] = "
+                             f"{list(q[:2])} (query dimensions 0 and 1)")
 
     @staticmethod
     def _check_tables(given):
@@ -1805,7 +1929,7 @@ class KernelDirectory:
     def find(self, dtype, heads_q, heads_kv, head_dim, causal=False, scale=None,
              lse=False, arch=None, window=(-1, -1), softcap=0.0, sink=False,
              varlen=False, seqused_k=False, head_dim_v=None, page_size=None, kv_splits=1,
-             descale=False, output_dtype=None, q_stages=None):
+             descale=False, output_dtype=None, q_stages=None, rope=None):
         """The first kernel (by file name) that computes the problem; scale
         None means 1/sqrt(head_dim), arch None any arch, window (-1, -1) and
         softcap 0 none, sink whether it takes attention sinks, varlen whether
@@ -1819,8 +1943,10 @@ class KernelDirectory:
         dequantization factors (None: either; a kernel that takes them
         computes a problem without them given ones), output_dtype O's
         element (None: any; a 16-bit kernel's is its inputs'), q_stages
-        the Q tiles in flight per CTA (None: any). Raises LookupError
-        saying why each kernel was rejected."""
+        the Q tiles in flight per CTA (None: any), rope the rotary
+        embedding of Q (None or False: none; else (start, columns, output),
+        columns being the table's R: only a kernel of exactly that rope).
+        Raises LookupError saying why each kernel was rejected."""
         if scale is None:
             scale = 1.0 / math.sqrt(head_dim)
         # Every kernel takes any scale and softcap value (`scalars`); they
@@ -1836,7 +1962,8 @@ class KernelDirectory:
                        kv_splits=None if kv_splits is None else int(kv_splits),
                        descale=None if descale is None else bool(descale),
                        output_dtype=output_dtype,
-                       q_stages=None if q_stages is None else int(q_stages))
+                       q_stages=None if q_stages is None else int(q_stages),
+                       rope=_rope_problem(rope) or False)
         rejected = []
         for kernel in self.kernels:
             reasons = kernel.mismatches(**problem)
@@ -1849,7 +1976,7 @@ class KernelDirectory:
         # problem has them.
         wanted = " ".join(f"{key}={value}" for key, value in problem.items()
                           if (value or key not in ("varlen", "seqused_k", "page_size",
-                                                   "descale"))
+                                                   "descale", "rope"))
                           and (key not in ("head_dim_v", "output_dtype", "q_stages")
                                or value is not None)
                           and (key != "kv_splits" or value not in (None, 1)))

@@ -6,6 +6,9 @@
     out = fa4.torch.attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k)  # packed [T, H, D]
     out = fa4.torch.attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=lengths,
                                            page_table=pages)  # a (paged) KV cache
+    out = fa4.torch.attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=lengths,
+                                           rope_cos_sin=table, rope_positions=positions)
+                                           # Q rotated in the kernel (RoPE)
 
 The kernels come from a directory of compiled kernels (`kernel_dir`, else
 the `FA4_KERNEL_DIR` environment variable), where `fa4.runtime` chooses one;
@@ -30,9 +33,9 @@ import torch
 
 from fa4 import runtime
 
-__all__ = ["attention", "attention_varlen", "attention_with_kvcache", "arch_of",
-           "fp8_tolerance", "jit_cache", "kernel_directory", "reference", "reference_kvcache",
-           "reference_varlen", "fp8_tolerance_varlen"]
+__all__ = ["apply_rope", "attention", "attention_varlen", "attention_with_kvcache",
+           "arch_of", "fp8_tolerance", "jit_cache", "kernel_directory", "reference",
+           "reference_kvcache", "reference_varlen", "fp8_tolerance_varlen"]
 
 _ELEMENTS = {torch.bfloat16: "bf16", torch.float16: "f16"}
 # FP8 inputs (e4m3), where this PyTorch has the dtype: dense attention
@@ -138,7 +141,8 @@ def _options(q, k, v, sink, causal, scale, window, softcap, kernel_dir, descales
     their ops take them: (sink float32 or None, scale or None, the window
     as `runtime.effective_window` folds causal into it, softcap, the
     directory as a str or None). Raises RuntimeError for inputs that
-    require grad in grad mode (`descales`, checked, among them)."""
+    require grad in grad mode (`descales`, checked, and any other tensor
+    given there, such as the rope table, among them)."""
     sink = _check_sink(sink, q)
     # While torch.compile traces, a raise here would only say "Observed
     # exception"; the op's autograd kernel refuses instead, with this text.
@@ -226,6 +230,87 @@ def _output_dtype(dtype, out_dtype):
     if out_dtype is not None:
         return out_dtype
     return torch.bfloat16 if dtype in _EIGHT_BIT else dtype
+
+
+def _rope_of(cos_sin, positions, start, output):
+    """A call's rotary embedding as given: None without one (neither
+    tensor, rope_start 0 and rope_output False), else (cos_sin, positions,
+    start, output), unchecked (`_check_rope`). Raises ValueError for
+    rope_start or rope_output without the tensors."""
+    if cos_sin is None and positions is None:
+        if start is not None and (not runtime._is_int(start) or start != 0) or output:
+            raise ValueError(f"rope_start={start!r} and rope_output={output!r} need "
+                             "rope_cos_sin and rope_positions")
+        return None
+    return (cos_sin, positions, start, output)
+
+
+def _check_rope(rope, q, v):
+    """The rotary embedding as the kernel reads it, for q [B, Sq, Hq, D]
+    and v (Dv): None without one, else (cos_sin float32 [P, R] with P >= 1
+    and R a positive multiple of 8, positions int32 [B, Sq], both on q's
+    device and contiguous (copied where not), rope_start an int, a
+    multiple of 8 with rope_start + R <= D (and <= Dv with rope_output),
+    rope_output a bool). Raises TypeError or ValueError."""
+    if rope is None:
+        return None
+    cos_sin, positions, start, output = rope
+    if cos_sin is None or positions is None:
+        raise ValueError("rope_cos_sin and rope_positions go together: pass both or neither")
+    for name, t, dtype, layout in (("rope_cos_sin", cos_sin, torch.float32, "[P, R]"),
+                                   ("rope_positions", positions, torch.int32, "[B, Sq]")):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        if t.dtype != dtype or t.dim() != 2:
+            raise ValueError(f"{name} must be a {dtype} tensor {layout}, got {t.dtype} of "
+                             f"shape {list(t.shape)}")
+        if t.device != q.device:
+            raise ValueError(f"{name} is on {t.device}, q on {q.device}")
+    if not runtime._is_int(start):
+        raise TypeError(f"rope_start must be an int, got {type(start).__name__}")
+    if not isinstance(output, bool):
+        raise TypeError(f"rope_output must be a bool, got {type(output).__name__}")
+    if q.dtype in _EIGHT_BIT:
+        raise ValueError(f"rope rotates 16-bit queries; q is {q.dtype} (rotate the queries "
+                         "before quantizing them)")
+    rows, columns = cos_sin.shape
+    if rows < 1:
+        raise ValueError(f"rope_cos_sin must hold at least one position, got shape "
+                         f"{list(cos_sin.shape)}")
+    granule = runtime.ROPE_GRANULE
+    if columns < granule or columns % granule or start < 0 or start % granule:
+        raise ValueError(f"rope_start ({start}) and rope_cos_sin's columns R ({columns}) must "
+                         f"be multiples of {granule}, R positive: the kernel rotates pairs "
+                         "four at a time")
+    depth = q.shape[-1] if not output else min(q.shape[-1], v.shape[-1])
+    if start + columns > depth:
+        raise ValueError(f"rope rotates columns [{start}, {start + columns}) of q"
+                         f"{' and O' if output else ''}, past the head dim {depth}")
+    # Element by element: torch.compile compares symbolic sizes one by one.
+    if positions.shape[0] != q.shape[0] or positions.shape[1] != q.shape[1]:
+        raise ValueError(f"rope_positions must be [B, Sq] = [{q.shape[0]}, {q.shape[1]}] "
+                         f"(q's), got {list(positions.shape)}")
+    return cos_sin.contiguous(), positions.contiguous(), int(start), output
+
+
+def _rope_key(rope):
+    """The kernel's rope for a checked one: None, or runtime.Rope(start,
+    R, output), R being the table's columns."""
+    return None if rope is None else runtime.Rope(rope[2], rope[0].shape[1], rope[3])
+
+
+def _rope_arguments(trailing, rope):
+    """The ops' trailing arguments: `trailing` (the FP8 ones), then the
+    rope's (rope_cos_sin, rope_positions, rope_start, rope_output) only
+    where a call has one, the FP8 ones filled in before them."""
+    if rope is None:
+        return trailing
+    return (*(trailing or (None, None, None, None)), *rope)
+
+
+def _rope_given(cos_sin, positions, start, output):
+    """The rope of an op's arguments: None where it has no table."""
+    return None if cos_sin is None else (cos_sin, positions, start, output)
 
 
 def _key_major_in_place(v):
@@ -331,14 +416,15 @@ def _operand(t, element):
     return (t.data_ptr(), t.shape, element, t.stride())
 
 
-_NO_BACKWARD = ("fa4.torch.attention has no backward yet: q, k, v, sink or a descale "
-                "requires grad, and its gradient would silently stop here; call it under "
-                "torch.no_grad() or on detached tensors")
+_NO_BACKWARD = ("fa4.torch.attention has no backward yet: q, k, v, sink, a descale or the "
+                "rope table requires grad, and its gradient would silently stop here; call "
+                "it under torch.no_grad() or on detached tensors")
 
 
 def attention(q, k, v, causal=False, scale=None, return_lse=False, kernel_dir=None,
               window=(-1, -1), softcap=0.0, sink=None, q_descale=None, k_descale=None,
-              v_descale=None, out_dtype=None):
+              v_descale=None, out_dtype=None, rope_cos_sin=None, rope_positions=None,
+              rope_start=0, rope_output=False):
     """softmax(scale * q k^T) v per head, with grouped K/V heads.
 
     q and k [B, Sq or Skv, Hq or Hkv, D], v [B, Skv, Hkv, Dv]: CUDA tensors of one dtype
@@ -370,6 +456,21 @@ def attention(q, k, v, causal=False, scale=None, return_lse=False, kernel_dir=No
     memory once more per call. FP8 is dense attention only (not
     attention_varlen or a KV cache).
 
+    Rotary embedding (RoPE, fused into the kernel; 16-bit q): with
+    `rope_cos_sin` (float32 [P, R] on q's device: row p holds the R / 2
+    cosines, then the R / 2 sines, of position p; R a multiple of 8) and
+    `rope_positions` (int32 [B, Sq]), query row i of batch b is rotated
+    at p = rope_positions[b, i] clamped into [0, P): its column pairs (x,
+    y) = (rope_start + 2k, rope_start + 2k + 1) become (x c - y s, y c +
+    x s), c = cos_sin[p, k], s = cos_sin[p, R / 2 + k] (GPT-J's adjacent
+    pairs; `apply_rope`), computed in float32 and rounded to q's dtype
+    before the scores. K is taken as already rotated. `rope_output` rotates
+    O's same pairs back, (x c + y s, y c - x s), before O is rounded.
+    `rope_start` is a multiple of 8 with rope_start + R at most the head
+    dim (and Dv with rope_output). The kernel is one compiled for that
+    rope (start, R, output): never a kernel without one, nor a rope kernel
+    for a call without.
+
     The kernel comes from `kernel_dir` (else `FA4_KERNEL_DIR`) when one
     there computes the problem, else it is compiled on demand and cached
     (`fa4.jit`; the first call of a problem pays the compile, about a
@@ -390,20 +491,22 @@ def attention(q, k, v, causal=False, scale=None, return_lse=False, kernel_dir=No
     compiled, fa4.MLIRError when the compiler refuses the problem,
     fa4.runtime.CudaError when the driver fails."""
     return _attend(q, k, v, causal, scale, return_lse, kernel_dir, window, softcap, sink,
-                   False, (q_descale, k_descale, v_descale), out_dtype)
+                   False, (q_descale, k_descale, v_descale), out_dtype,
+                   _rope_of(rope_cos_sin, rope_positions, rope_start, rope_output))
 
 
 def _attend(q, k, v, causal, scale, return_lse, kernel_dir, window, softcap, sink,
-            copy_strided_heads, descales=None, out_dtype=None):
+            copy_strided_heads, descales=None, out_dtype=None, rope=None):
     """`attention`; with `copy_strided_heads` (flash_attn_func) a q, k or v
     whose head dim is not unit-stride is copied first instead of refused;
-    `descales` the (q, k, v) descales as given."""
+    `descales` the (q, k, v) descales as given, `rope` the rotary
+    embedding (`_rope_of`)."""
     # Eagerly, with nothing that would intercept the op, its kernel is
     # called directly (see _eager); traced code always reaches the op.
     if not (_HAS_OP and torch.compiler.is_compiling()) and _nothing_intercepts():
         result = _eager(q, k, v, None, causal, scale, return_lse, kernel_dir, window,
                         softcap, sink, copy_strided_heads, descales=descales,
-                        out_dtype=out_dtype)
+                        out_dtype=out_dtype, rope=rope)
         if result is not None:
             return result
     if copy_strided_heads:
@@ -411,10 +514,13 @@ def _attend(q, k, v, causal, scale, return_lse, kernel_dir, window, softcap, sin
     _check(q, k, v)
     descales = _check_descales(descales, q, k)
     out_dtype = _check_out_dtype(out_dtype, q)
+    rope = _check_rope(rope, q, v)
     sink, scale, (left, right), softcap, kernel_dir = _options(
-        q, k, v, sink, causal, scale, window, softcap, kernel_dir, descales)
+        q, k, v, sink, causal, scale, window, softcap, kernel_dir,
+        (*(descales or ()), *(rope[:1] if rope else ())))
     output, lse = _entry(q, k, v, sink, bool(causal), scale, left, right, softcap,
-                         bool(return_lse), kernel_dir, *_fp8_arguments(descales, out_dtype))
+                         bool(return_lse), kernel_dir,
+                         *_rope_arguments(_fp8_arguments(descales, out_dtype), rope))
     return (output, lse) if return_lse else output
 
 
@@ -455,10 +561,11 @@ class _Plan:
     __slots__ = ("kernel", "element", "dtype", "device", "index", "shape_q", "shape_o",
                  "lse_shape", "output_element", "like_q",
                  "scale", "softcap", "convert_sink", "copy_tables", "copy_cache",
-                 "copy_value", "copy_descales", "output_strides", "lse_strides")
+                 "copy_value", "copy_descales", "copy_rope", "output_strides",
+                 "lse_strides")
 
     def run(self, q, k, v, sink, tables, cache, shape_k, shape_v, stride_q, stride_k,
-            stride_v, descales=None):
+            stride_v, descales=None, rope=None):
         """Allocates the outputs and launches; the shapes and strides are
         the ones the key was made of."""
         device, element, shape_q, shape_o = self.device, self.element, self.shape_q, self.shape_o
@@ -512,6 +619,13 @@ class _Plan:
                 copies.append(descales)
             copies.append(_descale_operands(self.kernel, q, k, descales, operands,
                                             _batch(q, tables)))
+        if rope is not None:
+            for name, t, element, copy in zip(runtime.ROPE, rope, ("f32", "i32"),
+                                              self.copy_rope):
+                if copy:
+                    t = t.contiguous()
+                    copies.append(t)
+                operands[name] = _operand(t, element)
         _launch(self.kernel, device, self.index, operands, self.scale, self.softcap)
         return output if lse is None else (output, lse)
 
@@ -544,9 +658,11 @@ def _signature(t):
 
 
 def _eager(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, softcap, sink,
-           copy_strided_heads, cache=None, splits=1, descales=None, out_dtype=None):
+           copy_strided_heads, cache=None, splits=1, descales=None, out_dtype=None,
+           rope=None):
     """`attention` (`tables` and `cache` None; `descales` and `out_dtype` its
-    FP8 arguments as given), `attention_varlen` (`tables`
+    FP8 arguments as given, `rope` its rotary embedding as `_rope_of`
+    gives it), `attention_varlen` (`tables`
     the sequence tables) or `attention_with_kvcache` (`cache` the KV cache's
     (seqused_k, page_table)) eagerly: the op's kernel called directly, the checks
     and the kernel choice done once per configuration. The key of `_plans`
@@ -575,6 +691,9 @@ def _eager(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, softc
             descales = None
         elif not all(t is None or t.__class__ is _Tensor for t in descales):
             return None
+    if rope is not None and not (rope[0].__class__ is _Tensor and rope[1].__class__ is _Tensor
+                                 and rope[2].__class__ is int and rope[3].__class__ is bool):
+        return None
     shape_q, shape_k, shape_v = q.shape, k.shape, v.shape
     stride_q, stride_k, stride_v = q.stride(), k.stride(), v.stride()
     key = (q.dtype, k.dtype, v.dtype, q.device, k.device, v.device, shape_q, shape_k,
@@ -583,7 +702,8 @@ def _eager(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, softc
            None if cache is None else (_signature(cache[0]), _signature(cache[1])),
            causal, scale, window, softcap, return_lse, kernel_dir,
            os.environ.get("FA4_KERNEL_DIR") if kernel_dir is None else None, splits,
-           None if descales is None else tuple(_signature(t) for t in descales), out_dtype)
+           None if descales is None else tuple(_signature(t) for t in descales), out_dtype,
+           None if rope is None else (_signature(rope[0]), _signature(rope[1]), *rope[2:]))
     try:
         plan = _plans.get(key)
     except TypeError:
@@ -595,9 +715,9 @@ def _eager(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, softc
             if any(c is not t for c, t in zip(copies, (q, k, v))):
                 return _eager(*copies, tables, causal, scale, return_lse, kernel_dir,
                               window, softcap, sink, False, cache, splits, descales,
-                              out_dtype)
+                              out_dtype, rope)
         plan = _make_plan(q, k, v, tables, causal, scale, return_lse, kernel_dir, window,
-                          softcap, sink, cache, splits, descales, out_dtype)
+                          softcap, sink, cache, splits, descales, out_dtype, rope)
         if plan.__class__ is not _Plan:
             return plan   # the result of a call that launches nothing
         if len(_plans) >= PLAN_CACHE_SIZE:
@@ -607,14 +727,15 @@ def _eager(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, softc
             q.requires_grad or k.requires_grad or v.requires_grad
             or (sink is not None and sink.requires_grad)
             or (descales is not None
-                and any(t is not None and t.requires_grad for t in descales))):
+                and any(t is not None and t.requires_grad for t in descales))
+            or (rope is not None and rope[0].requires_grad)):
         raise RuntimeError(_NO_BACKWARD)
     return plan.run(q, k, v, sink, tables, cache, shape_k, shape_v, stride_q, stride_k,
-                    stride_v, descales)
+                    stride_v, descales, rope)
 
 
 def _make_plan(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, softcap,
-               sink, cache=None, splits=1, descales=None, out_dtype=None):
+               sink, cache=None, splits=1, descales=None, out_dtype=None, rope=None):
     """The full checks of a call, then its plan; for a call that launches
     nothing (no query rows or sequences, no keys), its result instead."""
     varlen = tables is not None
@@ -625,8 +746,10 @@ def _make_plan(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, s
                      if cache is not None else None)
     checked_descales = _check_descales(descales, q, k, _batch(q, tables))
     out_dtype = _check_out_dtype(out_dtype, q)
+    checked_rope = _check_rope(rope, q, v)
     sink_f32, scale, (left, right), softcap, kernel_dir = _options(
-        q, k, v, sink, causal, scale, window, softcap, kernel_dir, checked_descales)
+        q, k, v, sink, causal, scale, window, softcap, kernel_dir,
+        (*(checked_descales or ()), *(checked_rope[:1] if checked_rope else ())))
     if varlen:
         total_q, heads_q, _ = q.shape
         work, keys = total_q and tables[0].shape[0] > 1, k.shape[0]
@@ -638,13 +761,15 @@ def _make_plan(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, s
     if not (work and keys):
         output, lse = _choose_and_run(q, k, v, sink_f32, bool(causal), scale, left, right,
                                       softcap, bool(return_lse), kernel_dir, checked_tables,
-                                      checked_cache, splits, checked_descales, out_dtype)
+                                      checked_cache, splits, checked_descales, out_dtype,
+                                      checked_rope)
         return (output, lse) if return_lse else output
     plan = _Plan()
     plan.kernel, plan.scale = _kernel_of(q, k, v, sink_f32, bool(causal), scale, left, right,
                                          softcap, bool(return_lse), kernel_dir,
                                          checked_tables, checked_cache, splits,
-                                         checked_descales is not None, out_dtype)
+                                         checked_descales is not None, out_dtype,
+                                         _rope_key(checked_rope))
     plan.softcap = softcap or None
     plan.element, plan.device = _ELEMENTS[q.dtype], q.device
     # O's dtype is the kernel's (q's, or bf16/f16 for FP8 inputs).
@@ -663,6 +788,8 @@ def _make_plan(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, s
                         if varlen else None)
     plan.copy_cache = (tuple(c is not t for c, t in zip(checked_cache, cache))
                        if cache is not None else None)
+    plan.copy_rope = (tuple(c is not t for c, t in zip(checked_rope[:2], rope[:2]))
+                      if rope is not None else None)
     plan.output_strides = plan.lse_strides = None
     return plan
 
@@ -686,34 +813,43 @@ def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                kernel_dir: Optional[str], q_descale: Optional[torch.Tensor] = None,
                k_descale: Optional[torch.Tensor] = None,
                v_descale: Optional[torch.Tensor] = None,
-               out_dtype: Optional[torch.dtype] = None) -> Tuple[torch.Tensor, torch.Tensor]:
+               out_dtype: Optional[torch.dtype] = None,
+               rope_cos_sin: Optional[torch.Tensor] = None,
+               rope_positions: Optional[torch.Tensor] = None, rope_start: int = 0,
+               rope_output: bool = False) -> Tuple[torch.Tensor, torch.Tensor]:
     """The kernel of `fa4::attention`: the arguments as `attention` checked
     and normalized them (sink float32 [Hq], scale None for 1/sqrt(D), the
     window as `runtime.effective_window` gives it, the FP8 descales float32
-    [B, Hkv] contiguous or None, out_dtype None for the default). Returns O
-    and the LSE, an empty float32 tensor without `return_lse` (an op
-    returns a fixed number of tensors)."""
+    [B, Hkv] contiguous or None, out_dtype None for the default, the rope
+    table float32 [P, R] and positions int32 [B, Sq] contiguous or None).
+    Returns O and the LSE, an empty float32 tensor without `return_lse` (an
+    op returns a fixed number of tensors)."""
     descales = (q_descale, k_descale, v_descale)
     return _choose_and_run(q, k, v, sink, causal, scale, window_left, window_right,
                            softcap, return_lse, kernel_dir,
                            descales=None if all(t is None for t in descales) else descales,
-                           out_dtype=out_dtype)
+                           out_dtype=out_dtype,
+                           rope=_rope_given(rope_cos_sin, rope_positions, rope_start,
+                                            rope_output))
 
 
 def _choose_and_run(q, k, v, sink, causal, scale, window_left, window_right, softcap,
                     return_lse, kernel_dir, tables=None, cache=None, splits=1,
-                    descales=None, out_dtype=None):
+                    descales=None, out_dtype=None, rope=None):
     """The ops' kernel: chooses the kernel of the problem (cached per
     problem and device) and runs it; `tables` are the sequence tables of
     packed q, k, v, `cache` the (seqused_k, page_table) of a KV cache,
     `descales` the checked FP8 descales (None: none given), `out_dtype`
-    O's (None: the default). Returns O and the LSE, an empty float32 tensor
-    without `return_lse` (an op returns a fixed number of tensors)."""
+    O's (None: the default), `rope` the checked rotary embedding (cos_sin,
+    positions, start, output) or None. Returns O and the LSE, an empty
+    float32 tensor without `return_lse` (an op returns a fixed number of
+    tensors)."""
     kernel, scale = _kernel_of(q, k, v, sink, causal, scale, window_left, window_right, softcap,
                                return_lse, kernel_dir, tables, cache, splits,
-                               descales is not None, out_dtype)
+                               descales is not None, out_dtype, _rope_key(rope))
     result = _run(kernel, q, k, v, return_lse, sink=sink, scale=scale,
-                  softcap=softcap or None, tables=tables, cache=cache, descales=descales)
+                  softcap=softcap or None, tables=tables, cache=cache, descales=descales,
+                  rope=rope)
     if return_lse:
         return result
     return result, torch.empty((0,), dtype=torch.float32, device=q.device)
@@ -721,7 +857,7 @@ def _choose_and_run(q, k, v, sink, causal, scale, window_left, window_right, sof
 
 def _kernel_of(q, k, v, sink, causal, scale, window_left, window_right, softcap,
                return_lse, kernel_dir, tables, cache=None, splits=1, descale=False,
-               out_dtype=None):
+               out_dtype=None, rope=None):
     """The kernel of a checked problem (cached per problem and device) and
     the scale it launches with (None: 1/sqrt(D)); `tables` as
     `_choose_and_run`'s, `cache` the KV cache's (seqused_k, page_table),
@@ -730,7 +866,8 @@ def _kernel_of(q, k, v, sink, causal, scale, window_left, window_right, softcap,
     cache's capacity and the device's SMs), `descale` whether descales
     were given (without them an FP8 problem takes a kernel with or without
     descale: ones are passed to one with), `out_dtype` O's (None: the
-    default)."""
+    default), `rope` the kernel's rotary embedding (a runtime.Rope, or
+    None: a kernel without one)."""
     heads_q, head_dim = q.shape[-2], q.shape[-1]
     heads_kv, head_dim_v = k.shape[-2], v.shape[-1]
     if scale is None:
@@ -756,7 +893,7 @@ def _kernel_of(q, k, v, sink, causal, scale, window_left, window_right, softcap,
         # Everything the choice depends on, the device standing for its arch.
         return (path, device.index, q.dtype, heads_q, heads_kv, head_dim, causal, scale,
                 return_lse, window_left, window_right, softcap, sink is not None, varlen,
-                used, head_dim_v, page_size, splits, descale, output, stages)
+                used, head_dim_v, page_size, splits, descale, output, stages, rope)
 
     def chosen(splits, stages=None):
         key = key_of(splits, stages)
@@ -765,7 +902,7 @@ def _kernel_of(q, k, v, sink, causal, scale, window_left, window_right, softcap,
             problem = (_ELEMENTS[q.dtype], heads_q, heads_kv, head_dim, causal, scale,
                        return_lse, arch_of(device), (window_left, window_right), softcap,
                        sink is not None, varlen, used, head_dim_v, page_size, splits,
-                       descale, output, stages)
+                       descale, output, stages, rope)
             kernel = _chosen[key] = _choose(path, problem)
         return kernel
 
@@ -834,7 +971,8 @@ def _auto_splits(kernel, q, k, cache):
 
 def _attention_fake(q, k, v, sink, causal, scale, window_left, window_right, softcap,
                     return_lse, kernel_dir, q_descale=None, k_descale=None, v_descale=None,
-                    out_dtype=None):
+                    out_dtype=None, rope_cos_sin=None, rope_positions=None, rope_start=0,
+                    rope_output=False):
     """What `fa4::attention` returns, for tracing: O like q with v's head
     dim (bf16 for FP8 inputs, or out_dtype), the LSE float32 [B, Hq, Sq]
     (or empty), both contiguous."""
@@ -891,7 +1029,8 @@ def _choose(path, problem):
                          "directory of compiled fa4 kernels (compiling on demand is off: "
                          "FA4_JIT=0)")
     (element, heads_q, heads_kv, head_dim, causal, _, lse, arch, window, softcap, sink,
-     varlen, seqused_k, head_dim_v, page_size, kv_splits, descale, output, stages) = problem
+     varlen, seqused_k, head_dim_v, page_size, kv_splits, descale, output, stages,
+     rope) = problem
     try:
         # Without descales given, the kernel compiled takes none.
         return jit_cache().kernel(element, heads_q, heads_kv, head_dim, causal=causal,
@@ -899,7 +1038,7 @@ def _choose(path, problem):
                                   sink=sink, varlen=varlen, seqused_k=seqused_k,
                                   head_dim_v=head_dim_v, page_size=page_size or None,
                                   kv_splits=kv_splits, descale=bool(descale),
-                                  output_dtype=output, q_stages=stages)
+                                  output_dtype=output, q_stages=stages, rope=rope)
     except RuntimeError as err:
         if missing:
             raise LookupError(f"{missing.args[0]}\nand compiling it on demand failed: "
@@ -925,14 +1064,15 @@ def _check_sink(sink, q):
 
 
 def _run(kernel, q, k, v, return_lse, fill=None, sink=None, scale=None,
-         softcap=None, tables=None, cache=None, descales=None):
+         softcap=None, tables=None, cache=None, descales=None, rope=None):
     """Allocates O (and LSE), filled with `fill` when given (checks poison
     them), and launches `kernel` on checked q, k, v (and sink) with `scale`
     and `softcap` (None: the kernel's own). `tables` are the sequence
     tables of packed q, k, v (cu_seqlens_q, cu_seqlens_k, seqused_k or
     None), `cache` the tables of a KV cache k, v (seqused_k or None,
     page_table or None), `descales` FP8's (q, k, v) descales (None or
-    None entries: ones where the kernel takes them), checked. O has the
+    None entries: ones where the kernel takes them), checked, `rope` the
+    checked rotary embedding (cos_sin, positions, start, output) or None. O has the
     kernel's output element; V is made key-major where the kernel reads it
     so (`_value_of`)."""
     element, device = _ELEMENTS[q.dtype], q.device
@@ -984,6 +1124,9 @@ def _run(kernel, q, k, v, return_lse, fill=None, sink=None, scale=None,
                 if table is not None:
                     operands[name] = _operand(table, "i32")
         kept = _descale_operands(kernel, q, k, descales, operands, _batch(q, tables))
+        if rope is not None:
+            operands["cos_sin"] = _operand(rope[0], "f32")
+            operands["positions"] = _operand(rope[1], "i32")
         # Eager code, also under torch.compile (the op's kernel runs outside
         # the trace), so the stream is a real one.
         _launch(kernel, device, device.index, operands, scale, softcap)
@@ -1195,7 +1338,9 @@ def _cache_lengths(cache_seqlens, q, k_cache, v_cache, paged):
 def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, page_table=None,
                            causal=False, scale=None, window=None, softcap=None, sink=None,
                            return_lse=False, kernel_dir=None, num_splits=0, q_descale=None,
-                           k_descale=None, v_descale=None, out_dtype=None):
+                           k_descale=None, v_descale=None, out_dtype=None,
+                           rope_cos_sin=None, rope_positions=None, rope_start=0,
+                           rope_output=False):
     """`attention` of q against a KV cache: each batch uses the first keys
     of its cache, read in place, possibly through a page table.
 
@@ -1228,10 +1373,15 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, page_table=N
     SMs idle and the cache is long (`runtime.kv_splits_for`: decoding few
     tokens of few sequences); N > 1 asks for N (at most 64). FP8 as
     `attention` (the cache's V read key-major: unit-stride keys within
-    each page, else copied so; pages of at least 128 keys). The other
+    each page, else copied so; pages of at least 128 keys). The rotary
+    embedding (`rope_cos_sin` [P, R], `rope_positions` [B, Sq],
+    `rope_start`, `rope_output`) is `attention`'s: decoding, row i of
+    batch b usually sits at position cache_seqlens[b] - Sq + i, and the
+    cache holds keys rotated at their own positions. The other
     arguments, the kernel choice (a kernel compiled for the
-    cache: seqused_k, the page size) and the errors are `attention`'s; the
-    work runs as the custom op `fa4::attention_with_kvcache`."""
+    cache: seqused_k, the page size, the rope) and the errors are
+    `attention`'s; the work runs as the custom op
+    `fa4::attention_with_kvcache`."""
     window = (-1, -1) if window is None else window
     softcap = 0.0 if softcap is None else softcap
     if (not isinstance(num_splits, numbers.Integral) or isinstance(num_splits, bool)
@@ -1241,25 +1391,28 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, page_table=N
     num_splits = int(num_splits)
     paged = page_table is not None
     descales = (q_descale, k_descale, v_descale)
+    rope = _rope_of(rope_cos_sin, rope_positions, rope_start, rope_output)
     cache_seqlens = _cache_lengths(cache_seqlens, q, k_cache, v_cache, paged)
     if cache_seqlens is None and not paged:
         return _attend(q, k_cache, v_cache, causal, scale, return_lse, kernel_dir, window,
-                       softcap, sink, False, descales, out_dtype)
+                       softcap, sink, False, descales, out_dtype, rope)
     if not (_HAS_OP and torch.compiler.is_compiling()) and _nothing_intercepts():
         result = _eager(q, k_cache, v_cache, None, causal, scale, return_lse, kernel_dir,
                         window, softcap, sink, False, (cache_seqlens, page_table),
-                        num_splits, descales, out_dtype)
+                        num_splits, descales, out_dtype, rope)
         if result is not None:
             return result
     _check(q, k_cache, v_cache, paged=paged)
     cache = _check_cache(q, k_cache, cache_seqlens, page_table)
     descales = _check_descales(descales, q, k_cache)
     out_dtype = _check_out_dtype(out_dtype, q)
+    rope = _check_rope(rope, q, v_cache)
     sink, scale, (left, right), softcap, kernel_dir = _options(
-        q, k_cache, v_cache, sink, causal, scale, window, softcap, kernel_dir, descales)
+        q, k_cache, v_cache, sink, causal, scale, window, softcap, kernel_dir,
+        (*(descales or ()), *(rope[:1] if rope else ())))
     output, lse = _kvcache_entry(q, k_cache, v_cache, *cache, sink, bool(causal), scale, left,
                                  right, softcap, bool(return_lse), kernel_dir, num_splits,
-                                 *_fp8_arguments(descales, out_dtype))
+                                 *_rope_arguments(_fp8_arguments(descales, out_dtype), rope))
     return (output, lse) if return_lse else output
 
 
@@ -1272,7 +1425,10 @@ def _attention_with_kvcache(q: torch.Tensor, k_cache: torch.Tensor, v_cache: tor
                             q_descale: Optional[torch.Tensor] = None,
                             k_descale: Optional[torch.Tensor] = None,
                             v_descale: Optional[torch.Tensor] = None,
-                            out_dtype: Optional[torch.dtype] = None
+                            out_dtype: Optional[torch.dtype] = None,
+                            rope_cos_sin: Optional[torch.Tensor] = None,
+                            rope_positions: Optional[torch.Tensor] = None,
+                            rope_start: int = 0, rope_output: bool = False
                             ) -> Tuple[torch.Tensor, torch.Tensor]:
     """The kernel of `fa4::attention_with_kvcache`: `_attention` over a KV
     cache (arguments checked by `attention_with_kvcache`; at least one of
@@ -1282,13 +1438,16 @@ def _attention_with_kvcache(q: torch.Tensor, k_cache: torch.Tensor, v_cache: tor
                            window_right, softcap, return_lse, kernel_dir,
                            cache=(cache_seqlens, page_table), splits=num_splits,
                            descales=None if all(t is None for t in descales) else descales,
-                           out_dtype=out_dtype)
+                           out_dtype=out_dtype,
+                           rope=_rope_given(rope_cos_sin, rope_positions, rope_start,
+                                            rope_output))
 
 
 def _attention_with_kvcache_fake(q, k_cache, v_cache, cache_seqlens, page_table, sink, causal,
                                  scale, window_left, window_right, softcap, return_lse,
                                  kernel_dir, num_splits, q_descale=None, k_descale=None,
-                                 v_descale=None, out_dtype=None):
+                                 v_descale=None, out_dtype=None, rope_cos_sin=None,
+                                 rope_positions=None, rope_start=0, rope_output=False):
     """What `fa4::attention_with_kvcache` returns, for tracing: O like q
     with v's head dim (bf16 for FP8 inputs, or out_dtype), the LSE float32
     [B, Hq, Sq] (or empty)."""
@@ -1356,19 +1515,50 @@ def _softmax_terms(q, k, v, causal, scale, dtype, window, softcap, sink, q_desca
                 probabilities=probabilities)
 
 
+def apply_rope(x, cos_sin, positions, start=0, inverse=False, dtype=None):
+    """x [B, S, H, D] rotated as fa4's kernels rotate Q (RoPE, GPT-J's
+    adjacent pairs): for row i of batch b, p = positions[b, i] clamped into
+    [0, P) (cos_sin [P, R]: row p holds the R / 2 cosines, then the R / 2
+    sines), c = cos_sin[p, k] and s = cos_sin[p, R / 2 + k], the column
+    pair (x, y) = (start + 2k, start + 2k + 1) becomes (x c - y s, y c +
+    x s), with `inverse` (x c + y s, y c - x s) (how `rope_output` rotates
+    O back); the other columns are kept. Computed in float64, returned in
+    `dtype` (None: x's). The kernels take K already rotated: this is how
+    keys written to a cache, at their own positions, are."""
+    rows, columns = cos_sin.shape
+    half = columns // 2
+    table = cos_sin.to(torch.float64)[positions.to(torch.int64).clamp(0, rows - 1)]
+    cos, sin = table[..., None, :half], table[..., None, half:]   # [B, S, 1, R / 2]
+    if inverse:
+        sin = -sin
+    xf = x.to(torch.float64)
+    even, odd = xf[..., start:start + columns:2], xf[..., start + 1:start + columns:2]
+    rotated = torch.stack((even * cos - odd * sin, odd * cos + even * sin), dim=-1)
+    out = torch.cat((xf[..., :start], rotated.flatten(-2), xf[..., start + columns:]), dim=-1)
+    return out.to(x.dtype if dtype is None else dtype)
+
+
 def reference(q, k, v, causal=False, scale=None, dtype=torch.float32,
               window=(-1, -1), softcap=0.0, sink=None, q_descale=None, k_descale=None,
-              v_descale=None):
+              v_descale=None, rope_cos_sin=None, rope_positions=None, rope_start=0,
+              rope_output=False):
     """O [B, Sq, Hq, D] and LSE [B, Hq, Sq] computed in `dtype` (float32 or
     float64) with PyTorch operations (for checking); the arguments mean what
     they mean for `attention` (FP8 inputs upcast exactly, the descales
-    applied to the scores and O)."""
+    applied to the scores and O; with `rope_cos_sin` and `rope_positions`
+    q is rotated in float64 and rounded to its dtype first, and with
+    `rope_output` O is rotated back in `dtype`: `apply_rope`)."""
+    if rope_cos_sin is not None:
+        q = apply_rope(q, rope_cos_sin, rope_positions, rope_start)
     terms = _softmax_terms(q, k, v, causal, scale, dtype, window, softcap, sink, q_descale,
                            k_descale)
     output = terms["probabilities"] @ terms["vf"]
     if v_descale is not None:
         output = output * terms["per_query_head"](v_descale)
-    return output.transpose(1, 2), terms["lse"]
+    output = output.transpose(1, 2)
+    if rope_cos_sin is not None and rope_output:
+        output = apply_rope(output, rope_cos_sin, rope_positions, rope_start, inverse=True)
+    return output, terms["lse"]
 
 
 # Unit roundoffs of fp8_tolerance's formats.
@@ -1522,7 +1712,8 @@ def fp8_tolerance_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k=None, ca
 
 def reference_kvcache(q, k_cache, v_cache, cache_seqlens=None, page_table=None, causal=False,
                       scale=None, dtype=torch.float64, window=(-1, -1), softcap=0.0,
-                      sink=None):
+                      sink=None, rope_cos_sin=None, rope_positions=None, rope_start=0,
+                      rope_output=False):
     """`reference` per batch of a KV cache (the lengths and the page table
     read on the host), in `dtype` (float64 by default): q [B, Sq, Hq, D];
     k_cache, v_cache [B, Skv, Hkv, D], or with `page_table` [B, max_pages]
@@ -1530,8 +1721,9 @@ def reference_kvcache(q, k_cache, v_cache, cache_seqlens=None, page_table=None, 
     k_cache[page_table[b, j // P], j % P]. Batch b uses its first
     min(max(cache_seqlens[b], 0), capacity) keys (capacity Skv or
     max_pages * P; cache_seqlens a [B] tensor, an int, or None: all), only
-    the page entries that hold them read. Returns O [B, Sq, Hq, Dv] and LSE
-    [B, Hq, Sq]."""
+    the page entries that hold them read; the rotary embedding (`rope_*`)
+    as `reference`'s, rope_positions [B, Sq]. Returns O [B, Sq, Hq, Dv] and
+    LSE [B, Hq, Sq]."""
     batch, seq_q, heads_q, _ = q.shape
     paged = page_table is not None
     page = k_cache.shape[1]
@@ -1554,8 +1746,11 @@ def reference_kvcache(q, k_cache, v_cache, cache_seqlens=None, page_table=None, 
             k_b, v_b = (t[pages].flatten(0, 1)[:n] for t in (k_cache, v_cache))
         else:
             k_b, v_b = k_cache[b, :n], v_cache[b, :n]
+        rope = ({} if rope_cos_sin is None else
+                dict(rope_cos_sin=rope_cos_sin, rope_positions=rope_positions[b:b + 1],
+                     rope_start=rope_start, rope_output=rope_output))
         o, l = reference(q[b:b + 1], k_b[None], v_b[None], causal, scale, dtype, window,
-                         softcap, sink)
+                         softcap, sink, **rope)
         output[b], lse[b] = o[0], l[0]
     return output, lse
 
@@ -1638,6 +1833,10 @@ def _check_kernels(path, shapes, batch, repeat):
             # Lengths and page tables: scripts/device/kvcache-check.py.
             print(f"skip {kernel.name}: it reads a KV cache "
                   f"({'paged' if kernel.paged else 'seqused_k'})")
+            continue
+        if kernel.rope:
+            # Its table and positions: scripts/device/kvcache-check.py.
+            print(f"skip {kernel.name}: it applies a rotary embedding")
             continue
         ran += 1
         dtype = next(t for t, e in _ELEMENTS.items() if e == kernel.element)

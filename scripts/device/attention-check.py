@@ -99,12 +99,13 @@ def main(argv=None):
             continue
         if not kernel.runs_on(capability):
             continue
-        if kernel.varlen or kernel.regions or kernel.kvcache:
-            # Packed sequences, score regions and KV caches have checks of
-            # their own.
+        if kernel.varlen or kernel.regions or kernel.kvcache or kernel.rope:
+            # Packed sequences, score regions, KV caches and rotary
+            # embeddings have checks of their own.
             why = ("packed sequences: varlen-check.py" if kernel.varlen
                    else "regions: regions-check.py" if kernel.regions
-                   else "a KV cache: kvcache-check.py")
+                   else "a KV cache: kvcache-check.py" if kernel.kvcache
+                   else "a rotary embedding: kvcache-check.py")
             print(f"skip {kernel.name}: {why}")
             continue
         runs_of_kernel = [(shape, 1.0, 1.0)

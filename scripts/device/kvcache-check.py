@@ -24,6 +24,16 @@ before the launch. Passing means: every O element finite and
 -inf where the reference is, every LSE written. These are varlen-check.py's
 tolerances.
 
+Kernels with a fused rotary embedding (a manifest `rope` entry: a KV
+cache's, or a plain dense batch's, which runs the cases of a cache without
+seqused_k over a dense K/V) also take a cos | sin table of real angles
+(theta_k = 10000^(-2k/R), P = capacity + 64 rows, float32) and each query's
+position, bottom-right aligned to its batch's keys (len_b - Sq + i,
+clamped at 0), a few of them past P or negative (the kernel clamps them
+into the table); the reference rotates q in float64, rounds it to q's
+dtype, and with rope_output rotates O back (fa4.torch.reference_kvcache's
+rope arguments). The keys are taken as already rotated.
+
 Split-KV kernels (compiled with kv-splits=N, e.g. as compile-kernels.py
 variants) run the same cases with their workspace. With --torch, each
 kernel also runs through fa4.torch.attention_with_kvcache and
@@ -77,9 +87,32 @@ def cases(kernel, capacity, page, small, g):
     return runs[:2] if small else runs
 
 
+def rope_inputs(kernel, seq_q, clamped, capacity):
+    """The rope table (float32 [capacity + 64, R]: row p the cosines, then
+    the sines, of p theta_k, theta_k = 10000^(-2k / R)) and the positions
+    (int32 [B, Sq]: row i of batch b at clamped[b] - Sq + i, at least 0;
+    a few past the table's rows and negative, which the kernel clamps), on
+    the GPU; (None, None) for a kernel without rope."""
+    if not kernel.rope:
+        return None, None
+    columns, rows = kernel.rope.columns, capacity + 64
+    theta = 10000.0 ** (-2 * torch.arange(columns // 2, dtype=torch.float64) / columns)
+    angles = torch.arange(rows, dtype=torch.float64)[:, None] * theta[None, :]
+    table = torch.cat((angles.cos(), angles.sin()), dim=1).to(torch.float32)
+    positions = torch.tensor([[max(n - seq_q + i, 0) for i in range(seq_q)] for n in clamped],
+                             dtype=torch.int32).reshape(len(clamped), seq_q)
+    if positions.numel():
+        positions[0, -1] = rows + 5
+        positions[-1, 0] = -7
+        positions[len(clamped) // 2, seq_q // 2] = 2 ** 31 - 1
+    device = torch.device("cuda")
+    return table.to(device), positions.to(device)
+
+
 def inputs(kernel, seq_q, lengths, capacity, max_pages, g):
-    """q, the caches, seqused_k (or None), the page table (or None) and the
-    sinks of one batch, garbage where no key is."""
+    """q, the caches, seqused_k (or None), the page table (or None), the
+    sinks and the rope table and positions (None without) of one batch,
+    garbage where no key is."""
     dtype, device = DTYPES[kernel.element], torch.device("cuda")
     batch = len(lengths)
     clamped = [min(max(n, 0), capacity) for n in lengths]
@@ -127,11 +160,13 @@ def inputs(kernel, seq_q, lengths, capacity, max_pages, g):
         sink = math.log(max(max(clamped), 1)) + 2 * torch.randn(kernel.heads_q, generator=g)
         sink[3::4] = -math.inf
         sink = sink.to(device)
-    return q.to(device), k.to(device), v.to(device), used, table, sink
+    cos_sin, positions = rope_inputs(kernel, seq_q, clamped, capacity)
+    return (q.to(device), k.to(device), v.to(device), used, table, sink,
+            None if cos_sin is None else (cos_sin, positions))
 
 
 def check(kernel, seq_q, lengths, capacity, max_pages, g):
-    q, k, v, used, table, sink = inputs(kernel, seq_q, lengths, capacity, max_pages, g)
+    q, k, v, used, table, sink, rope = inputs(kernel, seq_q, lengths, capacity, max_pages, g)
     batch = q.shape[0]
     out = torch.full((batch, seq_q, kernel.heads_q, kernel.head_dim_v), float("nan"),
                      dtype=q.dtype, device=q.device)
@@ -147,6 +182,8 @@ def check(kernel, seq_q, lengths, capacity, max_pages, g):
         operands["seqused_k"] = operand(used)
     if table is not None:
         operands["page_table"] = operand(table)
+    if rope is not None:
+        operands["cos_sin"], operands["positions"] = (operand(t) for t in rope)
     grid = kernel.launch(operands, stream=torch.cuda.current_stream().cuda_stream,
                          device=q.device.index)
     torch.cuda.synchronize()
@@ -154,7 +191,7 @@ def check(kernel, seq_q, lengths, capacity, max_pages, g):
     softcap = kernel.softcap or 0.0
     want_o, want_lse = fa4_torch.reference_kvcache(
         q, k, v, used, table, kernel.causal, kernel.scale, dtype=torch.float64,
-        window=kernel.window, softcap=softcap, sink=sink)
+        window=kernel.window, softcap=softcap, sink=sink, **rope_arguments(kernel, rope))
     problems = []
     if not bool(torch.isfinite(out).all()):
         problems.append(f"{int((~torch.isfinite(out)).sum())} O elements not finite")
@@ -164,6 +201,8 @@ def check(kernel, seq_q, lengths, capacity, max_pages, g):
     if not relative <= bound:
         problems.append(f"relative error {relative:.3g} > {bound:.3g}")
     text = f"grid {grid[0]}, O rel-err {relative:.2e}"
+    if rope is not None:
+        text += f", rope P={rope[0].shape[0]}"
     if lse is not None:
         if bool(torch.isnan(lse).any()):
             problems.append(f"{int(torch.isnan(lse).sum())} LSE elements NaN (not written, "
@@ -178,7 +217,17 @@ def check(kernel, seq_q, lengths, capacity, max_pages, g):
         if not worst <= lse_bound:
             problems.append(f"LSE error {worst:.3g} > {lse_bound:.3g}")
         text += f", LSE max-err {worst:.2e}"
-    return problems, text, (q, k, v, used, table, sink, out, lse)
+    return problems, text, (q, k, v, used, table, sink, out, lse, rope)
+
+
+def rope_arguments(kernel, rope):
+    """The rope keyword arguments of fa4.torch's entry points and
+    references for the (table, positions) of a kernel with rope; none
+    without."""
+    if rope is None:
+        return {}
+    return dict(rope_cos_sin=rope[0], rope_positions=rope[1], rope_start=kernel.rope.start,
+                rope_output=kernel.rope.output)
 
 
 def check_torch(kernel, directory, launched):
@@ -186,19 +235,21 @@ def check_torch(kernel, directory, launched):
     batch `launched` (the direct launch's inputs and results), with the
     kernels of `directory`, give the same bits."""
     from fa4 import flash_attn_with_kvcache
-    q, k, v, used, table, sink, out, lse = launched
+    q, k, v, used, table, sink, out, lse, rope = launched
     softcap = kernel.softcap or 0.0
+    rope = rope_arguments(kernel, rope)
     got = fa4_torch.attention_with_kvcache(q, k, v, cache_seqlens=used, page_table=table,
                                            causal=kernel.causal, window=kernel.window,
                                            softcap=softcap, sink=sink, return_lse=kernel.lse,
                                            kernel_dir=str(directory),
-                                           num_splits=kernel.kv_splits)
+                                           num_splits=kernel.kv_splits, **rope)
     got_o, got_lse = got if kernel.lse else (got, None)
     same = torch.equal(got_o, out) and (lse is None or torch.equal(got_lse, lse))
     fa = flash_attn_with_kvcache(q, k, v, cache_seqlens=used, block_table=table,
                                  causal=kernel.causal, window_size=kernel.window,
                                  softcap=softcap, return_softmax_lse=kernel.lse, sink=sink,
-                                 kernel_dir=str(directory), num_splits=kernel.kv_splits)
+                                 kernel_dir=str(directory), num_splits=kernel.kv_splits,
+                                 **rope)
     fa_o, fa_lse = fa if kernel.lse else (fa, None)
     same_fa = torch.equal(fa_o, out) and (lse is None or torch.equal(fa_lse, lse))
     return same, same_fa
@@ -215,7 +266,9 @@ def main():
     g = torch.Generator().manual_seed(13)
     failed = total = 0
     for kernel in directory:
-        if not kernel.kvcache or not kernel.runs_on(capability):
+        # A rope kernel of a plain dense batch runs as a cache without
+        # seqused_k (every batch its whole K/V).
+        if not (kernel.kvcache or kernel.rope) or not kernel.runs_on(capability):
             continue
         if kernel.captures:
             print(f"SKIP {kernel.name}: its regions have no reference here")
@@ -245,7 +298,7 @@ def main():
                   f"fa4.torch.attention_with_kvcache: {'same' if same else 'DIFFERENT'}, "
                   f"flash_attn_with_kvcache: {'same' if same_fa else 'DIFFERENT'}")
     if not total:
-        print(f"no KV-cache kernel of {args.directory} runs on this GPU")
+        print(f"no KV-cache or rope kernel of {args.directory} runs on this GPU")
         return 1
     print(f"{total - failed}/{total} passed")
     return 1 if failed else 0

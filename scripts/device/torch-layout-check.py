@@ -38,9 +38,9 @@ def main(path):
     for kernel in directory:
         if not kernel.runs_on(capability):
             continue
-        if kernel.kvcache:
-            # Its caches and tables: kvcache-check.py.
-            print(f"skip {kernel.name}: a KV cache")
+        if kernel.kvcache or kernel.rope:
+            # Its caches and tables, its rope table: kvcache-check.py.
+            print(f"skip {kernel.name}: {'a KV cache' if kernel.kvcache else 'a rope'}")
             continue
         ran += 1
         dtype = next(t for t, e in fa4_torch._ELEMENTS.items() if e == kernel.element)

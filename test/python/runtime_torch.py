@@ -136,7 +136,7 @@ count = len(fake.launches)
 attention(grad_q, k, v, causal=True, return_lse=True, kernel_dir=str(TMP))
 grad_mode[0] = True
 print("no_grad: launches", len(fake.launches) - count)
-# CHECK: requires grad: fa4.torch.attention has no backward yet: q, k, v, sink or a descale requires grad, and its gradient would silently stop here; call it under torch.no_grad() or on detached tensors
+# CHECK: requires grad: fa4.torch.attention has no backward yet: q, k, v, sink, a descale or the rope table requires grad, and its gradient would silently stop here; call it under torch.no_grad() or on detached tensors
 # CHECK-NEXT: no_grad: launches 1
 
 # Attention sinks: the kernel with sinks, the f32 sinks' pointer last; other
@@ -171,7 +171,7 @@ for label, call in [
 # CHECK-NEXT: sink shape: ValueError: sink must have shape [heads_q] = [4], got [2]
 # CHECK-NEXT: sink type: TypeError: sink must be a floating-point tensor, got list
 # CHECK-NEXT: sink device: ValueError: sink is on cuda:1, q on cuda:0
-# CHECK-NEXT: sink grad: RuntimeError: fa4.torch.attention has no backward yet: q, k, v, sink or a descale requires grad, and its gradient would silently stop here; call it under torch.no_grad() or on detached tensors
+# CHECK-NEXT: sink grad: RuntimeError: fa4.torch.attention has no backward yet: q, k, v, sink, a descale or the rope table requires grad, and its gradient would silently stop here; call it under torch.no_grad() or on detached tensors
 # CHECK-NEXT: sink kernel: LookupError: no fa4 kernel in {{.*}} for dtype=bf16 heads_q=4 heads_kv=2 head_dim=64 causal=True scale=0.125 lse=True arch=sm_100a window=(-1, 0) softcap=0.0 sink=True; candidates:
 
 os.environ["FA4_KERNEL_DIR"] = str(TMP)

@@ -293,7 +293,7 @@ print("launched:", len(fake.launches) - launches)
 # CHECK-NEXT: descale type: TypeError: v_descale must be a torch.float32 tensor [B, Hkv], got list
 # CHECK-NEXT: descale shape: ValueError: k_descale must have shape [B, Hkv] = [2, 2], got [2, 4]
 # CHECK-NEXT: descale device: ValueError: k_descale is on cuda:1, q on cuda:0
-# CHECK-NEXT: descale grad: RuntimeError: fa4.torch.attention has no backward yet: q, k, v, sink or a descale requires grad
+# CHECK-NEXT: descale grad: RuntimeError: fa4.torch.attention has no backward yet: q, k, v, sink, a descale or the rope table requires grad
 # CHECK-NEXT: descales of bf16: ValueError: q_descale, k_descale and v_descale dequantize FP8 inputs; q is torch.bfloat16
 # CHECK-NEXT: out_dtype of bf16: ValueError: out_dtype torch.float16: torch.bfloat16 inputs give torch.bfloat16 outputs
 # CHECK-NEXT: out_dtype float32: ValueError: out_dtype torch.float32: torch.float8_e4m3fn inputs give torch.bfloat16 or torch.float16 outputs

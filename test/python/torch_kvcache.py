@@ -324,7 +324,7 @@ for label, call in cases:
     except (NotImplementedError, TypeError, ValueError, LookupError) as err:
         print(f"{label}: {type(err).__name__}: {str(err).splitlines()[0]}")
 # CHECK-NEXT: k, v: NotImplementedError: k, v: fa4 does not append new keys to the cache; write them into k_cache/v_cache at each batch's cache_seqlens, pass the new lengths, and k=None, v=None
-# CHECK-NEXT: rotary: NotImplementedError: rotary_cos, rotary_sin: fa4 does not apply rotary embeddings; rotate q (and the keys written to the cache) first and pass rotary_cos=None, rotary_sin=None
+# CHECK-NEXT: rotary: NotImplementedError: rotary_cos, rotary_sin: fa4 does not append keys to rotate; write the keys rotated into the cache, pass rotary_cos=None, rotary_sin=None and rotate q in the kernel with rope_cos_sin= and rope_positions=
 # CHECK-NEXT: cache_batch_idx: NotImplementedError: cache_batch_idx: fa4 reads batch b's cache at index b; index k_cache, v_cache (or the block_table rows) first and pass cache_batch_idx=None
 # CHECK-NEXT: cache_leftpad: NotImplementedError: cache_leftpad: fa4's caches start at key 0; pass cache_leftpad=None
 # CHECK-NEXT: alibi: NotImplementedError: alibi_slopes: fa4's kernels have no ALiBi biases; pass alibi_slopes=None

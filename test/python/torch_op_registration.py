@@ -91,9 +91,9 @@ for name, custom in registered.items():
                           for name, p in signature.parameters.items())
     returns = ", ".join(SCHEMA_TYPES[t] for t in typing.get_args(signature.return_annotation))
     print(f"schema: {name}({arguments}) -> ({returns})")
-# CHECK: schema: fa4::attention(Tensor q, Tensor k, Tensor v, Tensor? sink, bool causal, float? scale, SymInt window_left, SymInt window_right, float softcap, bool return_lse, str? kernel_dir, Tensor? q_descale=None, Tensor? k_descale=None, Tensor? v_descale=None, ScalarType? out_dtype=None) -> (Tensor, Tensor)
+# CHECK: schema: fa4::attention(Tensor q, Tensor k, Tensor v, Tensor? sink, bool causal, float? scale, SymInt window_left, SymInt window_right, float softcap, bool return_lse, str? kernel_dir, Tensor? q_descale=None, Tensor? k_descale=None, Tensor? v_descale=None, ScalarType? out_dtype=None, Tensor? rope_cos_sin=None, Tensor? rope_positions=None, SymInt rope_start=0, bool rope_output=False) -> (Tensor, Tensor)
 # CHECK-NEXT: schema: fa4::attention_varlen(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, Tensor cu_seqlens_k, Tensor? seqused_k, Tensor? sink, bool causal, float? scale, SymInt window_left, SymInt window_right, float softcap, bool return_lse, str? kernel_dir, Tensor? q_descale=None, Tensor? k_descale=None, Tensor? v_descale=None, ScalarType? out_dtype=None, Tensor? page_table=None) -> (Tensor, Tensor)
-# CHECK-NEXT: schema: fa4::attention_with_kvcache(Tensor q, Tensor k_cache, Tensor v_cache, Tensor? cache_seqlens, Tensor? page_table, Tensor? sink, bool causal, float? scale, SymInt window_left, SymInt window_right, float softcap, bool return_lse, str? kernel_dir, SymInt num_splits, Tensor? q_descale=None, Tensor? k_descale=None, Tensor? v_descale=None, ScalarType? out_dtype=None) -> (Tensor, Tensor)
+# CHECK-NEXT: schema: fa4::attention_with_kvcache(Tensor q, Tensor k_cache, Tensor v_cache, Tensor? cache_seqlens, Tensor? page_table, Tensor? sink, bool causal, float? scale, SymInt window_left, SymInt window_right, float softcap, bool return_lse, str? kernel_dir, SymInt num_splits, Tensor? q_descale=None, Tensor? k_descale=None, Tensor? v_descale=None, ScalarType? out_dtype=None, Tensor? rope_cos_sin=None, Tensor? rope_positions=None, SymInt rope_start=0, bool rope_output=False) -> (Tensor, Tensor)
 varlen_op = registered["fa4::attention_varlen"]
 print("varlen op:", varlen_op.mutates_args, varlen_op.device_types,
       varlen_op.setup_context is op.setup_context)
@@ -138,7 +138,7 @@ for label, fn in (("setup_context", lambda: op.setup_context(ctx=None, inputs=()
         print(f"{label}: returned")
     except RuntimeError as err:
         print(f"{label}: RuntimeError: {err}")
-# CHECK-NEXT: setup_context: RuntimeError: fa4.torch.attention has no backward yet: q, k, v, sink or a descale requires grad, and its gradient would silently stop here; call it under torch.no_grad() or on detached tensors
+# CHECK-NEXT: setup_context: RuntimeError: fa4.torch.attention has no backward yet: q, k, v, sink, a descale or the rope table requires grad, and its gradient would silently stop here; call it under torch.no_grad() or on detached tensors
 # CHECK-NEXT: backward: RuntimeError: fa4.torch.attention has no backward yet
 
 TMP = Path(tempfile.mkdtemp(prefix="fa4-op-"))
@@ -241,7 +241,7 @@ for label, args, kwargs in [("grad", (grad_q, k, v), {}),
         print(f"direct {label}: accepted")
     except (RuntimeError, ValueError) as err:
         print(f"direct {label}: {type(err).__name__}: {str(err)[:60]}")
-# CHECK-NEXT: direct grad: RuntimeError: fa4.torch.attention has no backward yet: q, k, v, sink or a 
+# CHECK-NEXT: direct grad: RuntimeError: fa4.torch.attention has no backward yet: q, k, v, sink, a d
 # CHECK-NEXT: direct heads: ValueError: query heads (3) must be a multiple of key/value heads (2)
 # CHECK-NEXT: direct scale: ValueError: scale must be positive and finite, got -1.0
 
@@ -306,4 +306,34 @@ for label, kwargs in [("descales", dict(q_descale=scales[0], v_descale=scales[1]
 probes["dispatch modes"] = 0
 # CHECK-NEXT: fp8 through the op, descales: 15 torch.bfloat16 ["q's", None, "v's", None] fp8_descale
 # CHECK-NEXT: fp8 through the op, none: 11 torch.bfloat16 [] fp8_descale
+
+# The rotary embedding: its four arguments after the FP8 ones (None where
+# the call has none), only where the call has one; the KV cache's op too.
+torch_standin.write_kernel(TMP, "gqa_rope", "bf16", 4, 2, True, False, rope=(0, 64, False))
+torch_standin.write_kernel(TMP, "gqa_paged_rope", "bf16", 4, 2, True, False, seqused_k=True,
+                           page_size=256, rope=(0, 64, False))
+fa4.torch._directories.clear()
+rope_table, rope_positions = tensor((512, 64), torch.float32), tensor((2, 300), torch.int32)
+fake.kinds = [kind for _, kind, _ in runtime.KernelDirectory(TMP).find(
+    "bf16", 4, 2, 64, causal=True, rope=(0, 64, False)).params]
+probes["dispatch modes"] = 1
+out = fa4.torch.attention(q, k, v, causal=True, kernel_dir=TMP, rope_cos_sin=rope_table,
+                          rope_positions=rope_positions)
+args = op.calls[-1]
+names = {id(rope_table): "table", id(rope_positions): "positions"}
+print("rope through the op:", len(args), [names.get(id(a), a) for a in args[11:]],
+      fake.launches[-1].split(" grid")[0])
+fake.kinds = [kind for _, kind, _ in runtime.KernelDirectory(TMP).find(
+    "bf16", 4, 2, 64, causal=True, seqused_k=True, page_size=256, rope=(0, 64, False)).params]
+steps = tensor((3, 4), torch.int32)
+fa4.torch.attention_with_kvcache(paged_q, paged_k, paged_k, cache_seqlens=1000,
+                                 page_table=table, causal=True, kernel_dir=TMP,
+                                 rope_cos_sin=rope_table, rope_positions=steps)
+args = kvcache_op.calls[-1]
+names[id(steps)] = "positions"
+print("kvcache rope through the op:", len(args), [names.get(id(a), a) for a in args[14:]],
+      fake.launches[-1].split(" grid")[0])
+probes["dispatch modes"] = 0
+# CHECK-NEXT: rope through the op: 19 [None, None, None, None, 'table', 'positions', 0, False] gqa_rope
+# CHECK-NEXT: kvcache rope through the op: 22 [None, None, None, None, 'table', 'positions', 0, False] gqa_paged_rope
 runtime.set_driver(None)

@@ -271,7 +271,7 @@ class FakeCuda:
 def write_kernel(directory, name, element, heads_q, heads_kv, causal, lse, sink=False,
                  head_dim=64, window=None, softcap=None, varlen=False, seqused_k=False,
                  head_dim_v=None, page_size=None, descale=False, output=None,
-                 arch="sm_100a", q_stages=None, query_rows=256):
+                 arch="sm_100a", q_stages=None, query_rows=256, rope=None):
     """Writes the manifest (and a stand-in cubin) of a kernel named `name`
     as fa4-compile would for that configuration (`varlen`: packed
     sequences, `seqused_k` with the keys each sequence, or each batch of a
@@ -281,7 +281,10 @@ def write_kernel(directory, name, element, heads_q, heads_kv, causal, lse, sink=
     operands f8E4M3FN, O `output` (bf16 by default), V's map key-major,
     and with `descale` the q/k/v_descale operands and pointers. `q_stages`
     writes a plan with that many Q stages (None: no plan), `query_rows`
-    the grid's query rows per CTA."""
+    the grid's query rows per CTA; `rope` (start, columns, output) a
+    rotary embedding of Q: the operands cos_sin [?, columns] f32 and
+    positions [?, ?] i32 last, their params (cos_sin, rope_positions,
+    positions) after the others, the manifest's `rope` entry."""
     rows = [-1] if varlen else [-1, -1]
     # Paged K/V (of a dense batch or packed sequences): [pages, page_size].
     kv_rows = [-1, page_size] if page_size else rows
@@ -350,6 +353,14 @@ def write_kernel(directory, name, element, heads_q, heads_kv, causal, lse, sink=
             operands.append({"name": "page_table", "element": "i32", "shape": [-1, -1]})
             params += [{"kind": "pointer", "name": "page_table", "source": "page_table.data"},
                        {"kind": "i32", "name": "max_pages", "source": "page_table.shape[1]"}]
+    if rope:
+        start, columns, rotate_output = rope
+        operands += [{"name": "cos_sin", "element": "f32", "shape": [-1, columns]},
+                     {"name": "positions", "element": "i32", "shape": [-1, -1]}]
+        params += [{"kind": "pointer", "name": "cos_sin", "source": "cos_sin.data"},
+                   {"kind": "i32", "name": "rope_positions", "source": "cos_sin.shape[0]"},
+                   {"kind": "pointer", "name": "positions", "source": "positions.data"}]
+        manifest["rope"] = {"start": start, "columns": columns, "output": rotate_output}
     maps = [{"operand": n, "operand_index": i, "element": element,
              "box": [64, 1, 128, 1], "swizzle": "128B", "oob_fill": "zero"}
             for i, n in enumerate(("query", "key", "value", "output"))]
