@@ -344,3 +344,27 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// A rope entry whose rotated columns are not whole 16-byte pieces.
+module attributes {gpu.container_module} {
+  gpu.binary @k [#gpu.object<#nvvm.target<chip = "sm_100a">, assembly = "">]
+  func.func @f(%q: memref<1x128x1x64xf16>) {
+    // expected-error @+1 {{manifest entry 'rope.columns' must be a multiple of 8, got 12}}
+    fa4.launch @k::@k(%q, %q, %q, %q) {manifest = {kernel = "k", arch = "sm_100a", block = [512, 1, 1], rope = {start = 0 : i64, columns = 12 : i64, output = false}}} : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>
+    return
+  }
+}
+
+// -----
+
+// A rope entry without its output flag.
+module attributes {gpu.container_module} {
+  gpu.binary @k [#gpu.object<#nvvm.target<chip = "sm_100a">, assembly = "">]
+  func.func @f(%q: memref<1x128x1x64xf16>) {
+    // expected-error @+1 {{manifest entry 'rope' needs 'output'}}
+    fa4.launch @k::@k(%q, %q, %q, %q) {manifest = {kernel = "k", arch = "sm_100a", block = [512, 1, 1], rope = {start = 8 : i64, columns = 16 : i64}}} : memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>, memref<1x128x1x64xf16>
+    return
+  }
+}

@@ -287,6 +287,32 @@ static LogicalResult verifyEntries(DictionaryAttr manifest,
     }
   }
 
+  // The rotary embedding: Q's rotated columns [start, start + columns),
+  // in whole 16-byte pieces, and whether O's are rotated back.
+  if (Attribute value = manifest.get("rope")) {
+    FailureOr<DictionaryAttr> rope = check.dictionary(value, "rope");
+    if (failed(rope))
+      return failure();
+    for (auto [key, least] :
+         {std::pair<StringRef, int64_t>{"start", 0}, {"columns", 8}}) {
+      FailureOr<Attribute> entry = check.field(*rope, "rope", key);
+      if (failed(entry))
+        return failure();
+      FailureOr<int64_t> number =
+          check.integer(*entry, "rope." + key, least, limits::kMaxHeadDim);
+      if (failed(number))
+        return failure();
+      if (*number % 8 != 0)
+        return check.error("rope." + key)
+               << "must be a multiple of 8, got " << *number;
+    }
+    FailureOr<Attribute> output = check.field(*rope, "rope", "output");
+    if (failed(output))
+      return failure();
+    if (!isa<BoolAttr>(*output))
+      return check.error("rope.output") << "must be a boolean, got " << *output;
+  }
+
   // Roles: named warp ranges of the block with a register budget.
   if (Attribute value = manifest.get("roles")) {
     FailureOr<ArrayAttr> roles = check.array(value, "roles");
