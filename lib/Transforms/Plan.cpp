@@ -344,10 +344,17 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
                                                        : 232;
   int64_t producerRegs = !hopper ? 48 : splitHopper || qStages == 1 ? 56 : 40;
 
-  // Softcap: the polynomial tanh only where asked (asked of an attention
-  // without a softcap, checkKernelLimits refuses it); the planner keeps
-  // MUFU tanh until a measurement on the GPU shows the polynomial pays.
-  int64_t tanhOnFma = nonNegativeOr(options.polynomialTanh, 0);
+  // Softcap: on sm_100a half of the tanh from the FMA polynomial. The
+  // SASS counts per KV block at head dim 128 (docs/PERFORMANCE.md): MUFU
+  // tanh makes the softmax MUFU-bound (3728 MUFU cycles against 2048 of
+  // the tensor core and 1963 issue slots); with 8 of 16 on the FMA pipe the
+  // within-cap branch takes 2704 MUFU cycles and at most 2854 issue slots,
+  // and the fallback branch the MUFU tanh's. On sm_90a the consumer is
+  // issue-bound and the polynomial lost on the H200 (docs/HOPPER.md): MUFU
+  // tanh only. FP8 keeps MUFU tanh until counted. (Asked of an attention
+  // without a softcap, checkKernelLimits refuses it.)
+  int64_t tanhOnFma = nonNegativeOr(options.polynomialTanh,
+                                    op.getSoftcap() && !hopper && !fp8 ? 8 : 0);
 
   // sm_90a (FlashAttention-3): two consumer warpgroups at 240 registers, the
   // producer at the minimum; a ring of two K/V pairs; MUFU ex2 only (the

@@ -116,10 +116,12 @@ func.func @window_causal(%q: memref<1x256x4x64xf16>, %k: memref<1x256x4x64xf16>,
 
 // -----
 
+// sm_100a takes 8 of every 16 tanh from the FMA polynomial; sm_90a none.
 // CHECK-LABEL: func @window_softcap
-// CHECK: plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
+// CHECK: plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8, polynomialTanh = 8>
 // HOPPER-LABEL: func @window_softcap
 // HOPPER: scheduler = linear,
+// HOPPER-NOT: polynomialTanh
 func.func @window_softcap(%q: memref<1x256x4x64xf16>, %k: memref<1x256x4x64xf16>,
                           %v: memref<1x256x4x64xf16>, %o: memref<1x256x4x64xf16>) {
   fa4.attention ins(%q, %k, %v : memref<1x256x4x64xf16>, memref<1x256x4x64xf16>, memref<1x256x4x64xf16>)
