@@ -9,14 +9,17 @@ baseline of the ratio column unless --baseline names another.
 bf16, B x S = --tokens (16k) tokens at each S of --seqlens (4k and 16k;
 packed kernels: sequences of S / 4, S / 2, 3 S / 4, S, ... up to the
 tokens), TFLOP/s counting the unmasked work; medians of --iters calls
-after --warmup, CUDA events.
+after --warmup, CUDA events, in --rounds alternating rounds over the
+variants (each round starts one variant later; the median of each
+variant's rounds).
 
 usage: PYTHONPATH=python python3 bench/variants.py DIR [--baseline LABEL]
-           [--tokens N] [--seqlens S,S,...] [--iters 30]
+           [--tokens N] [--seqlens S,S,...] [--iters 30] [--rounds 3]
 """
 import argparse
 import os
 import re
+import statistics
 import sys
 from pathlib import Path
 
@@ -45,6 +48,8 @@ def main(argv=None):
     parser.add_argument("--seqlens", default="4096,16384")
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--iters", type=int, default=30)
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="alternating rounds over the variants (medians of each)")
     args = parser.parse_args(argv)
     device = torch.device("cuda")
     print(software(device))
@@ -91,11 +96,18 @@ def main(argv=None):
             if kernel.lse:
                 operands["lse"] = operand(torch.empty(lse_shape, device=device))
             flops = 2 * (d + dv) * hq * work
-            results = {}
-            for label, each in by_variant.items():
-                ms = median_ms(lambda: each.launch(operands, stream=stream), args.warmup,
-                               args.iters)
-                results[label] = flops / ms / 1e9
+            # Alternating rounds, each starting one variant later, and the
+            # median of each variant's rounds: the clock drift of a run
+            # (5-10% on the H100s measured) falls on no one variant.
+            rounds = {label: [] for label in by_variant}
+            order = list(by_variant)
+            for index in range(args.rounds):
+                for label in order[index % len(order):] + order[:index % len(order)]:
+                    each = by_variant[label]
+                    rounds[label].append(median_ms(lambda: each.launch(operands, stream=stream),
+                                                   args.warmup, args.iters))
+            results = {label: flops / statistics.median(times) / 1e9
+                       for label, times in rounds.items()}
             anchor = "-"
             causal = kernel.window == (-1, 0)
             if not kernel.varlen and not kernel.softcap and kernel.window in ((-1, 0), (-1, -1)):

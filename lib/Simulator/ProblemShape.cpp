@@ -557,13 +557,17 @@ std::vector<GlobalTensor> sim::makeTensors(LaunchOp launch, const Shape &s,
         table[p * s.ropeColumns + half + k] =
             static_cast<float>(std::sin(angle));
       }
-    add("positions", i32, {s.batch, s.seqQ}, false);
+    // [B, Sq]; packed sequences' [Tq], a token's entry where its row is.
+    add("positions", i32,
+        s.varlen ? SmallVector<int64_t, 4>{s.seqQ}
+                 : SmallVector<int64_t, 4>{s.batch, s.seqQ},
+        false);
     std::vector<float> &positions = tensors.back().data;
     for (int64_t b = 0; b < s.batch; ++b)
-      for (int64_t i = 0; i < s.seqQ; ++i) {
-        int64_t entry = b * s.seqQ + i;
+      for (int64_t i = 0, seqQ = s.sequenceQ(b); i < seqQ; ++i) {
+        int64_t entry = s.queryRow(b, i);
         int64_t aligned = std::max<int64_t>(
-            i + s.sequenceKv(b) - s.seqQ + static_cast<int64_t>(seed), 0);
+            i + s.sequenceKv(b) - seqQ + static_cast<int64_t>(seed), 0);
         positions[entry] = entry % 5 == 4   ? s.ropeRows + 3
                            : entry % 7 == 6 ? -2
                                             : aligned;

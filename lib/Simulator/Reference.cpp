@@ -49,7 +49,7 @@ Reference sim::reference(const std::vector<GlobalTensor> &t, const Shape &s,
   std::vector<float> rotatedQuery(s.headDim);
   Format queryFormat = formatOf(t[0].element);
   auto angle = [&](int64_t b, int64_t i, int64_t k) {
-    auto p = static_cast<int64_t>(positions->data[b * s.seqQ + i]);
+    auto p = static_cast<int64_t>(positions->data[s.queryRow(b, i)]);
     p = std::clamp<int64_t>(p, 0, s.ropeRows - 1);
     const float *row = &table->data[p * s.ropeColumns];
     return std::pair<double, double>{row[k], row[s.ropeColumns / 2 + k]};

@@ -59,6 +59,7 @@ checkOptions(const FA4PlanOptions &options,
            Numeric{"producer-regs", options.producerRegs, 0},
            Numeric{"emulated-exp2", options.emulatedExp2, -1},
            Numeric{"polynomial-tanh", options.polynomialTanh, -1},
+           Numeric{"softcap-ceiling", options.softcapCeiling, -1},
            Numeric{"pv-split", options.pvSplit, 0},
            Numeric{"rescale-threshold", options.rescaleThreshold, -1},
            Numeric{"kv-splits", options.kvSplits, 0},
@@ -339,10 +340,23 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // two warpgroups' pool holds 56 for the producer anyway (at 40 the load
   // warp of 64-key pages spilled 4 bytes).
   bool splitHopper = hopper && kvSplits > 1;
-  int64_t consumerRegs = !hopper                       ? 200
+  // Packed sequences with a rotary embedding on sm_100a: at the FA4
+  // budgets ptxas spilled the shared::cluster window base (8 bytes, live
+  // across the role dispatch) or the correction warpgroup's epilogue. Swept
+  // at head dims 64 and 128: the correction warpgroup takes 72 from the
+  // load warpgroup's 48, or with rope_output (the correction rotates O)
+  // 80 from the softmax warpgroups' 200; each other split spilled.
+  bool ropeVarlen = !hopper && op.isVarlen() && op.hasRope();
+  bool ropeOutput = ropeVarlen && op.getRopeOutput();
+  int64_t consumerRegs = ropeOutput                    ? 192
+                         : !hopper                     ? 200
                          : splitHopper && qStages == 2 ? 224
                                                        : 232;
-  int64_t producerRegs = !hopper ? 48 : splitHopper || qStages == 1 ? 56 : 40;
+  int64_t correctionRegs = hopper ? 0 : ropeOutput ? 80 : ropeVarlen ? 72 : 64;
+  int64_t producerRegs = ropeVarlen && !ropeOutput     ? 40
+                         : !hopper                     ? 48
+                         : splitHopper || qStages == 1 ? 56
+                                                       : 40;
 
   // Softcap: on sm_100a half of the tanh from the FMA polynomial. The
   // SASS counts per KV block at head dim 128 (docs/PERFORMANCE.md): MUFU
@@ -356,6 +370,19 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   int64_t tanhOnFma = nonNegativeOr(options.polynomialTanh,
                                     op.getSoftcap() && !hopper && !fp8 ? 8 : 0);
 
+  // Softcap ceiling: as large as P's type allows (bf16 48, f16 7), but on
+  // sm_90a only from Dv 128 on. On an H100 (docs/HOPPER.md) it took the
+  // softcap's cost at head dim 128 from 20-24% to 13-20%, and raised it at
+  // 64 (22% to 22-30%): there the MUFU unit, not the issue slots the row
+  // maximum takes, bounds the softmax.
+  int64_t ceiling = 0;
+  if (op.getSoftcap() && !fp8 && (!hopper || headDimV >= 128)) {
+    Type element = op.getQuery().getType().getElementType();
+    ceiling = element.isF16() ? limits::kMaxF16SoftcapCeiling
+                              : limits::kMaxSoftcapCeiling;
+  }
+  ceiling = nonNegativeOr(options.softcapCeiling, ceiling);
+
   // sm_90a (FlashAttention-3): two consumer warpgroups at 240 registers, the
   // producer at the minimum; a ring of two K/V pairs; MUFU ex2 only (the
   // Hopper Tensor Cores do not outrun it). sm_100a: the FA4 budgets.
@@ -365,14 +392,15 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
       headDimV != headDim ? std::optional<int64_t>(headDimV) : std::nullopt,
       qStages, kvStages, gqaPack, scheduler,
       positiveOr(options.softmaxRegs, consumerRegs),
-      positiveOr(options.correctionRegs, hopper ? 0 : 64),
+      positiveOr(options.correctionRegs, correctionRegs),
       positiveOr(options.producerRegs, producerRegs),
       nonNegativeOr(options.emulatedExp2, hopper ? 0 : 3),
       positiveOr(options.pvSplit, defaultPvSplit),
       nonNegativeOr(options.rescaleThreshold, 8),
       kvSplits > 1 ? std::optional<int64_t>(kvSplits) : std::nullopt,
       splitCombine, fp8 ? std::optional<int64_t>(1) : std::nullopt,
-      tanhOnFma > 0 ? std::optional<int64_t>(tanhOnFma) : std::nullopt);
+      tanhOnFma > 0 ? std::optional<int64_t>(tanhOnFma) : std::nullopt,
+      ceiling > 0 ? std::optional<int64_t>(ceiling) : std::nullopt);
   if (!plan || failed(checkKernelLimits(op, plan)))
     return failure();
   return plan;
@@ -408,6 +436,18 @@ LogicalResult mlir::fa4::checkKernelLimits(AttentionOp op, PlanAttr plan) {
     return op.emitOpError()
            << "plan's polynomialTanh = " << plan.getTanhOnFma()
            << " applies to a softcap's tanh; this attention has no softcap";
+  if (int64_t ceiling = plan.getCeiling()) {
+    if (!op.getSoftcap())
+      return op.emitOpError()
+             << "plan's softcapCeiling = " << ceiling
+             << " bounds a softcap's scores; this attention has no softcap";
+    if (op.getQuery().getType().getElementType().isF16() &&
+        ceiling > limits::kMaxF16SoftcapCeiling)
+      return op.emitOpError()
+             << "plan's softcapCeiling = " << ceiling << " exceeds f16's "
+             << limits::kMaxF16SoftcapCeiling << ": P = 2^(s - B) down to 2^-"
+             << 2 * ceiling << " would leave f16's normal range (2^-14)";
+  }
   struct Operand {
     StringRef name;
     ShapedType type;
@@ -459,17 +499,15 @@ LogicalResult mlir::fa4::checkKernelLimits(AttentionOp op, PlanAttr plan) {
   if (TypedValue<ShapedType> table = op.getPageTable())
     operands.push_back({"page_table", table.getType(), {"batch", "max_pages"}});
   if (op.hasRope()) {
-    // Q is rotated where it lands in shared memory, at positions[b, i] of
-    // a dense batch; packed sequences' [Tq] positions are not read yet.
-    if (varlen)
-      return op.emitOpError() << "rope is built for dense batches; packed "
-                                 "sequences are not supported yet";
+    // A position per query row: positions[b, i] of a dense batch, the
+    // token's of packed sequences.
     operands.push_back({"cos_sin",
                         cast<ShapedType>(op.getCosSin().getType()),
                         {"positions", "rotary_dims"}});
     operands.push_back({"positions",
                         cast<ShapedType>(op.getPositions().getType()),
-                        {"batch", "seq_q"}});
+                        varlen ? std::array<StringRef, 4>{"total_q"}
+                               : std::array<StringRef, 4>{"batch", "seq_q"}});
   }
   // The sinks are read through a plain pointer, head h at element h.
   if (TypedValue<ShapedType> sink = op.getSink();

@@ -121,8 +121,10 @@ void TiledProgramBuilder::build(gpu::GPUFuncOp kernel) {
     Value cuQ = entry.getArgument(next++), cuK = entry.getArgument(next++);
     Value used = op.getSequsedK() ? entry.getArgument(next++) : Value();
     Value pages = op.getPageTable() ? entry.getArgument(next++) : Value();
-    // fa4-plan refuses rotary embeddings of packed sequences.
-    next += op.hasRope() ? 2 : 0;
+    // The rotary table, shared by the sequences, and the positions [Tq],
+    // viewed per sequence like Q.
+    ValueRange rope = entry.getArguments().slice(next, op.hasRope() ? 2 : 0);
+    next += rope.size();
     ValueRange captures = entry.getArguments().drop_front(next);
     Value sequences =
         add(memref::DimOp::create(b, cuQ, 0).getResult(), -1);
@@ -131,13 +133,18 @@ void TiledProgramBuilder::build(gpu::GPUFuncOp kernel) {
     SmallVector<Value> tensors = {query, key, value, output};
     if (lse)
       tensors.push_back(lse);
+    if (!rope.empty())
+      tensors.push_back(rope[1]);
     // Over a paged cache the sequences' keys are counted (and seqused_k
     // applied) by fa4.tile.keys; the views of K and V are the cache.
     auto views = TileSequenceOp::create(b, loop.getInductionVar(), cuQ, cuK,
                                         pages ? Value() : used, tensors);
+    SmallVector<Value, 2> ropeViews;
+    if (!rope.empty())
+      ropeViews = {rope[0], views.getViews().back()};
     buildTiles(views.getViews()[0], views.getViews()[1], views.getViews()[2],
                views.getViews()[3], lse ? views.getViews()[4] : Value(), sinks,
-               descales, /*rope=*/{}, captures, pages ? used : Value(), pages,
+               descales, ropeViews, captures, pages ? used : Value(), pages,
                pages ? cuK : Value());
   }
   b.setInsertionPointToEnd(&entry);
@@ -226,7 +233,8 @@ void TiledProgramBuilder::buildTiles(Value query, Value key, Value value,
           TileSoftcapOp::create(b, scores,
                                 b.getF64FloatAttr(softcap->convertToDouble() /
                                                   op.getEffectiveScale()),
-                                b.getI64IntegerAttr(plan.getTanhOnFma()));
+                                b.getI64IntegerAttr(plan.getTanhOnFma()),
+                                b.getI64IntegerAttr(plan.getCeiling()));
     // The regions see scaled scores: after them the softmax scales by
     // log2(e) only.
     double scaleLog2 = op.getEffectiveScale() * M_LOG2E;

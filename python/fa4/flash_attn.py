@@ -38,11 +38,12 @@ cache (`k`, `v`), rotary embeddings (`rotary_cos`, `rotary_sin`),
   (fa4.torch.attention's FP8; V is read key-major, copied so where it is
   not); `flash_attn_varlen_func` takes them too (descales one row per
   sequence; V copied per call into the packed key-major layout).
-  `flash_attn_with_kvcache` also takes fa4's fused rotary embedding of q,
-  `rope_cos_sin`, `rope_positions`, `rope_start` and `rope_output`
-  (fa4.torch.attention_with_kvcache's, the keys in the cache already
-  rotated); flash-attn's `rotary_cos` and `rotary_sin`, which rotate the
-  appended keys too, are not built.
+  `flash_attn_with_kvcache` and `flash_attn_varlen_func` also take fa4's
+  fused rotary embedding of q, `rope_cos_sin`, `rope_positions`,
+  `rope_start` and `rope_output` (fa4.torch.attention_with_kvcache's and
+  attention_varlen's: positions int32 [B, Sq], packed sequences int32
+  [total_q]; the keys already rotated); flash-attn's `rotary_cos` and
+  `rotary_sin`, which rotate the appended keys too, are not built.
 - `max_seqlen_q` and `max_seqlen_k` are checked and otherwise unused: the
   kernel's persistent schedule reads the lengths on the device.
 - `flash_attn_with_kvcache`'s `num_splits` is fa4's split-KV (0 chooses,
@@ -213,7 +214,8 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
                            window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
                            deterministic=False, return_attn_probs=False, block_table=None,
                            *, seqused_k=None, sink=None, kernel_dir=None, q_descale=None,
-                           k_descale=None, v_descale=None):
+                           k_descale=None, v_descale=None, rope_cos_sin=None,
+                           rope_positions=None, rope_start=0, rope_output=False):
     """flash-attn 2's `flash_attn_varlen_func` on fa4 kernels: q [total_q,
     Hq, D], k [total_k, Hkv, D] and v [total_k, Hkv, Dv], sequence b being query rows
     cu_seqlens_q[b] to cu_seqlens_q[b + 1] and key rows cu_seqlens_k[b] to
@@ -225,6 +227,11 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     k[block_table[b, j // page_block_size], j % page_block_size], and
     cu_seqlens_k counts each sequence's keys (seqused_k, where given, the
     ones it uses), as flash-attn's paged varlen call.
+
+    fa4's rotary embedding of q (keyword-only `rope_cos_sin` float32 [P,
+    R], `rope_positions` int32 [total_q], a position per packed query row,
+    `rope_start`, `rope_output`: k already rotated) is
+    fa4.torch.attention_varlen's.
 
     Returns out [total_q, Hq, Dv], or with `return_attn_probs` (out,
     softmax_lse [Hq, total_q] float32, None). Raises NotImplementedError
@@ -241,7 +248,9 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
                                         kernel_dir=kernel_dir, window=window,
                                         softcap=softcap, sink=sink, q_descale=q_descale,
                                         k_descale=k_descale, v_descale=v_descale,
-                                        page_table=block_table)
+                                        page_table=block_table, rope_cos_sin=rope_cos_sin,
+                                        rope_positions=rope_positions,
+                                        rope_start=rope_start, rope_output=rope_output)
     if return_attn_probs:
         out, softmax_lse = result
         return out, softmax_lse, None

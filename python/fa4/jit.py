@@ -118,13 +118,11 @@ def module_text(name, element, head_dim, heads_q, heads_kv, causal, lse, window=
 
     `rope` (start, columns, output) rotates Q's columns [start, start +
     columns) inside the kernel: `rope(%cos_sin, %positions)` with the table
-    f32 [?, columns] and the positions i32 [B, Sq], attributes
-    `rope_start` (where not 0) and `rope_output` (O rotated back)."""
+    f32 [?, columns] and the positions i32 [B, Sq] (with `varlen` [Tq], a
+    position per packed query row), attributes `rope_start` (where not 0)
+    and `rope_output` (O rotated back)."""
     page_size = page_size or None
     rope = _rope(rope)
-    if rope and varlen:
-        raise ValueError("rope takes dense batches (positions [B, Sq]), not packed "
-                         "sequences")
     _check_page_size(page_size)
     output_element = _output_element(element, output_element)
     _check_eight_bit(element, descale, page_size)
@@ -169,7 +167,8 @@ def module_text(name, element, head_dim, heads_q, heads_kv, causal, lse, window=
         arguments += ", %page_table: memref<?x?xi32>"
         clauses += " paged(%page_table : memref<?x?xi32>)"
     if rope:
-        rope_table, positions = f"memref<?x{rope.columns}xf32>", "memref<?x?xi32>"
+        rope_table = f"memref<?x{rope.columns}xf32>"
+        positions = "memref<?xi32>" if varlen else "memref<?x?xi32>"
         arguments += f", %cos_sin: {rope_table}, %positions: {positions}"
         clauses += f" rope(%cos_sin, %positions : {rope_table}, {positions})"
     attributes = ["causal"] if causal else []
@@ -276,9 +275,10 @@ class KernelCache:
         (FP8), `descale` whether it takes dequantization factors and
         `output_dtype` O's element (None: bf16); `rope` (start, columns,
         output) a rotary embedding of Q (`module_text`). Raises ValueError
-        for a page size that is not a power of two or with varlen, and for
-        FP8 options the dtype does not have, RuntimeError when the compiler
-        is missing and fa4.MLIRError when it refuses the problem."""
+        for a page size that is not a power of two, a rope whose start or
+        columns are not multiples of 8 and FP8 options the dtype does not
+        have, RuntimeError when the compiler is missing and fa4.MLIRError
+        when it refuses the problem."""
         page_size = page_size or None
         _check_page_size(page_size)
         dtype = runtime.canonical_element(str(dtype))

@@ -594,7 +594,7 @@ def _dimension_names(name, varlen, paged=False):
     if name == "cos_sin":
         return ("positions", "rotary_dims")
     if name == "positions":
-        return ("batch", "seq_q")
+        return ("total_q",) if varlen else ("batch", "seq_q")
     if name in TABLES:
         return ("batch + 1",)
     return None
@@ -1103,11 +1103,9 @@ class Kernel:
                                 f"boolean}}, got {rope!r}")
         if len(given) != len(ROPE):
             raise ManifestError(f"'rope' needs operands 'cos_sin' [positions, rotary_dims] "
-                                f"and 'positions' [batch, seq_q]; the manifest lists "
+                                f"and 'positions' [batch, seq_q] ([total_q] packed); the "
+                                f"manifest lists "
                                 f"{' and '.join(repr(n) for n in given) or 'neither'}")
-        if self.varlen:
-            raise ManifestError("rope belongs to dense batches (grid rule persistent); the "
-                                "manifest's is persistent_varlen")
         start, columns, output = rope["start"], rope["columns"], rope["output"]
         table = self.operands["cos_sin"][1][1]
         if columns != table:
@@ -1245,7 +1243,7 @@ class Kernel:
         """The rotary embedding the kernel applies to Q (and, with
         `output`, undoes on O): None, or Rope(start, columns, output) from
         the manifest's `rope` entry. It takes the operands cos_sin f32
-        [P, columns] and positions i32 [B, Sq]."""
+        [P, columns] and positions i32 [B, Sq] (packed sequences: [Tq])."""
         return self._rope
 
     def __repr__(self):
@@ -1398,7 +1396,8 @@ class Kernel:
                          "page_table": " (it reads K and V through a page table)",
                          **{r: " (it was compiled with a rotary embedding: cos_sin f32 "
                                f"[positions, {self.rope.columns}] and positions i32 "
-                               "[batch, seq_q])" for r in ROPE if self.rope}}.get(
+                               f"{'[total_q]' if self.varlen else '[batch, seq_q]'})"
+                            for r in ROPE if self.rope}}.get(
                              name, " (a tensor its score or mask regions read)"
                              if _CAPTURE_NAME.fullmatch(name) else "")
                 raise ValueError(f"kernel {self.name} needs operand '{name}'{extra}")
@@ -1516,7 +1515,7 @@ class Kernel:
                                  f"[batch, heads_kv] = {[batch, k[-2]]}"
                                  + (" (batch: the sequences)" if self.varlen else ""))
         if self.rope:
-            self._check_rope(given, q)
+            self._check_rope(given, q, self.varlen)
         if "sink" in given:
             sink = given["sink"]
             if tuple(sink.shape) != (q[-2],):
@@ -1531,17 +1530,20 @@ class Kernel:
         return given
 
     @staticmethod
-    def _check_rope(given, q):
+    def _check_rope(given, q, varlen):
         """The rotary embedding's operands: a table of at least one row
         (cos_sin [P, R]; its columns are checked against the manifest's)
         and a position per query row (positions [B, Sq], the query's B and
-        Sq). The positions stay on the device: the kernel clamps each into
-        [0, P)."""
+        Sq; packed sequences [Tq], a token's). The positions stay on the
+        device: the kernel clamps each into [0, P)."""
         table, positions = given["cos_sin"].shape, given["positions"].shape
         if table[0] < 1:
             raise ValueError(f"cos_sin: shape {list(table)} has no rows; the kernel reads "
                              "row clamp(position, 0, P - 1), so P must be at least 1")
-        if tuple(positions) != tuple(q[:2]):
+        if varlen and tuple(positions) != (q[0],):
+            raise ValueError(f"positions: shape {list(positions)}, expected [total_q] = "
+                             f"{[q[0]]} (a position per packed query token)")
+        if not varlen and tuple(positions) != tuple(q[:2]):
             raise ValueError(f"positions: shape {list(positions)}, expected [batch, seq_q] = "
                              f"{list(q[:2])} (query dimensions 0 and 1)")
 

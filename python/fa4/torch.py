@@ -9,6 +9,8 @@
     out = fa4.torch.attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=lengths,
                                            rope_cos_sin=table, rope_positions=positions)
                                            # Q rotated in the kernel (RoPE)
+    out = fa4.torch.attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, rope_cos_sin=table,
+                                     rope_positions=packed_positions)  # [total_q] int32
 
 The kernels come from a directory of compiled kernels (`kernel_dir`, else
 the `FA4_KERNEL_DIR` environment variable), where `fa4.runtime` chooses one;
@@ -245,23 +247,27 @@ def _rope_of(cos_sin, positions, start, output):
     return (cos_sin, positions, start, output)
 
 
-def _check_rope(rope, q, v):
+def _check_rope(rope, q, v, packed=False):
     """The rotary embedding as the kernel reads it, for q [B, Sq, Hq, D]
-    and v (Dv): None without one, else (cos_sin float32 [P, R] with P >= 1
-    and R a positive multiple of 8, positions int32 [B, Sq], both on q's
-    device and contiguous (copied where not), rope_start an int, a
-    multiple of 8 with rope_start + R <= D (and <= Dv with rope_output),
-    rope_output a bool). Raises TypeError or ValueError."""
+    (`packed`: [Tq, Hq, D]) and v (Dv): None without one, else (cos_sin
+    float32 [P, R] with P >= 1 and R a positive multiple of 8, positions
+    int32 [B, Sq] (packed: [Tq], a position per query row, as the kernel
+    reads positions[cu_seqlens_q[b] + i]), both on q's device and
+    contiguous (copied where not), rope_start an int, a multiple of 8 with
+    rope_start + R <= D (and <= Dv with rope_output), rope_output a bool).
+    Raises TypeError or ValueError."""
     if rope is None:
         return None
     cos_sin, positions, start, output = rope
     if cos_sin is None or positions is None:
         raise ValueError("rope_cos_sin and rope_positions go together: pass both or neither")
-    for name, t, dtype, layout in (("rope_cos_sin", cos_sin, torch.float32, "[P, R]"),
-                                   ("rope_positions", positions, torch.int32, "[B, Sq]")):
+    where = "[total_q]" if packed else "[B, Sq]"
+    for name, t, dtype, layout, rank in (
+            ("rope_cos_sin", cos_sin, torch.float32, "[P, R]", 2),
+            ("rope_positions", positions, torch.int32, where, 1 if packed else 2)):
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-        if t.dtype != dtype or t.dim() != 2:
+        if t.dtype != dtype or t.dim() != rank:
             raise ValueError(f"{name} must be a {dtype} tensor {layout}, got {t.dtype} of "
                              f"shape {list(t.shape)}")
         if t.device != q.device:
@@ -287,7 +293,10 @@ def _check_rope(rope, q, v):
         raise ValueError(f"rope rotates columns [{start}, {start + columns}) of q"
                          f"{' and O' if output else ''}, past the head dim {depth}")
     # Element by element: torch.compile compares symbolic sizes one by one.
-    if positions.shape[0] != q.shape[0] or positions.shape[1] != q.shape[1]:
+    if packed and positions.shape[0] != q.shape[0]:
+        raise ValueError(f"rope_positions must be [total_q] = [{q.shape[0]}] (a position per "
+                         f"packed query row), got {list(positions.shape)}")
+    if not packed and (positions.shape[0] != q.shape[0] or positions.shape[1] != q.shape[1]):
         raise ValueError(f"rope_positions must be [B, Sq] = [{q.shape[0]}, {q.shape[1]}] "
                          f"(q's), got {list(positions.shape)}")
     return cos_sin.contiguous(), positions.contiguous(), int(start), output
@@ -459,7 +468,8 @@ def attention(q, k, v, causal=False, scale=None, return_lse=False, kernel_dir=No
     Rotary embedding (RoPE, fused into the kernel; 16-bit q): with
     `rope_cos_sin` (float32 [P, R] on q's device: row p holds the R / 2
     cosines, then the R / 2 sines, of position p; R a multiple of 8) and
-    `rope_positions` (int32 [B, Sq]), query row i of batch b is rotated
+    `rope_positions` (int32 [B, Sq]; packed sequences: [total_q],
+    `attention_varlen`), query row i of batch b is rotated
     at p = rope_positions[b, i] clamped into [0, P): its column pairs (x,
     y) = (rope_start + 2k, rope_start + 2k + 1) become (x c - y s, y c +
     x s), c = cos_sin[p, k], s = cos_sin[p, R / 2 + k] (GPT-J's adjacent
@@ -746,7 +756,7 @@ def _make_plan(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, s
                      if cache is not None else None)
     checked_descales = _check_descales(descales, q, k, _batch(q, tables))
     out_dtype = _check_out_dtype(out_dtype, q)
-    checked_rope = _check_rope(rope, q, v)
+    checked_rope = _check_rope(rope, q, v, packed=varlen)
     sink_f32, scale, (left, right), softcap, kernel_dir = _options(
         q, k, v, sink, causal, scale, window, softcap, kernel_dir,
         (*(checked_descales or ()), *(checked_rope[:1] if checked_rope else ())))
@@ -1172,7 +1182,8 @@ def _check_tables(q, cu_seqlens_q, cu_seqlens_k, seqused_k):
 def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k=None, causal=False,
                      scale=None, return_lse=False, kernel_dir=None, window=(-1, -1),
                      softcap=0.0, sink=None, q_descale=None, k_descale=None,
-                     v_descale=None, out_dtype=None, page_table=None):
+                     v_descale=None, out_dtype=None, page_table=None, rope_cos_sin=None,
+                     rope_positions=None, rope_start=0, rope_output=False):
     """`attention` over packed sequences of variable lengths.
 
     q [Tq, Hq, D], k [Tk, Hkv, D] and v [Tk, Hkv, Dv]: sequence b is query rows
@@ -1195,14 +1206,22 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k=None, causal
     (vLLM's layout; page_size a power of two): key j of sequence b is
     k[page_table[b, j // page_size], j % page_size], and cu_seqlens_k only
     counts each sequence's keys (cu_seqlens_k[b + 1] - cu_seqlens_k[b],
-    at most max_pages * page_size; seqused_k[b] of them where given). The
-    other arguments, the kernel choice and the errors are `attention`'s."""
+    at most max_pages * page_size; seqused_k[b] of them where given).
+
+    The rotary embedding is `attention`'s with `rope_positions` int32
+    [total_q], a position per packed query row: row t is rotated at
+    rope_positions[t] (the kernel reads positions[cu_seqlens_q[b] + i] for
+    row i of sequence b, so each sequence numbers its own tokens, usually
+    from its cached length on); K is taken as already rotated. The other
+    arguments, the kernel choice (a varlen kernel of that rope, never
+    another) and the errors are `attention`'s."""
     descales = (q_descale, k_descale, v_descale)
     cache = None if page_table is None else (None, page_table)
+    rope = _rope_of(rope_cos_sin, rope_positions, rope_start, rope_output)
     if not (_HAS_OP and torch.compiler.is_compiling()) and _nothing_intercepts():
         result = _eager(q, k, v, (cu_seqlens_q, cu_seqlens_k, seqused_k), causal, scale,
                         return_lse, kernel_dir, window, softcap, sink, False, cache=cache,
-                        descales=descales, out_dtype=out_dtype)
+                        descales=descales, out_dtype=out_dtype, rope=rope)
         if result is not None:
             return result
     _check(q, k, v, packed=True, paged=page_table is not None)
@@ -1212,11 +1231,14 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k=None, causal
                                   batch=cu_seqlens_q.shape[0] - 1)[1]
     descales = _check_descales(descales, q, k, _batch(q, tables))
     out_dtype = _check_out_dtype(out_dtype, q)
+    rope = _check_rope(rope, q, v, packed=True)
     sink, scale, (left, right), softcap, kernel_dir = _options(
-        q, k, v, sink, causal, scale, window, softcap, kernel_dir, descales)
+        q, k, v, sink, causal, scale, window, softcap, kernel_dir,
+        (*(descales or ()), *(rope[:1] if rope else ())))
     trailing = _fp8_arguments(descales, out_dtype)
-    if page_table is not None:
-        trailing = (*(trailing or (None, None, None, None)), page_table)
+    if page_table is not None or rope is not None:
+        # The op's page_table, then its rope arguments, follow the FP8 ones.
+        trailing = (*(trailing or (None, None, None, None)), page_table, *(rope or ()))
     output, lse = _varlen_entry(q, k, v, *tables, sink, bool(causal), scale, left, right,
                                 softcap, bool(return_lse), kernel_dir, *trailing)
     return (output, lse) if return_lse else output
@@ -1239,24 +1261,29 @@ def _attention_varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                       k_descale: Optional[torch.Tensor] = None,
                       v_descale: Optional[torch.Tensor] = None,
                       out_dtype: Optional[torch.dtype] = None,
-                      page_table: Optional[torch.Tensor] = None
-                      ) -> Tuple[torch.Tensor, torch.Tensor]:
+                      page_table: Optional[torch.Tensor] = None,
+                      rope_cos_sin: Optional[torch.Tensor] = None,
+                      rope_positions: Optional[torch.Tensor] = None, rope_start: int = 0,
+                      rope_output: bool = False) -> Tuple[torch.Tensor, torch.Tensor]:
     """The kernel of `fa4::attention_varlen`: `_attention` for packed
-    sequences, over a paged cache with `page_table` (arguments checked by
-    `attention_varlen`)."""
+    sequences, over a paged cache with `page_table`, the rope positions
+    int32 [total_q] (arguments checked by `attention_varlen`)."""
     descales = (q_descale, k_descale, v_descale)
     return _choose_and_run(q, k, v, sink, causal, scale, window_left, window_right,
                            softcap, return_lse, kernel_dir,
                            tables=(cu_seqlens_q, cu_seqlens_k, seqused_k),
                            cache=None if page_table is None else (None, page_table),
                            descales=None if all(t is None for t in descales) else descales,
-                           out_dtype=out_dtype)
+                           out_dtype=out_dtype,
+                           rope=_rope_given(rope_cos_sin, rope_positions, rope_start,
+                                            rope_output))
 
 
 def _attention_varlen_fake(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, sink, causal,
                            scale, window_left, window_right, softcap, return_lse,
                            kernel_dir, q_descale=None, k_descale=None, v_descale=None,
-                           out_dtype=None, page_table=None):
+                           out_dtype=None, page_table=None, rope_cos_sin=None,
+                           rope_positions=None, rope_start=0, rope_output=False):
     """What `fa4::attention_varlen` returns, for tracing: O like q (bf16
     for FP8 inputs, or out_dtype), the LSE float32 [Hq, Tq] (or empty)."""
     total_q, heads_q, _ = q.shape
@@ -1657,9 +1684,9 @@ def fp8_tolerance(q, k, v, causal=False, scale=None, window=(-1, -1), softcap=0.
 
 
 def _per_sequence(compute, q, v, cu_seqlens_q, cu_seqlens_k, seqused_k, dtype, descales):
-    """Runs `compute(q_b, keys, descales_b)` (q_b a dense [1, Sq, Hq, D]
-    slice, keys the slice of the sequence's key rows, descales_b its [1,
-    Hkv] rows or None) for each sequence of packed q and
+    """Runs `compute(rows, keys, descales_b)` (rows and keys the slices of
+    the sequence's query and key rows, descales_b its [1, Hkv] rows or
+    None) for each sequence of packed q that has query rows and
     assembles its (O-like [1, Sq, Hq, Dv], LSE-like [1, Hq, Sq]) results
     into [Tq, Hq, Dv] and [Hq, Tq] in `dtype`, NaN in the rows no sequence
     owns (the tables read on the host)."""
@@ -1676,7 +1703,7 @@ def _per_sequence(compute, q, v, cu_seqlens_q, cu_seqlens_k, seqused_k, dtype, d
         if q1 <= q0:
             continue
         per_batch = tuple(None if t is None else t[b:b + 1] for t in descales)
-        o, l = compute(q[None, q0:q1], slice(k0, k1), per_batch)
+        o, l = compute(slice(q0, q1), slice(k0, k1), per_batch)
         output[q0:q1] = o[0]
         lse[:, q0:q1] = l[0]
     return output, lse
@@ -1684,14 +1711,21 @@ def _per_sequence(compute, q, v, cu_seqlens_q, cu_seqlens_k, seqused_k, dtype, d
 
 def reference_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k=None, causal=False,
                      scale=None, dtype=torch.float32, window=(-1, -1), softcap=0.0,
-                     sink=None, q_descale=None, k_descale=None, v_descale=None):
+                     sink=None, q_descale=None, k_descale=None, v_descale=None,
+                     rope_cos_sin=None, rope_positions=None, rope_start=0,
+                     rope_output=False):
     """`reference` per sequence of packed q [Tq, Hq, D], k and v [Tk, Hkv,
-    D] (the tables read on the host; the descales [B, Hkv] per sequence):
-    O [Tq, Hq, D] and LSE [Hq, Tq] in `dtype`, NaN in the rows no sequence
-    owns."""
-    def compute(q_b, keys, descales):
-        return reference(q_b, k[None, keys], v[None, keys], causal, scale, dtype, window,
-                         softcap, sink, *descales)
+    D] (the tables read on the host; the descales [B, Hkv] per sequence;
+    the rotary embedding's rope_positions [Tq], sequence b's rows at
+    rope_positions[cu_seqlens_q[b]:cu_seqlens_q[b + 1]], as the kernel
+    reads them): O [Tq, Hq, D] and LSE [Hq, Tq] in `dtype`, NaN in the
+    rows no sequence owns."""
+    def compute(rows, keys, descales):
+        rope = ({} if rope_cos_sin is None else
+                dict(rope_cos_sin=rope_cos_sin, rope_positions=rope_positions[None, rows],
+                     rope_start=rope_start, rope_output=rope_output))
+        return reference(q[None, rows], k[None, keys], v[None, keys], causal, scale, dtype,
+                         window, softcap, sink, *descales, **rope)
     return _per_sequence(compute, q, v, cu_seqlens_q, cu_seqlens_k, seqused_k, dtype,
                          (q_descale, k_descale, v_descale))
 
@@ -1703,9 +1737,9 @@ def fp8_tolerance_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k=None, ca
     """`fp8_tolerance` per sequence of packed FP8 q, k, v (as
     `reference_varlen` takes them): the bounds (O [Tq, Hq, Dv], LSE [Hq,
     Tq]) float64, NaN in the rows no sequence owns."""
-    def compute(q_b, keys, descales):
-        return fp8_tolerance(q_b, k[None, keys], v[None, keys], causal, scale, window,
-                             softcap, sink, *descales, out_dtype=out_dtype)
+    def compute(rows, keys, descales):
+        return fp8_tolerance(q[None, rows], k[None, keys], v[None, keys], causal, scale,
+                             window, softcap, sink, *descales, out_dtype=out_dtype)
     return _per_sequence(compute, q, v, cu_seqlens_q, cu_seqlens_k, seqused_k,
                          torch.float64, (q_descale, k_descale, v_descale))
 

@@ -13,7 +13,9 @@ LSE poisoned with NaN before the launch, then
 Each kernel also runs once at another scale (1.7 times its own) and, with a
 softcap, another softcap (0.6 times): both are kernel arguments. A softcap
 kernel runs once more at a tenth of its softcap, so that most warps'
-scores pass the cap (a plan's polynomial tanh falls back to MUFU there).
+scores pass the cap (a plan's polynomial tanh falls back to MUFU there),
+and once at 20 times it, past the ceiling under which the softmax takes
+the cap as every row's reference (the running maximum then).
 Prints one line per run and a summary; exits 1 on any failure.
 
 usage: PYTHONPATH=python attention-check.py DIR [--small] [--kernel SUBSTRING]
@@ -112,7 +114,7 @@ def main(argv=None):
                           for shape in (SMALL_SHAPES if args.small else SHAPES)]
         runs_of_kernel.append(((1, 300, 500), 1.7, 0.6))
         if kernel.softcap:
-            runs_of_kernel.append(((1, 300, 500), 1.0, 0.1))
+            runs_of_kernel += [((1, 300, 500), 1.0, 0.1), ((1, 300, 500), 1.0, 20.0)]
         for (batch, seq_q, seq_kv), factor, cap_factor in runs_of_kernel:
             problems, line = check(kernel, dtypes[kernel.element], batch, seq_q,
                                    seq_kv, generator, factor, cap_factor)

@@ -23,6 +23,13 @@ more). With --torch, each kernel also runs through
 fa4.torch.attention_varlen and fa4.flash_attn_varlen_func (kernel_dir=DIR)
 on one batch and must agree with the direct launch bit for bit.
 
+A kernel with a fused rotary embedding (a manifest `rope` entry) gets a
+table of real angles and positions [Tq], token i of sequence b at its
+bottom-right-aligned position Skv_b - Sq_b + i (at least 0), a few past
+the table's end and negative (the kernel clamps them); the reference
+rotates each sequence's Q rows with fa4.torch.apply_rope, rounded to Q's
+dtype as the kernel rounds them, and with rope_output rotates O back.
+
 usage: PYTHONPATH=python varlen-check.py DIR [--small] [--torch]
 """
 
@@ -33,6 +40,7 @@ from pathlib import Path
 
 import torch
 
+import fa4.torch as fa4_torch
 from fa4 import runtime
 
 UNIT_ROUNDOFF = {torch.bfloat16: 2.0 ** -8, torch.float16: 2.0 ** -11}
@@ -167,7 +175,26 @@ def inputs(kernel, lengths_q, lengths_k, g):
     captures = {}
     if kernel.captures:
         captures["capture0"] = alibi_slopes(kernel.heads_q).to(device)
+    if kernel.rope:
+        captures.update(rope_inputs(kernel, lengths_q, lengths_k))
     return (q.to(device), k.to(device), v.to(device), cu_q, keys, tables, sink, captures)
+
+
+def rope_inputs(kernel, lengths_q, lengths_k):
+    """The rope table (float32 [max Skv + 64, R] of p theta_k, theta_k =
+    10000^(-2k / R): the cosines, then the sines) and the positions [Tq]
+    (token i of sequence b at Skv_b - Sq_b + i, at least 0; the first past
+    the table's rows, the last negative), on the GPU."""
+    columns, rows = kernel.rope.columns, max(lengths_k, default=0) + 64
+    theta = 10000.0 ** (-2 * torch.arange(columns // 2, dtype=torch.float64) / columns)
+    angles = torch.arange(rows, dtype=torch.float64)[:, None] * theta[None, :]
+    table = torch.cat((angles.cos(), angles.sin()), dim=1).to(torch.float32)
+    positions = torch.tensor([max(n_k - n_q + i, 0) for n_q, n_k in zip(lengths_q, lengths_k)
+                              for i in range(n_q)], dtype=torch.int32)
+    if positions.numel() > 1:
+        positions[0], positions[-1] = rows + 5, -7
+    device = torch.device("cuda")
+    return {"cos_sin": table.to(device), "positions": positions.to(device)}
 
 
 def check(kernel, lengths_q, lengths_k, g):
@@ -194,9 +221,16 @@ def check(kernel, lengths_q, lengths_k, g):
         if not n_q:
             continue
         rows = slice(cu_q[b], cu_q[b] + n_q)
+        q_b = q[rows]
+        if kernel.rope:
+            # Q rotated in float64 and rounded to its dtype, as the kernel does.
+            rope = (captures["cos_sin"], captures["positions"][None, rows], kernel.rope.start)
+            q_b = fa4_torch.apply_rope(q_b[None], *rope)[0]
         want_o[rows], want_lse[:, rows] = reference(
-            q[rows], *keys[b], kernel.scale, kernel.causal, kernel.window, softcap,
+            q_b, *keys[b], kernel.scale, kernel.causal, kernel.window, softcap,
             sink, captures.get("capture0"))
+        if kernel.rope and kernel.rope.output:
+            want_o[rows] = fa4_torch.apply_rope(want_o[None, rows], *rope, inverse=True)[0]
     owned = ~torch.isnan(want_o[:, 0, 0])
     problems = []
     if not bool(torch.isnan(out[~owned]).all()):
@@ -223,7 +257,7 @@ def check(kernel, lengths_q, lengths_k, g):
         if not worst <= lse_bound:
             problems.append(f"LSE error {worst:.3g} > {lse_bound:.3g}")
         text += f", LSE max-err {worst:.2e}"
-    return problems, text, (q, k, v, tables, sink, out, lse)
+    return problems, text, (q, k, v, tables, sink, out, lse, captures)
 
 
 def check_torch(kernel, directory, launched):
@@ -231,10 +265,13 @@ def check_torch(kernel, directory, launched):
     `launched` (the direct launch's inputs and results) give the same bits."""
     import fa4.torch
     from fa4 import flash_attn_varlen_func
-    q, k, v, tables, sink, out, lse = launched
+    q, k, v, tables, sink, out, lse, captures = launched
     cu_q, cu_k = tables["cu_seqlens_q"], tables["cu_seqlens_k"]
     used, pages = tables.get("seqused_k"), tables.get("page_table")
     options = dict(causal=kernel.causal, kernel_dir=str(directory))
+    if kernel.rope:
+        options.update(rope_cos_sin=captures["cos_sin"], rope_positions=captures["positions"],
+                       rope_start=kernel.rope.start, rope_output=kernel.rope.output)
     window = kernel.window
     got = fa4.torch.attention_varlen(q, k, v, cu_q, cu_k, seqused_k=used, window=window,
                                      softcap=kernel.softcap or 0.0, sink=sink,
@@ -250,7 +287,9 @@ def check_torch(kernel, directory, launched):
     fa = flash_attn_varlen_func(q, k, v, cu_q, cu_k, max(lengths), 0, causal=kernel.causal,
                                 window_size=window, softcap=kernel.softcap or 0.0,
                                 return_attn_probs=kernel.lse, block_table=pages,
-                                seqused_k=used, sink=sink, kernel_dir=str(directory))
+                                seqused_k=used, sink=sink, kernel_dir=str(directory),
+                                **{name: value for name, value in options.items()
+                                   if name.startswith("rope")})
     fa_o = fa[0] if kernel.lse else fa
     same_fa = torch.equal(fa_o[owned], out[owned])
     return same, same_fa

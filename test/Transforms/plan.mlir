@@ -117,14 +117,31 @@ func.func @window_causal(%q: memref<1x256x4x64xf16>, %k: memref<1x256x4x64xf16>,
 // -----
 
 // sm_100a takes 8 of every 16 tanh from the FMA polynomial; sm_90a none.
+// The softcap's ceiling (f16: 7) on sm_100a; on sm_90a only from Dv 128.
 // CHECK-LABEL: func @window_softcap
-// CHECK: plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8, polynomialTanh = 8>
+// CHECK: plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8, polynomialTanh = 8, softcapCeiling = 7>
 // HOPPER-LABEL: func @window_softcap
 // HOPPER: scheduler = linear,
 // HOPPER-NOT: polynomialTanh
+// HOPPER-NOT: softcapCeiling
 func.func @window_softcap(%q: memref<1x256x4x64xf16>, %k: memref<1x256x4x64xf16>,
                           %v: memref<1x256x4x64xf16>, %o: memref<1x256x4x64xf16>) {
   fa4.attention ins(%q, %k, %v : memref<1x256x4x64xf16>, memref<1x256x4x64xf16>, memref<1x256x4x64xf16>)
                 outs(%o : memref<1x256x4x64xf16>) {window = array<i64: 64, 64>, softcap = 30.0 : f32}
+  return
+}
+
+// -----
+
+// bf16 takes the largest ceiling, 48 (softcap up to 33), on both targets
+// at head dim 128.
+// CHECK-LABEL: func @softcap_bf16
+// CHECK: polynomialTanh = 8, softcapCeiling = 48>
+// HOPPER-LABEL: func @softcap_bf16
+// HOPPER: rescaleThreshold = 8, softcapCeiling = 48>
+func.func @softcap_bf16(%q: memref<1x256x4x128xbf16>, %k: memref<1x256x4x128xbf16>,
+                        %v: memref<1x256x4x128xbf16>, %o: memref<1x256x4x128xbf16>) {
+  fa4.attention ins(%q, %k, %v : memref<1x256x4x128xbf16>, memref<1x256x4x128xbf16>, memref<1x256x4x128xbf16>)
+                outs(%o : memref<1x256x4x128xbf16>) {causal, softcap = 30.0 : f32}
   return
 }

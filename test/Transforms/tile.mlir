@@ -68,10 +68,11 @@ func.func @full(%q: memref<?x?x16x64xf16>, %k: memref<?x?x16x64xf16>,
 
 // Softcap and a causal sliding window: Q K^T capped at 50 over the scale
 // 0.125 (400 in raw-score units; sm_100a's plan takes 8 of 16 tanh from
-// the polynomial), then masked; the window's right bound is causal's 0.
+// the polynomial and the cap as the softmax's reference up to 48 in log2
+// units), then masked; the window's right bound is causal's 0.
 // CHECK-LABEL: gpu.func @capped_attention
 // CHECK: %[[S:.*]] = fa4.tile.matmul
-// CHECK-NEXT: %[[C:.*]] = fa4.tile.softcap %[[S]] cap 4.000000e+02 polynomial 8 : tensor<128x128xf32>
+// CHECK-NEXT: %[[C:.*]] = fa4.tile.softcap %[[S]] cap 4.000000e+02 polynomial 8 ceiling 48 : tensor<128x128xf32>
 // CHECK-NEXT: %[[M:.*]] = fa4.tile.mask %[[C]] rows %{{.*}} keys %{{.*}} lengths (%{{.*}}, %{{.*}}) heads 1 causal window [4095, 0] : tensor<128x128xf32>
 // CHECK-NEXT: fa4.tile.softmax %[[M]], {{.*}} scale_log2 0.18033688011112042
 func.func @capped(%q: memref<?x?x4x64xbf16>, %k: memref<?x?x4x64xbf16>,

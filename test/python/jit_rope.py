@@ -63,8 +63,6 @@ for label, call in [
         ("start 4", lambda: cache.kernel("bf16", 8, 2, 128, arch="sm_90a", rope=(4, 64, False))),
         ("columns 0", lambda: cache.kernel("bf16", 8, 2, 128, arch="sm_90a", rope=(0, 0, False))),
         ("two values", lambda: cache.kernel("bf16", 8, 2, 128, arch="sm_90a", rope=(0, 64))),
-        ("varlen", lambda: cache.kernel("bf16", 8, 2, 128, arch="sm_90a", varlen=True,
-                                        rope=(0, 64, False))),
         ("past the head dim", lambda: cache.kernel("bf16", 8, 2, 128, arch="sm_90a",
                                                    rope=(72, 64, False)))]:
     try:
@@ -76,7 +74,6 @@ for label, call in [
 # CHECK-NEXT: start 4: ValueError: rope start 4 and columns 64 must be multiples of 8, columns positive
 # CHECK-NEXT: columns 0: ValueError: rope start 0 and columns 0 must be multiples of 8, columns positive
 # CHECK-NEXT: two values: ValueError: rope must be (start, columns, output) (integers and a bool) or None, got (0, 64)
-# CHECK-NEXT: varlen: ValueError: rope takes dense batches (positions [B, Sq]), not packed sequences
 # CHECK-NEXT: past the head dim: MLIRError: {{.*}}rope_start + R <= head dim 128, got rope_start = 72, R = 64
 
 # fa4.torch.attention_with_kvcache without a kernel directory compiles its

@@ -20,43 +20,15 @@ sys.path.insert(0, str(Path(__file__).parent / "Inputs"))
 from torch_standin import FakeCuda  # noqa: E402  (the fake libcuda; torch is not installed)
 
 from fa4 import runtime  # noqa: E402
-from manifests import dense_params, print_refusals  # noqa: E402
+from manifests import kvcache_manifest, print_refusals  # noqa: E402
 
 TMP = Path(tempfile.mkdtemp(prefix="fa4-kvcache-"))
 atexit.register(shutil.rmtree, TMP, True)
 
 
-def manifest(kernel, heads_q=32, heads_kv=8, head_dim=128, page_size=None, seqused_k=True,
-             causal=True, lse=True, element="bf16"):
-    """A KV-cache kernel's manifest: paged with `page_size`, else dense."""
-    kv_rows = [-1, page_size] if page_size else [-1, -1]
-    operands = [{"name": "query", "element": element, "shape": [-1, -1, heads_q, head_dim]},
-                {"name": "key", "element": element, "shape": kv_rows + [heads_kv, head_dim]},
-                {"name": "value", "element": element, "shape": kv_rows + [heads_kv, head_dim]},
-                {"name": "output", "element": element,
-                 "shape": [-1, -1, heads_q, head_dim]}]
-    params = dense_params()
-    if lse:
-        operands.append({"name": "lse", "element": "f32", "shape": [-1, heads_q, -1]})
-        params.append({"kind": "pointer", "name": "lse", "source": "lse.data"})
-    if seqused_k:
-        operands.append({"name": "seqused_k", "element": "i32", "shape": [-1]})
-        params.append({"kind": "pointer", "name": "seqused_k", "source": "seqused_k.data"})
-    if page_size:
-        operands.append({"name": "page_table", "element": "i32", "shape": [-1, -1]})
-        params += [{"kind": "pointer", "name": "page_table", "source": "page_table.data"},
-                   {"kind": "i32", "name": "max_pages", "source": "page_table.shape[1]"}]
-    maps = [{"operand": n, "operand_index": i, "element": element,
-             "box": [64, pack, 128 // pack, 1], "swizzle": "128B", "oob_fill": "zero"}
-            for i, (n, pack) in enumerate((("query", 4), ("key", 1), ("value", 1),
-                                           ("output", 4)))]
-    return {"kernel": kernel, "arch": "sm_100a", "block": [512, 1, 1], "cluster": [1, 1, 1],
-            "dynamic_smem_bytes": 200704, "files": {"cubin": f"{kernel}.cubin"},
-            "grid": {"rule": "persistent", "head_blocks": heads_kv,
-                     "query_rows_per_cta": 32},
-            "causal": causal, "scale": head_dim ** -0.5,
-            "scale_log2": 1.4426950408889634 * head_dim ** -0.5,
-            "operands": operands, "params": params, "tensor_maps": maps}
+def manifest(kernel, **options):
+    """A sm_100a KV-cache kernel's manifest (manifests.kvcache_manifest)."""
+    return kvcache_manifest(kernel, **options)
 
 
 for name, options in [("plain", dict(seqused_k=False)),

@@ -3,8 +3,9 @@
 GPU: hand-written manifests as fa4-compile writes them for sm_90a (the
 operands cos_sin [P, R] f32 and positions [B, Sq] i32 last, the params
 cos_sin, rope_positions = P and positions after the others, the `rope`
-entry: start, columns, output), of a dense batch, of a paged KV cache and
-of a kernel that rotates O back; what they compute and how they are
+entry: start, columns, output), of a dense batch, of a paged KV cache, of
+a kernel that rotates O back and of packed sequences (positions [total_q]
+i32, after the sequence tables); what they compute and how they are
 chosen (never for a problem without rope, nor a plain kernel for a rope
 problem, nor another rope), the checks of the table and the positions
 given, the parameters in order, a launch against the fake libcuda, and
@@ -18,59 +19,20 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent / "Inputs"))
+import torch_standin  # noqa: E402
 from torch_standin import FakeCuda  # noqa: E402  (the fake libcuda; torch is not installed)
 
 from fa4 import runtime  # noqa: E402
-from manifests import dense_params, print_refusals  # noqa: E402
+from manifests import kvcache_manifest, print_refusals  # noqa: E402
 
 TMP = Path(tempfile.mkdtemp(prefix="fa4-rope-"))
 atexit.register(shutil.rmtree, TMP, True)
 
 
-def manifest(kernel, heads_q=32, heads_kv=8, head_dim=128, head_dim_v=None, rope=(0, 128, False),
-             page_size=None, seqused_k=False, causal=True, lse=True, element="bf16"):
+def manifest(kernel, rope=(0, 128, False), seqused_k=False, **options):
     """A sm_90a kernel's manifest with `rope` (start, columns, output; None:
     none), paged with `page_size`, with seqused_k."""
-    head_dim_v = head_dim if head_dim_v is None else head_dim_v
-    kv_rows = [-1, page_size] if page_size else [-1, -1]
-    operands = [{"name": "query", "element": element, "shape": [-1, -1, heads_q, head_dim]},
-                {"name": "key", "element": element, "shape": kv_rows + [heads_kv, head_dim]},
-                {"name": "value", "element": element,
-                 "shape": kv_rows + [heads_kv, head_dim_v]},
-                {"name": "output", "element": element,
-                 "shape": [-1, -1, heads_q, head_dim_v]}]
-    params = dense_params()
-    if lse:
-        operands.append({"name": "lse", "element": "f32", "shape": [-1, heads_q, -1]})
-        params.append({"kind": "pointer", "name": "lse", "source": "lse.data"})
-    if seqused_k:
-        operands.append({"name": "seqused_k", "element": "i32", "shape": [-1]})
-        params.append({"kind": "pointer", "name": "seqused_k", "source": "seqused_k.data"})
-    if page_size:
-        operands.append({"name": "page_table", "element": "i32", "shape": [-1, -1]})
-        params += [{"kind": "pointer", "name": "page_table", "source": "page_table.data"},
-                   {"kind": "i32", "name": "max_pages", "source": "page_table.shape[1]"}]
-    maps = [{"operand": n, "operand_index": i, "element": element,
-             "box": [64, pack, 64 // pack, 1], "swizzle": "128B", "oob_fill": "zero"}
-            for i, (n, pack) in enumerate((("query", 4), ("key", 1), ("value", 1),
-                                           ("output", 4)))]
-    result = {"kernel": kernel, "arch": "sm_90a", "block": [384, 1, 1], "cluster": [1, 1, 1],
-              "dynamic_smem_bytes": 229376, "files": {"cubin": f"{kernel}.cubin"},
-              "grid": {"rule": "persistent", "head_blocks": heads_kv,
-                       "query_rows_per_cta": 32},
-              "causal": causal, "scale": head_dim ** -0.5,
-              "scale_log2": 1.4426950408889634 * head_dim ** -0.5,
-              "programmatic_launch": True}
-    if rope:
-        start, columns, output = rope
-        operands += [{"name": "cos_sin", "element": "f32", "shape": [-1, columns]},
-                     {"name": "positions", "element": "i32", "shape": [-1, -1]}]
-        params += [{"kind": "pointer", "name": "cos_sin", "source": "cos_sin.data"},
-                   {"kind": "i32", "name": "rope_positions", "source": "cos_sin.shape[0]"},
-                   {"kind": "pointer", "name": "positions", "source": "positions.data"}]
-        result["rope"] = {"columns": columns, "output": output, "start": start}
-    result.update(operands=operands, params=params, tensor_maps=maps)
-    return result
+    return kvcache_manifest(kernel, arch="sm_90a", rope=rope, seqused_k=seqused_k, **options)
 
 
 for name, options in [("plain", dict(rope=None)),
@@ -275,6 +237,21 @@ print(fake.launches[-1].split(" params ")[0], fake.launches[-1].split(", ")[-5:]
 runtime.set_driver(None)
 
 # Manifests whose rope breaks the conventions are refused when loaded.
+def packed(m, positions):
+    """`m` made a packed-sequence kernel's (over its paged cache), its
+    positions operand of shape `positions`."""
+    m["grid"].update(rule="persistent_varlen")
+    for i in (0, 3):
+        m["operands"][i].update(shape=m["operands"][i]["shape"][1:])
+    m["operands"][4].update(shape=[32, -1])
+    m["operands"][-1].update(shape=positions)
+    m["operands"].extend({"name": n, "element": "i32", "shape": [-1]}
+                         for n in ("cu_seqlens_q", "cu_seqlens_k"))
+    for t in m["tensor_maps"]:
+        if t["operand"] in ("query", "output"):
+            t.update(box=t["box"][:3] + [1], varlen=True)
+
+
 good = manifest("k", page_size=256, seqused_k=True)
 print("good:", runtime.Kernel(good).rope)
 print_refusals(good, [
@@ -303,18 +280,12 @@ print_refusals(good, [
         ("fp8", lambda m: ([o.update(element="f8E4M3FN") for o in m["operands"][:3]],
                            [t.update(element="e4m3") for t in m["tensor_maps"][:3]],
                            m["tensor_maps"][2].update(key_major=True, box=[128, 1, 128, 1]))),
-        ("packed sequences", lambda m: (
-            m["grid"].update(rule="persistent_varlen"),
-            [m["operands"][i].update(shape=m["operands"][i]["shape"][1:]) for i in (0, 3)],
-            m["operands"][4].update(shape=[32, -1]),
-            m["operands"].extend({"name": n, "element": "i32", "shape": [-1]}
-                                 for n in ("cu_seqlens_q", "cu_seqlens_k")),
-            [t.update(box=t["box"][:3] + [1], varlen=True) for t in m["tensor_maps"]
-             if t["operand"] in ("query", "output")]))])
+        ("packed sequences, positions [B, Sq]", lambda m: packed(m, [-1, -1])),
+        ("packed sequences, positions [total_q]", lambda m: packed(m, [-1]))])
 # CHECK-NEXT: good: Rope(start=0, columns=128, output=False)
 # CHECK-NEXT: no rope entry: operands 'cos_sin', 'positions' without a 'rope' entry (start, columns, output)
-# CHECK-NEXT: entry without operands: 'rope' needs operands 'cos_sin' [positions, rotary_dims] and 'positions' [batch, seq_q]; the manifest lists neither
-# CHECK-NEXT: no positions: 'rope' needs operands 'cos_sin' [positions, rotary_dims] and 'positions' [batch, seq_q]; the manifest lists 'cos_sin'
+# CHECK-NEXT: entry without operands: 'rope' needs operands 'cos_sin' [positions, rotary_dims] and 'positions' [batch, seq_q] ([total_q] packed); the manifest lists neither
+# CHECK-NEXT: no positions: 'rope' needs operands 'cos_sin' [positions, rotary_dims] and 'positions' [batch, seq_q] ([total_q] packed); the manifest lists 'cos_sin'
 # CHECK-NEXT: entry a list: 'rope' must be {start, columns: integers, output: a boolean}, got [0, 128, False]
 # CHECK-NEXT: no output: 'rope' must be {start, columns: integers, output: a boolean}, got {'columns': 128, 'start': 0}
 # CHECK-NEXT: output an int: 'rope' must be {start, columns: integers, output: a boolean}, got {'columns': 128, 'output': 1, 'start': 0}
@@ -331,7 +302,8 @@ print_refusals(good, [
 # CHECK-NEXT: positions rank: operand 'positions' must have rank 2 ([batch, seq_q]), got 1
 # CHECK-NEXT: rope_positions source: param 'rope_positions': no operand dimension cos_sin.shape[2]
 # CHECK-NEXT: fp8: rope rotates 16-bit queries; the query is e4m3
-# CHECK-NEXT: packed sequences: rope belongs to dense batches (grid rule persistent); the manifest's is persistent_varlen
+# CHECK-NEXT: packed sequences, positions [B, Sq]: operand 'positions' must have rank 1 ([total_q]), got 2
+# CHECK-NEXT: packed sequences, positions [total_q]: accepted
 
 # With output, O's head dim bounds the rotated columns too.
 narrow = manifest("k", head_dim_v=96, rope=(64, 64, True))
@@ -339,3 +311,85 @@ print_refusals(narrow, [("output past O's head dim", lambda m: None),
                         ("without output", lambda m: m["rope"].update(output=False))])
 # CHECK-NEXT: output past O's head dim: rope rotates columns [64, 128) of output, whose head dim is 96
 # CHECK-NEXT: without output: accepted
+
+# Packed sequences: positions [total_q] i32, one per packed query row (the
+# kernel reads positions[cu_seqlens_q[b] + i]), the rope's params after
+# the sequence tables and O's rows; chosen as a dense batch's are.
+PACKED = TMP / "packed"
+PACKED.mkdir()
+for name, options in [("varlen", {}), ("rope_varlen", dict(rope=(0, 128, False))),
+                      ("rope_varlen_out", dict(rope=(64, 64, True)))]:
+    torch_standin.write_kernel(PACKED, name, "bf16", 32, 8, True, True, head_dim=128,
+                               varlen=True, arch="sm_90a", query_rows=64, **options)
+packed_kernels = runtime.KernelDirectory(PACKED)
+for kernel in packed_kernels:
+    print(repr(kernel), "| rope", kernel.rope, kernel.operands.get("positions"))
+print("packed positions:", runtime._dimension_names("positions", True), "errors",
+      packed_kernels.errors)
+# CHECK-NEXT: <fa4 kernel rope_varlen sm_90a bf16 heads 32/8 head_dim 128 causal True varlen rope start 0 columns 128 scale 0.0883883476483184{{[0-9]}} lse True> | rope Rope(start=0, columns=128, output=False) ('i32', (-1,))
+# CHECK-NEXT: <fa4 kernel rope_varlen_out sm_90a bf16 heads 32/8 head_dim 128 causal True varlen rope start 64 columns 64 output scale 0.0883883476483184{{[0-9]}} lse True> | rope Rope(start=64, columns=64, output=True) ('i32', (-1,))
+# CHECK-NEXT: <fa4 kernel varlen sm_90a bf16 heads 32/8 head_dim 128 causal True varlen scale 0.0883883476483184{{[0-9]}} lse True> | rope None None
+# CHECK-NEXT: packed positions: ('total_q',) errors []
+packed_problem = dict(problem, varlen=True)
+for label, extra in [("varlen", {}), ("varlen rope", dict(rope=(0, 128, False))),
+                     ("varlen rope output", dict(rope=(64, 64, True)))]:
+    print(f"{label}:", packed_kernels.find(**packed_problem, **extra).name)
+# CHECK-NEXT: varlen: varlen
+# CHECK-NEXT: varlen rope: rope_varlen
+# CHECK-NEXT: varlen rope output: rope_varlen_out
+try:
+    packed_kernels.find(**packed_problem, rope=(0, 64, False))
+except LookupError as err:
+    print("\n".join(line.strip() for line in str(err).splitlines()[1:]))
+# CHECK-NEXT: rope_varlen (rope_varlen.json): rope is start 0 columns 128, not start 0 columns 64
+# CHECK-NEXT: rope_varlen_out (rope_varlen_out.json): rope is start 64 columns 64 output, not start 0 columns 64
+# CHECK-NEXT: varlen (varlen.json): rope is none, not start 0 columns 64
+try:
+    packed_kernels.find(**problem, rope=(0, 128, False))
+except LookupError as err:
+    print("dense rope:", " | ".join(line.strip() for line in str(err).splitlines()[1:]))
+# CHECK-NEXT: dense rope: rope_varlen (rope_varlen.json): varlen is True, not False | rope_varlen_out (rope_varlen_out.json): varlen is True, not False; rope is start 64 columns 64 output, not start 0 columns 128 | varlen (varlen.json): varlen is True, not False; rope is none, not start 0 columns 128
+
+# Three sequences in 700 packed query rows; the table, P and the positions
+# are the last parameters.
+rope_varlen = next(k for k in packed_kernels if k.name == "rope_varlen")
+packed_operands = {"query": (0x10000000, (700, 32, 128), "bf16"),
+                   "key": (0x20000000, (900, 8, 128), "bf16"),
+                   "value": (0x30000000, (900, 8, 128), "bf16"),
+                   "output": (0x40000000, (700, 32, 128), "bf16"),
+                   "lse": (0x50000000, (32, 700), "f32"),
+                   "cu_seqlens_q": (0x60000000, (4,), "i32"),
+                   "cu_seqlens_k": (0x68000000, (4,), "i32"),
+                   "cos_sin": (0x80000000, (4096, 128), "f32"),
+                   "positions": (0x90000000, (700,), "i32")}
+print([f"{a.name}={a.value:#x}" if a.kind == "pointer" else f"{a.name}={a.value}"
+       for a in rope_varlen.arguments(packed_operands)[4:]])
+# CHECK-NEXT: ['sequence_bounds=4', 'total_q=700', 'total_kv=900', 'scale_log2=0.12751743{{[0-9]*}}', 'lse=0x50000000', 'cu_seqlens_q=0x60000000', 'cu_seqlens_k=0x68000000', 'output_rows=0x40000000', 'cos_sin=0x80000000', 'rope_positions=4096', 'positions=0x90000000']
+fake = FakeCuda()
+fake.capability, fake.sm_count = (9, 0), 132
+runtime.set_driver(fake)
+fake.kinds = [kind for _, kind, _ in rope_varlen.params]
+rope_varlen.launch(packed_operands, stream=0x5000)
+print(fake.launches[-1].split(", ")[-4:])
+runtime.set_driver(None)
+# CHECK-NEXT: ["'0x40000000'", "'0x80000000'", '4096', "'0x90000000']"]
+
+# Positions of a dense batch, or of another count of rows, are refused.
+for label, change in [
+        ("no positions", {"positions": None}),
+        ("positions [B, Sq]", {"positions": (0x90000000, (3, 300), "i32")}),
+        ("positions [total_q - 1]", {"positions": (0x90000000, (699,), "i32")}),
+        ("positions [total_k]", {"positions": (0x90000000, (900,), "i32")}),
+        ("positions strided", {"positions": (0x90000000, (700,), "i32", (2,))})]:
+    given = {name: value for name, value in dict(packed_operands, **change).items()
+             if value is not None}
+    try:
+        rope_varlen.arguments(given)
+        print(f"{label}: accepted")
+    except ValueError as err:
+        print(f"{label}: {err}")
+# CHECK-NEXT: no positions: kernel rope_varlen needs operand 'positions' (it was compiled with a rotary embedding: cos_sin f32 [positions, 128] and positions i32 [total_q])
+# CHECK-NEXT: positions [B, Sq]: positions: rank 2 (shape [3, 300]), kernel rope_varlen takes rank 1
+# CHECK-NEXT: positions [total_q - 1]: positions: shape [699], expected [total_q] = [700] (a position per packed query token)
+# CHECK-NEXT: positions [total_k]: positions: shape [900], expected [total_q] = [700] (a position per packed query token)
+# CHECK-NEXT: positions strided: positions: must be contiguous, got strides [2]

@@ -28,17 +28,19 @@ for path in sys.argv[1:]:
         print(kernel.arch, kernel.name, "varlen", kernel.varlen, "seqused_k",
               kernel.seqused_k, "params", [name for name, _, _ in kernel.params][4:],
               "agree with the PTX entry", ptx_types == ours)
-# CHECK: errors [] kernels 5
+# CHECK: errors [] kernels 6
 # CHECK-NEXT: sm_100a alibi_varlen_attention varlen True seqused_k False params ['sequence_bounds', 'total_q', 'total_kv', 'scale_log2', 'cu_seqlens_q', 'cu_seqlens_k', 'output_rows', 'capture0'] agree with the PTX entry True
 # CHECK-NEXT: sm_100a cached_prefill_attention varlen True seqused_k True params ['sequence_bounds', 'total_q', 'total_kv', 'scale_log2', 'score_cap', 'sink', 'cu_seqlens_q', 'cu_seqlens_k', 'seqused_k', 'output_rows'] agree with the PTX entry True
 # CHECK-NEXT: sm_100a causal_gqa_lse_attention varlen True seqused_k False params ['sequence_bounds', 'total_q', 'total_kv', 'scale_log2', 'lse', 'cu_seqlens_q', 'cu_seqlens_k', 'output_rows'] agree with the PTX entry True
 # CHECK-NEXT: sm_100a paged_cache_attention varlen True seqused_k False params ['sequence_bounds', 'total_q', 'seq_kv', 'scale_log2', 'lse', 'cu_seqlens_q', 'cu_seqlens_k', 'output_rows', 'page_table', 'max_pages'] agree with the PTX entry True
+# CHECK-NEXT: sm_100a varlen_rope_attention varlen True seqused_k False params ['sequence_bounds', 'total_q', 'total_kv', 'scale_log2', 'lse', 'cu_seqlens_q', 'cu_seqlens_k', 'output_rows', 'cos_sin', 'rope_positions', 'positions'] agree with the PTX entry True
 # CHECK-NEXT: sm_100a window_attention varlen True seqused_k False params ['sequence_bounds', 'total_q', 'total_kv', 'scale_log2', 'cu_seqlens_q', 'cu_seqlens_k', 'output_rows'] agree with the PTX entry True
-# CHECK-NEXT: errors [] kernels 5
+# CHECK-NEXT: errors [] kernels 6
 # CHECK-NEXT: sm_90a alibi_varlen_attention varlen True
 # CHECK-NEXT: sm_90a cached_prefill_attention varlen True seqused_k True {{.*}} agree with the PTX entry True
 # CHECK-NEXT: sm_90a causal_gqa_lse_attention varlen True seqused_k False {{.*}} agree with the PTX entry True
 # CHECK-NEXT: sm_90a paged_cache_attention varlen True seqused_k False {{.*}} agree with the PTX entry True
+# CHECK-NEXT: sm_90a varlen_rope_attention varlen True seqused_k False {{.*}} agree with the PTX entry True
 # CHECK-NEXT: sm_90a window_attention varlen True seqused_k False {{.*}} agree with the PTX entry True
 
 directory = runtime.KernelDirectory(sys.argv[1])

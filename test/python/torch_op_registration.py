@@ -92,7 +92,7 @@ for name, custom in registered.items():
     returns = ", ".join(SCHEMA_TYPES[t] for t in typing.get_args(signature.return_annotation))
     print(f"schema: {name}({arguments}) -> ({returns})")
 # CHECK: schema: fa4::attention(Tensor q, Tensor k, Tensor v, Tensor? sink, bool causal, float? scale, SymInt window_left, SymInt window_right, float softcap, bool return_lse, str? kernel_dir, Tensor? q_descale=None, Tensor? k_descale=None, Tensor? v_descale=None, ScalarType? out_dtype=None, Tensor? rope_cos_sin=None, Tensor? rope_positions=None, SymInt rope_start=0, bool rope_output=False) -> (Tensor, Tensor)
-# CHECK-NEXT: schema: fa4::attention_varlen(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, Tensor cu_seqlens_k, Tensor? seqused_k, Tensor? sink, bool causal, float? scale, SymInt window_left, SymInt window_right, float softcap, bool return_lse, str? kernel_dir, Tensor? q_descale=None, Tensor? k_descale=None, Tensor? v_descale=None, ScalarType? out_dtype=None, Tensor? page_table=None) -> (Tensor, Tensor)
+# CHECK-NEXT: schema: fa4::attention_varlen(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, Tensor cu_seqlens_k, Tensor? seqused_k, Tensor? sink, bool causal, float? scale, SymInt window_left, SymInt window_right, float softcap, bool return_lse, str? kernel_dir, Tensor? q_descale=None, Tensor? k_descale=None, Tensor? v_descale=None, ScalarType? out_dtype=None, Tensor? page_table=None, Tensor? rope_cos_sin=None, Tensor? rope_positions=None, SymInt rope_start=0, bool rope_output=False) -> (Tensor, Tensor)
 # CHECK-NEXT: schema: fa4::attention_with_kvcache(Tensor q, Tensor k_cache, Tensor v_cache, Tensor? cache_seqlens, Tensor? page_table, Tensor? sink, bool causal, float? scale, SymInt window_left, SymInt window_right, float softcap, bool return_lse, str? kernel_dir, SymInt num_splits, Tensor? q_descale=None, Tensor? k_descale=None, Tensor? v_descale=None, ScalarType? out_dtype=None, Tensor? rope_cos_sin=None, Tensor? rope_positions=None, SymInt rope_start=0, bool rope_output=False) -> (Tensor, Tensor)
 varlen_op = registered["fa4::attention_varlen"]
 print("varlen op:", varlen_op.mutates_args, varlen_op.device_types,
@@ -308,10 +308,13 @@ probes["dispatch modes"] = 0
 # CHECK-NEXT: fp8 through the op, none: 11 torch.bfloat16 [] fp8_descale
 
 # The rotary embedding: its four arguments after the FP8 ones (None where
-# the call has none), only where the call has one; the KV cache's op too.
+# the call has none), only where the call has one; the KV cache's op too,
+# and the packed sequences' after page_table (None), positions [total_q].
 torch_standin.write_kernel(TMP, "gqa_rope", "bf16", 4, 2, True, False, rope=(0, 64, False))
 torch_standin.write_kernel(TMP, "gqa_paged_rope", "bf16", 4, 2, True, False, seqused_k=True,
                            page_size=256, rope=(0, 64, False))
+torch_standin.write_kernel(TMP, "gqa_packed_rope", "bf16", 4, 2, True, False, varlen=True,
+                           rope=(0, 64, False))
 fa4.torch._directories.clear()
 rope_table, rope_positions = tensor((512, 64), torch.float32), tensor((2, 300), torch.int32)
 fake.kinds = [kind for _, kind, _ in runtime.KernelDirectory(TMP).find(
@@ -333,7 +336,20 @@ args = kvcache_op.calls[-1]
 names[id(steps)] = "positions"
 print("kvcache rope through the op:", len(args), [names.get(id(a), a) for a in args[14:]],
       fake.launches[-1].split(" grid")[0])
+fake.kinds = [kind for _, kind, _ in runtime.KernelDirectory(TMP).find(
+    "bf16", 4, 2, 64, causal=True, varlen=True, rope=(0, 64, False)).params]
+packed_positions = tensor((700,), torch.int32)
+fa4.torch.attention_varlen(*packed, *tables, causal=True, kernel_dir=TMP,
+                           rope_cos_sin=rope_table, rope_positions=packed_positions)
+args = varlen_op.calls[-1]
+names[id(packed_positions)] = "positions"
+print("varlen rope through the op:", len(args), [names.get(id(a), a) for a in args[14:]],
+      fake.launches[-1].split(" grid")[0])
+o, lse = varlen_op.fake(*args)
+print("varlen rope fake:", o.shape, lse.shape)
 probes["dispatch modes"] = 0
 # CHECK-NEXT: rope through the op: 19 [None, None, None, None, 'table', 'positions', 0, False] gqa_rope
 # CHECK-NEXT: kvcache rope through the op: 22 [None, None, None, None, 'table', 'positions', 0, False] gqa_paged_rope
+# CHECK-NEXT: varlen rope through the op: 23 [None, None, None, None, None, 'table', 'positions', 0, False] gqa_packed_rope
+# CHECK-NEXT: varlen rope fake: (700, 4, 64) (0,)
 runtime.set_driver(None)

@@ -110,6 +110,12 @@ def FA4Plan : Pass<"fa4-plan"> {
            "With a softcap: of every 16 scores, how many take tanh from an "
            "FMA polynomial where the warp's scaled scores lie within the cap "
            "(-1: choose)">,
+    Option<"softcapCeiling", "softcap-ceiling", "int64_t",
+           /*default=*/"-1",
+           "With a softcap: the largest cap in log2 units (softcap log2(e), "
+           "checked at launch) at which the softmax takes the cap as every "
+           "row's reference in place of the running maximum (0: never; at "
+           "most 48 for bf16, 7 for f16; -1: choose)">,
     Option<"pvSplit", "pv-split", "int64_t", /*default=*/"0",
            "Columns of P in the first of the two PV MMAs">,
     Option<"rescaleThreshold", "rescale-threshold", "int64_t",

@@ -145,6 +145,11 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
   Value negInf = f32(-std::numeric_limits<float>::infinity());
   Value zero = f32(0.0f), one = f32(1.0f);
   Value stageIndex = idx(stage);
+  // Under a usable score ceiling (a small softcap) the row's reference is
+  // the ceiling throughout: no row maximum, no rescale. The block loops are
+  // built once for each side of that run-time test, so that neither has a
+  // branch in its softmax.
+  ScoreStage::Ceiling ceiling = scoreStage.ceiling();
   SmallVector<int32_t> chunkColumns;
   for (int64_t i = 0; i < kChunk; ++i)
     chunkColumns.push_back(static_cast<int32_t>(i));
@@ -171,8 +176,8 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
     // One KV block of the online softmax: S from TMEM, the conditional
     // rescale, P into TMEM; (max, sum) in, (max, sum) out. Only blocks the
     // score stage may mask compare keys per element.
-    auto softmaxBlock = [&](Value n, Value rowMax, Value rowSum,
-                            bool masked) -> SmallVector<Value> {
+    auto softmaxBlock = [&](Value n, Value rowMax, Value rowSum, bool masked,
+                            bool underCeiling) -> SmallVector<Value> {
       Value k = add(base, n);
       ChannelWaitOp::create(b, s[stage], k);
       SmallVector<Value> scores;
@@ -192,7 +197,6 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
             *bound = vector::BroadcastOp::create(b, chunkIndexType, *bound);
         negInfChunk = vector::BroadcastOp::create(b, chunkType, negInf);
       }
-      Value tileMax = negInf;
       for (int64_t c = 0; c < chunks; ++c) {
         // The thread's row is one position and head; chunk c holds keys
         // firstKey + c kChunk + [0, kChunk).
@@ -220,24 +224,29 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
           scores[c] =
               scoreStage.maskScores(scores[c], column, visible, negInfChunk);
         }
-        tileMax = vector::ReductionOp::create(
-            b, vector::CombiningKind::MAXIMUMF, scores[c], tileMax);
       }
-      tileMax = arith::MulFOp::create(b, tileMax, outer);
-
       // Conditional rescale: the exponent reference moves only when the row
-      // max grew by more than the threshold (always from -inf).
-      Value newMax = arith::MaximumFOp::create(b, rowMax, tileMax);
-      Value growth = arith::SubFOp::create(b, newMax, rowMax);
-      Value rescale = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT,
-                                            growth, threshold);
-      Value ref = arith::SelectOp::create(b, rescale, newMax, rowMax);
-      // A row that has seen no key yet keeps -inf; exponentiate against 0.
-      Value noKeys =
-          arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, ref, negInf);
-      Value safeRef = arith::SelectOp::create(b, noKeys, zero, ref);
-      Value accScale = arith::SelectOp::create(
-          b, rescale, exp2(arith::SubFOp::create(b, rowMax, safeRef)), one);
+      // max grew by more than the threshold (always from -inf). Under the
+      // ceiling it stays.
+      Value ref = rowMax, safeRef = rowMax, accScale = one;
+      if (!underCeiling) {
+        Value tileMax = negInf;
+        for (Value chunk : scores)
+          tileMax = vector::ReductionOp::create(
+              b, vector::CombiningKind::MAXIMUMF, chunk, tileMax);
+        tileMax = arith::MulFOp::create(b, tileMax, outer);
+        Value newMax = arith::MaximumFOp::create(b, rowMax, tileMax);
+        Value growth = arith::SubFOp::create(b, newMax, rowMax);
+        Value rescale = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT,
+                                              growth, threshold);
+        ref = arith::SelectOp::create(b, rescale, newMax, rowMax);
+        // A row that has seen no key yet keeps -inf; exponentiate against 0.
+        Value noKeys =
+            arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, ref, negInf);
+        safeRef = arith::SelectOp::create(b, noKeys, zero, ref);
+        accScale = arith::SelectOp::create(
+            b, rescale, exp2(arith::SubFOp::create(b, rowMax, safeRef)), one);
+      }
 
       // The correction warpgroup rescales O by accScale.
       Value statsIndex = add(statsBase, n);
@@ -282,35 +291,53 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
     // The blocks the stage may mask before the window's unmasked ones (its
     // left bound), those, and the ones after (the causal diagonal, the
     // window's right bound, the key tail), counted from the tile's first.
-    auto blockLoop = [&](Value lower, Value upper, ValueRange init,
-                         bool masked) {
+    auto blockLoop = [&](Value lower, Value upper, ValueRange init, bool masked,
+                         bool underCeiling) {
       auto loop = scf::ForOp::create(b, lower, upper, idx(1), init);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
       scf::YieldOp::create(
           b, softmaxBlock(loop.getInductionVar(), loop.getRegionIterArg(0),
-                          loop.getRegionIterArg(1), masked));
+                          loop.getRegionIterArg(1), masked, underCeiling));
       return loop;
     };
     auto [begin, end] = scoreStage.unmaskedBlocks(
         firstRow, lastRow, KvBlocks{tile.firstBlock, tile.blocks});
     Value unmaskedBegin = arith::SubIOp::create(b, begin, tile.firstBlock);
     Value unmaskedEnd = arith::SubIOp::create(b, end, tile.firstBlock);
-    ValueRange init{negInf, zero};
-    scf::ForOp leading;
-    if (scoreStage.masksLeadingBlocks()) {
-      leading = blockLoop(idx(0), unmaskedBegin, init, true);
-      init = leading.getResults();
+    // The tile's blocks: the row's (max, sum).
+    auto blockLoops = [&](bool underCeiling) -> SmallVector<Value> {
+      SmallVector<Value> init = {underCeiling ? ceiling.bound : negInf, zero};
+      if (scoreStage.masksLeadingBlocks())
+        init = blockLoop(idx(0), unmaskedBegin, init, true, underCeiling)
+                   .getResults();
+      scf::ForOp interior =
+          blockLoop(unmaskedBegin, unmaskedEnd, init, false, underCeiling);
+      return blockLoop(unmaskedEnd, tile.blocks, interior.getResults(), true,
+                       underCeiling)
+          .getResults();
+    };
+    SmallVector<Value> rowTotals;
+    if (ceiling.bound) {
+      auto modeIf =
+          scf::IfOp::create(b, TypeRange{f32Type, f32Type}, ceiling.usable,
+                            /*addThenBlock=*/true,
+                            /*addElseBlock=*/true);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(modeIf.thenBlock());
+      scf::YieldOp::create(b, blockLoops(/*underCeiling=*/true));
+      b.setInsertionPointToStart(modeIf.elseBlock());
+      scf::YieldOp::create(b, blockLoops(/*underCeiling=*/false));
+      rowTotals = modeIf.getResults();
+    } else {
+      rowTotals = blockLoops(/*underCeiling=*/false);
     }
-    scf::ForOp interior = blockLoop(unmaskedBegin, unmaskedEnd, init, false);
-    scf::ForOp loop =
-        blockLoop(unmaskedEnd, tile.blocks, interior.getResults(), true);
     // The row sum and max for the epilogue.
     Value finalIndex = add(statsBase, tile.blocks);
     ChannelAcquireOp::create(b, stats[stage], finalIndex);
-    memref::StoreOp::create(b, loop.getResult(1), statsBuffer,
+    memref::StoreOp::create(b, rowTotals[1], statsBuffer,
                             ValueRange{stageIndex, idx(0), row});
-    memref::StoreOp::create(b, loop.getResult(0), statsBuffer,
+    memref::StoreOp::create(b, rowTotals[0], statsBuffer,
                             ValueRange{stageIndex, idx(1), row});
     ChannelCommitOp::create(b, stats[stage], finalIndex);
   });
@@ -414,9 +441,8 @@ void BlackwellPrefillRoles::buildCorrection() {
         kernel.storePartialLse(record, tile.split, rowMax, rowSum);
       }
       // RoPE: where the row's rotated columns of O start in the table.
-      Value tableRow = shape.ropeOutput
-                           ? kernel.ropeTableRowIfAny(tile, stage, row)
-                           : Value();
+      Value tableRow =
+          shape.ropeOutput ? kernel.ropeTableRow(tile, stage, row) : Value();
       for (int64_t c = 0; c < oChunks; ++c) {
         Value o = TmemLoadOp::create(b, chunkType, oRegion, c * kOChunk);
         tmemWait(/*load=*/true);

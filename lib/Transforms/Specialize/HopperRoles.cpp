@@ -183,6 +183,11 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
   Value negInf = f32(-std::numeric_limits<float>::infinity());
   Value zero = f32(0.0f), one = f32(1.0f);
   Value negInfS = vector::BroadcastOp::create(b, sType, negInf);
+  // Under a usable score ceiling (a small softcap) the rows' reference is
+  // the ceiling throughout: no row maxima, no rescale. The KV loop is built
+  // once for each side of that run-time test, so that neither has a branch
+  // in its softmax.
+  ScoreStage::Ceiling ceiling = scoreStage.ceiling();
   Value zeroO = vector::BroadcastOp::create(b, oType, zero);
 
   auto pType = VectorType::get({sCount}, shape.element);
@@ -263,7 +268,7 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
       Value max[2], sum[2], accScale[2], p;
     };
     auto softmax = [&](Value n, Value scores, ArrayRef<Value> rowMax,
-                       ArrayRef<Value> rowSum) {
+                       ArrayRef<Value> rowSum, bool underCeiling) {
       // The stage's transformed scores; only a block the stage masks for
       // some row of the Q tile compares keys per row.
       Value block = add(tile.firstBlock, n);
@@ -321,10 +326,16 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
       }
       transformed = maskIf.getResult(0);
 
-      // Per row, the same conditional rescale as sm_100a's softmax.
+      // Per row, the same conditional rescale as sm_100a's softmax; under
+      // the ceiling the reference stays and O keeps its scale.
       Softmax result;
       Value safeRef[2];
       for (int64_t r = 0; r < 2; ++r) {
+        if (underCeiling) {
+          result.max[r] = safeRef[r] = rowMax[r];
+          result.accScale[r] = one;
+          continue;
+        }
         Value tileMax = arith::MulFOp::create(
             b, rowReduce(transformed, r, vector::CombiningKind::MAXIMUMF), outer);
         Value newMax = arith::MaximumFOp::create(b, rowMax[r], tileMax);
@@ -362,87 +373,112 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
       return result;
     };
 
-    // Software-pipelined over KV blocks: while block n's softmax runs, the
-    // Tensor Cores compute S of block n and O += P V of block n - 1.
-    Value anyBlock = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
-                                           tile.blocks, idx(0));
-    auto blocksIf = scf::IfOp::create(
-        b, TypeRange{f32Type, f32Type, f32Type, f32Type, oType}, anyBlock,
-        /*addThenBlock=*/true, /*addElseBlock=*/true);
-    {
-      OpBuilder::InsertionGuard outer(b);
-      b.setInsertionPointToStart(blocksIf.thenBlock());
-      // Block 0: S, then its softmax; O starts at 0.
-      Value sAsync;
-      inTurn(idx(0), [&] { sAsync = issueScores(idx(0)); });
-      Value scores = WgmmaWaitOp::create(b, 0, ValueRange{sAsync}).getResult(0);
-      releaseKv(idx(0), 0);
-      Softmax head = softmax(idx(0), scores, {negInf, negInf}, {zero, zero});
-
-      auto loop =
-          scf::ForOp::create(b, idx(1), tile.blocks, idx(1),
-                             ValueRange{head.max[0], head.max[1], head.sum[0],
-                                        head.sum[1], zeroO, head.p});
+    // The tile's KV blocks: (row maxima, row sums, O).
+    Type blockTypes[] = {f32Type, f32Type, f32Type, f32Type, oType};
+    auto kvLoop = [&](bool underCeiling) -> SmallVector<Value> {
+      // Software-pipelined over KV blocks: while block n's softmax runs, the
+      // Tensor Cores compute S of block n and O += P V of block n - 1.
+      Value anyBlock = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
+                                             tile.blocks, idx(0));
+      auto blocksIf =
+          scf::IfOp::create(b, blockTypes, anyBlock,
+                            /*addThenBlock=*/true, /*addElseBlock=*/true);
       {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(loop.getBody());
-        Value n = loop.getInductionVar();
-        ValueRange carried = loop.getRegionIterArgs();
-        Value previous = arith::SubIOp::create(b, n, idx(1));
-        Value sAsync, oAsync;
-        inTurn(n, [&] {
-          sAsync = issueScores(n);
-          oAsync = issueProduct(previous, carried[5], carried[4]);
-        });
-        // The older group (S) is complete when at most one is pending.
-        Value s = WgmmaWaitOp::create(b, 1, ValueRange{sAsync}).getResult(0);
-        releaseKv(n, 0);
-        Softmax next =
-            softmax(n, s, {carried[0], carried[1]}, {carried[2], carried[3]});
-        // P of block n - 1 stays in its registers until the product read it.
-        auto waited = WgmmaWaitOp::create(b, 0, ValueRange{oAsync, carried[5]});
-        releaseKv(previous, 1);
-        // The conditional rescale of O, skipped by a warp none of whose
-        // rows rescales (most blocks past the first few): Dv / 2 FMULs per
-        // thread otherwise, a tenth of the consumer's issue slots at D 128.
-        Value rescaled = warpAny(arith::OrIOp::create(
-            b,
-            arith::CmpFOp::create(b, arith::CmpFPredicate::UNE,
-                                  next.accScale[0], one),
-            arith::CmpFOp::create(b, arith::CmpFPredicate::UNE,
-                                  next.accScale[1], one)));
-        auto rescaleIf = scf::IfOp::create(b, TypeRange{oType}, rescaled,
-                                           /*addThenBlock=*/true,
-                                           /*addElseBlock=*/true);
+        OpBuilder::InsertionGuard outer(b);
+        b.setInsertionPointToStart(blocksIf.thenBlock());
+        // Block 0: S, then its softmax; O starts at 0.
+        Value sAsync;
+        inTurn(idx(0), [&] { sAsync = issueScores(idx(0)); });
+        Value scores =
+            WgmmaWaitOp::create(b, 0, ValueRange{sAsync}).getResult(0);
+        releaseKv(idx(0), 0);
+        Value initialMax = underCeiling ? ceiling.bound : negInf;
+        Softmax head = softmax(idx(0), scores, {initialMax, initialMax},
+                               {zero, zero}, underCeiling);
+
+        auto loop =
+            scf::ForOp::create(b, idx(1), tile.blocks, idx(1),
+                               ValueRange{head.max[0], head.max[1], head.sum[0],
+                                          head.sum[1], zeroO, head.p});
         {
-          OpBuilder::InsertionGuard branch(b);
-          b.setInsertionPointToStart(rescaleIf.thenBlock());
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(loop.getBody());
+          Value n = loop.getInductionVar();
+          ValueRange carried = loop.getRegionIterArgs();
+          Value previous = arith::SubIOp::create(b, n, idx(1));
+          Value sAsync, oAsync;
+          inTurn(n, [&] {
+            sAsync = issueScores(n);
+            oAsync = issueProduct(previous, carried[5], carried[4]);
+          });
+          // The older group (S) is complete when at most one is pending.
+          Value s = WgmmaWaitOp::create(b, 1, ValueRange{sAsync}).getResult(0);
+          releaseKv(n, 0);
+          Softmax next = softmax(n, s, {carried[0], carried[1]},
+                                 {carried[2], carried[3]}, underCeiling);
+          // P of block n - 1 stays in its registers until the product read it.
+          auto waited =
+              WgmmaWaitOp::create(b, 0, ValueRange{oAsync, carried[5]});
+          releaseKv(previous, 1);
+          // The conditional rescale of O, skipped by a warp none of whose
+          // rows rescales (most blocks past the first few): Dv / 2 FMULs per
+          // thread otherwise, a tenth of the consumer's issue slots at D 128.
+          // Under the ceiling, never.
+          Value o = waited.getResult(0);
+          if (!underCeiling) {
+            Value rescaled = warpAny(arith::OrIOp::create(
+                b,
+                arith::CmpFOp::create(b, arith::CmpFPredicate::UNE,
+                                      next.accScale[0], one),
+                arith::CmpFOp::create(b, arith::CmpFPredicate::UNE,
+                                      next.accScale[1], one)));
+            auto rescaleIf = scf::IfOp::create(b, TypeRange{oType}, rescaled,
+                                               /*addThenBlock=*/true,
+                                               /*addElseBlock=*/true);
+            OpBuilder::InsertionGuard branch(b);
+            b.setInsertionPointToStart(rescaleIf.thenBlock());
+            scf::YieldOp::create(b,
+                                 ValueRange{arith::MulFOp::create(
+                                     b, o,
+                                     perRow(oSecondRow, oType, next.accScale[0],
+                                            next.accScale[1]))});
+            b.setInsertionPointToStart(rescaleIf.elseBlock());
+            scf::YieldOp::create(b, ValueRange{o});
+            o = rescaleIf.getResult(0);
+          }
           scf::YieldOp::create(b,
-                               ValueRange{arith::MulFOp::create(
-                                   b, waited.getResult(0),
-                                   perRow(oSecondRow, oType, next.accScale[0],
-                                          next.accScale[1]))});
-          b.setInsertionPointToStart(rescaleIf.elseBlock());
-          scf::YieldOp::create(b, ValueRange{waited.getResult(0)});
+                               ValueRange{next.max[0], next.max[1], next.sum[0],
+                                          next.sum[1], o, next.p});
         }
-        Value o = rescaleIf.getResult(0);
-        scf::YieldOp::create(b,
-                             ValueRange{next.max[0], next.max[1], next.sum[0],
-                                        next.sum[1], o, next.p});
+        // The last block's product.
+        Value last = arith::SubIOp::create(b, tile.blocks, idx(1));
+        Value p = loop.getResult(5), oAsync;
+        inTurn(tile.blocks,
+               [&] { oAsync = issueProduct(last, p, loop.getResult(4)); });
+        auto waited = WgmmaWaitOp::create(b, 0, ValueRange{oAsync, p});
+        releaseKv(last, 1);
+        scf::YieldOp::create(b, ValueRange{loop.getResult(0), loop.getResult(1),
+                                           loop.getResult(2), loop.getResult(3),
+                                           waited.getResult(0)});
+        // A tile without keys: O = 0, sums 0, maxima -inf.
+        b.setInsertionPointToStart(blocksIf.elseBlock());
+        scf::YieldOp::create(b, ValueRange{negInf, negInf, zero, zero, zeroO});
       }
-      // The last block's product.
-      Value last = arith::SubIOp::create(b, tile.blocks, idx(1));
-      Value p = loop.getResult(5), oAsync;
-      inTurn(tile.blocks,
-             [&] { oAsync = issueProduct(last, p, loop.getResult(4)); });
-      auto waited = WgmmaWaitOp::create(b, 0, ValueRange{oAsync, p});
-      releaseKv(last, 1);
-      scf::YieldOp::create(b, ValueRange{loop.getResult(0), loop.getResult(1),
-                                         loop.getResult(2), loop.getResult(3),
-                                         waited.getResult(0)});
-      // A tile without keys: O = 0, sums 0, maxima -inf.
-      b.setInsertionPointToStart(blocksIf.elseBlock());
-      scf::YieldOp::create(b, ValueRange{negInf, negInf, zero, zero, zeroO});
+      return blocksIf.getResults();
+    };
+    SmallVector<Value> blocks;
+    if (ceiling.bound) {
+      auto modeIf = scf::IfOp::create(b, blockTypes, ceiling.usable,
+                                      /*addThenBlock=*/true,
+                                      /*addElseBlock=*/true);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(modeIf.thenBlock());
+      scf::YieldOp::create(b, kvLoop(/*underCeiling=*/true));
+      b.setInsertionPointToStart(modeIf.elseBlock());
+      scf::YieldOp::create(b, kvLoop(/*underCeiling=*/false));
+      blocks = modeIf.getResults();
+    } else {
+      blocks = kvLoop(/*underCeiling=*/false);
     }
     // Every QK^T that read Q has completed.
     ChannelReleaseOp::create(b, q, qHandoff);
@@ -450,7 +486,7 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
     // Epilogue: the quad's sums, LSE, O / sum into the staging tile, at
     // coordinates built again rather than kept through the KV loop.
     const Tile done = kernel.epilogueTile(tile);
-    Value o = blocksIf.getResult(4);
+    Value o = blocks[4];
     RowTotals totals[2];
     // The rows' sink logits: one head for both where 8 rows hold whole
     // groups of packed heads.
@@ -463,13 +499,13 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
           8 % shape.pack == 0 ? sinks[0] : kernel.sinkLogit(done, rows[1]);
     }
     for (int64_t r = 0; r < 2; ++r) {
-      Value total = blocksIf.getResult(2 + r);
+      Value total = blocks[2 + r];
       for (int32_t offset : {1, 2})
         total = arith::AddFOp::create(
             b, total,
             gpu::ShuffleOp::create(b, total, offset, 32, gpu::ShuffleMode::XOR)
                 .getShuffleResult());
-      totals[r] = kernel.finishRow(sinks[r], blocksIf.getResult(r), total);
+      totals[r] = kernel.finishRow(sinks[r], blocks[r], total);
     }
     Value records[2], inside[2];
     Value handoff = add(mul(tile.ordinal, stages), stage);
@@ -499,7 +535,7 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
         auto rowIf = scf::IfOp::create(b, inside[r]);
         OpBuilder::InsertionGuard inner(b);
         b.setInsertionPointToStart(rowIf.thenBlock());
-        kernel.storePartialLse(records[r], done.split, blocksIf.getResult(r),
+        kernel.storePartialLse(records[r], done.split, blocks[r],
                                totals[r].sum);
       }
     }
@@ -585,15 +621,9 @@ Value HopperPrefillRoles::rotateOutputBack(const Tile &tile, int64_t stage,
         column >= shape.ropeStart + shape.ropeColumns)
       continue;
     int64_t r = wgmma::accumulatorRow(0, i) / 8;
-    Value pair =
-        vector::ShuffleOp::create(b, o, o, ArrayRef<int64_t>{i, i + 1});
-    Value back = kernel.rotatePairs(
-        pair, tableRows[r], add(firstPair, (column - shape.ropeStart) / 2),
-        /*inverse=*/true);
-    for (int64_t k = 0; k < 2; ++k)
-      rotated = vector::InsertOp::create(
-          b, vector::ExtractOp::create(b, back, ArrayRef<int64_t>{k}), rotated,
-          ArrayRef<int64_t>{i + k});
+    rotated =
+        kernel.rotateLanesBack(rotated, {i, i + 1}, tableRows[r],
+                               add(firstPair, (column - shape.ropeStart) / 2));
   }
   scf::YieldOp::create(b, ValueRange{rotated});
   b.setInsertionPointToStart(rotate.elseBlock());

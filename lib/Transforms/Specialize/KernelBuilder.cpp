@@ -181,7 +181,7 @@ gpu::GPUFuncOp KernelBuilder::build(gpu::GPUModuleOp module, StringRef name) {
   if (shape.workspaceSplit())
     arguments.append(2, LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1));
   // Rotary embedding: the [P, R] cos | sin table (f32), its rows P and the
-  // positions [B, Sq] (i32).
+  // positions [B, Sq] (i32; packed sequences: [Tq]).
   if (shape.rope()) {
     arguments.push_back(LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1));
     arguments.push_back(index);

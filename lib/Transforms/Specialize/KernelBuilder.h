@@ -259,12 +259,15 @@ public:
   /// Whether the table has rows (a run-time size; the kernel rotates
   /// nothing without).
   Value ropeTableHasRows();
-  /// ropeTableRow where the table has rows, else 0 (not read then).
-  Value ropeTableRowIfAny(const Tile &tile, int64_t stage, Value row);
   /// `values`, columns [column, column + n) of one row of O (f32), with
   /// the rotated columns among them rotated back by the angles of table
-  /// row `tableRow` (ropeTableRowIfAny) where the table has rows.
+  /// row `tableRow` (ropeTableRow) where the table has rows.
   Value rotateRowBack(Value values, int64_t column, Value tableRow);
+  /// `fragment` with its elements `lanes` (f32 (x, y) pairs, interleaved)
+  /// rotated back by the angles of pairs [firstPair, ...) of table row
+  /// `tableRow`.
+  Value rotateLanesBack(Value fragment, ArrayRef<int64_t> lanes, Value tableRow,
+                        Value firstPair);
   /// `pairs` (f32 (x, y) pairs, interleaved) rotated by the angles of
   /// pairs [firstPair, ...) of table row `tableRow` (ropeTableRow), or
   /// rotated back with `inverse`.

@@ -30,13 +30,16 @@ Value KernelBuilder::ropeTableRow(const Tile &tile, int64_t stage, Value row) {
                        div(row, shape.pack));
   Value last = arith::SubIOp::create(b, tile.seqQ, idx(1));
   position = arith::MinUIOp::create(b, position, last);
-  Value entry = add(mul(tile.batch, seqQ), position);
+  // positions[b, i] of a dense batch, the token's of packed sequences.
+  Value entry = tile.queryStart ? add(tile.queryStart, position)
+                                : add(mul(tile.batch, seqQ), position);
   Value address =
       LLVM::GEPOp::create(b, ropePositions.getType(), b.getI32Type(),
                           ropePositions, ValueRange{toI64(entry)});
   Value tokenPosition = arith::ExtSIOp::create(
       b, i64Type, LLVM::LoadOp::create(b, b.getI32Type(), address));
-  // Clamped into the table's rows (which the caller has checked are some).
+  // Clamped into the table's rows; 0 for a table without rows, which the
+  // callers then do not read (ropeTableHasRows).
   Value zero = arith::ConstantIntOp::create(b, i64Type, 0);
   Value lastRow = arith::SubIOp::create(
       b, toI64(ropeTableRows), arith::ConstantIntOp::create(b, i64Type, 1));
@@ -49,20 +52,6 @@ Value KernelBuilder::ropeTableRow(const Tile &tile, int64_t stage, Value row) {
 Value KernelBuilder::ropeTableHasRows() {
   return arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, ropeTableRows,
                                idx(0));
-}
-
-Value KernelBuilder::ropeTableRowIfAny(const Tile &tile, int64_t stage,
-                                       Value row) {
-  Type i64Type = b.getI64Type();
-  auto ifOp = scf::IfOp::create(b, TypeRange{i64Type}, ropeTableHasRows(),
-                                /*addThenBlock=*/true, /*addElseBlock=*/true);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(ifOp.thenBlock());
-  scf::YieldOp::create(b, ValueRange{ropeTableRow(tile, stage, row)});
-  b.setInsertionPointToStart(ifOp.elseBlock());
-  scf::YieldOp::create(b,
-                       ValueRange{arith::ConstantIntOp::create(b, i64Type, 0)});
-  return ifOp.getResult(0);
 }
 
 Value KernelBuilder::rotateRowBack(Value values, int64_t column,
@@ -84,19 +73,24 @@ Value KernelBuilder::rotateRowBack(Value values, int64_t column,
     SmallVector<int64_t> lanes;
     for (int64_t e = 0; e < 8; ++e)
       lanes.push_back(piece - column + e);
-    Value pairs = vector::ShuffleOp::create(b, values, values, lanes);
-    Value back =
-        rotatePairs(pairs, tableRow, idx((piece - shape.ropeStart) / 2),
-                    /*inverse=*/true);
-    for (int64_t e = 0; e < 8; ++e)
-      rotated = vector::InsertOp::create(
-          b, vector::ExtractOp::create(b, back, ArrayRef<int64_t>{e}), rotated,
-          ArrayRef<int64_t>{piece - column + e});
+    rotated = rotateLanesBack(rotated, lanes, tableRow,
+                              idx((piece - shape.ropeStart) / 2));
   }
   scf::YieldOp::create(b, ValueRange{rotated});
   b.setInsertionPointToStart(ifOp.elseBlock());
   scf::YieldOp::create(b, ValueRange{values});
   return ifOp.getResult(0);
+}
+
+Value KernelBuilder::rotateLanesBack(Value fragment, ArrayRef<int64_t> lanes,
+                                     Value tableRow, Value firstPair) {
+  Value pairs = vector::ShuffleOp::create(b, fragment, fragment, lanes);
+  Value back = rotatePairs(pairs, tableRow, firstPair, /*inverse=*/true);
+  for (auto [k, lane] : llvm::enumerate(lanes))
+    fragment = vector::InsertOp::create(
+        b, vector::ExtractOp::create(b, back, ArrayRef<int64_t>{int64_t(k)}),
+        fragment, ArrayRef<int64_t>{lane});
+  return fragment;
 }
 
 Value KernelBuilder::rotatePairs(Value pairs, Value tableRow, Value firstPair,

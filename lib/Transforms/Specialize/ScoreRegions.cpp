@@ -66,6 +66,11 @@ public:
                       : base->outerScale(descale);
   }
 
+  /// A mask only sets scores to -inf; a score region may yield any score.
+  Ceiling ceiling() override {
+    return hasScore() ? Ceiling() : base->ceiling();
+  }
+
   Value transform(Value scores, FragmentCoordsFn coordsFn,
                   Value descale) override;
 

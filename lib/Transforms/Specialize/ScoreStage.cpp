@@ -196,6 +196,19 @@ public:
     return arith::MulFOp::create(b, kernel.scaleLog2, kernel.softcap);
   }
 
+  /// The cap itself: tanh is at most 1, so no score exceeds B = scale c
+  /// (c the cap in raw-score units: B = c log2(e) for the op's softcap c),
+  /// and P = 2^(score - B) is at least 2^-2B. The plan's ceiling bounds B
+  /// where that floor keeps P's precision (fa4-plan: bf16 48, f16 7).
+  Ceiling ceiling() override {
+    if (!shape.softcapCeiling)
+      return {};
+    Value bound = outerScale(Value());
+    return {bound, arith::CmpFOp::create(
+                       b, arith::CmpFPredicate::OLE, bound,
+                       f32(static_cast<float>(shape.softcapCeiling)))};
+  }
+
 private:
   /// The hardware approximation (tanh.approx.f32, a MUFU op): the LLVM
   /// intrinsic with afn lowers to it. math.tanh would become a libdevice

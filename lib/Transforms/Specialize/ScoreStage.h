@@ -81,6 +81,16 @@ public:
   /// The factor (f32): the softmax scale times log2(e), times what the
   /// stage folds into it (the descale factor; softcap: the cap instead).
   virtual Value outerScale(Value descale);
+  /// A ceiling of every score in log2 units (`outerScale * transform`),
+  /// when the softmax may take it as each row's exponent reference in place
+  /// of the running maximum: no row maximum per block and never a rescale.
+  /// `usable` (i1, uniform over the kernel) says whether the ceiling is low
+  /// enough that 2^(score - bound) keeps P's precision; null values when
+  /// the stage bounds nothing.
+  struct Ceiling {
+    Value bound, usable;
+  };
+  virtual Ceiling ceiling() { return {}; }
   /// Which of the keys from `firstKey` on `row` sees.
   virtual VisibleKeys visibleKeys(const RowKeys &row, Value firstKey) = 0;
   /// `scores` with the elements the row does not see set to `masked` (a

@@ -186,8 +186,10 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
     return fail(p.store, "O must be the kernel's fourth argument");
   if (p.lse && !isTensor(p.lse.getDest(), 4))
     return fail(p.lse, "LSE must be the kernel's fifth argument");
-  if (p.sequence && p.sequence.getTensors().size() != (p.lse ? 5u : 4u))
-    return fail(p.sequence, "it must view Q, K, V, O and LSE where stored");
+  if (p.sequence && p.sequence.getTensors().size() !=
+                        4u + (p.lse ? 1 : 0) + (p.queryRope ? 1 : 0))
+    return fail(p.sequence, "it must view Q, K, V, O, LSE where stored and "
+                            "the positions where rotated");
   unsigned firstDescale = 4 + (p.lse ? 1 : 0) + (p.sink ? 1 : 0);
   unsigned firstTable = firstDescale + (p.descale ? 3 : 0);
   unsigned firstCapture = firstTable;
@@ -218,9 +220,15 @@ FailureOr<TiledProgram> specialize::recognize(gpu::GPUFuncOp kernel) {
     firstCapture = next;
   }
   if (p.queryRope) {
-    // The rotary table and the positions follow the tables.
-    if (!isArgument(p.queryRope.getCosSin(), firstCapture) ||
-        !isArgument(p.queryRope.getPositions(), firstCapture + 1) ||
+    // The rotary table and the positions follow the tables; packed
+    // sequences' positions are viewed like Q.
+    Value positions = p.queryRope.getPositions();
+    bool positionsOk =
+        p.sequence
+            ? positions == p.sequence.getViews().back() &&
+                  isArgument(p.sequence.getTensors().back(), firstCapture + 1)
+            : isArgument(positions, firstCapture + 1);
+    if (!isArgument(p.queryRope.getCosSin(), firstCapture) || !positionsOk ||
         (p.outputRope &&
          (p.outputRope.getCosSin() != p.queryRope.getCosSin() ||
           p.outputRope.getPositions() != p.queryRope.getPositions() ||
@@ -624,6 +632,9 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
       plan.getSplitCombine(), plan.getOperandBytes(),
       p.softcap && p.softcap.getPolynomial() > 0
           ? std::optional<int64_t>(p.softcap.getPolynomial())
+          : std::nullopt,
+      p.softcap && p.softcap.getCeiling() > 0
+          ? std::optional<int64_t>(p.softcap.getCeiling())
           : std::nullopt);
   if (!shape.plan)
     return failure();
@@ -641,6 +652,7 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
   if (p.softcap) {
     shape.softcap = p.softcap.getCap().convertToDouble();
     shape.tanhOnFma = p.softcap.getPolynomial();
+    shape.softcapCeiling = p.softcap.getCeiling();
   }
   shape.lse = static_cast<bool>(p.lse);
   shape.varlen = static_cast<bool>(p.sequence);
@@ -673,12 +685,14 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
   shape.rescaleThreshold = p.softmax.getThreshold();
   shape.emulatedExp2 = p.softmax.getEmulated();
   if (p.queryRope) {
-    // Rotated where TMA put Q, from contiguous tables of a dense batch.
+    // Rotated where TMA put Q, from contiguous tables: packed sequences'
+    // positions are the packed [Tq] tensor the sequence views.
     MemRefType table = p.queryRope.getCosSin().getType();
-    MemRefType positions = p.queryRope.getPositions().getType();
-    if (shape.varlen || fp8)
-      return kernel.emitOpError()
-             << "fa4-specialize rotates 16-bit Q of a dense batch only";
+    MemRefType positions =
+        p.sequence ? cast<MemRefType>(p.sequence.getTensors().back().getType())
+                   : p.queryRope.getPositions().getType();
+    if (fp8)
+      return kernel.emitOpError() << "fa4-specialize rotates 16-bit Q only";
     if (!table.getLayout().isIdentity() || !positions.getLayout().isIdentity())
       return kernel.emitOpError() << "fa4-specialize reads the rotary table "
                                      "and positions from contiguous tensors";

@@ -77,6 +77,10 @@ struct KernelShape {
   /// With a softcap: of every 16 scores, how many take the FMA polynomial
   /// tanh where the warp's scores lie within the cap.
   int64_t tanhOnFma = 0;
+  /// With a softcap: the largest cap in log2 units at which the softmax
+  /// takes it as the rows' reference (0: never; fa4.tile.softcap's
+  /// ceiling).
+  int64_t softcapCeiling = 0;
   int64_t rescaleThreshold, emulatedExp2;
   /// The tiled program's score and mask regions, inlined by the score
   /// stage (null without); the tensors they read, kernel arguments after

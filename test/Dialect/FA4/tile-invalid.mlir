@@ -152,6 +152,22 @@ func.func @softcap_polynomial_negative(%s: tensor<128x128xf32>) {
 
 // -----
 
+func.func @softcap_ceiling(%s: tensor<128x128xf32>) {
+  // expected-error @+1 {{ceiling must be in [0, 48] (log2 units; 0: never), got 49}}
+  %c = fa4.tile.softcap %s cap 30.0 ceiling 49 : tensor<128x128xf32>
+  return
+}
+
+// -----
+
+func.func @softcap_ceiling_negative(%s: tensor<128x128xf32>) {
+  // expected-error @+1 {{ceiling must be in [0, 48] (log2 units; 0: never), got -1}}
+  %c = fa4.tile.softcap %s cap 30.0 ceiling -1 : tensor<128x128xf32>
+  return
+}
+
+// -----
+
 func.func @softcap_rank(%s: tensor<128xf32>) {
   // expected-error @+1 {{scores must be a static 2-D tile, got 'tensor<128xf32>'}}
   %c = fa4.tile.softcap %s cap 1.0 : tensor<128xf32>
@@ -302,7 +318,7 @@ func.func @modify_yield(%s: tensor<128x128xf32>, %i: index) {
 // -----
 
 func.func @sequence_count(%b: index, %c: memref<?xi32>, %q: memref<?x8x64xf16>) {
-  // expected-error @+1 {{views Q, K, V, O and optionally LSE, got 2 tensors}}
+  // expected-error @+1 {{views Q, K, V, O and optionally LSE and the positions, got 2 tensors}}
   %v:2 = fa4.tile.sequence %b of %c, %c : memref<?xi32>, memref<?xi32> (%q, %q : memref<?x8x64xf16>, memref<?x8x64xf16>) -> memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>
   return
 }
@@ -329,6 +345,23 @@ func.func @sequence_paged_view(%b: index, %c: memref<?xi32>, %q: memref<?x8x64xf
 func.func @sequence_view(%b: index, %c: memref<?xi32>, %q: memref<?x8x64xf16>) {
   // expected-error @+1 {{view #3 must be 'memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>', got 'memref<1x?x8x64xf16>'}}
   %v:4 = fa4.tile.sequence %b of %c, %c : memref<?xi32>, memref<?xi32> (%q, %q, %q, %q : memref<?x8x64xf16>, memref<?x8x64xf16>, memref<?x8x64xf16>, memref<?x8x64xf16>) -> memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x?x8x64xf16>
+  return
+}
+
+// -----
+
+// The positions of a rotary embedding: [Tq] in i32, after LSE.
+func.func @sequence_positions(%b: index, %c: memref<?xi32>, %q: memref<?x8x64xf16>, %p: memref<?xf16>) {
+  // expected-error @+1 {{tensor #4 must be the positions [Tq] in i32, got 'memref<?xf16>'}}
+  %v:5 = fa4.tile.sequence %b of %c, %c : memref<?xi32>, memref<?xi32> (%q, %q, %q, %q, %p : memref<?x8x64xf16>, memref<?x8x64xf16>, memref<?x8x64xf16>, memref<?x8x64xf16>, memref<?xf16>) -> memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x?xf16, strided<[?, 1], offset: ?>>
+  return
+}
+
+// -----
+
+func.func @sequence_positions_order(%b: index, %c: memref<?xi32>, %q: memref<?x8x64xf16>, %p: memref<?xi32>, %l: memref<8x?xf32>) {
+  // expected-error @+1 {{views at most one tensor after LSE (the positions)}}
+  %v:6 = fa4.tile.sequence %b of %c, %c : memref<?xi32>, memref<?xi32> (%q, %q, %q, %q, %p, %l : memref<?x8x64xf16>, memref<?x8x64xf16>, memref<?x8x64xf16>, memref<?x8x64xf16>, memref<?xi32>, memref<8x?xf32>) -> memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x?x8x64xf16, strided<[?, 512, 64, 1], offset: ?>>, memref<1x?xi32, strided<[?, 1], offset: ?>>, memref<1x8x?xf32, strided<[?, ?, 1], offset: ?>>
   return
 }
 

@@ -22,6 +22,13 @@ func.func @tiles(%q: memref<?x?x8x64xf16>, %k: memref<?x?x2x64xf16>,
   %cap0 = fa4.tile.softcap %s cap 566.0 polynomial 0 : tensor<128x128xf32>
   // CHECK: fa4.tile.softcap %[[S]] cap 5.660000e+02 polynomial 8 : tensor<128x128xf32>
   %cap8 = fa4.tile.softcap %s cap 566.0 polynomial 8 : tensor<128x128xf32>
+  // Likewise the ceiling (0: never).
+  // CHECK: fa4.tile.softcap %[[S]] cap 5.660000e+02 ceiling 48 : tensor<128x128xf32>
+  %ceil = fa4.tile.softcap %s cap 566.0 ceiling 48 : tensor<128x128xf32>
+  // CHECK: fa4.tile.softcap %[[S]] cap 5.660000e+02 polynomial 4 ceiling 7 : tensor<128x128xf32>
+  %both = fa4.tile.softcap %s cap 566.0 polynomial 4 ceiling 7 : tensor<128x128xf32>
+  // CHECK: fa4.tile.softcap %[[S]] cap 5.660000e+02 : tensor<128x128xf32>
+  %ceil0 = fa4.tile.softcap %s cap 566.0 ceiling 0 : tensor<128x128xf32>
   // CHECK: fa4.tile.mask %[[CAP]] rows %[[P]] keys %{{.*}} lengths (%{{.*}}, %{{.*}}) heads 4 causal window [4095, 0] : tensor<128x128xf32>
   %w = fa4.tile.mask %cap rows %pos keys %n lengths (%sq, %skv) heads 4 causal window [4095, 0] : tensor<128x128xf32>
   // CHECK: fa4.tile.modify %[[S]] at [%[[B]], %[[H]], %[[P]], %{{.*}}] heads 4 scale 1.250000e-01 captures(%{{.*}} : memref<8xf32>) score {

@@ -283,8 +283,9 @@ def write_kernel(directory, name, element, heads_q, heads_kv, causal, lse, sink=
     writes a plan with that many Q stages (None: no plan), `query_rows`
     the grid's query rows per CTA; `rope` (start, columns, output) a
     rotary embedding of Q: the operands cos_sin [?, columns] f32 and
-    positions [?, ?] i32 last, their params (cos_sin, rope_positions,
-    positions) after the others, the manifest's `rope` entry."""
+    positions [?, ?] i32 ([?] with `varlen`: a position per packed query
+    row) last, their params (cos_sin, rope_positions, positions) after the
+    others, the manifest's `rope` entry."""
     rows = [-1] if varlen else [-1, -1]
     # Paged K/V (of a dense batch or packed sequences): [pages, page_size].
     kv_rows = [-1, page_size] if page_size else rows
@@ -356,7 +357,7 @@ def write_kernel(directory, name, element, heads_q, heads_kv, causal, lse, sink=
     if rope:
         start, columns, rotate_output = rope
         operands += [{"name": "cos_sin", "element": "f32", "shape": [-1, columns]},
-                     {"name": "positions", "element": "i32", "shape": [-1, -1]}]
+                     {"name": "positions", "element": "i32", "shape": rows}]
         params += [{"kind": "pointer", "name": "cos_sin", "source": "cos_sin.data"},
                    {"kind": "i32", "name": "rope_positions", "source": "cos_sin.shape[0]"},
                    {"kind": "pointer", "name": "positions", "source": "positions.data"}]

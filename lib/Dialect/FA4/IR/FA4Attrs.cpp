@@ -112,16 +112,15 @@ verifyHopperFields(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-LogicalResult
-PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, Arch arch,
-                 int64_t blockM, int64_t blockN, int64_t headDim,
-                 std::optional<int64_t> headDimV, int64_t qStages,
-                 int64_t kvStages, int64_t gqaPack, Scheduler scheduler,
-                 int64_t softmaxRegs, int64_t correctionRegs,
-                 int64_t producerRegs, int64_t emulatedExp2, int64_t pvSplit,
-                 int64_t rescaleThreshold, std::optional<int64_t> kvSplits,
-                 SplitCombine splitCombine, std::optional<int64_t> operandBytes,
-                 std::optional<int64_t> polynomialTanh) {
+LogicalResult PlanAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, Arch arch, int64_t blockM,
+    int64_t blockN, int64_t headDim, std::optional<int64_t> headDimV,
+    int64_t qStages, int64_t kvStages, int64_t gqaPack, Scheduler scheduler,
+    int64_t softmaxRegs, int64_t correctionRegs, int64_t producerRegs,
+    int64_t emulatedExp2, int64_t pvSplit, int64_t rescaleThreshold,
+    std::optional<int64_t> kvSplits, SplitCombine splitCombine,
+    std::optional<int64_t> operandBytes, std::optional<int64_t> polynomialTanh,
+    std::optional<int64_t> softcapCeiling) {
   // Every parameter is bounded before the resource formulas below use it,
   // so that they cannot overflow.
   bool hopper = arch == Arch::sm_90a;
@@ -182,6 +181,14 @@ PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, Arch arch,
   if (polynomialTanh && (*polynomialTanh < 0 || *polynomialTanh > 16))
     return emitError() << "polynomialTanh must be in [0, 16], got "
                        << *polynomialTanh;
+  if (softcapCeiling &&
+      (*softcapCeiling < 1 || *softcapCeiling > limits::kMaxSoftcapCeiling))
+    return emitError() << "softcapCeiling must be in [1, "
+                       << limits::kMaxSoftcapCeiling << "], got "
+                       << *softcapCeiling;
+  if (softcapCeiling && operandBytes)
+    return emitError() << "softcapCeiling does not apply to FP8 operands "
+                          "(e4m3 P's normals end at 2^-6)";
   // The softmax writes P in 32-column fragments; the first PV MMA takes a
   // whole number of them.
   if (!hopper && (pvSplit <= 0 || pvSplit >= blockN || pvSplit % 32 != 0))

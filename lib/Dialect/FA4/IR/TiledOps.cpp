@@ -98,20 +98,25 @@ MemRefType TileSequenceOp::getViewType(MemRefType tensor, bool lse) {
                          tensor.getMemorySpace());
 }
 
+bool TileSequenceOp::isLse(TypeRange tensors, unsigned index) {
+  return index == 4 && cast<MemRefType>(tensors[index]).getElementType().isF32();
+}
+
 void TileSequenceOp::build(OpBuilder &builder, OperationState &state,
                            Value sequence, Value cuSeqlensQ, Value cuSeqlensK,
                            Value sequsedK, ValueRange tensors) {
   SmallVector<Type> views;
   for (auto [index, tensor] : llvm::enumerate(tensors))
-    views.push_back(
-        getViewType(cast<MemRefType>(tensor.getType()), index == 4));
+    views.push_back(getViewType(cast<MemRefType>(tensor.getType()),
+                                isLse(tensors.getTypes(), index)));
   build(builder, state, views, sequence, cuSeqlensQ, cuSeqlensK, sequsedK,
         tensors);
 }
 
 LogicalResult TileSequenceOp::verify() {
-  if (getTensors().size() != 4 && getTensors().size() != 5)
-    return emitOpError() << "views Q, K, V, O and optionally LSE, got "
+  if (getTensors().size() < 4 || getTensors().size() > 6)
+    return emitOpError() << "views Q, K, V, O and optionally LSE and the "
+                            "positions, got "
                          << getTensors().size() << " tensors";
   if (getViews().size() != getTensors().size())
     return emitOpError() << "has one view per tensor, got "
@@ -122,19 +127,27 @@ LogicalResult TileSequenceOp::verify() {
   bool fp8 = isa<Float8E4M3FNType>(queryElement);
   for (auto [index, tensor, view] :
        llvm::enumerate(getTensors(), getViews())) {
-    bool lse = index == 4;
+    bool lse = isLse(getTensors().getTypes(), index);
+    // The positions come last, after LSE where there is one.
+    bool positions = index >= 4 && !lse;
+    if (index == 5 && !isLse(getTensors().getTypes(), 4))
+      return emitOpError() << "views at most one tensor after LSE (the "
+                              "positions)";
     // FP8: O is written in 16 bits.
     bool fp8Output = fp8 && index == 3;
     auto type = cast<MemRefType>(tensor.getType());
     Type element = type.getElementType();
     bool elementOk = lse         ? element.isF32()
+                     : positions ? element.isInteger(32)
                      : fp8Output ? element.isF16() || element.isBF16()
                                  : element == queryElement;
     // K and V may be a paged cache, which the sequences share.
     bool pagedOk = (index == 1 || index == 2) && type.getRank() == 4;
-    if ((type.getRank() != (lse ? 2 : 3) && !pagedOk) || !elementOk)
+    int64_t rank = lse ? 2 : positions ? 1 : 3;
+    if ((type.getRank() != rank && !pagedOk) || !elementOk)
       return emitOpError() << "tensor #" << index << " must be "
                            << (lse         ? "[H, Tq] in f32"
+                               : positions ? "the positions [Tq] in i32"
                                : fp8Output ? "[T, H, D] in f16 or bf16 (O of "
                                              "FP8 operands)"
                                : index == 1 || index == 2
@@ -293,6 +306,11 @@ LogicalResult TileSoftcapOp::verify() {
     return emitOpError() << "polynomial must be in [0, 16] (scores of every "
                             "16), got "
                          << polynomial;
+  int64_t ceiling = getCeiling();
+  if (ceiling < 0 || ceiling > limits::kMaxSoftcapCeiling)
+    return emitOpError() << "ceiling must be in [0, "
+                         << limits::kMaxSoftcapCeiling
+                         << "] (log2 units; 0: never), got " << ceiling;
   return success();
 }
 

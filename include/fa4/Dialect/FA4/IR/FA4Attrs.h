@@ -56,6 +56,11 @@ constexpr int64_t kMaxKvSplits = 64;
 constexpr int64_t kMaxClusterCtas = 8;
 constexpr int64_t kMaxKvStages = 16;
 constexpr int64_t kMaxRescaleThreshold = 64;
+/// The largest softcap ceiling (log2 units): P = 2^(s - B) >= 2^-2B = 2^-96
+/// leaves bf16 P normal and O's f32 accumulator 30 binades for V.
+constexpr int64_t kMaxSoftcapCeiling = 48;
+/// The largest ceiling for f16 P: 2^-14 is f16's smallest normal.
+constexpr int64_t kMaxF16SoftcapCeiling = 7;
 /// FP8: P is rounded to e4m3, whose largest finite value is 448 < 2^9.
 constexpr int64_t kMaxFp8RescaleThreshold = 8;
 /// FP8: a paged cache's fewest keys per page. A key-major V box is 128

@@ -138,6 +138,7 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     | `splitCombine` | with `kvSplits` > 1, where the splits' partial rows meet: `workspace` (absent; a global buffer, the last split to finish combines) or `cluster` (the splits are the CTAs of one thread-block cluster and combine over distributed shared memory, each CTA a share of the rows) |
     | `operandBytes` | bytes per element of Q, K and V: absent for 16-bit (f16, bf16), 1 for FP8 (e4m3, sm_90a: `blockN` 128 and `rescaleThreshold` at most 8, so that P below 2^8 stays within e4m3's 448) |
     | `polynomialTanh` | with a softcap: of every 16 scores, how many take tanh from an FMA polynomial instead of MUFU `tanh.approx`, in warps whose scores all lie within the cap (absent: 0; up to 8 spill nothing on either target, more spill at sm_90a's 128-key blocks) |
+    | `softcapCeiling` | with a softcap: the largest cap in log2 units, `B = softcap log2(e)` (a launch argument), at which the softmax takes `B` as every row's exponent reference in place of the running maximum: no row maximum per KV block, no rescale of O (absent: never; at most 48 for bf16, 7 for f16, as P = 2^(s - B) >= 2^-2B must stay a normal number with room in O's f32 accumulator; not with FP8) |
 
     On `sm_90a` (FlashAttention-3 structure) a Q stage is the 64-row tile of
     one consumer warpgroup (`blockM = 64`), `softmaxRegs` is the consumers'
@@ -153,7 +154,7 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     `kvStages` 2 to 16, `gqaPack` a divisor of `blockM`, register budgets
     multiples of 8 in [24, 256], `emulatedExp2` 0 to 16, `pvSplit` a
     multiple of 32 below `blockN` on sm_100a (whole 32-column P fragments),
-    `rescaleThreshold` 0 to 64, `polynomialTanh` 0 to 16, `kvSplits` 1 to 64 and with more than one
+    `rescaleThreshold` 0 to 64, `polynomialTanh` 0 to 16, `softcapCeiling` 1 to 48, `kvSplits` 1 to 64 and with more than one
     split the `linear` or `lpt` scheduler; `fa4-specialize` builds every plan within
     these ranges. It then checks what the plan asks of one SM: registers
     (`128 x (qStages x softmaxRegs + correctionRegs + producerRegs)` within
@@ -195,7 +196,8 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     DefaultValuedParameter<"::mlir::fa4::SplitCombine",
                            "::mlir::fa4::SplitCombine::workspace">:$splitCombine,
     OptionalParameter<"std::optional<int64_t>">:$operandBytes,
-    OptionalParameter<"std::optional<int64_t>">:$polynomialTanh
+    OptionalParameter<"std::optional<int64_t>">:$polynomialTanh,
+    OptionalParameter<"std::optional<int64_t>">:$softcapCeiling
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
@@ -225,6 +227,8 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     }
     /// Of every 16 capped scores, how many take the FMA polynomial tanh.
     int64_t getTanhOnFma() const { return getPolynomialTanh().value_or(0); }
+    /// The softcap ceiling in log2 units (0: the running maximum only).
+    int64_t getCeiling() const { return getSoftcapCeiling().value_or(0); }
     /// Bytes per element of Q, K and V (2: 16-bit, 1: FP8).
     int64_t getElementBytes() const { return getOperandBytes().value_or(2); }
     /// Whether Q, K and V are FP8 (e4m3).

@@ -447,6 +447,8 @@ def FA4_TileSequenceOp : FA4_Op<"tile.sequence", [AttrSizedOperandSegments]> {
       `cu_seqlens_k[b + 1]`, as `[1, Skv_b, H, D]`;
     - `lse` (optional, `[H, Tq]`): columns `[cu_seqlens_q[b],
       cu_seqlens_q[b + 1])` as `[1, H, Sq_b]`;
+    - `positions` (optional, a rotary embedding's `[Tq]` i32, after LSE):
+      entries `[cu_seqlens_q[b], cu_seqlens_q[b + 1])` as `[1, Sq_b]`;
     - a paged `key` and `value` (`[pages, P, H, D]`, shared by the
       sequences): unchanged; `fa4.tile.keys` counts the sequence's keys and
       `fa4.tile.load` reads them through the page table.
@@ -487,6 +489,9 @@ def FA4_TileSequenceOp : FA4_Op<"tile.sequence", [AttrSizedOperandSegments]> {
     /// The view type of packed `tensor` (row-major strides kept, the batch
     /// of one and the sequence length dynamic); `lse` for [H, Tq].
     static MemRefType getViewType(MemRefType tensor, bool lse);
+    /// Whether tensor `index` of `tensors` is LSE (the f32 one after O; the
+    /// others are Q, K, V, O and the positions).
+    static bool isLse(TypeRange tensors, unsigned index);
   }];
   let hasVerifier = 1;
 }
@@ -662,21 +667,35 @@ def FA4_TileSoftcapOp : FA4_Op<"tile.softcap", [Pure,
     polynomial moves work from the MUFU unit, which the softmax's
     exponentials already load, to the FMA pipe.
 
+    `ceiling` (0 to 48, default 0: never; the plan's `softcapCeiling`) lets
+    the softmax after it take the cap in log2 units, `B = scale_log2 * cap`
+    (both launch arguments), as every row's exponent reference wherever `B
+    <= ceiling`: no capped score exceeds `B`, so no row maximum is taken
+    per KV block and O is never rescaled; past it the kernel keeps the
+    running maximum. P then lies in [2^-2B, 1], which the ceiling keeps a
+    normal number of P's type (bf16 48, f16 7).
+
     ```mlir
     %c = fa4.tile.softcap %s cap 566.0 : tensor<128x128xf32>
     %d = fa4.tile.softcap %s cap 566.0 polynomial 8 : tensor<128x128xf32>
+    %e = fa4.tile.softcap %s cap 339.4 ceiling 48 : tensor<64x128xf32>
     ```
 
     PTX: after `fa4-specialize`, `tanh.approx.f32` between two multiplies
     per score in the softmax warpgroup; with `polynomial`, the fragment's
     `max.f32`/`min.f32`, a `vote.sync.any` and, in warps within the cap,
-    `y + y^3 p(y^2)` in `mul.f32`/`fma.rn.f32` for those scores.
+    `y + y^3 p(y^2)` in `mul.f32`/`fma.rn.f32` for those scores. With
+    `ceiling`, one `setp.le.f32` of `B` per warpgroup and a branch between
+    two copies of the KV loop, the one under the ceiling without the row
+    maximum's `max.f32`/`shfl.sync.bfly` and O's rescale.
   }];
   let arguments = (ins FA4_TileF32:$scores, F64Attr:$cap,
-                       DefaultValuedAttr<I64Attr, "0">:$polynomial);
+                       DefaultValuedAttr<I64Attr, "0">:$polynomial,
+                       DefaultValuedAttr<I64Attr, "0">:$ceiling);
   let results = (outs FA4_TileF32:$result);
   let assemblyFormat = [{
-    $scores `cap` $cap (`polynomial` $polynomial^)? attr-dict `:` type($scores)
+    $scores `cap` $cap (`polynomial` $polynomial^)? (`ceiling` $ceiling^)?
+    attr-dict `:` type($scores)
   }];
   let hasVerifier = 1;
 }
