@@ -306,8 +306,9 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
     Value unmaskedBegin = arith::SubIOp::create(b, begin, tile.firstBlock);
     Value unmaskedEnd = arith::SubIOp::create(b, end, tile.firstBlock);
     // The tile's blocks: the row's (max, sum).
-    auto blockLoops = [&](bool underCeiling) -> SmallVector<Value> {
-      SmallVector<Value> init = {underCeiling ? ceiling.bound : negInf, zero};
+    auto blockLoops = [&](Value reference) -> SmallVector<Value> {
+      bool underCeiling = static_cast<bool>(reference);
+      SmallVector<Value> init = {underCeiling ? reference : negInf, zero};
       if (scoreStage.masksLeadingBlocks())
         init = blockLoop(idx(0), unmaskedBegin, init, true, underCeiling)
                    .getResults();
@@ -317,21 +318,8 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
                        underCeiling)
           .getResults();
     };
-    SmallVector<Value> rowTotals;
-    if (ceiling.bound) {
-      auto modeIf =
-          scf::IfOp::create(b, TypeRange{f32Type, f32Type}, ceiling.usable,
-                            /*addThenBlock=*/true,
-                            /*addElseBlock=*/true);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(modeIf.thenBlock());
-      scf::YieldOp::create(b, blockLoops(/*underCeiling=*/true));
-      b.setInsertionPointToStart(modeIf.elseBlock());
-      scf::YieldOp::create(b, blockLoops(/*underCeiling=*/false));
-      rowTotals = modeIf.getResults();
-    } else {
-      rowTotals = blockLoops(/*underCeiling=*/false);
-    }
+    SmallVector<Value> rowTotals =
+        ceiling.onEachSide(b, TypeRange{f32Type, f32Type}, blockLoops);
     // The row sum and max for the epilogue.
     Value finalIndex = add(statsBase, tile.blocks);
     ChannelAcquireOp::create(b, stats[stage], finalIndex);

@@ -375,7 +375,8 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
 
     // The tile's KV blocks: (row maxima, row sums, O).
     Type blockTypes[] = {f32Type, f32Type, f32Type, f32Type, oType};
-    auto kvLoop = [&](bool underCeiling) -> SmallVector<Value> {
+    auto kvLoop = [&](Value reference) -> SmallVector<Value> {
+      bool underCeiling = static_cast<bool>(reference);
       // Software-pipelined over KV blocks: while block n's softmax runs, the
       // Tensor Cores compute S of block n and O += P V of block n - 1.
       Value anyBlock = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
@@ -392,7 +393,7 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
         Value scores =
             WgmmaWaitOp::create(b, 0, ValueRange{sAsync}).getResult(0);
         releaseKv(idx(0), 0);
-        Value initialMax = underCeiling ? ceiling.bound : negInf;
+        Value initialMax = underCeiling ? reference : negInf;
         Softmax head = softmax(idx(0), scores, {initialMax, initialMax},
                                {zero, zero}, underCeiling);
 
@@ -466,20 +467,7 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
       }
       return blocksIf.getResults();
     };
-    SmallVector<Value> blocks;
-    if (ceiling.bound) {
-      auto modeIf = scf::IfOp::create(b, blockTypes, ceiling.usable,
-                                      /*addThenBlock=*/true,
-                                      /*addElseBlock=*/true);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(modeIf.thenBlock());
-      scf::YieldOp::create(b, kvLoop(/*underCeiling=*/true));
-      b.setInsertionPointToStart(modeIf.elseBlock());
-      scf::YieldOp::create(b, kvLoop(/*underCeiling=*/false));
-      blocks = modeIf.getResults();
-    } else {
-      blocks = kvLoop(/*underCeiling=*/false);
-    }
+    SmallVector<Value> blocks = ceiling.onEachSide(b, blockTypes, kvLoop);
     // Every QK^T that read Q has completed.
     ChannelReleaseOp::create(b, q, qHandoff);
 

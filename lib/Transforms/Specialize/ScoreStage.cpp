@@ -15,6 +15,21 @@ using namespace mlir::fa4::specialize;
 
 ScoreStage::~ScoreStage() = default;
 
+SmallVector<Value>
+ScoreStage::Ceiling::onEachSide(ImplicitLocOpBuilder &b, TypeRange types,
+                                function_ref<SmallVector<Value>(Value)> body) {
+  if (!bound)
+    return body(Value());
+  auto sides = scf::IfOp::create(b, types, usable, /*addThenBlock=*/true,
+                                 /*addElseBlock=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(sides.thenBlock());
+  scf::YieldOp::create(b, body(bound));
+  b.setInsertionPointToStart(sides.elseBlock());
+  scf::YieldOp::create(b, body(Value()));
+  return sides.getResults();
+}
+
 Value ScoreStage::outerScale(Value descale) {
   if (!descale)
     return kernel.scaleLog2;

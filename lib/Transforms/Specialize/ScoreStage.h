@@ -89,6 +89,12 @@ public:
   /// the stage bounds nothing.
   struct Ceiling {
     Value bound, usable;
+    /// `body(reference)` built once with a null reference (the running
+    /// maximum) where there is no ceiling, else once on each side of the
+    /// run-time test (an scf.if of `types`): `body(bound)` where it is
+    /// usable, `body(null)` where not. Returns the results.
+    SmallVector<Value> onEachSide(ImplicitLocOpBuilder &b, TypeRange types,
+                                  function_ref<SmallVector<Value>(Value)> body);
   };
   virtual Ceiling ceiling() { return {}; }
   /// Which of the keys from `firstKey` on `row` sees.
