@@ -35,7 +35,8 @@ import tempfile
 
 PIPELINE = ("builtin.module(fa4-plan, fa4-tile, fa4-specialize, fa4-allocate-tmem, fa4-allocate-smem, fa4-insert-barriers, "
             "fa4-lower-warp-specialize, gpu.module(expand-strided-metadata, "
-            "convert-scf-to-cf, convert-gpu-to-nvvm{index-bitwidth=32}, fa4-align-shared-memory), "
+            "convert-scf-to-cf, convert-gpu-to-nvvm{index-bitwidth=32}, fa4-align-shared-memory, "
+            "fa4-fold-cluster-address-casts), "
             "convert-nvvm-to-llvm, reconcile-unrealized-casts, fa4-assemble-manifest, "
             "gpu-module-to-binary{format=isa})")
 

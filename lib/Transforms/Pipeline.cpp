@@ -44,6 +44,7 @@ void mlir::fa4::buildCompilePipeline(OpPassManager &pm,
   nvvm.indexBitwidth = 32;
   kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
   kernels.addPass(createFA4AlignSharedMemory());
+  kernels.addPass(createFA4FoldClusterAddressCasts());
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
   pm.addPass(createConvertNVVMToLLVMPass());

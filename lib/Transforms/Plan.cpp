@@ -340,23 +340,18 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // two warpgroups' pool holds 56 for the producer anyway (at 40 the load
   // warp of 64-key pages spilled 4 bytes).
   bool splitHopper = hopper && kvSplits > 1;
-  // Packed sequences with a rotary embedding on sm_100a: at the FA4
-  // budgets ptxas spilled the shared::cluster window base (8 bytes, live
-  // across the role dispatch) or the correction warpgroup's epilogue. Swept
-  // at head dims 64 and 128: the correction warpgroup takes 72 from the
-  // load warpgroup's 48, or with rope_output (the correction rotates O)
-  // 80 from the softmax warpgroups' 200; each other split spilled.
-  bool ropeVarlen = !hopper && op.isVarlen() && op.hasRope();
-  bool ropeOutput = ropeVarlen && op.getRopeOutput();
+  // Packed sequences with a rotary embedding rotating O back on sm_100a:
+  // the correction warpgroup's epilogue spilled at 64 (16 bytes at head
+  // dim 128); swept at head dims 64 and 128, it takes 80 from the softmax
+  // warpgroups' 200 (72 from the load warpgroup still spilled 12 bytes).
+  bool ropeOutput =
+      !hopper && op.isVarlen() && op.hasRope() && op.getRopeOutput();
   int64_t consumerRegs = ropeOutput                    ? 192
                          : !hopper                     ? 200
                          : splitHopper && qStages == 2 ? 224
                                                        : 232;
-  int64_t correctionRegs = hopper ? 0 : ropeOutput ? 80 : ropeVarlen ? 72 : 64;
-  int64_t producerRegs = ropeVarlen && !ropeOutput     ? 40
-                         : !hopper                     ? 48
-                         : splitHopper || qStages == 1 ? 56
-                                                       : 40;
+  int64_t correctionRegs = hopper ? 0 : ropeOutput ? 80 : 64;
+  int64_t producerRegs = !hopper ? 48 : splitHopper || qStages == 1 ? 56 : 40;
 
   // Softcap: on sm_100a half of the tanh from the FMA polynomial. The
   // SASS counts per KV block at head dim 128 (docs/PERFORMANCE.md): MUFU

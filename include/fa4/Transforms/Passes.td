@@ -249,6 +249,36 @@ def FA4AlignSharedMemory : Pass<"fa4-align-shared-memory",
   }];
 }
 
+def FA4FoldClusterAddressCasts : Pass<"fa4-fold-cluster-address-casts",
+                                       "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Use a CTA's shared addresses as its shared::cluster addresses";
+  let description = [{
+    The upstream lowering of `nvgpu.tma.async.load` (and of other operands
+    PTX takes in the `.shared::cluster` space) casts the destination from
+    LLVM address space 3 (`.shared`) to 7 (`.shared::cluster`). The NVPTX
+    backend lowers that `llvm.addrspacecast` through the generic space,
+    `cvta.shared.u64` then `cvta.to.shared::cluster.u64`, which keeps the
+    64-bit generic window base of shared memory live in a register across
+    the kernel (ptxas spilled it under tight role budgets). The PTX ISA
+    puts the `.shared::cta` window inside the `.shared::cluster` window: a
+    CTA's shared address already is the cluster address of the same byte in
+    that CTA. This pass, run in each `gpu.module` after the conversion to
+    NVVM, replaces every such cast with a reinterpretation of the address
+    (`llvm.ptrtoint` to i64, `llvm.inttoptr` to address space 7), which
+    becomes no instruction:
+
+    ```mlir
+    %c = llvm.addrspacecast %p : !llvm.ptr<3> to !llvm.ptr<7>
+    // becomes
+    %i = llvm.ptrtoint %p : !llvm.ptr<3> to i64
+    %c = llvm.inttoptr %i : i64 to !llvm.ptr<7>
+    ```
+
+    Casts between other address spaces, and remote addresses (`nvvm.mapa`),
+    are left alone.
+  }];
+}
+
 def FA4InsertBarriers : Pass<"fa4-insert-barriers", "::mlir::ModuleOp"> {
   let summary = "Turn channels between roles into mbarrier protocols";
   let description = [{

@@ -6,6 +6,7 @@
 // RUN: rm -rf %t && fa4-opt %s --fa4-compile="arch=sm_90a emit-dir=%t" -o /dev/null > %t.report
 // RUN: FileCheck %s --check-prefix=REPORT < %t.report
 // RUN: FileCheck %s --check-prefix=PTX < %t/gqa_causal_attention.ptx
+// RUN: FileCheck %s --check-prefix=ADDR < %t/gqa_causal_attention.ptx
 // RUN: %if ptxas %{ FileCheck %s --check-prefix=CUBIN < %t.report %}
 
 // REPORT: kernel gqa_causal_attention (sm_90a)
@@ -32,6 +33,9 @@
 // PTX-DAG: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // PTX-DAG: cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group
 // PTX-NOT: tcgen05
+// TMA writes to shared::cluster addresses without a generic round trip
+// (fa4-fold-cluster-address-casts).
+// ADDR-NOT: cvta
 
 // CUBIN: ptxas: {{[0-9]+}} registers, {{[0-9]+}} bytes spill stores
 // CUBIN: files: {{.*}}/gqa_causal_attention.{ptx,cubin,json}
