@@ -15,7 +15,11 @@ packs no heads (7), softcap with `polynomial-tanh=8` at GQA 7; packed sequences 
 window, and over a paged cache of 64-key pages, at head dims 64 and 128
 (GQA 1 and 7); with --fp8-head-dims, full and causal FP8 rows (e4m3
 Q, K and key-major V with descale factors, O bf16) x GQA ratio, and causal
-FP8 packed sequences (varlen, with LSE) at GQA 1 and 8.
+FP8 packed sequences (varlen, with LSE) at GQA 1 and 8; with --interleave,
+sm_100a's interleaved softmax warpgroups (`kv-interleave=2`) over the
+full, causal and score-stage masks, packed sequences over a paged cache,
+O rotated back, and FP8, at head dims 64 and 128 (GQA 1 and 7), printed
+as "interleave <mask> ...".
 
 usage: config-matrix.py --fa4-opt PATH --ptxas PATH [--work DIR]
                         [--arch sm_100a|sm_90a] [--head-dims 64,128]
@@ -152,6 +156,9 @@ def main():
     parser.add_argument("--rope", action="store_true",
                         help="rows with the rotary embedding (of Q; and of Q and O's "
                              "last 64 dims) at every stage head dim, GQA 1 and 7")
+    parser.add_argument("--interleave", action="store_true",
+                        help="rows with kv-interleave=2 (sm_100a) at head dims 64 "
+                             "and 128")
     args = parser.parse_args()
     head_dims = [int(d) for d in args.head_dims.split(",")]
     stage_dims = ([int(d) for d in args.stage_head_dims.split(",")]
@@ -175,11 +182,22 @@ def main():
         configs += [(mask, "bf16", head_dim, ratio)
                     for mask in ("rope", "rope-output")
                     for head_dim in stage_dims for ratio in (1, 7)]
-    for mask, dtype, head_dim, ratio in configs:
+    configs = [config + ("",) for config in configs]
+    if args.interleave:
+        configs += [(mask, dtype, head_dim, ratio, "kv-interleave=2")
+                    for mask, dtype in (("full", "bf16"), ("causal", "bf16"),
+                                        ("causal", "f16"), ("window", "bf16"),
+                                        ("softcap", "bf16"), ("sink", "bf16"),
+                                        ("packed-paged", "bf16"),
+                                        ("rope-output", "bf16"), ("causal", "e4m3"))
+                    for head_dim in (64, 128) for ratio in (1, 7)]
+    for mask, dtype, head_dim, ratio, extra in configs:
         options = " ".join([f"arch={args.arch}"] + (
-            [PLAN_OPTIONS[mask]] if mask in PLAN_OPTIONS else []))
+            [PLAN_OPTIONS[mask]] if mask in PLAN_OPTIONS else []) + (
+            [extra] if extra else []))
         pipeline = PIPELINE.replace("fa4-plan,", f"fa4-plan{{{options}}},")
-        name = f"{mask}_{dtype}_d{head_dim}_gqa{ratio}"
+        prefix = "interleave " if extra else ""
+        name = f"{'interleave_' if extra else ''}{mask}_{dtype}_d{head_dim}_gqa{ratio}"
         source = os.path.join(work, name + ".mlir")
         binary = os.path.join(work, name + ".bin.mlir")
         ptx = os.path.join(work, name + ".ptx")
@@ -201,7 +219,7 @@ def main():
         # fa4-allocate-smem bounds the dynamic part; ptxas adds the static
         # part (the mbarriers).
         smem_fits = "fits" if dynamic + static <= SMEM_LIMIT else "EXCEEDS"
-        print(f"{mask} {dtype} d{head_dim} gqa{ratio}: spill {spill} registers "
+        print(f"{prefix}{mask} {dtype} d{head_dim} gqa{ratio}: spill {spill} registers "
               f"{registers} smem {dynamic}+{static} {smem_fits} "
               f"tmem {columns}")
 

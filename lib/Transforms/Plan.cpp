@@ -61,6 +61,7 @@ checkOptions(const FA4PlanOptions &options,
            Numeric{"polynomial-tanh", options.polynomialTanh, -1},
            Numeric{"softcap-ceiling", options.softcapCeiling, -1},
            Numeric{"pv-split", options.pvSplit, 0},
+           Numeric{"kv-interleave", options.kvInterleave, 0},
            Numeric{"rescale-threshold", options.rescaleThreshold, -1},
            Numeric{"kv-splits", options.kvSplits, 0},
        })
@@ -95,6 +96,25 @@ int64_t mlir::fa4::chooseKvSplits(AttentionOp op, Arch arch,
                    batch * (op.getNumQueryHeads() / gqaPack) *
                        llvm::divideCeil(seqQ, positionsPerTile),
                    llvm::divideCeil(seqKv, blockN));
+}
+
+/// Whether `op`'s static sizes make fewer work tiles of `positionsPerTile`
+/// positions than the SMs, in a problem that split-KV does not take (its
+/// tiles too many or its KV too short to split).
+static bool fewTiles(AttentionOp op, Arch arch, int64_t positionsPerTile,
+                     int64_t blockN, int64_t gqaPack) {
+  if (op.isVarlen())
+    return false;
+  ShapedType query = op.getQuery().getType();
+  int64_t batch = query.getDimSize(0);
+  int64_t seqQ = query.getDimSize(op.getSequenceDim());
+  if (ShapedType::isDynamic(batch) || ShapedType::isDynamic(seqQ) || seqQ == 0)
+    return false;
+  int64_t tiles = batch * (op.getNumQueryHeads() / gqaPack) *
+                  llvm::divideCeil(seqQ, positionsPerTile);
+  int64_t sms = arch == Arch::sm_90a ? 132 : 148;
+  return tiles < sms &&
+         chooseKvSplits(op, arch, positionsPerTile, blockN, gqaPack) == 1;
 }
 
 int64_t mlir::fa4::splitsFor(Arch arch, int64_t tiles, int64_t kvBlocks) {
@@ -238,10 +258,12 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // 3/4 of the columns when there is no mask to apply, half with one. On
   // sm_90a P stays in registers and feeds one PV wgmma.
   // (64-key blocks: one 32-column fragment first.)
-  int64_t defaultPvSplit = hopper ? 0
-                           : causal || modified || blockN < 128
-                               ? blockN / 2
-                               : blockN * 3 / 4;
+  // (Computed once blockN is final: interleaving may narrow it below.)
+  auto defaultPvSplit = [&] {
+    return hopper                               ? 0
+           : causal || modified || blockN < 128 ? blockN / 2
+                                                : blockN * 3 / 4;
+  };
   // Causal tiles visit more blocks the later their rows: the longest go
   // first (or in balanced pairs). A window's left bound caps every tile at
   // its width, so only the first tiles are shorter and pairs no longer
@@ -266,6 +288,35 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
                     limits::kTmemColumns
           ? 2
           : 1);
+  // sm_100a: both softmax warpgroups on one Q tile, each over every other
+  // KV block (kvInterleave = 2), where a second Q stage would leave a
+  // warpgroup idle or SMs without work: past Dv 128, where two Q stages'
+  // S and O overflow Tensor Memory (one softmax warpgroup would leave the
+  // MMA warp waiting on it every block; 64-key blocks make room for two S
+  // and two O up to Dv 192), and for static sizes whose two-stage tiles
+  // leave SMs idle without a split. Not where the options fix the stages
+  // or ask for a split.
+  int64_t interleave = options.kvInterleave;
+  if (interleave <= 0) {
+    interleave = 1;
+    bool free = !hopper && options.qStages <= 0 && options.kvSplits <= 0 &&
+                options.splitCombine.empty();
+    bool idleWarpgroup =
+        qStages == 1 && !fp8 && options.blockN <= 0 &&
+        PlanAttr::tmemColumns(2, 64, headDimV) <= limits::kTmemColumns;
+    bool idleSms = qStages == 2 && fewTiles(op, target, 2 * (blockM / gqaPack),
+                                            blockN, gqaPack);
+    if (free && (idleWarpgroup || idleSms))
+      interleave = 2;
+  }
+  if (interleave > 1) {
+    // (Stages the options fix are the verifier's to hold to the rule.)
+    if (options.qStages <= 0)
+      qStages = 1;
+    if (options.blockN <= 0 &&
+        PlanAttr::tmemColumns(2, blockN, headDimV) > limits::kTmemColumns)
+      blockN = 64;
+  }
   // sm_90a decode: a query that one consumer's Q tile holds (few new tokens
   // times the packed heads) leaves the second consumer only padding rows,
   // whose MMAs and softmax slow the first (on an H100, 0.68-0.81x the time
@@ -283,7 +334,8 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
     qStages = 1;
   auto planBytes = [&](int64_t kvSlots) {
     return PlanAttr::sharedMemoryBytes(target, qStages, kvSlots, blockM, blockN,
-                                       headDim, headDimV, elementBytes) +
+                                       headDim, headDimV, elementBytes,
+                                       interleave) +
            (clusterSplit ? PlanAttr::exchangeBytes(qStages, blockM, headDimV)
                          : 0);
   };
@@ -299,9 +351,9 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
       --kvStages;
     // The smallest plan of this head dim does not fit: say so in its terms
     // (a plan the options chose is the verifier's to report).
-    int64_t smallest =
-        PlanAttr::sharedMemoryBytes(target, qStages, kvStages, blockM, blockN,
-                                    headDim, headDimV, elementBytes);
+    int64_t smallest = PlanAttr::sharedMemoryBytes(
+        target, qStages, kvStages, blockM, blockN, headDim, headDimV,
+        elementBytes, interleave);
     if (options.qStages <= 0 && smallest > limits::kSmemBytes) {
       InFlightDiagnostic diag = op.emitOpError() << "head dim " << headDim;
       if (headDimV != headDim)
@@ -344,14 +396,31 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // the correction warpgroup's epilogue spilled at 64 (16 bytes at head
   // dim 128); swept at head dims 64 and 128, it takes 80 from the softmax
   // warpgroups' 200 (72 from the load warpgroup still spilled 12 bytes).
+  // Interleaved softmax warpgroups: the correction warpgroup's combined
+  // epilogue holds both warpgroups' totals and O fragments (at 64 it
+  // spilled 52-88 bytes). Swept over the config matrix's interleaved rows:
+  // with 128-key blocks 88 from the softmax warpgroups (192: at 184 a
+  // window's masking spilled 92 bytes) and the load warpgroup (40); with
+  // 64-key blocks (Dv past 128) the softmax needs less and the epilogue of
+  // 192 columns more (88 spilled 12-16 bytes with LSE): 184 / 96 / 48.
   bool ropeOutput =
       !hopper && op.isVarlen() && op.hasRope() && op.getRopeOutput();
-  int64_t consumerRegs = ropeOutput                    ? 192
+  bool interleaved = interleave > 1,
+       narrowInterleaved = interleaved && blockN < 128;
+  int64_t consumerRegs = narrowInterleaved             ? 184
+                         : ropeOutput || interleaved   ? 192
                          : !hopper                     ? 200
                          : splitHopper && qStages == 2 ? 224
                                                        : 232;
-  int64_t correctionRegs = hopper ? 0 : ropeOutput ? 80 : 64;
-  int64_t producerRegs = !hopper ? 48 : splitHopper || qStages == 1 ? 56 : 40;
+  int64_t correctionRegs = hopper              ? 0
+                           : narrowInterleaved ? 96
+                           : interleaved       ? 88
+                           : ropeOutput        ? 80
+                                               : 64;
+  int64_t producerRegs = interleaved && !narrowInterleaved ? 40
+                         : !hopper                         ? 48
+                         : splitHopper || qStages == 1     ? 56
+                                                           : 40;
 
   // Softcap: on sm_100a half of the tanh from the FMA polynomial. The
   // SASS counts per KV block at head dim 128 (docs/PERFORMANCE.md): MUFU
@@ -390,12 +459,13 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
       positiveOr(options.correctionRegs, correctionRegs),
       positiveOr(options.producerRegs, producerRegs),
       nonNegativeOr(options.emulatedExp2, hopper ? 0 : 3),
-      positiveOr(options.pvSplit, defaultPvSplit),
+      positiveOr(options.pvSplit, defaultPvSplit()),
       nonNegativeOr(options.rescaleThreshold, 8),
       kvSplits > 1 ? std::optional<int64_t>(kvSplits) : std::nullopt,
       splitCombine, fp8 ? std::optional<int64_t>(1) : std::nullopt,
       tanhOnFma > 0 ? std::optional<int64_t>(tanhOnFma) : std::nullopt,
-      ceiling > 0 ? std::optional<int64_t>(ceiling) : std::nullopt);
+      ceiling > 0 ? std::optional<int64_t>(ceiling) : std::nullopt,
+      interleave > 1 ? std::optional<int64_t>(interleave) : std::nullopt);
   if (!plan || failed(checkKernelLimits(op, plan)))
     return failure();
   return plan;

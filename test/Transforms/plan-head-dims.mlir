@@ -30,15 +30,17 @@ func.func @d96(%q: memref<?x?x8x96xbf16>, %k: memref<?x?x8x96xbf16>,
 // -----
 
 // Head dim 192: on sm_90a the 64-key blocks of the wide head dims and a
-// ring of 4; on sm_100a one Q stage (two need 640 TMEM columns) and a ring
-// of 2 (three need 245 KB).
+// ring of 4; on sm_100a two Q stages need 640 TMEM columns, so both softmax
+// warpgroups share one (kvInterleave = 2) over 64-key blocks: S 64 and O
+// 192 columns each, a ring of 3 in 174 KB.
 // HOPPER: plan = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 64, headDim = 192, qStages = 2, kvStages = 4, gqaPack = 1, scheduler = linear, softmaxRegs = 232, correctionRegs = 0, producerRegs = 40, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8>
-// BLACKWELL: plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 192, qStages = 1, kvStages = 2, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
+// BLACKWELL: plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 64, headDim = 192, qStages = 1, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 184, correctionRegs = 96, producerRegs = 48, emulatedExp2 = 3, pvSplit = 32, rescaleThreshold = 8, kvInterleave = 2>
 // SYNC90-LABEL: gpu.func @d192_attention
 // SYNC90-SAME: fa4.dynamic_smem_bytes = 196608 : i64
 // SYNC100-LABEL: gpu.func @d192_attention
+// SYNC100-SAME: fa4.dynamic_smem_bytes = 174084 : i64
 // SYNC100-SAME: fa4.tmem_columns = 512 : i64
-// SYNC100: fa4.mma {{.*}} b_major(k) : memref<3x128x64xbf16, #gpu.address_space<workgroup>>, memref<3x128x64xbf16, #gpu.address_space<workgroup>>, !fa4.tmem<128x128xf32>
+// SYNC100-COUNT-2: fa4.mma {{.*}} b_major(k) : memref<3x128x64xbf16, #gpu.address_space<workgroup>>, memref<3x64x64xbf16, #gpu.address_space<workgroup>>, !fa4.tmem<128x64xf32>
 func.func @d192(%q: memref<?x?x8x192xbf16>, %k: memref<?x?x8x192xbf16>,
                 %v: memref<?x?x8x192xbf16>, %o: memref<?x?x8x192xbf16>) {
   fa4.attention ins(%q, %k, %v : memref<?x?x8x192xbf16>, memref<?x?x8x192xbf16>, memref<?x?x8x192xbf16>)

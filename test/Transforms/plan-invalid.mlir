@@ -1,7 +1,7 @@
 // RUN: fa4-opt %s -split-input-file --fa4-plan -verify-diagnostics
 // Plans that options make impossible are reported at the op.
 // RUN: not fa4-opt %s -split-input-file --fa4-plan="q-stages=2 kv-stages=5" 2>&1 | FileCheck %s --check-prefix=SMEM
-// RUN: not fa4-opt %s -split-input-file --fa4-plan="softmax-regs=240" 2>&1 | FileCheck %s --check-prefix=REGS
+// RUN: not fa4-opt %s -split-input-file --fa4-plan="softmax-regs=240 kv-interleave=1" 2>&1 | FileCheck %s --check-prefix=REGS
 // RUN: not fa4-opt %s -split-input-file --fa4-plan="pv-split=100" 2>&1 | FileCheck %s --check-prefix=SPLIT
 // RUN: not fa4-opt %s -split-input-file --fa4-plan="gqa-pack=3" 2>&1 | FileCheck %s --check-prefix=PACK
 // RUN: not fa4-opt %s -split-input-file --fa4-plan="arch=sm_80" 2>&1 | FileCheck %s --check-prefix=ARCH

@@ -10,7 +10,7 @@
 
 // The softcap ceiling as a plan option: a value of 1 to 48 (log2 units)
 // is taken as given, 0 turns it off.
-// SET: softcapCeiling = 20>
+// SET: softcapCeiling = 20{{[,>]}}
 // OFF-NOT: softcapCeiling
 // NEGATIVE: error: fa4-plan: option softcap-ceiling must be non-negative (-1 chooses), got -2
 // LARGE: error: 'fa4.attention' op invalid plan: softcapCeiling must be in [1, 48], got 49

@@ -102,9 +102,10 @@ func.func @gqa6(%q: memref<1x256x12x64xf16>, %k: memref<1x256x2x64xf16>,
 // Sliding windows and softcap take the plan of the same shape without them,
 // except that a causal window is scheduled longest first on sm_90a too
 // (its tiles but the first cost the same; pairs do not balance them); a
-// symmetric window takes the non-causal choices.
+// symmetric window takes the non-causal choices. (These static shapes
+// make 4 two-stage tiles: sm_100a interleaves its softmax warpgroups.)
 // CHECK-LABEL: func @window_causal
-// CHECK: plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = lpt, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 64, rescaleThreshold = 8>
+// CHECK: plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 1, kvStages = 3, gqaPack = 1, scheduler = lpt, softmaxRegs = 192, correctionRegs = 88, producerRegs = 40, emulatedExp2 = 3, pvSplit = 64, rescaleThreshold = 8, kvInterleave = 2>
 // HOPPER-LABEL: func @window_causal
 // HOPPER: scheduler = lpt,
 func.func @window_causal(%q: memref<1x256x4x64xf16>, %k: memref<1x256x4x64xf16>,
@@ -119,7 +120,7 @@ func.func @window_causal(%q: memref<1x256x4x64xf16>, %k: memref<1x256x4x64xf16>,
 // sm_100a takes 8 of every 16 tanh from the FMA polynomial; sm_90a none.
 // The softcap's ceiling (f16: 7) on sm_100a; on sm_90a only from Dv 128.
 // CHECK-LABEL: func @window_softcap
-// CHECK: plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8, polynomialTanh = 8, softcapCeiling = 7>
+// CHECK: plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 1, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 192, correctionRegs = 88, producerRegs = 40, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8, polynomialTanh = 8, softcapCeiling = 7, kvInterleave = 2>
 // HOPPER-LABEL: func @window_softcap
 // HOPPER: scheduler = linear,
 // HOPPER-NOT: polynomialTanh
@@ -136,7 +137,7 @@ func.func @window_softcap(%q: memref<1x256x4x64xf16>, %k: memref<1x256x4x64xf16>
 // bf16 takes the largest ceiling, 48 (softcap up to 33), on both targets
 // at head dim 128.
 // CHECK-LABEL: func @softcap_bf16
-// CHECK: polynomialTanh = 8, softcapCeiling = 48>
+// CHECK: polynomialTanh = 8, softcapCeiling = 48, kvInterleave = 2>
 // HOPPER-LABEL: func @softcap_bf16
 // HOPPER: rescaleThreshold = 8, softcapCeiling = 48>
 func.func @softcap_bf16(%q: memref<1x256x4x128xbf16>, %k: memref<1x256x4x128xbf16>,

@@ -116,6 +116,10 @@ def FA4Plan : Pass<"fa4-plan"> {
            "checked at launch) at which the softmax takes the cap as every "
            "row's reference in place of the running maximum (0: never; at "
            "most 48 for bf16, 7 for f16; -1: choose)">,
+    Option<"kvInterleave", "kv-interleave", "int64_t", /*default=*/"0",
+           "sm_100a: softmax warpgroups sharing each Q tile and taking its "
+           "KV blocks in turn, 1 or 2 (2: one Q stage, two partial rows "
+           "combined before the store; 0: choose)">,
     Option<"pvSplit", "pv-split", "int64_t", /*default=*/"0",
            "Columns of P in the first of the two PV MMAs">,
     Option<"rescaleThreshold", "rescale-threshold", "int64_t",

@@ -3,7 +3,10 @@
 // The FlashAttention-4 CTA: a softmax warpgroup per Q stage reading S from
 // and writing P to Tensor Memory, a correction warpgroup rescaling O and
 // writing the epilogue, one MMA warp issuing tcgen05 MMAs, and the shared
-// TMA load and store warps.
+// TMA load and store warps. With kvInterleave = 2 the two softmax
+// warpgroups share one Q stage and take its KV blocks in turn (even and odd
+// blocks of the CTA's sequence of blocks), each with its own S, P and O;
+// the correction warpgroup combines their rows before the store.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +24,9 @@ using namespace mlir::fa4::specialize;
 
 namespace {
 constexpr int64_t kOChunk = 16; // columns per correction TMEM access
+// Columns per TMEM access of the combined epilogue, which holds two
+// warpgroups' O at a time in the correction warpgroup's registers.
+constexpr int64_t kCombinedChunk = 8;
 
 class BlackwellPrefillRoles final : public RoleSet {
 public:
@@ -30,24 +36,69 @@ public:
   void build(Block &roles) override;
 
 private:
-  void buildSoftmax(int64_t stage);
+  void buildSoftmax(int64_t warpgroup);
   void buildCorrection();
+  /// The correction's epilogue of an interleaved tile: both warpgroups'
+  /// partial rows combined, normalized and staged for the store.
+  void buildCombinedEpilogue(const Tile &tile, Value row);
   void buildMma();
+  void buildInterleavedMma();
+  /// Stages a chunk (whole 16-byte pieces) of a normalized O row (f32)
+  /// for the TMA store, in the output type and the 128-byte swizzle.
+  void stageChunk(Value normalized, int64_t firstColumn, Value staging,
+                  Value row);
+
+  /// Interleaved: which softmax warpgroup takes the tile's block `n`.
+  Value warpgroupOf(const Tile &tile, Value n) {
+    return rem(add(tile.kvBase, n), 2);
+  }
+  /// The hand-off number of block `n` on its softmax warpgroup's S, P and
+  /// statistics channels: the CTA's blocks so far, or with interleaving
+  /// the warpgroup's (its blocks are every other one of the CTA's).
+  Value blockHandoff(const Tile &tile, Value n) {
+    Value k = add(tile.kvBase, n);
+    return interleaved ? div(k, 2) : k;
+  }
+  Value statsHandoff(const Tile &tile, Value n) {
+    return interleaved ? add(blockHandoff(tile, n), tile.ordinal)
+                       : add(tile.statsBase, n);
+  }
+  /// The tile's last statistics hand-off of `warpgroup` (its row totals):
+  /// after its blocks of this and earlier tiles, and one per earlier tile.
+  Value finalStatsHandoff(const Tile &tile, int64_t warpgroup) {
+    if (!interleaved)
+      return add(tile.statsBase, tile.blocks);
+    return add(blocksBefore(add(tile.kvBase, tile.blocks), warpgroup),
+               tile.ordinal);
+  }
+  /// Interleaved: the CTA's first `k` blocks that `warpgroup` took.
+  Value blocksBefore(Value k, int64_t warpgroup) {
+    return div(add(k, 1 - warpgroup), 2);
+  }
+
+  /// Softmax warpgroups, each with its own S, P, O and channels; the Q
+  /// stage a warpgroup's rows belong to.
+  int64_t warpgroups = 0;
+  bool interleaved = false;
+  int64_t qStageOf(int64_t warpgroup) const {
+    return interleaved ? 0 : warpgroup;
+  }
   /// RoPE: the softmax warpgroup of Q stage `stage` (this thread `thread`
   /// of it) rotates the stage's Q tile of `tile` and hands it to the MMA
   /// warp; the slot's previous Q goes back to the load warp first.
   void rotateQuery(const Tile &tile, int64_t stage, Value thread);
   /// The statistics exchange of the softmax and correction warpgroups:
-  /// [stage, acc_scale or row_sum / row max, row].
+  /// [softmax warpgroup, acc_scale or row_sum / row max, row].
   Value statistics();
 
-  // Channels: shared with the load and store roles, then per Q stage.
+  // Channels: shared with the load and store roles, then per softmax
+  // warpgroup.
   Value q, kv, epi;
   // With a rotary embedding, Q as its softmax warpgroup rotated it for the
   // MMA warp (q then ends at the softmax warpgroup).
   Value qRotated;
   SmallVector<Value> s, pFirst, pSecond, stats, oReady;
-  // Tensor Memory per Q stage.
+  // Tensor Memory per softmax warpgroup.
   SmallVector<Value> sTmem, pTmem, oTmem;
 };
 } // namespace
@@ -61,14 +112,16 @@ SmallVector<SharedBuffer> BlackwellPrefillRoles::sharedBuffers() const {
 }
 
 Value BlackwellPrefillRoles::statistics() {
-  return smemView(kernel.sharedBuffer("statistics"), idx(0),
-                  sharedType({shape.plan.getQStages(), kStatsPerRow, kRows},
-                             b.getF32Type()));
+  return smemView(
+      kernel.sharedBuffer("statistics"), idx(0),
+      sharedType({warpgroups, kStatsPerRow, kRows}, b.getF32Type()));
 }
 
 void BlackwellPrefillRoles::build(Block &roles) {
   PlanAttr plan = shape.plan;
   int64_t stages = plan.getQStages();
+  warpgroups = plan.getSoftmaxWarpgroups();
+  interleaved = plan.getInterleave() > 1;
   // The hand-offs of the FA4 protocol.
   // RoPE: the softmax warpgroup of each Q stage rotates its Q tile where
   // TMA put it and hands it to the MMA warp.
@@ -76,8 +129,8 @@ void BlackwellPrefillRoles::build(Block &roles) {
   if (shape.rope())
     qRotated = channel("q_rotated", stages, threads(kWarpgroup), mma());
   kv = channel("kv", plan.getKvStages(), tma(), mma());
-  for (int64_t stage = 0; stage < stages; ++stage) {
-    std::string suffix = std::to_string(stage);
+  for (int64_t warpgroup = 0; warpgroup < warpgroups; ++warpgroup) {
+    std::string suffix = std::to_string(warpgroup);
     s.push_back(channel("s_ready" + suffix, 1, mma(), threads(kWarpgroup)));
     // Softmax wrote P[0, pvSplit) and correction finished O: 256 arrivals.
     pFirst.push_back(
@@ -85,25 +138,26 @@ void BlackwellPrefillRoles::build(Block &roles) {
     pSecond.push_back(
         channel("p_ready_2_" + suffix, 1, threads(kWarpgroup), mma()));
     // The statistics hand-off pairs a softmax warpgroup with the
-    // correction warpgroup on hardware barrier 1 + stage (0 is the CTA's).
+    // correction warpgroup on hardware barrier 1 + warpgroup (0 is the
+    // CTA's).
     stats.push_back(channel("softmax_corr" + suffix, 1, threads(kWarpgroup),
                             threads(kWarpgroup),
-                            static_cast<uint32_t>(1 + stage)));
+                            static_cast<uint32_t>(1 + warpgroup)));
     oReady.push_back(
         channel("o_ready" + suffix, 1, mma(), threads(kWarpgroup)));
   }
   epi = channel("corr_epi", 1, threads(kWarpgroup), kernel.storeEndpoint());
 
-  // Tensor Memory per Q stage: S (f32 scores), the O accumulator and P
-  // (16-bit or, FP8, e4m3 probabilities, written once S is read).
+  // Tensor Memory per softmax warpgroup: S (f32 scores), the O accumulator
+  // and P (16-bit or, FP8, e4m3 probabilities, written once S is read).
   // fa4-allocate-tmem places them.
   Type f32Type = b.getF32Type();
   auto tmemBuffers = [&](StringRef prefix, int64_t elements, Type element,
                          SmallVectorImpl<Value> &buffers) {
-    for (int64_t stage = 0; stage < stages; ++stage)
+    for (int64_t warpgroup = 0; warpgroup < warpgroups; ++warpgroup)
       buffers.push_back(
           TmemBufferOp::create(b, tmemType(elements, element),
-                               prefix.str() + std::to_string(stage)));
+                               prefix.str() + std::to_string(warpgroup)));
   };
   tmemBuffers("s", plan.getBlockN(), f32Type, sTmem);
   tmemBuffers("o", shape.headDimV, f32Type, oTmem);
@@ -111,28 +165,34 @@ void BlackwellPrefillRoles::build(Block &roles) {
 
   OpBuilder::InsertionGuard inner(b);
   b.setInsertionPointToStart(&roles);
-  for (int64_t stage = 0; stage < stages; ++stage)
-    role("softmax" + std::to_string(stage), 4 * stage, 4 * stage + 4,
-         plan.getSoftmaxRegs(), [&] { buildSoftmax(stage); });
-  int64_t correction = 4 * stages, producer = correction + 4;
+  for (int64_t warpgroup = 0; warpgroup < warpgroups; ++warpgroup)
+    role("softmax" + std::to_string(warpgroup), 4 * warpgroup,
+         4 * warpgroup + 4, plan.getSoftmaxRegs(),
+         [&] { buildSoftmax(warpgroup); });
+  int64_t correction = 4 * warpgroups, producer = correction + 4;
   role("correction", correction, correction + 4, plan.getCorrectionRegs(),
        [&] { buildCorrection(); });
-  role("mma", producer, producer + 1, plan.getProducerRegs(),
-       [&] { buildMma(); });
+  role("mma", producer, producer + 1, plan.getProducerRegs(), [&] {
+    if (interleaved)
+      buildInterleavedMma();
+    else
+      buildMma();
+  });
   role("load", producer + 1, producer + 2, plan.getProducerRegs(),
        [&] { kernel.buildLoadRole(q, kv, /*firstKeyBeforeQuery=*/false); });
   role("store", producer + 2, producer + 3, plan.getProducerRegs(),
        [&] { kernel.buildStoreRole(epi, /*stagingPerStage=*/false); });
 }
 
-void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
+void BlackwellPrefillRoles::buildSoftmax(int64_t warpgroup) {
   PlanAttr plan = shape.plan;
+  int64_t stage = qStageOf(warpgroup);
   int64_t blockN = plan.getBlockN(), chunks = blockN / kChunk;
   Type f32Type = b.getF32Type();
   auto chunkType = VectorType::get({kChunk}, f32Type);
   auto chunkIndexType = VectorType::get({kChunk}, b.getI32Type());
 
-  Value sRegion = sTmem[stage], pRegion = pTmem[stage];
+  Value sRegion = sTmem[warpgroup], pRegion = pTmem[warpgroup];
   Value statsBuffer = statistics();
   Value row = rem(gpu::ThreadIdOp::create(b, gpu::Dimension::x), kRows);
   ScoreStage &scoreStage = kernel.getScoreStage();
@@ -144,7 +204,7 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
   Value threshold = f32(static_cast<float>(shape.rescaleThreshold));
   Value negInf = f32(-std::numeric_limits<float>::infinity());
   Value zero = f32(0.0f), one = f32(1.0f);
-  Value stageIndex = idx(stage);
+  Value statsRow = idx(warpgroup);
   // Under a usable score ceiling (a small softcap) the row's reference is
   // the ceiling throughout: no row maximum, no rescale. The block loops are
   // built once for each side of that run-time test, so that neither has a
@@ -157,8 +217,8 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
       arith::FastMathFlagsAttr::get(ctx, arith::FastMathFlags::contract);
 
   kernel.forEachTile([&](const Tile &tile) {
-    Value base = tile.kvBase, statsBase = tile.statsBase;
-    if (shape.rope())
+    // Interleaved, the first warpgroup rotates the shared Q tile.
+    if (shape.rope() && (!interleaved || warpgroup == 0))
       rotateQuery(tile, stage, row);
     Value scoreDescale = kernel.descaleFactors(tile).first;
     Value outer =
@@ -178,8 +238,8 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
     // score stage may mask compare keys per element.
     auto softmaxBlock = [&](Value n, Value rowMax, Value rowSum, bool masked,
                             bool underCeiling) -> SmallVector<Value> {
-      Value k = add(base, n);
-      ChannelWaitOp::create(b, s[stage], k);
+      Value k = blockHandoff(tile, n);
+      ChannelWaitOp::create(b, s[warpgroup], k);
       SmallVector<Value> scores;
       for (int64_t c = 0; c < chunks; ++c)
         scores.push_back(TmemLoadOp::create(b, chunkType, sRegion, c * kChunk));
@@ -249,11 +309,11 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
       }
 
       // The correction warpgroup rescales O by accScale.
-      Value statsIndex = add(statsBase, n);
-      ChannelAcquireOp::create(b, stats[stage], statsIndex);
+      Value statsIndex = statsHandoff(tile, n);
+      ChannelAcquireOp::create(b, stats[warpgroup], statsIndex);
       memref::StoreOp::create(b, accScale, statsBuffer,
-                              ValueRange{stageIndex, idx(0), row});
-      ChannelCommitOp::create(b, stats[stage], statsIndex);
+                              ValueRange{statsRow, idx(0), row});
+      ChannelCommitOp::create(b, stats[warpgroup], statsIndex);
 
       // P = 2^(S - ref), chunk by chunk, into TMEM (rounded to the operand
       // type: 16-bit, or FP8 e4m3): the first pvSplit columns release the
@@ -277,11 +337,11 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
         TmemStoreOp::create(b, packed, pRegion, c * kChunk);
         if ((c + 1) * kChunk == plan.getPvSplit()) {
           tmemWait(/*load=*/false);
-          ChannelCommitOp::create(b, pFirst[stage], k);
+          ChannelCommitOp::create(b, pFirst[warpgroup], k);
         }
       }
       tmemWait(/*load=*/false);
-      ChannelCommitOp::create(b, pSecond[stage], k);
+      ChannelCommitOp::create(b, pSecond[warpgroup], k);
       // The row sum: the previous one rescaled plus this block's.
       Value sum = arith::AddFOp::create(
           b, arith::MulFOp::create(b, rowSum, accScale, contract), blockSum,
@@ -291,9 +351,17 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
     // The blocks the stage may mask before the window's unmasked ones (its
     // left bound), those, and the ones after (the causal diagonal, the
     // window's right bound, the key tail), counted from the tile's first.
+    // Interleaved, the warpgroup's blocks of a range: from the first whose
+    // place in the CTA's sequence of blocks has the warpgroup's parity,
+    // every other one.
     auto blockLoop = [&](Value lower, Value upper, ValueRange init, bool masked,
                          bool underCeiling) {
-      auto loop = scf::ForOp::create(b, lower, upper, idx(1), init);
+      Value step = idx(1);
+      if (interleaved) {
+        lower = add(lower, rem(add(add(tile.kvBase, lower), warpgroup), 2));
+        step = idx(2);
+      }
+      auto loop = scf::ForOp::create(b, lower, upper, step, init);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
       scf::YieldOp::create(
@@ -321,13 +389,13 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t stage) {
     SmallVector<Value> rowTotals =
         ceiling.onEachSide(b, TypeRange{f32Type, f32Type}, blockLoops);
     // The row sum and max for the epilogue.
-    Value finalIndex = add(statsBase, tile.blocks);
-    ChannelAcquireOp::create(b, stats[stage], finalIndex);
+    Value finalIndex = finalStatsHandoff(tile, warpgroup);
+    ChannelAcquireOp::create(b, stats[warpgroup], finalIndex);
     memref::StoreOp::create(b, rowTotals[1], statsBuffer,
-                            ValueRange{stageIndex, idx(0), row});
+                            ValueRange{statsRow, idx(0), row});
     memref::StoreOp::create(b, rowTotals[0], statsBuffer,
-                            ValueRange{stageIndex, idx(1), row});
-    ChannelCommitOp::create(b, stats[stage], finalIndex);
+                            ValueRange{statsRow, idx(1), row});
+    ChannelCommitOp::create(b, stats[warpgroup], finalIndex);
   });
 }
 
@@ -346,50 +414,68 @@ void BlackwellPrefillRoles::buildCorrection() {
   bool split = shape.splits() > 1;
 
   kernel.forEachTile([&](const Tile &tile) {
-    Value base = tile.kvBase, statsBase = tile.statsBase;
+    // The rescale of `warpgroup`'s O for block n: `started` once O holds a
+    // product of an earlier block of the tile.
+    auto rescale = [&](Value n, int64_t warpgroup, Value started) {
+      Value statsIndex = statsHandoff(tile, n);
+      ChannelWaitOp::create(b, stats[warpgroup], statsIndex);
+      Value accScale = memref::LoadOp::create(
+          b, statsBuffer, ValueRange{idx(warpgroup), idx(0), row});
+      ChannelReleaseOp::create(b, stats[warpgroup], statsIndex);
+      // A warp touches O only if one of its 32 rows needs the rescale, and
+      // only once O holds a previous block's product.
+      Value needs =
+          arith::CmpFOp::create(b, arith::CmpFPredicate::UNE, accScale, one);
+      Value anyRow = warpAny(needs);
+      auto ifOp =
+          scf::IfOp::create(b, arith::AndIOp::create(b, anyRow, started));
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+        Value oRegion = oTmem[warpgroup];
+        Value factor = vector::BroadcastOp::create(b, chunkType, accScale);
+        for (int64_t c = 0; c < oChunks; ++c) {
+          Value o = TmemLoadOp::create(b, chunkType, oRegion, c * kOChunk);
+          tmemWait(/*load=*/true);
+          TmemStoreOp::create(b, arith::MulFOp::create(b, o, factor), oRegion,
+                              c * kOChunk);
+        }
+        tmemWait(/*load=*/false);
+      }
+      ChannelCommitOp::create(b, pFirst[warpgroup], blockHandoff(tile, n));
+    };
     forRange(tile.blocks, [&](Value n) {
-      Value k = add(base, n);
-      Value statsIndex = add(statsBase, n);
-      for (int64_t stage = 0; stage < plan.getQStages(); ++stage) {
-        ChannelWaitOp::create(b, stats[stage], statsIndex);
-        Value accScale = memref::LoadOp::create(
-            b, statsBuffer, ValueRange{idx(stage), idx(0), row});
-        ChannelReleaseOp::create(b, stats[stage], statsIndex);
-        // A warp touches O only if one of its 32 rows needs the rescale,
-        // and only once O holds a previous block's product.
-        Value needs =
-            arith::CmpFOp::create(b, arith::CmpFPredicate::UNE, accScale, one);
-        Value anyRow = warpAny(needs);
+      if (!interleaved) {
         Value started =
             arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, n, idx(0));
-        auto ifOp =
-            scf::IfOp::create(b, arith::AndIOp::create(b, anyRow, started));
-        {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(ifOp.thenBlock());
-          Value oRegion = oTmem[stage];
-          Value factor = vector::BroadcastOp::create(b, chunkType, accScale);
-          for (int64_t c = 0; c < oChunks; ++c) {
-            Value o = TmemLoadOp::create(b, chunkType, oRegion, c * kOChunk);
-            tmemWait(/*load=*/true);
-            TmemStoreOp::create(b, arith::MulFOp::create(b, o, factor), oRegion,
-                                c * kOChunk);
-          }
-          tmemWait(/*load=*/false);
-        }
-        ChannelCommitOp::create(b, pFirst[stage], k);
+        for (int64_t stage = 0; stage < plan.getQStages(); ++stage)
+          rescale(n, stage, started);
+        return;
       }
+      // Interleaved: block n is its warpgroup's; the warpgroup's previous
+      // block of the tile, if any, is n - 2.
+      Value started =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, n, idx(1));
+      Value second = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                           warpgroupOf(tile, n), idx(1));
+      auto ifOp = scf::IfOp::create(b, second, /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      rescale(n, 1, started);
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      rescale(n, 0, started);
     });
+
+    if (interleaved)
+      return buildCombinedEpilogue(tile, row);
 
     // The row's sink logit (the same head in every Q stage), loaded while
     // the last PV MMAs run (not through the loop: a register the 64 of
     // this warpgroup lacked with packed sequences and LSE).
     Value sink = split ? Value() : kernel.sinkLogit(tile, row);
-    // Epilogue: O / row_sum in the output type, into the staging tile in the
-    // 128-byte swizzle the TMA store reads (16-byte chunk c of row r sits at
-    // chunk c xor (r mod 8)).
-    Value finalIndex = add(statsBase, tile.blocks);
-    Value swizzle = rem(row, 8);
+    // Epilogue: O / row_sum in the output type, into the staging tile the
+    // TMA store reads.
+    Value finalIndex = finalStatsHandoff(tile, 0);
     // FP8: V's descale factor, loaded after the loop (the correction
     // warpgroup's 64 registers hold nothing more through it).
     Value valueDescale = kernel.descaleFactors(tile).second;
@@ -446,20 +532,7 @@ void BlackwellPrefillRoles::buildCorrection() {
                                  normalized);
           continue;
         }
-        Value packed = arith::TruncFOp::create(
-            b, VectorType::get({kOChunk}, shape.outElement), normalized);
-        int64_t firstColumn = c * kOChunk;
-        Value atom = idx(firstColumn / kAtom);
-        for (int64_t piece = 0; piece < kOChunk / 8; ++piece) {
-          int64_t chunk16 = (firstColumn % kAtom) / 8 + piece;
-          Value position = arith::XOrIOp::create(b, idx(chunk16), swizzle);
-          SmallVector<int64_t> lanes;
-          for (int64_t e = 0; e < 8; ++e)
-            lanes.push_back(piece * 8 + e);
-          Value eight = vector::ShuffleOp::create(b, packed, packed, lanes);
-          vector::StoreOp::create(b, eight, staging,
-                                  ValueRange{atom, row, mul(position, 8)});
-        }
+        stageChunk(normalized, c * kOChunk, staging, row);
       }
       // O is read: the MMA warp may complete the next tile's O.
       ChannelReleaseOp::create(b, oReady[stage], tile.ordinal);
@@ -468,6 +541,110 @@ void BlackwellPrefillRoles::buildCorrection() {
       ChannelCommitOp::create(b, epi, handoff);
     }
   });
+}
+
+void BlackwellPrefillRoles::buildCombinedEpilogue(const Tile &tile, Value row) {
+  Type f32Type = b.getF32Type();
+  auto chunkType = VectorType::get({kCombinedChunk}, f32Type);
+  Value statsBuffer = statistics();
+  Value staging =
+      smemView(kernel.sharedBuffer("o_staging"), idx(0), outputTileType(kRows));
+  Value zero = f32(0.0f);
+  Value negInf = f32(-std::numeric_limits<float>::infinity());
+  Value sink = kernel.sinkLogit(tile, row);
+  Value valueDescale = kernel.descaleFactors(tile).second;
+  // Each warpgroup's row totals: the sum against its own reference (the
+  // row max it last rescaled to, or the softcap ceiling). A warpgroup that
+  // took none of the tile's blocks left its O as an earlier tile's (or
+  // never written): its part is 0, not 0 times O.
+  SmallVector<Value> refs, sums, took;
+  Value end = add(tile.kvBase, tile.blocks);
+  for (int64_t warpgroup = 0; warpgroup < warpgroups; ++warpgroup) {
+    ChannelWaitOp::create(b, oReady[warpgroup], tile.ordinal);
+    Value finalIndex = finalStatsHandoff(tile, warpgroup);
+    ChannelWaitOp::create(b, stats[warpgroup], finalIndex);
+    sums.push_back(memref::LoadOp::create(
+        b, statsBuffer, ValueRange{idx(warpgroup), idx(0), row}));
+    refs.push_back(memref::LoadOp::create(
+        b, statsBuffer, ValueRange{idx(warpgroup), idx(1), row}));
+    ChannelReleaseOp::create(b, stats[warpgroup], finalIndex);
+    took.push_back(arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
+                                         blocksBefore(end, warpgroup),
+                                         blocksBefore(tile.kvBase, warpgroup)));
+  }
+  // The combined row against the larger reference (0 where neither saw a
+  // key: both are then -inf and their sums 0).
+  Value ref = arith::MaximumFOp::create(b, refs[0], refs[1]);
+  Value noKeys =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, ref, negInf);
+  Value safeRef = arith::SelectOp::create(b, noKeys, zero, ref);
+  SmallVector<Value> weights;
+  Value rowSum = zero;
+  for (int64_t warpgroup = 0; warpgroup < warpgroups; ++warpgroup) {
+    Value weight = arith::SelectOp::create(
+        b, took[warpgroup],
+        exp2(arith::SubFOp::create(b, refs[warpgroup], safeRef)), zero);
+    weights.push_back(weight);
+    rowSum = arith::AddFOp::create(
+        b, rowSum, arith::MulFOp::create(b, sums[warpgroup], weight));
+  }
+  RowTotals totals = kernel.finishRow(sink, ref, rowSum);
+  if (shape.lse)
+    kernel.storeLse(tile, 0, row, totals.sum, totals.max);
+  Value rowFactor = valueDescale
+                        ? arith::MulFOp::create(b, totals.factor, valueDescale)
+                        : totals.factor;
+  SmallVector<Value> factors;
+  for (Value weight : weights)
+    factors.push_back(vector::BroadcastOp::create(
+        b, chunkType, arith::MulFOp::create(b, weight, rowFactor)));
+  Value zeros = vector::BroadcastOp::create(b, chunkType, zero);
+  ChannelAcquireOp::create(b, epi, tile.ordinal);
+  Value tableRow =
+      shape.ropeOutput ? kernel.ropeTableRow(tile, 0, row) : Value();
+  for (int64_t c = 0; c < shape.headDimV / kCombinedChunk; ++c) {
+    int64_t firstColumn = c * kCombinedChunk;
+    Value normalized = zeros;
+    for (int64_t warpgroup = 0; warpgroup < warpgroups; ++warpgroup) {
+      Value o = TmemLoadOp::create(b, chunkType, oTmem[warpgroup], firstColumn);
+      tmemWait(/*load=*/true);
+      Value part = arith::SelectOp::create(
+          b, took[warpgroup], arith::MulFOp::create(b, o, factors[warpgroup]),
+          zeros);
+      normalized = arith::AddFOp::create(b, normalized, part);
+    }
+    // A row that saw no key outputs 0.
+    normalized = arith::SelectOp::create(b, totals.sawKey, normalized, zeros);
+    if (tableRow)
+      normalized = kernel.rotateRowBack(normalized, firstColumn, tableRow);
+    stageChunk(normalized, firstColumn, staging, row);
+  }
+  // Both Os are read: the MMA warp may complete the next tile's.
+  for (int64_t warpgroup = 0; warpgroup < warpgroups; ++warpgroup)
+    ChannelReleaseOp::create(b, oReady[warpgroup], tile.ordinal);
+  fenceProxyAsync();
+  ChannelCommitOp::create(b, epi, tile.ordinal);
+}
+
+void BlackwellPrefillRoles::stageChunk(Value normalized, int64_t firstColumn,
+                                       Value staging, Value row) {
+  // 16-byte chunk c of row r sits at chunk c xor (r mod 8): the 128-byte
+  // swizzle the TMA store reads.
+  Value swizzle = rem(row, 8);
+  int64_t columns = cast<VectorType>(normalized.getType()).getNumElements();
+  Value packed = arith::TruncFOp::create(
+      b, VectorType::get({columns}, shape.outElement), normalized);
+  Value atom = idx(firstColumn / kAtom);
+  for (int64_t piece = 0; piece < columns / 8; ++piece) {
+    int64_t chunk16 = (firstColumn % kAtom) / 8 + piece;
+    Value position = arith::XOrIOp::create(b, idx(chunk16), swizzle);
+    SmallVector<int64_t> lanes;
+    for (int64_t e = 0; e < 8; ++e)
+      lanes.push_back(piece * 8 + e);
+    Value eight = vector::ShuffleOp::create(b, packed, packed, lanes);
+    vector::StoreOp::create(b, eight, staging,
+                            ValueRange{atom, row, mul(position, 8)});
+  }
 }
 
 void BlackwellPrefillRoles::rotateQuery(const Tile &tile, int64_t stage,
@@ -618,6 +795,133 @@ void BlackwellPrefillRoles::buildMma() {
       }
       for (Value handoff : qHandoff)
         ChannelReleaseOp::create(b, qIn, handoff);
+    });
+  });
+}
+
+void BlackwellPrefillRoles::buildInterleavedMma() {
+  PlanAttr plan = shape.plan;
+  int64_t blockN = plan.getBlockN(), split = plan.getPvSplit();
+  int64_t kvStages = plan.getKvStages();
+  int64_t bits = shape.element.getIntOrFloatBitWidth();
+  bool keyMajorV = shape.valueKeyMajor;
+  OperandMajor vMajor = keyMajorV ? OperandMajor::k : OperandMajor::mn;
+  Value falseValue = arith::ConstantIntOp::create(b, 0, 1);
+  Value trueValue = arith::ConstantIntOp::create(b, 1, 1);
+  Value qSmem = kernel.sharedBuffer("q"), kvSmem = kernel.sharedBuffer("kv");
+  Value qIn = shape.rope() ? qRotated : q;
+
+  elected([&] {
+    kernel.forEachTile([&](const Tile &tile) {
+      // One Q tile for both warpgroups.
+      Value qHandoff = tile.ordinal;
+      ChannelWaitOp::create(b, qIn, qHandoff);
+      Value qTile =
+          smemView(qSmem, idx(0), tileType(shape.qRows(), shape.qkAtoms()));
+      // The two key ranges of the V tile of hand-off `handoff` that the
+      // two PV MMAs read (as buildMma's).
+      auto vParts = [&](Value handoff) {
+        Value offset = mul(rem(handoff, kvStages), shape.kvTileBytes());
+        int64_t atoms = shape.vAtoms(), rows = shape.vRows();
+        int64_t columns = shape.atomColumns();
+        Value v = smemView(kvSmem, offset, tileType(rows, atoms));
+        auto part = [&](int64_t first, int64_t keys) -> Value {
+          SmallVector<int64_t> offsets{0, 0, 0}, sizes{atoms, rows, columns};
+          int64_t dim = keyMajorV ? 2 : 1;
+          offsets[dim] = first;
+          sizes[dim] = keys;
+          return memref::SubViewOp::create(b, v, offsets, sizes,
+                                           ArrayRef<int64_t>{1, 1, 1});
+        };
+        return std::pair<Value, Value>{part(0, split),
+                                       part(split, blockN - split)};
+      };
+      // Block n's QK^T into its warpgroup's S.
+      auto scores = [&](int64_t warpgroup, Value n, Value kTile) {
+        MmaOp::create(b, qTile, kTile, sTmem[warpgroup], falseValue,
+                      OperandMajor::k, shape.depthAttr(b));
+        ChannelCommitOp::create(b, s[warpgroup], blockHandoff(tile, n));
+      };
+      // Block n's PV into its warpgroup's O (`accumulate`: O holds an
+      // earlier block of the tile).
+      auto pv = [&](int64_t warpgroup, Value n, Value accumulate) {
+        Value k = blockHandoff(tile, n);
+        auto v = vParts(add(mul(add(tile.kvBase, n), 2), 1));
+        Value pTop = tmemView(pTmem[warpgroup], 0, split, shape.element);
+        Value pBottom = tmemView(pTmem[warpgroup], split * bits / 32,
+                                 blockN - split, shape.element);
+        ChannelWaitOp::create(b, pFirst[warpgroup], k);
+        MmaOp::create(b, pTop, v.first, oTmem[warpgroup], accumulate, vMajor,
+                      /*depth=*/IntegerAttr());
+        ChannelWaitOp::create(b, pSecond[warpgroup], k);
+        MmaOp::create(b, pBottom, v.second, oTmem[warpgroup], trueValue, vMajor,
+                      /*depth=*/IntegerAttr());
+      };
+      // `build(w)` for the warpgroup of block n (a run-time choice).
+      auto onWarpgroupOf = [&](Value n, function_ref<void(int64_t)> build) {
+        Value second = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                             warpgroupOf(tile, n), idx(1));
+        auto ifOp = scf::IfOp::create(b, second, /*withElseRegion=*/true);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+        build(1);
+        b.setInsertionPointToStart(ifOp.elseBlock());
+        build(0);
+      };
+
+      // Per KV block: its QK^T into its warpgroup's S, then the previous
+      // block's PV into the other warpgroup's O, which overlaps with this
+      // block's softmax. A warpgroup's S is overwritten only after the PV
+      // that read its P (issued a block earlier; tcgen05 MMAs of one thread
+      // run in order).
+      forRange(tile.blocks, [&](Value n) {
+        Value kHandoff = mul(add(tile.kvBase, n), 2);
+        Value kOffset = mul(rem(kHandoff, kvStages), shape.kvTileBytes());
+        Value kTile = smemView(kvSmem, kOffset,
+                               tileType(shape.kvRows(), shape.qkAtoms()));
+        ChannelWaitOp::create(b, kv, kHandoff);
+        onWarpgroupOf(n, [&](int64_t w) { scores(w, n, kTile); });
+        ChannelReleaseOp::create(b, kv, kHandoff);
+        Value started =
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, n, idx(0));
+        auto ifOp = scf::IfOp::create(b, started);
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(ifOp.thenBlock());
+          Value previous = arith::SubIOp::create(b, n, idx(1));
+          // The previous block is its warpgroup's first of the tile unless
+          // n - 1 >= 2.
+          Value accumulate =
+              arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, n, idx(2));
+          onWarpgroupOf(previous,
+                        [&](int64_t w) { pv(w, previous, accumulate); });
+          ChannelReleaseOp::create(b, kv,
+                                   arith::SubIOp::create(b, kHandoff, idx(1)));
+        }
+        ChannelWaitOp::create(b, kv, add(kHandoff, 1));
+      });
+
+      // The last block's PV (a tile with no block has none).
+      Value anyBlock = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
+                                             tile.blocks, idx(0));
+      auto lastIf = scf::IfOp::create(b, anyBlock);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(lastIf.thenBlock());
+        Value last = arith::SubIOp::create(b, tile.blocks, idx(1));
+        Value accumulate = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
+                                                 tile.blocks, idx(2));
+        onWarpgroupOf(last, [&](int64_t w) { pv(w, last, accumulate); });
+        ChannelReleaseOp::create(b, kv, add(mul(add(tile.kvBase, last), 2), 1));
+      }
+      // Both Os, complete (or, for a warpgroup without blocks in the tile,
+      // untouched: the epilogue leaves that one out) once the MMAs before
+      // this commit are.
+      for (int64_t warpgroup = 0; warpgroup < warpgroups; ++warpgroup) {
+        ChannelAcquireOp::create(b, oReady[warpgroup], tile.ordinal);
+        ChannelCommitOp::create(b, oReady[warpgroup], tile.ordinal);
+      }
+      ChannelReleaseOp::create(b, qIn, qHandoff);
     });
   });
 }

@@ -635,7 +635,8 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
           : std::nullopt,
       p.softcap && p.softcap.getCeiling() > 0
           ? std::optional<int64_t>(p.softcap.getCeiling())
-          : std::nullopt);
+          : std::nullopt,
+      plan.getKvInterleave());
   if (!shape.plan)
     return failure();
   shape.element = query.getElementType();

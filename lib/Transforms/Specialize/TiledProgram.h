@@ -163,7 +163,7 @@ struct KernelShape {
     return splits() * headDimV + llvm::alignTo(splits(), 4);
   }
   int64_t statsBytes() const {
-    return plan.getQStages() * kStatsPerRow * kRows * 4;
+    return plan.getSoftmaxWarpgroups() * kStatsPerRow * kRows * 4;
   }
 };
 

@@ -46,7 +46,8 @@ static int64_t rowBytes(int64_t columns, int64_t elementBytes) {
 int64_t PlanAttr::sharedMemoryBytes(Arch arch, int64_t qStages,
                                     int64_t kvStages, int64_t blockM,
                                     int64_t blockN, int64_t headDim,
-                                    int64_t headDimV, int64_t elementBytes) {
+                                    int64_t headDimV, int64_t elementBytes,
+                                    int64_t interleave) {
   int64_t qk = rowBytes(headDim, elementBytes);
   // A K tile is blockN rows of Dqk; a V tile blockN rows of Dv, or (FP8,
   // key-major) Dv rows of blockN keys.
@@ -57,29 +58,34 @@ int64_t PlanAttr::sharedMemoryBytes(Arch arch, int64_t qStages,
   int64_t qTiles = qSlots(arch, qStages, std::max(headDim, headDimV));
   int64_t oTiles = arch == Arch::sm_90a ? qStages : 1;
   int64_t oTile = rowBytes(headDimV, 2) * blockM;
-  int64_t statistics =
-      arch == Arch::sm_90a ? 0 : qStages * blockM * 2 * int64_t(sizeof(float));
+  int64_t statistics = arch == Arch::sm_90a ? 0
+                                            : qStages * interleave * blockM *
+                                                  2 * int64_t(sizeof(float));
   return qk * qTiles * blockM + slot * kvStages + oTile * oTiles + statistics +
          limits::kSmemReservedBytes;
 }
 
-/// sm_100a: a softmax warpgroup per Q stage, the correction and the producer
-/// warpgroup. sm_90a: a consumer warpgroup per Q stage and the producer.
-static int64_t registersPerCta(Arch arch, int64_t qStages, int64_t softmaxRegs,
-                               int64_t correctionRegs, int64_t producerRegs) {
+/// sm_100a: the softmax warpgroups (one per Q stage, or kvInterleave
+/// sharing one), the correction and the producer warpgroup. sm_90a: a
+/// consumer warpgroup per Q stage and the producer.
+static int64_t registersPerCta(Arch arch, int64_t softmaxWarpgroups,
+                               int64_t softmaxRegs, int64_t correctionRegs,
+                               int64_t producerRegs) {
   int64_t correction = arch == Arch::sm_90a ? 0 : correctionRegs;
   return limits::kThreadsPerWarpgroup *
-         (qStages * softmaxRegs + correction + producerRegs);
+         (softmaxWarpgroups * softmaxRegs + correction + producerRegs);
 }
 
-int64_t PlanAttr::tmemColumns(int64_t qStages, int64_t blockN,
+int64_t PlanAttr::tmemColumns(int64_t softmaxWarpgroups, int64_t blockN,
                               int64_t headDimV) {
-  // S is blockN f32 columns (P aliases it as 16-bit); O is Dv columns.
-  return qStages * (blockN + headDimV);
+  // Per softmax warpgroup: S is blockN f32 columns (P aliases it as
+  // 16-bit); O is Dv columns.
+  return softmaxWarpgroups * (blockN + headDimV);
 }
 
 int64_t PlanAttr::getNumWarpgroups() const {
-  return getArch() == Arch::sm_90a ? getQStages() + 1 : getQStages() + 2;
+  return getArch() == Arch::sm_90a ? getQStages() + 1
+                                   : getSoftmaxWarpgroups() + 2;
 }
 
 int64_t PlanAttr::getQSlots() const {
@@ -88,7 +94,7 @@ int64_t PlanAttr::getQSlots() const {
 }
 
 int64_t PlanAttr::getRegistersPerCta() const {
-  return registersPerCta(getArch(), getQStages(), getSoftmaxRegs(),
+  return registersPerCta(getArch(), getSoftmaxWarpgroups(), getSoftmaxRegs(),
                          getCorrectionRegs(), getProducerRegs());
 }
 
@@ -120,7 +126,8 @@ LogicalResult PlanAttr::verify(
     int64_t emulatedExp2, int64_t pvSplit, int64_t rescaleThreshold,
     std::optional<int64_t> kvSplits, SplitCombine splitCombine,
     std::optional<int64_t> operandBytes, std::optional<int64_t> polynomialTanh,
-    std::optional<int64_t> softcapCeiling) {
+    std::optional<int64_t> softcapCeiling,
+    std::optional<int64_t> kvInterleave) {
   // Every parameter is bounded before the resource formulas below use it,
   // so that they cannot overflow.
   bool hopper = arch == Arch::sm_90a;
@@ -214,6 +221,23 @@ LogicalResult PlanAttr::verify(
                        << limits::kMaxClusterCtas << "], got "
                        << kvSplits.value_or(1);
 
+  // Interleaved softmax warpgroups share the one Q tile of sm_100a's CTA
+  // and write a whole row each: not with a second Q stage, and not with
+  // split-KV, whose partial rows the combine would have to merge twice.
+  if (kvInterleave && (*kvInterleave < 1 || *kvInterleave > 2))
+    return emitError() << "kvInterleave must be 1 or 2, got " << *kvInterleave;
+  int64_t interleave = kvInterleave.value_or(1);
+  if (interleave > 1 && hopper)
+    return emitError() << "kvInterleave = 2 needs sm_100a (its softmax "
+                          "warpgroups keep S and O in Tensor Memory)";
+  if (interleave > 1 && qStages != 1)
+    return emitError() << "kvInterleave = 2 shares one Q tile between the "
+                          "softmax warpgroups: qStages must be 1, got "
+                       << qStages;
+  if (interleave > 1 && kvSplits.value_or(1) > 1)
+    return emitError() << "kvInterleave = 2 does not combine with kvSplits = "
+                       << *kvSplits;
+
   // FP8: a key-major V tile of 128 keys fills one 128-byte swizzle atom
   // per row (the PV MMA reads 8-bit V K-major; sm_90a's 64-key blocks read
   // the first half of such a tile); P, up to 2^threshold before a rescale,
@@ -235,13 +259,15 @@ LogicalResult PlanAttr::verify(
                        << rescaleThreshold;
 
   // What the plan asks of one SM.
-  int64_t warpgroups = hopper ? qStages + 1 : qStages + 2;
-  int64_t registers = registersPerCta(arch, qStages, softmaxRegs,
+  int64_t softmaxWarpgroups = qStages * interleave;
+  int64_t warpgroups = hopper ? qStages + 1 : softmaxWarpgroups + 2;
+  int64_t registers = registersPerCta(arch, softmaxWarpgroups, softmaxRegs,
                                       correctionRegs, producerRegs);
   int64_t pool = limits::registerPool(warpgroups);
   if (registers > pool) {
-    InFlightDiagnostic diag = emitError() << "register budgets (" << qStages
-                                          << " x " << softmaxRegs;
+    InFlightDiagnostic diag = emitError()
+                              << "register budgets (" << softmaxWarpgroups
+                              << " x " << softmaxRegs;
     if (hopper)
       diag << " consumer + ";
     else
@@ -256,16 +282,19 @@ LogicalResult PlanAttr::verify(
                    "warpgroups)";
   }
   if (arch == Arch::sm_100a) {
-    int64_t columns = tmemColumns(qStages, blockN, valueHeadDim);
+    int64_t columns = tmemColumns(softmaxWarpgroups, blockN, valueHeadDim);
     if (columns > limits::kTmemColumns)
       return emitError() << "plan needs " << columns << " TMEM columns ("
-                         << qStages << " Q stages x (" << blockN << " S + "
-                         << valueHeadDim << " O)), more than the "
-                         << limits::kTmemColumns << " available";
+                         << softmaxWarpgroups
+                         << (interleave > 1 ? " interleaved softmax warpgroups"
+                                            : " Q stages")
+                         << " x (" << blockN << " S + " << valueHeadDim
+                         << " O)), more than the " << limits::kTmemColumns
+                         << " available";
   }
   int64_t smem =
       sharedMemoryBytes(arch, qStages, kvStages, blockM, blockN, headDim,
-                        valueHeadDim, operandBytes.value_or(2));
+                        valueHeadDim, operandBytes.value_or(2), interleave);
   if (cluster)
     smem += exchangeBytes(qStages, blockM, valueHeadDim);
   if (smem > limits::kSmemBytes)

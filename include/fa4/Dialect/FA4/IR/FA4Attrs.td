@@ -138,6 +138,7 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     | `splitCombine` | with `kvSplits` > 1, where the splits' partial rows meet: `workspace` (absent; a global buffer, the last split to finish combines) or `cluster` (the splits are the CTAs of one thread-block cluster and combine over distributed shared memory, each CTA a share of the rows) |
     | `operandBytes` | bytes per element of Q, K and V: absent for 16-bit (f16, bf16), 1 for FP8 (e4m3, sm_90a: `blockN` 128 and `rescaleThreshold` at most 8, so that P below 2^8 stays within e4m3's 448) |
     | `polynomialTanh` | with a softcap: of every 16 scores, how many take tanh from an FMA polynomial instead of MUFU `tanh.approx`, in warps whose scores all lie within the cap (absent: 0; up to 8 spill nothing on either target, more spill at sm_90a's 128-key blocks) |
+    | `kvInterleave` | sm_100a: softmax warpgroups sharing each Q tile, taking its KV blocks in turn (absent: 1). At 2 (one Q stage) each warpgroup has its own S, P and O in Tensor Memory over every other KV block, and the correction warpgroup combines the two partial rows with their statistics before the store: a CTA's work tile is 128 rows, half of two Q stages', so a grid with fewer tiles than two per SM keeps twice the SMs busy, and head dims whose two Q tiles do not fit beside the K/V ring still use both softmax warpgroups |
     | `softcapCeiling` | with a softcap: the largest cap in log2 units, `B = softcap log2(e)` (a launch argument), at which the softmax takes `B` as every row's exponent reference in place of the running maximum: no row maximum per KV block, no rescale of O (absent: never; at most 48 for bf16, 7 for f16, as P = 2^(s - B) >= 2^-2B must stay a normal number with room in O's f32 accumulator; not with FP8) |
 
     On `sm_90a` (FlashAttention-3 structure) a Q stage is the 64-row tile of
@@ -155,11 +156,12 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     multiples of 8 in [24, 256], `emulatedExp2` 0 to 16, `pvSplit` a
     multiple of 32 below `blockN` on sm_100a (whole 32-column P fragments),
     `rescaleThreshold` 0 to 64, `polynomialTanh` 0 to 16, `softcapCeiling` 1 to 48, `kvSplits` 1 to 64 and with more than one
-    split the `linear` or `lpt` scheduler; `fa4-specialize` builds every plan within
+    split the `linear` or `lpt` scheduler, `kvInterleave` 1 or 2 and 2 only
+    on sm_100a with one Q stage and no split; `fa4-specialize` builds every plan within
     these ranges. It then checks what the plan asks of one SM: registers
-    (`128 x (qStages x softmaxRegs + correctionRegs + producerRegs)` within
+    (`128 x (qStages x kvInterleave x softmaxRegs + correctionRegs + producerRegs)` within
     the registers the CTA is launched with: 65536 for four warpgroups,
-    64512 for three, as setmaxnreg only moves them between warpgroups), TMEM columns on sm_100a (`qStages x (blockN + Dv) <= 512`)
+    64512 for three, as setmaxnreg only moves them between warpgroups), TMEM columns on sm_100a (`qStages x kvInterleave x (blockN + Dv) <= 512`)
     and shared memory (`<= 227 KB`, tiles counted at their atoms' width:
     128 bytes, 64 16-bit or 128 FP8 columns; O staging always 16-bit).
 
@@ -197,7 +199,8 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
                            "::mlir::fa4::SplitCombine::workspace">:$splitCombine,
     OptionalParameter<"std::optional<int64_t>">:$operandBytes,
     OptionalParameter<"std::optional<int64_t>">:$polynomialTanh,
-    OptionalParameter<"std::optional<int64_t>">:$softcapCeiling
+    OptionalParameter<"std::optional<int64_t>">:$softcapCeiling,
+    OptionalParameter<"std::optional<int64_t>">:$kvInterleave
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
@@ -214,6 +217,13 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     int64_t getRegistersPerCta() const;
     /// CTAs that share a work tile's KV blocks (1: no split).
     int64_t getSplits() const { return getKvSplits().value_or(1); }
+    /// Softmax warpgroups per Q stage (sm_100a's kvInterleave; 1 without).
+    int64_t getInterleave() const { return getKvInterleave().value_or(1); }
+    /// Softmax (sm_90a: consumer) warpgroups of one CTA, each with its own
+    /// S and O.
+    int64_t getSoftmaxWarpgroups() const {
+      return getQStages() * getInterleave();
+    }
     /// Whether the splits form a thread-block cluster (1 CTA: none).
     bool isClusterSplit() const {
       return getSplits() > 1 && getSplitCombine() == SplitCombine::cluster;
@@ -244,8 +254,9 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
                                      int64_t kvStages, int64_t blockM,
                                      int64_t blockN, int64_t headDim,
                                      int64_t headDimV,
-                                     int64_t elementBytes = 2);
-    static int64_t tmemColumns(int64_t qStages, int64_t blockN,
+                                     int64_t elementBytes = 2,
+                                     int64_t interleave = 1);
+    static int64_t tmemColumns(int64_t softmaxWarpgroups, int64_t blockN,
                                int64_t headDimV);
   }];
 }
