@@ -99,10 +99,9 @@ int64_t mlir::fa4::chooseKvSplits(AttentionOp op, Arch arch,
 }
 
 /// Whether `op`'s static sizes make fewer work tiles of `positionsPerTile`
-/// positions than the SMs, in a problem that split-KV does not take (its
-/// tiles too many or its KV too short to split).
+/// positions than the SMs.
 static bool fewTiles(AttentionOp op, Arch arch, int64_t positionsPerTile,
-                     int64_t blockN, int64_t gqaPack) {
+                     int64_t gqaPack) {
   if (op.isVarlen())
     return false;
   ShapedType query = op.getQuery().getType();
@@ -113,8 +112,7 @@ static bool fewTiles(AttentionOp op, Arch arch, int64_t positionsPerTile,
   int64_t tiles = batch * (op.getNumQueryHeads() / gqaPack) *
                   llvm::divideCeil(seqQ, positionsPerTile);
   int64_t sms = arch == Arch::sm_90a ? 132 : 148;
-  return tiles < sms &&
-         chooseKvSplits(op, arch, positionsPerTile, blockN, gqaPack) == 1;
+  return tiles < sms;
 }
 
 int64_t mlir::fa4::splitsFor(Arch arch, int64_t tiles, int64_t kvBlocks) {
@@ -295,17 +293,20 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // MMA warp waiting on it every block; 64-key blocks make room for two S
   // and two O up to Dv 192), and for static sizes whose two-stage tiles
   // leave SMs idle without a split. Not where the options fix the stages
-  // or ask for a split.
+  // or ask for a split, nor where fa4-plan would split (decode: the split
+  // fills the SMs, and the two do not combine).
   int64_t interleave = options.kvInterleave;
   if (interleave <= 0) {
     interleave = 1;
     bool free = !hopper && options.qStages <= 0 && options.kvSplits <= 0 &&
-                options.splitCombine.empty();
+                options.splitCombine.empty() &&
+                chooseKvSplits(op, target, qStages * (blockM / gqaPack), blockN,
+                               gqaPack) == 1;
     bool idleWarpgroup =
         qStages == 1 && !fp8 && options.blockN <= 0 &&
         PlanAttr::tmemColumns(2, 64, headDimV) <= limits::kTmemColumns;
-    bool idleSms = qStages == 2 && fewTiles(op, target, 2 * (blockM / gqaPack),
-                                            blockN, gqaPack);
+    bool idleSms =
+        qStages == 2 && fewTiles(op, target, 2 * (blockM / gqaPack), gqaPack);
     if (free && (idleWarpgroup || idleSms))
       interleave = 2;
   }

@@ -53,6 +53,11 @@
 // GRIDS: qStages = 2,
 // GRIDS-SAME: kvSplits =
 // GRIDS-NOT: kvInterleave
+// At Dv 192 too: the split, not the interleaving (the two do not combine).
+// GRIDS-LABEL: func.func @decode192
+// GRIDS: blockN = 128, headDim = 192, qStages = 1,
+// GRIDS-SAME: kvSplits =
+// GRIDS-NOT: kvInterleave
 
 // NEGATIVE: error: fa4-plan: option kv-interleave must be positive (0 chooses), got -1
 // THREE: error: 'fa4.attention' op invalid plan: kvInterleave must be 1 or 2, got 3
@@ -106,5 +111,11 @@ func.func @decode(%q: memref<1x1x32x128xbf16>, %k: memref<1x32768x8x128xbf16>,
                   %v: memref<1x32768x8x128xbf16>, %o: memref<1x1x32x128xbf16>) {
   fa4.attention ins(%q, %k, %v : memref<1x1x32x128xbf16>, memref<1x32768x8x128xbf16>, memref<1x32768x8x128xbf16>)
                 outs(%o : memref<1x1x32x128xbf16>)
+  return
+}
+func.func @decode192(%q: memref<1x1x32x192xbf16>, %k: memref<1x32768x8x192xbf16>,
+                     %v: memref<1x32768x8x192xbf16>, %o: memref<1x1x32x192xbf16>) {
+  fa4.attention ins(%q, %k, %v : memref<1x1x32x192xbf16>, memref<1x32768x8x192xbf16>, memref<1x32768x8x192xbf16>)
+                outs(%o : memref<1x1x32x192xbf16>)
   return
 }
