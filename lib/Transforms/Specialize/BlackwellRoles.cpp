@@ -43,6 +43,15 @@ private:
   void buildCombinedEpilogue(const Tile &tile, Value row);
   void buildMma();
   void buildInterleavedMma();
+  /// The MMA warp's operands of the two PV MMAs: the key ranges [0,
+  /// pvSplit) and [pvSplit, blockN) of the V tile of K/V hand-off
+  /// `handoff`, and of `warpgroup`'s P.
+  std::pair<Value, Value> valueParts(Value handoff);
+  std::pair<Value, Value> pHalves(int64_t warpgroup);
+  /// The two PV MMAs into `warpgroup`'s O of the block whose hand-off is
+  /// `k`, each once the softmax handed over its part of P.
+  void issuePv(int64_t warpgroup, Value k, Value pTop, Value pBottom,
+               std::pair<Value, Value> v, Value accumulate);
   /// Stages a chunk (whole 16-byte pieces) of a normalized O row (f32)
   /// for the TMA store, in the output type and the 128-byte swizzle.
   void stageChunk(Value normalized, int64_t firstColumn, Value staging,
@@ -672,22 +681,60 @@ void BlackwellPrefillRoles::rotateQuery(const Tile &tile, int64_t stage,
   ChannelCommitOp::create(b, qRotated, handoff);
 }
 
+std::pair<Value, Value> BlackwellPrefillRoles::valueParts(Value handoff) {
+  // Row ranges of an MN-major V (keys x Dv), column ranges of a key-major
+  // one (Dv x keys, FP8: one atom of 128 keys).
+  int64_t blockN = shape.plan.getBlockN(), split = shape.plan.getPvSplit();
+  Value offset =
+      mul(rem(handoff, shape.plan.getKvStages()), shape.kvTileBytes());
+  int64_t atoms = shape.vAtoms(), rows = shape.vRows();
+  int64_t columns = shape.atomColumns();
+  Value v = smemView(kernel.sharedBuffer("kv"), offset, tileType(rows, atoms));
+  auto part = [&](int64_t first, int64_t keys) -> Value {
+    SmallVector<int64_t> offsets{0, 0, 0}, sizes{atoms, rows, columns};
+    int64_t dim = shape.valueKeyMajor ? 2 : 1;
+    offsets[dim] = first;
+    sizes[dim] = keys;
+    return memref::SubViewOp::create(b, v, offsets, sizes,
+                                     ArrayRef<int64_t>{1, 1, 1});
+  };
+  return {part(0, split), part(split, blockN - split)};
+}
+
+std::pair<Value, Value> BlackwellPrefillRoles::pHalves(int64_t warpgroup) {
+  // 16-bit P two per column, e4m3 four.
+  int64_t blockN = shape.plan.getBlockN(), split = shape.plan.getPvSplit();
+  int64_t bits = shape.element.getIntOrFloatBitWidth();
+  return {tmemView(pTmem[warpgroup], 0, split, shape.element),
+          tmemView(pTmem[warpgroup], split * bits / 32, blockN - split,
+                   shape.element)};
+}
+
+void BlackwellPrefillRoles::issuePv(int64_t warpgroup, Value k, Value pTop,
+                                    Value pBottom, std::pair<Value, Value> v,
+                                    Value accumulate) {
+  // An FP8 V is read key-major (8-bit MMA operands are K-major).
+  OperandMajor vMajor =
+      shape.valueKeyMajor ? OperandMajor::k : OperandMajor::mn;
+  ChannelWaitOp::create(b, pFirst[warpgroup], k);
+  MmaOp::create(b, pTop, v.first, oTmem[warpgroup], accumulate, vMajor,
+                /*depth=*/IntegerAttr());
+  ChannelWaitOp::create(b, pSecond[warpgroup], k);
+  MmaOp::create(b, pBottom, v.second, oTmem[warpgroup],
+                arith::ConstantIntOp::create(b, 1, 1), vMajor,
+                /*depth=*/IntegerAttr());
+}
+
 void BlackwellPrefillRoles::buildMma() {
   PlanAttr plan = shape.plan;
-  int64_t blockN = plan.getBlockN(), split = plan.getPvSplit();
   int64_t stages = plan.getQStages(), kvStages = plan.getKvStages();
-  int64_t bits = shape.element.getIntOrFloatBitWidth();
-  // An FP8 V is read key-major (8-bit MMA operands are K-major).
-  bool keyMajorV = shape.valueKeyMajor;
-  OperandMajor vMajor = keyMajorV ? OperandMajor::k : OperandMajor::mn;
   Value falseValue = arith::ConstantIntOp::create(b, 0, 1);
-  Value trueValue = arith::ConstantIntOp::create(b, 1, 1);
 
   Value qSmem = kernel.sharedBuffer("q"), kvSmem = kernel.sharedBuffer("kv");
   elected([&] {
     kernel.forEachTile([&](const Tile &tile) {
       Value base = tile.kvBase, ordinal = tile.ordinal;
-      SmallVector<Value> qHandoff, qTile, sRegion, pTop, pBottom, oRegion;
+      SmallVector<Value> qHandoff, qTile, sRegion, pTop, pBottom;
       Value qIn = shape.rope() ? qRotated : q;
       for (int64_t stage = 0; stage < stages; ++stage) {
         qHandoff.push_back(add(mul(ordinal, stages), stage));
@@ -695,41 +742,14 @@ void BlackwellPrefillRoles::buildMma() {
         qTile.push_back(smemView(qSmem, idx(stage * shape.qTileBytes()),
                                  tileType(shape.qRows(), shape.qkAtoms())));
         sRegion.push_back(sTmem[stage]);
-        // P[0, split) and P[split, blockN): 16-bit two per column, e4m3
-        // four.
-        pTop.push_back(tmemView(pTmem[stage], 0, split, shape.element));
-        pBottom.push_back(tmemView(pTmem[stage], split * bits / 32,
-                                   blockN - split, shape.element));
-        oRegion.push_back(oTmem[stage]);
+        auto [top, bottom] = pHalves(stage);
+        pTop.push_back(top);
+        pBottom.push_back(bottom);
       }
-      // The two key ranges of a V tile the two PV MMAs read: row ranges
-      // of an MN-major V (keys x Dv), column ranges of a key-major one (Dv
-      // x keys, FP8: one atom of 128 keys).
-      auto vParts = [&](Value handoff) {
-        Value offset = mul(rem(handoff, kvStages), shape.kvTileBytes());
-        int64_t atoms = shape.vAtoms(), rows = shape.vRows();
-        int64_t columns = shape.atomColumns();
-        Value v = smemView(kvSmem, offset, tileType(rows, atoms));
-        auto part = [&](int64_t first, int64_t keys) -> Value {
-          SmallVector<int64_t> offsets{0, 0, 0}, sizes{atoms, rows, columns};
-          int64_t dim = keyMajorV ? 2 : 1;
-          offsets[dim] = first;
-          sizes[dim] = keys;
-          return memref::SubViewOp::create(b, v, offsets, sizes,
-                                           ArrayRef<int64_t>{1, 1, 1});
-        };
-        return std::pair<Value, Value>{part(0, split),
-                                       part(split, blockN - split)};
-      };
       // PV for `stage` of the block whose hand-off number is `k`.
       auto pv = [&](int64_t stage, Value k, std::pair<Value, Value> v,
                     Value accumulate) {
-        ChannelWaitOp::create(b, pFirst[stage], k);
-        MmaOp::create(b, pTop[stage], v.first, oRegion[stage], accumulate,
-                      vMajor, /*depth=*/IntegerAttr());
-        ChannelWaitOp::create(b, pSecond[stage], k);
-        MmaOp::create(b, pBottom[stage], v.second, oRegion[stage], trueValue,
-                      vMajor, /*depth=*/IntegerAttr());
+        issuePv(stage, k, pTop[stage], pBottom[stage], v, accumulate);
       };
 
       // Per KV block: the previous block's PVs, then this block's QK^T, for
@@ -753,7 +773,8 @@ void BlackwellPrefillRoles::buildMma() {
             b.setInsertionPointToStart(ifOp.thenBlock());
             Value previous = arith::SubIOp::create(b, k, idx(1));
             pv(stage, previous,
-               vParts(arith::SubIOp::create(b, kHandoff, idx(1))), accumulate);
+               valueParts(arith::SubIOp::create(b, kHandoff, idx(1))),
+               accumulate);
           }
           MmaOp::create(b, qTile[stage], kTile, sRegion[stage], falseValue,
                         OperandMajor::k, shape.depthAttr(b));
@@ -783,7 +804,7 @@ void BlackwellPrefillRoles::buildMma() {
         Value accumulate = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
                                                  tile.blocks, idx(1));
         for (int64_t stage = 0; stage < stages; ++stage)
-          pv(stage, last, vParts(lastV), accumulate);
+          pv(stage, last, valueParts(lastV), accumulate);
         ChannelReleaseOp::create(b, kv, lastV);
       }
       // A tile with blocks only gets here after the correction warps took
@@ -800,14 +821,8 @@ void BlackwellPrefillRoles::buildMma() {
 }
 
 void BlackwellPrefillRoles::buildInterleavedMma() {
-  PlanAttr plan = shape.plan;
-  int64_t blockN = plan.getBlockN(), split = plan.getPvSplit();
-  int64_t kvStages = plan.getKvStages();
-  int64_t bits = shape.element.getIntOrFloatBitWidth();
-  bool keyMajorV = shape.valueKeyMajor;
-  OperandMajor vMajor = keyMajorV ? OperandMajor::k : OperandMajor::mn;
+  int64_t kvStages = shape.plan.getKvStages();
   Value falseValue = arith::ConstantIntOp::create(b, 0, 1);
-  Value trueValue = arith::ConstantIntOp::create(b, 1, 1);
   Value qSmem = kernel.sharedBuffer("q"), kvSmem = kernel.sharedBuffer("kv");
   Value qIn = shape.rope() ? qRotated : q;
 
@@ -818,24 +833,6 @@ void BlackwellPrefillRoles::buildInterleavedMma() {
       ChannelWaitOp::create(b, qIn, qHandoff);
       Value qTile =
           smemView(qSmem, idx(0), tileType(shape.qRows(), shape.qkAtoms()));
-      // The two key ranges of the V tile of hand-off `handoff` that the
-      // two PV MMAs read (as buildMma's).
-      auto vParts = [&](Value handoff) {
-        Value offset = mul(rem(handoff, kvStages), shape.kvTileBytes());
-        int64_t atoms = shape.vAtoms(), rows = shape.vRows();
-        int64_t columns = shape.atomColumns();
-        Value v = smemView(kvSmem, offset, tileType(rows, atoms));
-        auto part = [&](int64_t first, int64_t keys) -> Value {
-          SmallVector<int64_t> offsets{0, 0, 0}, sizes{atoms, rows, columns};
-          int64_t dim = keyMajorV ? 2 : 1;
-          offsets[dim] = first;
-          sizes[dim] = keys;
-          return memref::SubViewOp::create(b, v, offsets, sizes,
-                                           ArrayRef<int64_t>{1, 1, 1});
-        };
-        return std::pair<Value, Value>{part(0, split),
-                                       part(split, blockN - split)};
-      };
       // Block n's QK^T into its warpgroup's S.
       auto scores = [&](int64_t warpgroup, Value n, Value kTile) {
         MmaOp::create(b, qTile, kTile, sTmem[warpgroup], falseValue,
@@ -845,17 +842,9 @@ void BlackwellPrefillRoles::buildInterleavedMma() {
       // Block n's PV into its warpgroup's O (`accumulate`: O holds an
       // earlier block of the tile).
       auto pv = [&](int64_t warpgroup, Value n, Value accumulate) {
-        Value k = blockHandoff(tile, n);
-        auto v = vParts(add(mul(add(tile.kvBase, n), 2), 1));
-        Value pTop = tmemView(pTmem[warpgroup], 0, split, shape.element);
-        Value pBottom = tmemView(pTmem[warpgroup], split * bits / 32,
-                                 blockN - split, shape.element);
-        ChannelWaitOp::create(b, pFirst[warpgroup], k);
-        MmaOp::create(b, pTop, v.first, oTmem[warpgroup], accumulate, vMajor,
-                      /*depth=*/IntegerAttr());
-        ChannelWaitOp::create(b, pSecond[warpgroup], k);
-        MmaOp::create(b, pBottom, v.second, oTmem[warpgroup], trueValue, vMajor,
-                      /*depth=*/IntegerAttr());
+        auto [pTop, pBottom] = pHalves(warpgroup);
+        issuePv(warpgroup, blockHandoff(tile, n), pTop, pBottom,
+                valueParts(add(mul(add(tile.kvBase, n), 2), 1)), accumulate);
       };
       // `build(w)` for the warpgroup of block n (a run-time choice).
       auto onWarpgroupOf = [&](Value n, function_ref<void(int64_t)> build) {
