@@ -3,6 +3,7 @@
 import json
 
 from fa4 import runtime
+from manifest_entries import add_page_table, add_rope, add_table
 
 
 def dense_params():
@@ -45,12 +46,9 @@ def kvcache_manifest(kernel, arch="sm_100a", heads_q=32, heads_kv=8, head_dim=12
         operands.append({"name": "lse", "element": "f32", "shape": [-1, heads_q, -1]})
         params.append({"kind": "pointer", "name": "lse", "source": "lse.data"})
     if seqused_k:
-        operands.append({"name": "seqused_k", "element": "i32", "shape": [-1]})
-        params.append({"kind": "pointer", "name": "seqused_k", "source": "seqused_k.data"})
+        add_table(operands, params, "seqused_k", [-1])
     if page_size:
-        operands.append({"name": "page_table", "element": "i32", "shape": [-1, -1]})
-        params += [{"kind": "pointer", "name": "page_table", "source": "page_table.data"},
-                   {"kind": "i32", "name": "max_pages", "source": "page_table.shape[1]"}]
+        add_page_table(operands, params)
     maps = [{"operand": n, "operand_index": i, "element": element,
              "box": [64, pack, box_rows // pack, 1], "swizzle": "128B", "oob_fill": "zero"}
             for i, (n, pack) in enumerate((("query", 4), ("key", 1), ("value", 1),
@@ -63,11 +61,7 @@ def kvcache_manifest(kernel, arch="sm_100a", heads_q=32, heads_kv=8, head_dim=12
               "scale_log2": 1.4426950408889634 * head_dim ** -0.5, **target}
     if rope:
         start, columns, output = rope
-        operands += [{"name": "cos_sin", "element": "f32", "shape": [-1, columns]},
-                     {"name": "positions", "element": "i32", "shape": [-1, -1]}]
-        params += [{"kind": "pointer", "name": "cos_sin", "source": "cos_sin.data"},
-                   {"kind": "i32", "name": "rope_positions", "source": "cos_sin.shape[0]"},
-                   {"kind": "pointer", "name": "positions", "source": "positions.data"}]
+        add_rope(operands, params, columns, [-1, -1])
         result["rope"] = {"columns": columns, "output": output, "start": start}
     result.update(operands=operands, params=params, tensor_maps=maps)
     return result

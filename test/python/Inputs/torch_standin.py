@@ -14,6 +14,8 @@ import json
 import sys
 import types
 
+from manifest_entries import add_page_table, add_rope, add_table
+
 
 class DType:
     def __init__(self, name):
@@ -338,29 +340,17 @@ def write_kernel(directory, name, element, heads_q, heads_kv, causal, lse, sink=
         operands.append({"name": table, "element": "f32", "shape": [-1, heads_kv]})
         params.append({"kind": "pointer", "name": table, "source": f"{table}.data"})
     if varlen:
-        for table in ("cu_seqlens_q", "cu_seqlens_k") + (("seqused_k",) if seqused_k else ()):
-            operands.append({"name": table, "element": "i32", "shape": [-1]})
-            params.append({"kind": "pointer", "name": table, "source": f"{table}.data"})
+        for table in ("cu_seqlens_q", "cu_seqlens_k"):
+            add_table(operands, params, table, [-1])
+    if seqused_k:
+        add_table(operands, params, "seqused_k", [-1])
+    if varlen:
         params.append({"kind": "pointer", "name": "output_rows", "source": "output.data"})
-        if page_size:
-            operands.append({"name": "page_table", "element": "i32", "shape": [-1, -1]})
-            params += [{"kind": "pointer", "name": "page_table", "source": "page_table.data"},
-                       {"kind": "i32", "name": "max_pages", "source": "page_table.shape[1]"}]
-    else:
-        if seqused_k:
-            operands.append({"name": "seqused_k", "element": "i32", "shape": [-1]})
-            params.append({"kind": "pointer", "name": "seqused_k", "source": "seqused_k.data"})
-        if page_size:
-            operands.append({"name": "page_table", "element": "i32", "shape": [-1, -1]})
-            params += [{"kind": "pointer", "name": "page_table", "source": "page_table.data"},
-                       {"kind": "i32", "name": "max_pages", "source": "page_table.shape[1]"}]
+    if page_size:
+        add_page_table(operands, params)
     if rope:
         start, columns, rotate_output = rope
-        operands += [{"name": "cos_sin", "element": "f32", "shape": [-1, columns]},
-                     {"name": "positions", "element": "i32", "shape": rows}]
-        params += [{"kind": "pointer", "name": "cos_sin", "source": "cos_sin.data"},
-                   {"kind": "i32", "name": "rope_positions", "source": "cos_sin.shape[0]"},
-                   {"kind": "pointer", "name": "positions", "source": "positions.data"}]
+        add_rope(operands, params, columns, rows)
         manifest["rope"] = {"start": start, "columns": columns, "output": rotate_output}
     maps = [{"operand": n, "operand_index": i, "element": element,
              "box": [64, 1, 128, 1], "swizzle": "128B", "oob_fill": "zero"}
