@@ -19,7 +19,10 @@ FP8 packed sequences (varlen, with LSE) at GQA 1 and 8; with --interleave,
 sm_100a's interleaved softmax warpgroups (`kv-interleave=2`) over the
 full, causal and score-stage masks, packed sequences over a paged cache,
 O rotated back, and FP8, at head dims 64 and 128 (GQA 1 and 7), printed
-as "interleave <mask> ...".
+as "interleave <mask> ..."; with --hi-lo, P as two 16-bit parts
+(`p-precision=hi_lo`) over the 16-bit masks and kernel families at head
+dims --hi-lo-head-dims (default 64 and 128; full and causal at GQA 1 and
+8, the rest at 7), printed as "hi-lo <mask> ...".
 
 usage: config-matrix.py --fa4-opt PATH --ptxas PATH [--work DIR]
                         [--arch sm_100a|sm_90a] [--head-dims 64,128]
@@ -159,6 +162,10 @@ def main():
     parser.add_argument("--interleave", action="store_true",
                         help="rows with kv-interleave=2 (sm_100a) at head dims 64 "
                              "and 128")
+    parser.add_argument("--hi-lo", action="store_true",
+                        help="rows with p-precision=hi_lo (P as two 16-bit parts)")
+    parser.add_argument("--hi-lo-head-dims", default="64,128",
+                        help="head dims of the --hi-lo rows")
     args = parser.parse_args()
     head_dims = [int(d) for d in args.head_dims.split(",")]
     stage_dims = ([int(d) for d in args.stage_head_dims.split(",")]
@@ -182,22 +189,34 @@ def main():
         configs += [(mask, "bf16", head_dim, ratio)
                     for mask in ("rope", "rope-output")
                     for head_dim in stage_dims for ratio in (1, 7)]
-    configs = [config + ("",) for config in configs]
+    configs = [config + ("", "") for config in configs]
     if args.interleave:
-        configs += [(mask, dtype, head_dim, ratio, "kv-interleave=2")
+        configs += [(mask, dtype, head_dim, ratio, "kv-interleave=2", "interleave")
                     for mask, dtype in (("full", "bf16"), ("causal", "bf16"),
                                         ("causal", "f16"), ("window", "bf16"),
                                         ("softcap", "bf16"), ("sink", "bf16"),
                                         ("packed-paged", "bf16"),
                                         ("rope-output", "bf16"), ("causal", "e4m3"))
                     for head_dim in (64, 128) for ratio in (1, 7)]
-    for mask, dtype, head_dim, ratio, extra in configs:
+    if args.hi_lo:
+        hi_lo_dims = [int(d) for d in args.hi_lo_head_dims.split(",")]
+        masks = [("full", "bf16"), ("causal", "bf16"), ("causal", "f16"),
+                 ("window", "bf16"), ("softcap", "bf16"), ("sink", "bf16"),
+                 ("packed-paged", "bf16"), ("rope-output", "bf16")]
+        # Full and causal with and without packed heads, the rest at a
+        # ratio that packs none.
+        configs += [(mask, dtype, head_dim, ratio, "p-precision=hi_lo", "hi-lo")
+                    for mask, dtype in masks for head_dim in hi_lo_dims
+                    for ratio in ((1, 8) if dtype == "bf16" and
+                                  mask in ("full", "causal") else (7,))]
+    for mask, dtype, head_dim, ratio, extra, label in configs:
         options = " ".join([f"arch={args.arch}"] + (
             [PLAN_OPTIONS[mask]] if mask in PLAN_OPTIONS else []) + (
             [extra] if extra else []))
         pipeline = PIPELINE.replace("fa4-plan,", f"fa4-plan{{{options}}},")
-        prefix = "interleave " if extra else ""
-        name = f"{'interleave_' if extra else ''}{mask}_{dtype}_d{head_dim}_gqa{ratio}"
+        prefix = label + " " if label else ""
+        name = (label.replace(" ", "_").replace("-", "_") + "_" if label else ""
+                ) + f"{mask}_{dtype}_d{head_dim}_gqa{ratio}"
         source = os.path.join(work, name + ".mlir")
         binary = os.path.join(work, name + ".bin.mlir")
         ptx = os.path.join(work, name + ".ptx")

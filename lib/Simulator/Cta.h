@@ -186,6 +186,9 @@ struct WgmmaWork {
   Operation *op = nullptr;
   Val a, b; // shared-memory tiles (a only when A is not in registers)
   std::vector<SmallVector<float, 1>> aRegisters, acc, result;
+  /// The earlier wgmma whose result is the accumulator, where it was still
+  /// in flight at issue (`acc` is then taken from its result).
+  std::shared_ptr<WgmmaWork> accFrom;
   VectorClock clock; // the threads' clocks joined at issue
   uint32_t agent = 0;
   uint64_t group = 0; // commit groups before it
@@ -459,7 +462,10 @@ private:
 
   //===--- Wgmma.cpp: warpgroup MMA (sm_90a) ------------------------------===//
 
-  Step wgmma(Actor &actor, WgmmaOp op, ArrayRef<const Val *> in);
+  /// Issues a wgmma; it reads its operands itself, since its accumulator may
+  /// be an earlier wgmma's result still in flight (a chain of products into
+  /// the same registers, which the pipe runs in order).
+  Step wgmma(Actor &actor, WgmmaOp op);
   /// fa4.wgmma.quantize: collective over the warp (the quads exchange
   /// their columns).
   Step wgmmaQuantize(Actor &actor, WgmmaQuantizeOp op,

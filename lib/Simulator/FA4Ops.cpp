@@ -26,7 +26,6 @@ Step Cta::fa4Op(Actor &actor, Operation *op, ArrayRef<const Val *> in) {
           [&](Operation *) { return mmaOp(actor, op, in); })
       .Case<ClusterArriveOp, DsmemLoadOp, DsmemStoreOp>(
           [&](Operation *) { return clusterOp(actor, op, in); })
-      .Case([&](WgmmaOp op) { return wgmma(actor, op, in); })
       .Case([&](WgmmaQuantizeOp op) { return wgmmaQuantize(actor, op, in); })
       .Case([&](NamedBarrierSyncOp sync) {
         return namedBarrier(actor, op, sync.getId(), sync.getThreads(), true);

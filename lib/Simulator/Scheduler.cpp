@@ -516,6 +516,8 @@ Step Cta::execute(Actor &actor, Operation *op) {
     return scfOp(actor, op);
   if (auto wait = dyn_cast<WgmmaWaitOp>(op))
     return wgmmaWait(actor, wait);
+  if (auto wgmmaOp = dyn_cast<WgmmaOp>(op))
+    return wgmma(actor, wgmmaOp);
   // The rest take all their operands' values up front.
   SmallVector<const Val *, 4> in;
   for (Value operand : op->getOperands()) {

@@ -25,7 +25,22 @@ using namespace mlir::fa4::sim;
 // Issue and wait
 //===----------------------------------------------------------------------===//
 
-Step Cta::wgmma(Actor &actor, WgmmaOp op, ArrayRef<const Val *> in) {
+Step Cta::wgmma(Actor &actor, WgmmaOp op) {
+  // A and B are ordinary values; the accumulator may be the result of an
+  // earlier wgmma of this thread still in flight (the pipe runs them in
+  // order, so this one reads the other's result).
+  const Val *in[3] = {use(actor, op, op.getA()), use(actor, op, op.getB()),
+                      nullptr};
+  if (!in[0] || !in[1])
+    return Step::error;
+  std::shared_ptr<WgmmaWork> accFrom;
+  if (Value acc = op.getAcc()) {
+    auto pending = actor.pendingWgmma.find(acc);
+    if (pending != actor.pendingWgmma.end())
+      accFrom = pending->second;
+    else if (!(in[2] = use(actor, op, acc)))
+      return Step::error;
+  }
   unsigned t = actor.tid % kWarpgroupThreads;
   bool registersA = isa<VectorType>(op.getA().getType());
   bool mismatch = false;
@@ -44,6 +59,7 @@ Step Cta::wgmma(Actor &actor, WgmmaOp op, ArrayRef<const Val *> in) {
           work->aRegisters.resize(kWarpgroupThreads);
           work->acc.resize(kWarpgroupThreads);
           work->result.resize(kWarpgroupThreads);
+          work->accFrom = accFrom;
           group.gathering = std::move(work);
         }
         WgmmaWork &work = *group.gathering;
@@ -51,10 +67,11 @@ Step Cta::wgmma(Actor &actor, WgmmaOp op, ArrayRef<const Val *> in) {
           return x.base == y->base && x.offset == y->offset;
         };
         mismatch = !sameTile(work.b, in[1]) ||
-                   (!registersA && !sameTile(work.a, in[0]));
+                   (!registersA && !sameTile(work.a, in[0])) ||
+                   work.accFrom != accFrom;
         if (registersA)
           work.aRegisters[t] = in[0]->floats;
-        if (op.getAcc())
+        if (in[2])
           work.acc[t] = in[2]->floats;
         work.clock.join(actor.clock);
       },
@@ -67,9 +84,14 @@ Step Cta::wgmma(Actor &actor, WgmmaOp op, ArrayRef<const Val *> in) {
       });
   if (mismatch)
     return fail(op, "threads of warpgroup " + std::to_string(index) +
-                        " name different shared-memory tiles");
+                        " name different shared-memory tiles or "
+                        "accumulators");
   if (gathered != Step::next)
     return gathered;
+  // The accumulator's registers now belong to this wgmma: only its result
+  // may be waited for.
+  if (accFrom)
+    actor.pendingWgmma.erase(op.getAcc());
   actor.clock.tick(actor.slot);
   Val pending;
   pending.pendingLoad = op;
@@ -183,6 +205,12 @@ void Cta::executeWgmma(unsigned index) {
   group.clock.join(work->clock);
   group.clock.tick(group.slot);
   auto op = cast<WgmmaOp>(work->op);
+  // A chained accumulator: the earlier wgmma ran first (in order).
+  if (std::shared_ptr<WgmmaWork> from = std::move(work->accFrom)) {
+    if (!from->done)
+      return (void)fail(op, "its accumulator's wgmma has not run");
+    work->acc = from->result;
+  }
   auto bType = cast<MemRefType>(op.getB().getType());
   Format format = formatOf(bType.getElementType());
   int64_t bytes = formatBytes(format), bits = 8 * bytes;

@@ -43,6 +43,9 @@ checkOptions(const FA4PlanOptions &options,
     return emitError() << "fa4-plan: unknown split-combine '"
                        << options.splitCombine
                        << "' (expected workspace or cluster)";
+  if (!options.pPrecision.empty() && !symbolizePPrecision(options.pPrecision))
+    return emitError() << "fa4-plan: unknown p-precision '"
+                       << options.pPrecision << "' (expected single or hi_lo)";
   // 0 (or -1 where 0 is a value) chooses; anything below is a mistake, not
   // a request to choose.
   struct Numeric {
@@ -210,7 +213,13 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // blocks there.
   bool modified = !op.getScoreMod().empty() || !op.getMaskMod().empty();
   // (FP8 keeps 128-key blocks with regions up to head dim 128: ALiBi
-  // there spills nothing.)
+  // there spills nothing.) P as hi + lo likewise: its residual is a second
+  // fragment the size of P (32 registers at 128 keys), which spilled 4-28
+  // bytes from head dim 128 on (causal, windows, sinks, softcap). On
+  // sm_100a, whose softmax reads S twice with hi + lo, the masks' second
+  // pass spilled 4-16 bytes at 128 keys (windows, O rotated back): 64.
+  bool hiLo = options.pPrecision == "hi_lo";
+  bool crowded = modified || (hiLo && widest >= 128);
   int64_t elementBytes = fp8 ? 1 : 2;
   // sm_100a past head dim 192 (16-bit): even one Q stage with a ring of two
   // 128-key K/V slots and the O staging overflows shared memory (264 KB at
@@ -224,11 +233,14 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // 64-key blocks' ring of 3 on an H100 (head dim 256, causal or not; 32
   // keys and a ring of 6 were slower than 48).
   bool widest16 = hopper && !fp8 && widest > 192 && !op.getPageSize();
-  int64_t blockN = positiveOr(
-      options.blockN, widest16 ? 48
-                      : wide || narrowBlackwell || (!fp8 && hopper && modified)
-                          ? 64
-                          : 128);
+  // With P as hi + lo 32 (O rotated back spilled 124 bytes at 48).
+  int64_t blockN =
+      positiveOr(options.blockN, widest16 ? (hiLo ? 32 : 48)
+                                 : wide || narrowBlackwell ||
+                                         (!fp8 && hopper && crowded) ||
+                                         (!hopper && !fp8 && hiLo)
+                                     ? 64
+                                     : 128);
   // A paged KV cache: a block lies in one page or spans whole pages (one
   // TMA box per page); the verifier holds a block-n option to that. The
   // load warp computes every box's page: more than two per block spill
@@ -294,12 +306,13 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // and two O up to Dv 192), and for static sizes whose two-stage tiles
   // leave SMs idle without a split. Not where the options fix the stages
   // or ask for a split, nor where fa4-plan would split (decode: the split
-  // fills the SMs, and the two do not combine).
+  // fills the SMs, and the two do not combine), nor with P as hi + lo (the
+  // verifier's rule).
   int64_t interleave = options.kvInterleave;
   if (interleave <= 0) {
     interleave = 1;
-    bool free = !hopper && options.qStages <= 0 && options.kvSplits <= 0 &&
-                options.splitCombine.empty() &&
+    bool free = !hopper && !hiLo && options.qStages <= 0 &&
+                options.kvSplits <= 0 && options.splitCombine.empty() &&
                 chooseKvSplits(op, target, qStages * (blockM / gqaPack), blockN,
                                gqaPack) == 1;
     bool idleWarpgroup =
@@ -466,7 +479,8 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
       splitCombine, fp8 ? std::optional<int64_t>(1) : std::nullopt,
       tanhOnFma > 0 ? std::optional<int64_t>(tanhOnFma) : std::nullopt,
       ceiling > 0 ? std::optional<int64_t>(ceiling) : std::nullopt,
-      interleave > 1 ? std::optional<int64_t>(interleave) : std::nullopt);
+      interleave > 1 ? std::optional<int64_t>(interleave) : std::nullopt,
+      hiLo ? PPrecision::hi_lo : PPrecision::single);
   if (!plan || failed(checkKernelLimits(op, plan)))
     return failure();
   return plan;

@@ -937,6 +937,11 @@ class Kernel:
         #: q_stages rows.
         stages = re.search(r"\bqStages = (\d+)", str(m.get("plan", "")))
         self.q_stages = int(stages.group(1)) if stages else None
+        #: How the PV product takes P (the plan's pPrecision): 'single' (P
+        #: rounded once) or 'hi_lo' (P and its rounding residual, more
+        #: precise and slower).
+        precision = re.search(r"\bpPrecision = (\w+)", str(m.get("plan", "")))
+        self.p_precision = precision.group(1) if precision else "single"
         #: Split-KV: CTAs per work tile (1: none) and the workspace per work
         #: tile (f32 partial-row words, i32 counters that start at 0). A
         #: cluster split (its splits are one cluster's CTAs) has none.
@@ -1270,7 +1275,7 @@ class Kernel:
                    causal=None, scale=None, lse=None, arch=None, window=None,
                    softcap=None, sink=None, varlen=None, seqused_k=None, head_dim_v=None,
                    page_size=None, kv_splits=None, descale=None, output_dtype=None,
-                   q_stages=None, rope=None):
+                   q_stages=None, rope=None, p_precision=None):
         """Why this kernel does not compute the problem: a list of reasons,
         empty when it does. Arguments left None are not compared; -1 in the
         manifest accepts any size; any scale matches and softcap only
@@ -1289,7 +1294,8 @@ class Kernel:
         Q tiles in flight per CTA (a choice of speed: any computes the
         problem); rope the rotary embedding of Q (and O), compared
         exactly: False for none, else (start, columns, output) (a Rope);
-        arch is the device's ('sm_100a' for 10.0), which the
+        p_precision how the PV product takes P ('single' or 'hi_lo', a
+        choice of precision); arch is the device's ('sm_100a' for 10.0), which the
         kernel's arch must run on (`runs_on`)."""
         reasons = []
 
@@ -1315,6 +1321,7 @@ class Kernel:
         compare("seqused_k", self.seqused_k, None if seqused_k is None else bool(seqused_k))
         compare("kv_splits", self.kv_splits, None if kv_splits is None else int(kv_splits))
         compare("q_stages", self.q_stages, None if q_stages is None else int(q_stages))
+        compare("p_precision", self.p_precision, p_precision)
         if page_size is not None:
             have, want = self.page_size or 0, int(page_size or 0)
             if bool(have) != bool(want):
@@ -1931,7 +1938,8 @@ class KernelDirectory:
     def find(self, dtype, heads_q, heads_kv, head_dim, causal=False, scale=None,
              lse=False, arch=None, window=(-1, -1), softcap=0.0, sink=False,
              varlen=False, seqused_k=False, head_dim_v=None, page_size=None, kv_splits=1,
-             descale=False, output_dtype=None, q_stages=None, rope=None):
+             descale=False, output_dtype=None, q_stages=None, rope=None,
+             p_precision=None):
         """The first kernel (by file name) that computes the problem; scale
         None means 1/sqrt(head_dim), arch None any arch, window (-1, -1) and
         softcap 0 none, sink whether it takes attention sinks, varlen whether
@@ -1947,7 +1955,9 @@ class KernelDirectory:
         element (None: any; a 16-bit kernel's is its inputs'), q_stages
         the Q tiles in flight per CTA (None: any), rope the rotary
         embedding of Q (None or False: none; else (start, columns, output),
-        columns being the table's R: only a kernel of exactly that rope).
+        columns being the table's R: only a kernel of exactly that rope),
+        p_precision 'single' or 'hi_lo' (P as its rounded value plus the
+        rounding residual; None: either).
         Raises LookupError saying why each kernel was rejected."""
         if scale is None:
             scale = 1.0 / math.sqrt(head_dim)
@@ -1965,7 +1975,8 @@ class KernelDirectory:
                        descale=None if descale is None else bool(descale),
                        output_dtype=output_dtype,
                        q_stages=None if q_stages is None else int(q_stages),
-                       rope=_rope_problem(rope) or False)
+                       rope=_rope_problem(rope) or False,
+                       p_precision=p_precision)
         rejected = []
         for kernel in self.kernels:
             reasons = kernel.mismatches(**problem)
@@ -1979,7 +1990,8 @@ class KernelDirectory:
         wanted = " ".join(f"{key}={value}" for key, value in problem.items()
                           if (value or key not in ("varlen", "seqused_k", "page_size",
                                                    "descale", "rope"))
-                          and (key not in ("head_dim_v", "output_dtype", "q_stages")
+                          and (key not in ("head_dim_v", "output_dtype", "q_stages",
+                                           "p_precision")
                                or value is not None)
                           and (key != "kv_splits" or value not in (None, 1)))
         if not rejected:

@@ -41,7 +41,12 @@ def FA4Plan : Pass<"fa4-plan"> {
     (decode: few new tokens times the packed heads), and with one Q stage
     56 producer registers. A paged KV cache
     keeps sm_90a blocks within two pages (pages of 32
-    keys: 64-key blocks). Split-KV (`kvSplits`): where the sizes are static
+    keys: 64-key blocks). `p-precision=hi_lo` (P as its rounded value
+    plus the rounding residual, two PV MMAs) is never chosen by default; on
+    sm_90a it takes 64-key blocks from head dim 128 on and 32-key ones
+    past 192 (where 48 do), where the residual's registers beside S and P
+    fragments spill, and on sm_100a 64-key blocks (whose softmax reads S
+    twice) without the interleaved softmax warpgroups. Split-KV (`kvSplits`): where the sizes are static
     and the work tiles fill at most a quarter of the SMs (132 on sm_90a, 148
     on sm_100a) while each tile has at least 8 KV blocks (decode against a
     long cache), the tiles' blocks are split among CTAs, as many as fit
@@ -120,6 +125,10 @@ def FA4Plan : Pass<"fa4-plan"> {
            "sm_100a: softmax warpgroups sharing each Q tile and taking its "
            "KV blocks in turn, 1 or 2 (2: one Q stage, two partial rows "
            "combined before the store; 0: choose)">,
+    Option<"pPrecision", "p-precision", "std::string", /*default=*/"\"\"",
+           "How the PV product takes P: single (default: rounded once to "
+           "the 16-bit operand type) or hi_lo (P as its rounded value plus "
+           "the rounding residual, two PV MMAs; 16-bit operands only)">,
     Option<"pvSplit", "pv-split", "int64_t", /*default=*/"0",
            "Columns of P in the first of the two PV MMAs">,
     Option<"rescaleThreshold", "rescale-threshold", "int64_t",

@@ -45,13 +45,22 @@ private:
   void buildInterleavedMma();
   /// The MMA warp's operands of the two PV MMAs: the key ranges [0,
   /// pvSplit) and [pvSplit, blockN) of the V tile of K/V hand-off
-  /// `handoff`, and of `warpgroup`'s P.
+  /// `handoff`, and of a warpgroup's P (`region`).
   std::pair<Value, Value> valueParts(Value handoff);
-  std::pair<Value, Value> pHalves(int64_t warpgroup);
-  /// The two PV MMAs into `warpgroup`'s O of the block whose hand-off is
-  /// `k`, each once the softmax handed over its part of P.
+  std::pair<Value, Value> pHalves(Value region);
+  /// The V tile of K/V hand-off `handoff`, and its keys [first, first +
+  /// keys).
+  Value valueTile(Value handoff);
+  Value valueKeys(Value vTile, int64_t first, int64_t keys);
+  /// P as hi + lo: the two parts of chunk `c` of P, each a 16-bit view of
+  /// half of the chunk's columns of S (`region`).
+  std::pair<Value, Value> pParts(Value region, int64_t c);
+  /// The PV MMAs into `warpgroup`'s O of the block whose hand-off is `k`
+  /// with the V tile of hand-off `vHandoff`, each once the softmax handed
+  /// over its part of P: P's two halves (`pTop`, `pBottom`); with hi + lo,
+  /// per 32-key chunk of P its hi and then its lo.
   void issuePv(int64_t warpgroup, Value k, Value pTop, Value pBottom,
-               std::pair<Value, Value> v, Value accumulate);
+               Value vHandoff, Value accumulate);
   /// Stages a chunk (whole 16-byte pieces) of a normalized O row (f32)
   /// for the TMA store, in the output type and the 128-byte swizzle.
   void stageChunk(Value normalized, int64_t firstColumn, Value staging,
@@ -108,6 +117,7 @@ private:
   Value qRotated;
   SmallVector<Value> s, pFirst, pSecond, stats, oReady;
   // Tensor Memory per softmax warpgroup.
+  // P only without hi + lo (pPrecision), which writes into S.
   SmallVector<Value> sTmem, pTmem, oTmem;
 };
 } // namespace
@@ -170,7 +180,9 @@ void BlackwellPrefillRoles::build(Block &roles) {
   };
   tmemBuffers("s", plan.getBlockN(), f32Type, sTmem);
   tmemBuffers("o", shape.headDimV, f32Type, oTmem);
-  tmemBuffers("p", plan.getBlockN(), shape.element, pTmem);
+  // P as hi + lo lives in S's columns themselves (pParts).
+  if (!plan.isHiLo())
+    tmemBuffers("p", plan.getBlockN(), shape.element, pTmem);
 
   OpBuilder::InsertionGuard inner(b);
   b.setInsertionPointToStart(&roles);
@@ -201,7 +213,8 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t warpgroup) {
   auto chunkType = VectorType::get({kChunk}, f32Type);
   auto chunkIndexType = VectorType::get({kChunk}, b.getI32Type());
 
-  Value sRegion = sTmem[warpgroup], pRegion = pTmem[warpgroup];
+  Value sRegion = sTmem[warpgroup];
+  Value pRegion = pTmem.empty() ? Value() : pTmem[warpgroup];
   Value statsBuffer = statistics();
   Value row = rem(gpu::ThreadIdOp::create(b, gpu::Dimension::x), kRows);
   ScoreStage &scoreStage = kernel.getScoreStage();
@@ -249,10 +262,18 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t warpgroup) {
                             bool underCeiling) -> SmallVector<Value> {
       Value k = blockHandoff(tile, n);
       ChannelWaitOp::create(b, s[warpgroup], k);
+      // One rounded P: the whole row of S in registers, loaded at once. P
+      // as hi + lo: a chunk at a time, once for the row maximum and again
+      // for P (the row of S, P and its residual would not fit the softmax's
+      // registers); both parts of a chunk's P then take its own S columns.
+      bool hiLo = plan.isHiLo();
       SmallVector<Value> scores;
-      for (int64_t c = 0; c < chunks; ++c)
-        scores.push_back(TmemLoadOp::create(b, chunkType, sRegion, c * kChunk));
-      tmemWait(/*load=*/true);
+      if (!hiLo) {
+        for (int64_t c = 0; c < chunks; ++c)
+          scores.push_back(
+              TmemLoadOp::create(b, chunkType, sRegion, c * kChunk));
+        tmemWait(/*load=*/true);
+      }
 
       // Scores in log2 units; in a masked block, keys the score stage masks
       // are -inf.
@@ -266,11 +287,12 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t warpgroup) {
             *bound = vector::BroadcastOp::create(b, chunkIndexType, *bound);
         negInfChunk = vector::BroadcastOp::create(b, chunkType, negInf);
       }
-      for (int64_t c = 0; c < chunks; ++c) {
+      // Chunk c of the loaded S as the score stage transforms and masks it.
+      auto transformChunk = [&](Value loaded, int64_t c) {
         // The thread's row is one position and head; chunk c holds keys
         // firstKey + c kChunk + [0, kChunk).
-        scores[c] = scoreStage.transform(
-            scores[c],
+        Value chunk = scoreStage.transform(
+            loaded,
             [&] {
               return FragmentCoords{
                   tile.batch,
@@ -284,25 +306,32 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t warpgroup) {
                   tile.seqKv};
             },
             scoreDescale);
-        if (masked) {
-          SmallVector<int32_t> columns;
-          for (int64_t i = 0; i < kChunk; ++i)
-            columns.push_back(static_cast<int32_t>(c * kChunk + i));
-          Value column = arith::ConstantOp::create(
-              b, DenseIntElementsAttr::get(chunkIndexType, columns));
-          scores[c] =
-              scoreStage.maskScores(scores[c], column, visible, negInfChunk);
-        }
-      }
+        if (!masked)
+          return chunk;
+        SmallVector<int32_t> columns;
+        for (int64_t i = 0; i < kChunk; ++i)
+          columns.push_back(static_cast<int32_t>(c * kChunk + i));
+        Value column = arith::ConstantOp::create(
+            b, DenseIntElementsAttr::get(chunkIndexType, columns));
+        return scoreStage.maskScores(chunk, column, visible, negInfChunk);
+      };
+      auto loadChunk = [&](int64_t c) {
+        Value loaded = TmemLoadOp::create(b, chunkType, sRegion, c * kChunk);
+        tmemWait(/*load=*/true);
+        return transformChunk(loaded, c);
+      };
+      for (auto [c, chunk] : llvm::enumerate(scores))
+        chunk = transformChunk(chunk, c);
       // Conditional rescale: the exponent reference moves only when the row
       // max grew by more than the threshold (always from -inf). Under the
       // ceiling it stays.
       Value ref = rowMax, safeRef = rowMax, accScale = one;
       if (!underCeiling) {
         Value tileMax = negInf;
-        for (Value chunk : scores)
+        for (int64_t c = 0; c < chunks; ++c)
           tileMax = vector::ReductionOp::create(
-              b, vector::CombiningKind::MAXIMUMF, chunk, tileMax);
+              b, vector::CombiningKind::MAXIMUMF,
+              hiLo ? loadChunk(c) : scores[c], tileMax);
         tileMax = arith::MulFOp::create(b, tileMax, outer);
         Value newMax = arith::MaximumFOp::create(b, rowMax, tileMax);
         Value growth = arith::SubFOp::create(b, newMax, rowMax);
@@ -335,15 +364,27 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t warpgroup) {
       Value blockSum;
       for (int64_t c = 0; c < chunks; ++c) {
         Value exponent = arith::SubFOp::create(
-            b, arith::MulFOp::create(b, scores[c], scale, contract), refChunk,
-            contract);
+            b,
+            arith::MulFOp::create(b, hiLo ? loadChunk(c) : scores[c], scale,
+                                  contract),
+            refChunk, contract);
         Value p = Exp2Op::create(b, exponent, shape.emulatedExp2);
         Value chunkSum = treeSum(p);
         blockSum =
             blockSum ? arith::AddFOp::create(b, blockSum, chunkSum) : chunkSum;
-        Value packed = arith::TruncFOp::create(
-            b, VectorType::get({kChunk}, shape.element), p);
-        TmemStoreOp::create(b, packed, pRegion, c * kChunk);
+        auto pChunkType = VectorType::get({kChunk}, shape.element);
+        Value packed = arith::TruncFOp::create(b, pChunkType, p);
+        if (hiLo) {
+          // hi and the residual lo = P - hi over the chunk's S columns.
+          auto [hi, lo] = pParts(sRegion, c);
+          TmemStoreOp::create(b, packed, hi, 0);
+          Value residual = arith::SubFOp::create(
+              b, p, arith::ExtFOp::create(b, chunkType, packed));
+          TmemStoreOp::create(
+              b, arith::TruncFOp::create(b, pChunkType, residual), lo, 0);
+        } else {
+          TmemStoreOp::create(b, packed, pRegion, c * kChunk);
+        }
         if ((c + 1) * kChunk == plan.getPvSplit()) {
           tmemWait(/*load=*/false);
           ChannelCommitOp::create(b, pFirst[warpgroup], k);
@@ -681,46 +722,79 @@ void BlackwellPrefillRoles::rotateQuery(const Tile &tile, int64_t stage,
   ChannelCommitOp::create(b, qRotated, handoff);
 }
 
-std::pair<Value, Value> BlackwellPrefillRoles::valueParts(Value handoff) {
-  // Row ranges of an MN-major V (keys x Dv), column ranges of a key-major
-  // one (Dv x keys, FP8: one atom of 128 keys).
-  int64_t blockN = shape.plan.getBlockN(), split = shape.plan.getPvSplit();
+Value BlackwellPrefillRoles::valueTile(Value handoff) {
   Value offset =
       mul(rem(handoff, shape.plan.getKvStages()), shape.kvTileBytes());
-  int64_t atoms = shape.vAtoms(), rows = shape.vRows();
-  int64_t columns = shape.atomColumns();
-  Value v = smemView(kernel.sharedBuffer("kv"), offset, tileType(rows, atoms));
-  auto part = [&](int64_t first, int64_t keys) -> Value {
-    SmallVector<int64_t> offsets{0, 0, 0}, sizes{atoms, rows, columns};
-    int64_t dim = shape.valueKeyMajor ? 2 : 1;
-    offsets[dim] = first;
-    sizes[dim] = keys;
-    return memref::SubViewOp::create(b, v, offsets, sizes,
-                                     ArrayRef<int64_t>{1, 1, 1});
-  };
-  return {part(0, split), part(split, blockN - split)};
+  return smemView(kernel.sharedBuffer("kv"), offset,
+                  tileType(shape.vRows(), shape.vAtoms()));
 }
 
-std::pair<Value, Value> BlackwellPrefillRoles::pHalves(int64_t warpgroup) {
+Value BlackwellPrefillRoles::valueKeys(Value vTile, int64_t first,
+                                       int64_t keys) {
+  // Row ranges of an MN-major V (keys x Dv), column ranges of a key-major
+  // one (Dv x keys, FP8: one atom of 128 keys).
+  SmallVector<int64_t> offsets{0, 0, 0},
+      sizes{shape.vAtoms(), shape.vRows(), shape.atomColumns()};
+  int64_t dim = shape.valueKeyMajor ? 2 : 1;
+  offsets[dim] = first;
+  sizes[dim] = keys;
+  return memref::SubViewOp::create(b, vTile, offsets, sizes,
+                                   ArrayRef<int64_t>{1, 1, 1});
+}
+
+std::pair<Value, Value> BlackwellPrefillRoles::valueParts(Value handoff) {
+  int64_t blockN = shape.plan.getBlockN(), split = shape.plan.getPvSplit();
+  Value v = valueTile(handoff);
+  Value top = valueKeys(v, 0, split);
+  return {top, valueKeys(v, split, blockN - split)};
+}
+
+std::pair<Value, Value> BlackwellPrefillRoles::pHalves(Value region) {
   // 16-bit P two per column, e4m3 four.
   int64_t blockN = shape.plan.getBlockN(), split = shape.plan.getPvSplit();
   int64_t bits = shape.element.getIntOrFloatBitWidth();
-  return {tmemView(pTmem[warpgroup], 0, split, shape.element),
-          tmemView(pTmem[warpgroup], split * bits / 32, blockN - split,
-                   shape.element)};
+  return {tmemView(region, 0, split, shape.element),
+          tmemView(region, split * bits / 32, blockN - split, shape.element)};
+}
+
+std::pair<Value, Value> BlackwellPrefillRoles::pParts(Value region, int64_t c) {
+  // kChunk f32 columns of S hold the chunk's kChunk 16-bit hi and lo.
+  return {tmemView(region, c * kChunk, kChunk, shape.element),
+          tmemView(region, c * kChunk + kChunk / 2, kChunk, shape.element)};
 }
 
 void BlackwellPrefillRoles::issuePv(int64_t warpgroup, Value k, Value pTop,
-                                    Value pBottom, std::pair<Value, Value> v,
+                                    Value pBottom, Value vHandoff,
                                     Value accumulate) {
   // An FP8 V is read key-major (8-bit MMA operands are K-major).
   OperandMajor vMajor =
       shape.valueKeyMajor ? OperandMajor::k : OperandMajor::mn;
+  if (shape.plan.isHiLo()) {
+    // Per chunk: O += hi V_c + lo V_c, the chunks before pvSplit once the
+    // softmax handed over the first part.
+    Value always = arith::ConstantIntOp::create(b, 1, 1);
+    int64_t chunks = shape.plan.getBlockN() / kChunk;
+    int64_t firstPart = shape.plan.getPvSplit() / kChunk;
+    Value vTile = valueTile(vHandoff);
+    for (int64_t c = 0; c < chunks; ++c) {
+      if (c == 0 || c == firstPart)
+        ChannelWaitOp::create(
+            b, c == 0 ? pFirst[warpgroup] : pSecond[warpgroup], k);
+      auto [hi, lo] = pParts(sTmem[warpgroup], c);
+      Value v = valueKeys(vTile, c * kChunk, kChunk);
+      MmaOp::create(b, hi, v, oTmem[warpgroup], c == 0 ? accumulate : always,
+                    vMajor, /*depth=*/IntegerAttr());
+      MmaOp::create(b, lo, v, oTmem[warpgroup], always, vMajor,
+                    /*depth=*/IntegerAttr());
+    }
+    return;
+  }
+  auto [vTop, vBottom] = valueParts(vHandoff);
   ChannelWaitOp::create(b, pFirst[warpgroup], k);
-  MmaOp::create(b, pTop, v.first, oTmem[warpgroup], accumulate, vMajor,
+  MmaOp::create(b, pTop, vTop, oTmem[warpgroup], accumulate, vMajor,
                 /*depth=*/IntegerAttr());
   ChannelWaitOp::create(b, pSecond[warpgroup], k);
-  MmaOp::create(b, pBottom, v.second, oTmem[warpgroup],
+  MmaOp::create(b, pBottom, vBottom, oTmem[warpgroup],
                 arith::ConstantIntOp::create(b, 1, 1), vMajor,
                 /*depth=*/IntegerAttr());
 }
@@ -742,14 +816,15 @@ void BlackwellPrefillRoles::buildMma() {
         qTile.push_back(smemView(qSmem, idx(stage * shape.qTileBytes()),
                                  tileType(shape.qRows(), shape.qkAtoms())));
         sRegion.push_back(sTmem[stage]);
-        auto [top, bottom] = pHalves(stage);
+        auto [top, bottom] =
+            pTmem.empty() ? std::pair<Value, Value>() : pHalves(pTmem[stage]);
         pTop.push_back(top);
         pBottom.push_back(bottom);
       }
-      // PV for `stage` of the block whose hand-off number is `k`.
-      auto pv = [&](int64_t stage, Value k, std::pair<Value, Value> v,
-                    Value accumulate) {
-        issuePv(stage, k, pTop[stage], pBottom[stage], v, accumulate);
+      // PV for `stage` of the block whose hand-off number is `k`, with the V
+      // tile of hand-off `vHandoff`.
+      auto pv = [&](int64_t stage, Value k, Value vHandoff, Value accumulate) {
+        issuePv(stage, k, pTop[stage], pBottom[stage], vHandoff, accumulate);
       };
 
       // Per KV block: the previous block's PVs, then this block's QK^T, for
@@ -772,8 +847,7 @@ void BlackwellPrefillRoles::buildMma() {
             OpBuilder::InsertionGuard guard(b);
             b.setInsertionPointToStart(ifOp.thenBlock());
             Value previous = arith::SubIOp::create(b, k, idx(1));
-            pv(stage, previous,
-               valueParts(arith::SubIOp::create(b, kHandoff, idx(1))),
+            pv(stage, previous, arith::SubIOp::create(b, kHandoff, idx(1)),
                accumulate);
           }
           MmaOp::create(b, qTile[stage], kTile, sRegion[stage], falseValue,
@@ -804,7 +878,7 @@ void BlackwellPrefillRoles::buildMma() {
         Value accumulate = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
                                                  tile.blocks, idx(1));
         for (int64_t stage = 0; stage < stages; ++stage)
-          pv(stage, last, valueParts(lastV), accumulate);
+          pv(stage, last, lastV, accumulate);
         ChannelReleaseOp::create(b, kv, lastV);
       }
       // A tile with blocks only gets here after the correction warps took
@@ -842,9 +916,10 @@ void BlackwellPrefillRoles::buildInterleavedMma() {
       // Block n's PV into its warpgroup's O (`accumulate`: O holds an
       // earlier block of the tile).
       auto pv = [&](int64_t warpgroup, Value n, Value accumulate) {
-        auto [pTop, pBottom] = pHalves(warpgroup);
+        auto [pTop, pBottom] = pTmem.empty() ? std::pair<Value, Value>()
+                                             : pHalves(pTmem[warpgroup]);
         issuePv(warpgroup, blockHandoff(tile, n), pTop, pBottom,
-                valueParts(add(mul(add(tile.kvBase, n), 2), 1)), accumulate);
+                add(mul(add(tile.kvBase, n), 2), 1), accumulate);
       };
       // `build(w)` for the warpgroup of block n (a run-time choice).
       auto onWarpgroupOf = [&](Value n, function_ref<void(int64_t)> build) {

@@ -247,14 +247,19 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
       NVVM::WgmmaGroupSyncAlignedOp::create(b);
       return scores;
     };
-    // O += P V of KV block n, likewise.
-    auto issueProduct = [&](Value n, Value p, Value o) {
+    // O += P V of KV block n, likewise; with hi + lo, O += P_hi V + P_lo V
+    // (`p` both parts), the second wgmma accumulating into the first's
+    // registers within the group.
+    auto issueProduct = [&](Value n, ValueRange p, Value o) {
       Value handoff = add(mul(add(tile.kvBase, n), 2), 1);
       ChannelWaitOp::create(b, kv, handoff);
-      Value product = WgmmaOp::create(
-          b, oType, p, kvTile(handoff, shape.vRows(), shape.vAtoms()), o,
-          shape.valueKeyMajor ? OperandMajor::k : OperandMajor::mn,
-          /*depth=*/IntegerAttr());
+      Value vTile = kvTile(handoff, shape.vRows(), shape.vAtoms());
+      Value product = o;
+      for (Value part : p)
+        product = WgmmaOp::create(b, oType, part, vTile, product,
+                                  shape.valueKeyMajor ? OperandMajor::k
+                                                      : OperandMajor::mn,
+                                  /*depth=*/IntegerAttr());
       NVVM::WgmmaGroupSyncAlignedOp::create(b);
       return product;
     };
@@ -265,7 +270,8 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
     // The online softmax of block n's scores against the running maxima and
     // sums: the new maxima and sums, O's rescale factors and P.
     struct Softmax {
-      Value max[2], sum[2], accScale[2], p;
+      Value max[2], sum[2], accScale[2];
+      SmallVector<Value, 2> p; // P, or with hi + lo its two parts
     };
     auto softmax = [&](Value n, Value scores, ArrayRef<Value> rowMax,
                        ArrayRef<Value> rowSum, bool underCeiling) {
@@ -367,9 +373,16 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
       }
       // P as the A operand of P V: 16-bit, the truncated fragment; e4m3,
       // rounded and redistributed within each quad.
-      result.p = shape.element.getIntOrFloatBitWidth() == 8
+      // hi + lo: the rounding residual P - hi, rounded, as a second operand.
+      Value hi = shape.element.getIntOrFloatBitWidth() == 8
                      ? Value(WgmmaQuantizeOp::create(b, pType, p))
                      : Value(arith::TruncFOp::create(b, pType, p));
+      result.p.push_back(hi);
+      if (shape.plan.isHiLo())
+        result.p.push_back(arith::TruncFOp::create(
+            b, pType,
+            arith::SubFOp::create(b, p,
+                                  arith::ExtFOp::create(b, p.getType(), hi))));
       return result;
     };
 
@@ -397,20 +410,23 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
         Softmax head = softmax(idx(0), scores, {initialMax, initialMax},
                                {zero, zero}, underCeiling);
 
-        auto loop =
-            scf::ForOp::create(b, idx(1), tile.blocks, idx(1),
-                               ValueRange{head.max[0], head.max[1], head.sum[0],
-                                          head.sum[1], zeroO, head.p});
+        // Carried: the row maxima and sums, O, then P (both parts with
+        // hi + lo).
+        SmallVector<Value> init{head.max[0], head.max[1], head.sum[0],
+                                head.sum[1], zeroO};
+        llvm::append_range(init, head.p);
+        auto loop = scf::ForOp::create(b, idx(1), tile.blocks, idx(1), init);
         {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(loop.getBody());
           Value n = loop.getInductionVar();
           ValueRange carried = loop.getRegionIterArgs();
+          ValueRange carriedP = carried.drop_front(5);
           Value previous = arith::SubIOp::create(b, n, idx(1));
           Value sAsync, oAsync;
           inTurn(n, [&] {
             sAsync = issueScores(n);
-            oAsync = issueProduct(previous, carried[5], carried[4]);
+            oAsync = issueProduct(previous, carriedP, carried[4]);
           });
           // The older group (S) is complete when at most one is pending.
           Value s = WgmmaWaitOp::create(b, 1, ValueRange{sAsync}).getResult(0);
@@ -418,8 +434,9 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
           Softmax next = softmax(n, s, {carried[0], carried[1]},
                                  {carried[2], carried[3]}, underCeiling);
           // P of block n - 1 stays in its registers until the product read it.
-          auto waited =
-              WgmmaWaitOp::create(b, 0, ValueRange{oAsync, carried[5]});
+          SmallVector<Value> product{oAsync};
+          llvm::append_range(product, carriedP);
+          auto waited = WgmmaWaitOp::create(b, 0, product);
           releaseKv(previous, 1);
           // The conditional rescale of O, skipped by a warp none of whose
           // rows rescales (most blocks past the first few): Dv / 2 FMULs per
@@ -447,16 +464,20 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
             scf::YieldOp::create(b, ValueRange{o});
             o = rescaleIf.getResult(0);
           }
-          scf::YieldOp::create(b,
-                               ValueRange{next.max[0], next.max[1], next.sum[0],
-                                          next.sum[1], o, next.p});
+          SmallVector<Value> yielded{next.max[0], next.max[1], next.sum[0],
+                                     next.sum[1], o};
+          llvm::append_range(yielded, next.p);
+          scf::YieldOp::create(b, yielded);
         }
         // The last block's product.
         Value last = arith::SubIOp::create(b, tile.blocks, idx(1));
-        Value p = loop.getResult(5), oAsync;
+        ValueRange p = loop.getResults().drop_front(5);
+        Value oAsync;
         inTurn(tile.blocks,
                [&] { oAsync = issueProduct(last, p, loop.getResult(4)); });
-        auto waited = WgmmaWaitOp::create(b, 0, ValueRange{oAsync, p});
+        SmallVector<Value> product{oAsync};
+        llvm::append_range(product, p);
+        auto waited = WgmmaWaitOp::create(b, 0, product);
         releaseKv(last, 1);
         scf::YieldOp::create(b, ValueRange{loop.getResult(0), loop.getResult(1),
                                            loop.getResult(2), loop.getResult(3),

@@ -636,7 +636,7 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
       p.softcap && p.softcap.getCeiling() > 0
           ? std::optional<int64_t>(p.softcap.getCeiling())
           : std::nullopt,
-      plan.getKvInterleave());
+      plan.getKvInterleave(), plan.getPPrecision());
   if (!shape.plan)
     return failure();
   shape.element = query.getElementType();

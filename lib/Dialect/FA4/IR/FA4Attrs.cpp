@@ -126,8 +126,8 @@ LogicalResult PlanAttr::verify(
     int64_t emulatedExp2, int64_t pvSplit, int64_t rescaleThreshold,
     std::optional<int64_t> kvSplits, SplitCombine splitCombine,
     std::optional<int64_t> operandBytes, std::optional<int64_t> polynomialTanh,
-    std::optional<int64_t> softcapCeiling,
-    std::optional<int64_t> kvInterleave) {
+    std::optional<int64_t> softcapCeiling, std::optional<int64_t> kvInterleave,
+    PPrecision pPrecision) {
   // Every parameter is bounded before the resource formulas below use it,
   // so that they cannot overflow.
   bool hopper = arch == Arch::sm_90a;
@@ -246,6 +246,16 @@ LogicalResult PlanAttr::verify(
     return emitError() << "operandBytes must be 1 (FP8) or absent (16-bit), "
                           "got "
                        << *operandBytes;
+  // hi + lo: two 16-bit parts of P (an e4m3 P's residual is not built).
+  // With interleaved softmax warpgroups the softmax and the combined
+  // epilogue spilled 8-24 bytes at every split of the 512 registers.
+  if (interleave > 1 && pPrecision == PPrecision::hi_lo)
+    return emitError() << "pPrecision = hi_lo does not combine with "
+                          "kvInterleave = 2 (their softmax and combined "
+                          "epilogue do not fit the registers of one SM)";
+  if (operandBytes && pPrecision == PPrecision::hi_lo)
+    return emitError() << "pPrecision = hi_lo needs 16-bit operands (P as "
+                          "two f16 or bf16 parts), got FP8";
   if (operandBytes && blockN != 128 && (arch != Arch::sm_90a || blockN != 64))
     return emitError() << "blockN must be 128 with FP8 operands (a key-major "
                           "V row of 128 keys is one 128-byte swizzle atom), "

@@ -33,6 +33,18 @@ def FA4_SplitCombine : I32EnumAttr<"SplitCombine",
   let genSpecializedAttr = 0;
 }
 
+def FA4_PPrecision : I32EnumAttr<"PPrecision",
+    "how the PV product takes the softmax's probabilities", [
+    // P rounded once to the operand type.
+    I32EnumAttrCase<"single", 0>,
+    // P as the sum of two 16-bit parts: the rounded P and its rounding
+    // residual, each in its own PV MMA.
+    I32EnumAttrCase<"hi_lo", 1>
+  ]> {
+  let cppNamespace = "::mlir::fa4";
+  let genSpecializedAttr = 0;
+}
+
 def FA4_AsyncCompletion : I32EnumAttr<"AsyncCompletion",
     "what completes an asynchronous access", [
     // A TMEM load: its registers are defined by tcgen05.wait::ld.
@@ -139,6 +151,7 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     | `operandBytes` | bytes per element of Q, K and V: absent for 16-bit (f16, bf16), 1 for FP8 (e4m3, sm_90a: `blockN` 128 and `rescaleThreshold` at most 8, so that P below 2^8 stays within e4m3's 448) |
     | `polynomialTanh` | with a softcap: of every 16 scores, how many take tanh from an FMA polynomial instead of MUFU `tanh.approx`, in warps whose scores all lie within the cap (absent: 0; up to 8 spill nothing on either target, more spill at sm_90a's 128-key blocks) |
     | `kvInterleave` | sm_100a: softmax warpgroups sharing each Q tile, taking its KV blocks in turn (absent: 1). At 2 (one Q stage) each warpgroup has its own S, P and O in Tensor Memory over every other KV block, and the correction warpgroup combines the two partial rows with their statistics before the store: a CTA's work tile is 128 rows, half of two Q stages', so a grid with fewer tiles than two per SM keeps twice the SMs busy, and head dims whose two Q tiles do not fit beside the K/V ring still use both softmax warpgroups |
+    | `pPrecision` | `single` (absent: P rounded once to the 16-bit operand type) or `hi_lo`: P as the sum of two 16-bit parts, `hi` = P rounded and `lo` = (P - hi) rounded, each multiplied by V in its own MMA into the same O, so that O sees P to about 16 bits of mantissa instead of 8 (bf16) at twice the PV MMAs (the seeds' decode kernel, where the MMAs are idle; 16-bit operands only). On sm_100a the softmax then reads S a 32-key chunk at a time, once for the row maximum and once for P, and writes each chunk's `hi` and `lo` into that chunk's own S columns |
     | `softcapCeiling` | with a softcap: the largest cap in log2 units, `B = softcap log2(e)` (a launch argument), at which the softmax takes `B` as every row's exponent reference in place of the running maximum: no row maximum per KV block, no rescale of O (absent: never; at most 48 for bf16, 7 for f16, as P = 2^(s - B) >= 2^-2B must stay a normal number with room in O's f32 accumulator; not with FP8) |
 
     On `sm_90a` (FlashAttention-3 structure) a Q stage is the 64-row tile of
@@ -157,7 +170,8 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     multiple of 32 below `blockN` on sm_100a (whole 32-column P fragments),
     `rescaleThreshold` 0 to 64, `polynomialTanh` 0 to 16, `softcapCeiling` 1 to 48, `kvSplits` 1 to 64 and with more than one
     split the `linear` or `lpt` scheduler, `kvInterleave` 1 or 2 and 2 only
-    on sm_100a with one Q stage and no split; `fa4-specialize` builds every plan within
+    on sm_100a with one Q stage and no split, `pPrecision = hi_lo` only
+    with 16-bit operands and not with `kvInterleave = 2`; `fa4-specialize` builds every plan within
     these ranges. It then checks what the plan asks of one SM: registers
     (`128 x (qStages x kvInterleave x softmaxRegs + correctionRegs + producerRegs)` within
     the registers the CTA is launched with: 65536 for four warpgroups,
@@ -200,7 +214,9 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     OptionalParameter<"std::optional<int64_t>">:$operandBytes,
     OptionalParameter<"std::optional<int64_t>">:$polynomialTanh,
     OptionalParameter<"std::optional<int64_t>">:$softcapCeiling,
-    OptionalParameter<"std::optional<int64_t>">:$kvInterleave
+    OptionalParameter<"std::optional<int64_t>">:$kvInterleave,
+    DefaultValuedParameter<"::mlir::fa4::PPrecision",
+                           "::mlir::fa4::PPrecision::single">:$pPrecision
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
@@ -243,6 +259,9 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     int64_t getElementBytes() const { return getOperandBytes().value_or(2); }
     /// Whether Q, K and V are FP8 (e4m3).
     bool isFp8() const { return getElementBytes() == 1; }
+    /// Whether P is split into a rounded part and its residual, each with
+    /// its own PV MMA.
+    bool isHiLo() const { return getPPrecision() == PPrecision::hi_lo; }
     /// Dv: headDimV where given, else headDim.
     int64_t getValueHeadDim() const {
       return getHeadDimV().value_or(getHeadDim());
