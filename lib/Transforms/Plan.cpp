@@ -217,8 +217,12 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // fragment the size of P (32 registers at 128 keys), which spilled 4-28
   // bytes from head dim 128 on (causal, windows, sinks, softcap). On
   // sm_100a, whose softmax reads S twice with hi + lo, the masks' second
-  // pass spilled 4-16 bytes at 128 keys (windows, O rotated back): 64.
+  // pass spilled 4-16 bytes at 128 keys (windows, O rotated back): 64, but
+  // for packed sequences with Q alone rotated (64-key blocks spilled 8
+  // bytes there with or without hi + lo, 128 nothing).
   bool hiLo = options.pPrecision == "hi_lo";
+  bool narrowHiLo =
+      hiLo && !(op.isVarlen() && op.hasRope() && !op.getRopeOutput());
   bool crowded = modified || (hiLo && widest >= 128);
   int64_t elementBytes = fp8 ? 1 : 2;
   // sm_100a past head dim 192 (16-bit): even one Q stage with a ring of two
@@ -238,7 +242,7 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
       positiveOr(options.blockN, widest16 ? (hiLo ? 32 : 48)
                                  : wide || narrowBlackwell ||
                                          (!fp8 && hopper && crowded) ||
-                                         (!hopper && !fp8 && hiLo)
+                                         (!hopper && !fp8 && narrowHiLo)
                                      ? 64
                                      : 128);
   // A paged KV cache: a block lies in one page or spans whole pages (one

@@ -7,6 +7,7 @@
 // RUN: fa4-opt %t/d128.mlir --fa4-plan="arch=sm_90a p-precision=hi_lo" | FileCheck %s --check-prefix=BLOCKS90
 // RUN: fa4-opt %t/d128.mlir --fa4-plan="arch=sm_90a p-precision=hi_lo block-n=128" | FileCheck %s --check-prefix=ASKED90
 // RUN: fa4-opt %t/d256.mlir --fa4-plan="arch=sm_90a p-precision=hi_lo" | FileCheck %s --check-prefix=D256-90
+// RUN: fa4-opt %fa4_src_root/examples/varlen/rope.mlir --fa4-plan="p-precision=hi_lo" | FileCheck %s --check-prefix=VARLEN-ROPE
 // RUN: not fa4-opt %t/bf16.mlir --fa4-plan="p-precision=hi_lo kv-interleave=2" 2>&1 | FileCheck %s --check-prefix=INTERLEAVED
 // RUN: fa4-opt %t/hand.mlir | FileCheck %s --check-prefix=HAND
 // RUN: not fa4-opt %t/bf16.mlir --fa4-plan="p-precision=double" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
@@ -33,6 +34,10 @@
 // BLOCKS90: plan = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 64, headDim = 128,
 // ASKED90: plan = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 128, headDim = 128,
 // D256-90: plan = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 32, headDim = 256,
+// sm_100a packed sequences with Q alone rotated keep 128-key blocks (64
+// spilled there, with one rounded P too).
+// VARLEN-ROPE: plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128,
+// VARLEN-ROPE-SAME: pPrecision = hi_lo>
 
 // INTERLEAVED: error: 'fa4.attention' op invalid plan: pPrecision = hi_lo does not combine with kvInterleave = 2 (their softmax and combined epilogue do not fit the registers of one SM)
 
