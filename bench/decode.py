@@ -14,13 +14,19 @@ copy of 1 GiB (read + write). The SDPA column is cuDNN / flash /
 efficient as SDPA picks them on the gathered [B, Hq, L, D] cache
 (`enable_gqa`), non-causal (one new token sees every key).
 
+RoPE (--rope): the same problem with the query's rotary embedding fused
+(examples/kvcache/decode_rope.mlir: all 128 dims rotated at each token's
+position) timed in the same run, at the same split, beside the kernel
+without it: the cost of the rotation (the columns `rope us` and
+`rope/plain`). DIR then holds decode_rope kernels of the same splits.
+
 Split-KV: each problem runs without a split (num_splits=1) and with the
 runtime's choice (num_splits=0: `runtime.kv_splits_for`, where DIR holds a
 decode_paged kernel of that split; compile them with kv-splits=N). The
 bandwidth columns are the faster one's.
 
 usage: PYTHONPATH=python python3 bench/decode.py DIR [--new-tokens 1]
-         [--batches 1,8,32,128] [--lengths 2048,8192,32768]
+         [--batches 1,8,32,128] [--lengths 2048,8192,32768] [--rope]
   DIR holds decode_paged_attention (fa4-opt --fa4-compile emit-dir=DIR on
   examples/kvcache/decode_paged.mlir)
 """
@@ -39,6 +45,8 @@ import fa4.torch as fa4_torch  # noqa: E402
 from fa4 import runtime  # noqa: E402
 
 HEADS_Q, HEADS_KV, HEAD_DIM, PAGE = 32, 8, 128, 256
+# decode_rope's rotary embedding: (start, columns, O rotated back).
+ROPE = (0, HEAD_DIM, False)
 BATCHES = [1, 8, 32, 128]
 LENGTHS = [2048, 8192, 32768]
 
@@ -92,6 +100,9 @@ def main(argv=None):
     parser.add_argument("--lengths", type=ints, default=LENGTHS,
                         help="comma-separated cache lengths, multiples of the "
                              f"{PAGE}-key page (default: %(default)s)")
+    parser.add_argument("--rope", action="store_true",
+                        help="also time decode_rope (Q rotated in the kernel) at the "
+                             "same split")
     args = parser.parse_args(argv)
     if any(length % PAGE or length <= 0 for length in args.lengths):
         parser.error(f"--lengths must be positive multiples of {PAGE}")
@@ -107,8 +118,12 @@ def main(argv=None):
                              seqused_k=True, page_size=PAGE)
     block_n = int(str(unsplit.manifest["plan"]).split("blockN = ")[1].split(",")[0])
     sm_count = torch.cuda.get_device_properties(device).multi_processor_count
+    if args.rope:
+        directory.find("bf16", HEADS_Q, HEADS_KV, HEAD_DIM, causal=True, lse=True,
+                       seqused_k=True, page_size=PAGE, rope=ROPE)
     print(f"{'B':>4} {'L':>6} {'split':>5} {'1 us':>8} {'split us':>8} {'GB/s':>6} "
-          f"{'of copy':>7} {'sdpa us':>8} {'fa4/sdpa':>8}")
+          f"{'of copy':>7} {'sdpa us':>8} {'fa4/sdpa':>8}"
+          + (f" {'rope us':>8} {'rope/plain':>10}" if args.rope else ""))
     for batch in args.batches:
         for length in args.lengths:
             pages_per = length // PAGE
@@ -124,10 +139,21 @@ def main(argv=None):
             table = table.to(torch.int32).to(device)
             lengths = torch.full((batch,), length, dtype=torch.int32, device=device)
 
-            def run(splits):
+            # RoPE: a table past the cache, each new token at its position.
+            rope = {}
+            if args.rope:
+                angles = torch.arange(length + 64, dtype=torch.float32)[:, None] * (
+                    10000.0 ** (-torch.arange(0, HEAD_DIM, 2) / HEAD_DIM))
+                rope = dict(rope_cos_sin=torch.cat([angles.cos(), angles.sin()], 1)
+                            .to(device),
+                            rope_positions=(length - sq + torch.arange(sq))
+                            .to(torch.int32).expand(batch, sq).contiguous().to(device))
+
+            def run(splits, rotate=False):
                 return lambda: fa4_torch.attention_with_kvcache(
                     q, k, v, cache_seqlens=lengths, page_table=table, causal=True,
-                    return_lse=True, kernel_dir=args.directory, num_splits=splits)
+                    return_lse=True, kernel_dir=args.directory, num_splits=splits,
+                    **(rope if rotate else {}))
             tiles = (batch * unsplit.head_blocks
                      * -(-sq // unsplit.query_rows_per_cta))
             splits = runtime.kv_splits_for(sm_count, tiles, -(-length // block_n))
@@ -140,6 +166,12 @@ def main(argv=None):
             ms_split = (kernel_ms(run(0), args.warmup, args.iters) if splits > 1
                         else ms_one)
             ms = min(ms_one, ms_split)
+            rope_columns = ""
+            if args.rope:
+                # At the split the plain kernel ran fastest with.
+                ms_rope = kernel_ms(run(0 if ms_split < ms_one else 1, rotate=True),
+                                    args.warmup, args.iters)
+                rope_columns = f" {ms_rope * 1e3:>8.1f} {ms_rope / ms:>10.2f}"
             moved = (2 * batch * length * HEADS_KV * HEAD_DIM * 2
                      + 2 * q.numel() * 2 + batch * HEADS_Q * sq * 4)
             bandwidth = moved / (ms * 1e-3)
@@ -152,9 +184,10 @@ def main(argv=None):
                 qt, kt, vt, is_causal=False, enable_gqa=True), args.warmup, args.iters)
             print(f"{batch:>4} {length:>6} {splits:>5} {ms_one * 1e3:>8.1f} "
                   f"{ms_split * 1e3:>8.1f} {bandwidth / 1e9:>6.0f} "
-                  f"{bandwidth / copy:>7.2f} {sdpa_ms * 1e3:>8.1f} {sdpa_ms / ms:>8.2f}",
+                  f"{bandwidth / copy:>7.2f} {sdpa_ms * 1e3:>8.1f} {sdpa_ms / ms:>8.2f}"
+                  + rope_columns,
                   flush=True)
-            del k, v, kg, vg
+            del k, v, kg, vg, rope
     return 0
 
 

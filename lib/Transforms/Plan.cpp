@@ -118,6 +118,57 @@ static bool fewTiles(AttentionOp op, Arch arch, int64_t positionsPerTile,
   return tiles < sms;
 }
 
+/// The KV block (keys per block) `op`'s plan takes unless the options fix
+/// it, before a paged cache or interleaved softmax warpgroups narrow it.
+static int64_t defaultBlockN(AttentionOp op, Arch target, bool hiLo) {
+  bool hopper = target == Arch::sm_90a;
+  bool fp8 = op.isFp8();
+  int64_t headDim = op.getHeadDimQK(), headDimV = op.getHeadDimV();
+  int64_t widest = std::max(headDim, headDimV);
+  // sm_90a past head dim 128: 64-key blocks keep S and P small next to the
+  // O fragment (up to 128 registers). FP8 too (its 128-key S, O and P
+  // spilled 8-388 bytes at 192 and 256): its blocks read the first half of
+  // a 128-key V box, a key-major V row of one 128-byte atom. sm_100a's
+  // blocks are 128 keys (S, P and O live in Tensor Memory) where shared
+  // memory holds them.
+  bool wide = hopper && widest > 128;
+  // Score and mask regions add per-element code to the sm_90a consumer,
+  // whose 128-key S fragment, the next block's and O already fill its
+  // registers (96 bytes of spills for ALiBi at head dim 128): 64-key
+  // blocks there.
+  bool modified = !op.getScoreMod().empty() || !op.getMaskMod().empty();
+  // (FP8 keeps 128-key blocks with regions up to head dim 128: ALiBi
+  // there spills nothing.) P as hi + lo likewise: its residual is a second
+  // fragment the size of P (32 registers at 128 keys), which spilled 4-28
+  // bytes from head dim 128 on (causal, windows, sinks, softcap). On
+  // sm_100a, whose softmax reads S twice with hi + lo, the masks' second
+  // pass spilled 4-16 bytes at 128 keys (windows, O rotated back): 64, but
+  // for packed sequences with Q alone rotated (64-key blocks spilled 8
+  // bytes there with or without hi + lo, 128 nothing).
+  bool narrowHiLo =
+      hiLo && !(op.isVarlen() && op.hasRope() && !op.getRopeOutput());
+  bool crowded = modified || (hiLo && widest >= 128);
+  // sm_100a past head dim 192 (16-bit): even one Q stage with a ring of two
+  // 128-key K/V slots and the O staging overflows shared memory (264 KB at
+  // 256); 64-key blocks fit a ring of 3 (S 64 and O 256 TMEM columns).
+  bool narrowBlackwell =
+      !hopper &&
+      PlanAttr::sharedMemoryBytes(target, 1, 2, 128, 128, headDim, headDimV,
+                                  fp8 ? 1 : 2) > limits::kSmemBytes;
+  // sm_90a past head dim 192 (16-bit, not paged: 48 keys never tile
+  // power-of-two pages): 48-key blocks and a ring of 4 ran 1.12-1.33x the
+  // 64-key blocks' ring of 3 on an H100 (head dim 256, causal or not; 32
+  // keys and a ring of 6 were slower than 48).
+  bool widest16 = hopper && !fp8 && widest > 192 && !op.getPageSize();
+  // With P as hi + lo 32 (O rotated back spilled 124 bytes at 48).
+  if (widest16)
+    return hiLo ? 32 : 48;
+  return wide || narrowBlackwell || (!fp8 && hopper && crowded) ||
+                 (!hopper && !fp8 && narrowHiLo)
+             ? 64
+             : 128;
+}
+
 int64_t mlir::fa4::splitsFor(Arch arch, int64_t tiles, int64_t kvBlocks) {
   // Splitting pays where the tiles leave most SMs idle (on an H100, 64
   // decode tiles on 132 SMs already stream the cache at the copy's rate:
@@ -200,51 +251,11 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
            << std::gcd(groupSize, blockM);
 
   bool causal = op.getCausal();
-  // sm_90a past head dim 128: 64-key blocks keep S and P small next to the
-  // O fragment (up to 128 registers). FP8 too (its 128-key S, O and P
-  // spilled 8-388 bytes at 192 and 256): its blocks read the first half of
-  // a 128-key V box, a key-major V row of one 128-byte atom. sm_100a's
-  // blocks are 128 keys (S, P and O live in Tensor Memory) where shared
-  // memory holds them.
-  bool wide = hopper && widest > 128;
-  // Score and mask regions add per-element code to the sm_90a consumer,
-  // whose 128-key S fragment, the next block's and O already fill its
-  // registers (96 bytes of spills for ALiBi at head dim 128): 64-key
-  // blocks there.
-  bool modified = !op.getScoreMod().empty() || !op.getMaskMod().empty();
-  // (FP8 keeps 128-key blocks with regions up to head dim 128: ALiBi
-  // there spills nothing.) P as hi + lo likewise: its residual is a second
-  // fragment the size of P (32 registers at 128 keys), which spilled 4-28
-  // bytes from head dim 128 on (causal, windows, sinks, softcap). On
-  // sm_100a, whose softmax reads S twice with hi + lo, the masks' second
-  // pass spilled 4-16 bytes at 128 keys (windows, O rotated back): 64, but
-  // for packed sequences with Q alone rotated (64-key blocks spilled 8
-  // bytes there with or without hi + lo, 128 nothing).
   bool hiLo = options.pPrecision == "hi_lo";
-  bool narrowHiLo =
-      hiLo && !(op.isVarlen() && op.hasRope() && !op.getRopeOutput());
-  bool crowded = modified || (hiLo && widest >= 128);
+  int64_t blockN = positiveOr(options.blockN, defaultBlockN(op, target, hiLo));
+  // Score and mask regions (per-element code in the softmax).
+  bool modified = !op.getScoreMod().empty() || !op.getMaskMod().empty();
   int64_t elementBytes = fp8 ? 1 : 2;
-  // sm_100a past head dim 192 (16-bit): even one Q stage with a ring of two
-  // 128-key K/V slots and the O staging overflows shared memory (264 KB at
-  // 256); 64-key blocks fit a ring of 3 (S 64 and O 256 TMEM columns).
-  bool narrowBlackwell =
-      !hopper &&
-      PlanAttr::sharedMemoryBytes(target, 1, 2, 128, 128, headDim, headDimV,
-                                  elementBytes) > limits::kSmemBytes;
-  // sm_90a past head dim 192 (16-bit, not paged: 48 keys never tile
-  // power-of-two pages): 48-key blocks and a ring of 4 ran 1.12-1.33x the
-  // 64-key blocks' ring of 3 on an H100 (head dim 256, causal or not; 32
-  // keys and a ring of 6 were slower than 48).
-  bool widest16 = hopper && !fp8 && widest > 192 && !op.getPageSize();
-  // With P as hi + lo 32 (O rotated back spilled 124 bytes at 48).
-  int64_t blockN =
-      positiveOr(options.blockN, widest16 ? (hiLo ? 32 : 48)
-                                 : wide || narrowBlackwell ||
-                                         (!fp8 && hopper && crowded) ||
-                                         (!hopper && !fp8 && narrowHiLo)
-                                     ? 64
-                                     : 128);
   // A paged KV cache: a block lies in one page or spans whole pages (one
   // TMA box per page); the verifier holds a block-n option to that. The
   // load warp computes every box's page: more than two per block spill

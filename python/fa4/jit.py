@@ -17,8 +17,8 @@ The problem is what shapes the code: dtype, head counts and head dims,
 causal, LSE, window, whether there is a softcap, sinks, packed sequences
 (varlen, seqused_k), a KV cache (seqused_k on a dense batch, the page size
 of paged K/V), FP8's descales and output dtype, a rotary embedding of Q
-(its first column, the table's columns, whether O is rotated back), arch.
-The scale and
+(its first column, the table's columns, whether O is rotated back), how
+the PV product takes P (p_precision 'hi_lo'), arch. The scale and
 the softcap's value are launch arguments (`runtime.Kernel.scalars`).
 """
 
@@ -43,6 +43,10 @@ def _window_attribute(window, causal):
         return None
     return tuple(window)
 
+
+# How a kernel's PV product may take P (`KernelCache.kernel`'s p_precision;
+# None is the default, 'single').
+P_PRECISIONS = (None, "single", "hi_lo")
 
 # The runtime's element spellings to MLIR's types.
 _MLIR_TYPES = {"bf16": "bf16", "f16": "f16", "e4m3": "f8E4M3FN"}
@@ -265,7 +269,8 @@ class KernelCache:
     def kernel(self, dtype, heads_q, heads_kv, head_dim, causal=False, lse=False,
                arch="sm_100a", window=(-1, -1), softcap=False, sink=False, varlen=False,
                seqused_k=False, head_dim_v=None, page_size=None, kv_splits=1,
-               descale=False, output_dtype=None, q_stages=None, rope=None):
+               descale=False, output_dtype=None, q_stages=None, rope=None,
+               p_precision=None):
         """The kernel of the problem from the cache, compiled first if no
         entry has it; `kv_splits` CTAs share each work tile's KV blocks
         (split-KV; 1: none); `q_stages` the Q tiles in flight per CTA (1 or
@@ -274,17 +279,31 @@ class KernelCache:
         `module_text`'s (page_size 0 is None: not paged); for `dtype` 'e4m3'
         (FP8), `descale` whether it takes dequantization factors and
         `output_dtype` O's element (None: bf16); `rope` (start, columns,
-        output) a rotary embedding of Q (`module_text`). Raises ValueError
-        for a page size that is not a power of two, a rope whose start or
-        columns are not multiples of 8 and FP8 options the dtype does not
-        have, RuntimeError when the compiler is missing and fa4.MLIRError
-        when it refuses the problem."""
+        output) a rotary embedding of Q (`module_text`). `p_precision` how
+        the PV product takes P: None or 'single' (the default: P rounded
+        once to the 16-bit element) or 'hi_lo' (fa4-compile's
+        `p-precision=hi_lo`: P as its rounded value plus its rounded
+        rounding residual, both multiplied by V; O's error against float64
+        about 0.7-0.85x, prefill about 0.57-0.75x the throughput on an
+        H100; a problem of its own, its entry's kernel named ..._hilo;
+        16-bit inputs only). Raises ValueError for a page size that is not
+        a power of two, a rope whose start or columns are not multiples of
+        8, FP8 options the dtype does not have (hi_lo among them) and a
+        p_precision other than None, 'single' and 'hi_lo', RuntimeError
+        when the compiler is missing and fa4.MLIRError when it refuses the
+        problem."""
         page_size = page_size or None
         _check_page_size(page_size)
         dtype = runtime.canonical_element(str(dtype))
         output = _output_element(dtype, output_dtype)
         _check_eight_bit(dtype, descale, page_size)
         rope = _rope(rope)
+        if p_precision not in P_PRECISIONS:
+            raise ValueError(f"p_precision must be 'single', 'hi_lo' or None, got "
+                             f"{p_precision!r}")
+        if p_precision == "hi_lo" and dtype in runtime.EIGHT_BIT_ELEMENTS:
+            raise ValueError(f"p_precision 'hi_lo' takes P in two 16-bit parts: {dtype} "
+                             "inputs have one 8-bit P")
         page_size = None if page_size is None else int(page_size)
         window = runtime.effective_window(window, causal)
         problem = dict(dtype=dtype, heads_q=int(heads_q), heads_kv=int(heads_kv),
@@ -311,6 +330,8 @@ class KernelCache:
             problem.update(descale=True)
         if rope:
             problem.update(rope=list(rope))
+        if p_precision == "hi_lo":
+            problem.update(p_precision="hi_lo")
         if output != ("bf16" if dtype in runtime.EIGHT_BIT_ELEMENTS else dtype):
             problem.update(output_dtype=output)
         key = self.key(problem)
@@ -338,6 +359,8 @@ class KernelCache:
             name += f"_split{problem['kv_splits']}"
         if problem.get("q_stages"):
             name += f"_q{problem['q_stages']}"
+        if problem.get("p_precision"):
+            name += "_hilo"
         manifest = entry / f"{name}_attention.json"
         if not manifest.exists():
             self._compile(entry, name, problem)
@@ -351,6 +374,8 @@ class KernelCache:
             options += f" kv-splits={problem['kv_splits']}"
         if problem.get("q_stages"):
             options += f" q-stages={problem['q_stages']}"
+        if problem.get("p_precision"):
+            options += f" p-precision={problem['p_precision']}"
         with capi.Context(self.library) as context:
             compilation = context.compile(source, options)
         self.path.mkdir(parents=True, exist_ok=True)

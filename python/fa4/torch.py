@@ -11,6 +11,8 @@
                                            # Q rotated in the kernel (RoPE)
     out = fa4.torch.attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, rope_cos_sin=table,
                                      rope_positions=packed_positions)  # [total_q] int32
+    out = fa4.torch.attention(q, k, v, p_precision="hi_lo")   # P V with P as hi + lo:
+                                                              # more precise, slower
 
 The kernels come from a directory of compiled kernels (`kernel_dir`, else
 the `FA4_KERNEL_DIR` environment variable), where `fa4.runtime` chooses one;
@@ -138,13 +140,17 @@ def _check(q, k, v, packed=False, paged=False):
                          f"heads ({shape_k[-2]})")
 
 
-def _options(q, k, v, sink, causal, scale, window, softcap, kernel_dir, descales=None):
+def _options(q, k, v, sink, causal, scale, window, softcap, kernel_dir, descales=None,
+             p_precision=None):
     """The arguments both entry points share, checked and normalized as
     their ops take them: (sink float32 or None, scale or None, the window
     as `runtime.effective_window` folds causal into it, softcap, the
     directory as a str or None). Raises RuntimeError for inputs that
     require grad in grad mode (`descales`, checked, and any other tensor
-    given there, such as the rope table, among them)."""
+    given there, such as the rope table, among them), ValueError for a
+    `p_precision` other than None, 'single' and 'hi_lo' and for 'hi_lo'
+    with FP8 inputs (`_check_p_precision`)."""
+    _check_p_precision(p_precision, q)
     sink = _check_sink(sink, q)
     # While torch.compile traces, a raise here would only say "Observed
     # exception"; the op's autograd kernel refuses instead, with this text.
@@ -175,6 +181,21 @@ def _check_scalars(scale, softcap):
 
 
 _DESCALE_NAMES = ("q_descale", "k_descale", "v_descale")
+_P_PRECISIONS = ("single", "hi_lo")
+
+
+def _check_p_precision(p_precision, q):
+    """Raises ValueError unless `p_precision` is None, 'single' or 'hi_lo',
+    and for 'hi_lo' with FP8 q (the compiler takes P in two 16-bit parts
+    only for 16-bit inputs)."""
+    if p_precision is None:
+        return
+    if not isinstance(p_precision, str) or p_precision not in _P_PRECISIONS:
+        raise ValueError(f"p_precision must be 'single', 'hi_lo' or None, got "
+                         f"{p_precision!r}")
+    if p_precision == "hi_lo" and q.dtype in _EIGHT_BIT:
+        raise ValueError(f"p_precision='hi_lo' takes P in two 16-bit parts, for 16-bit "
+                         f"inputs; q is {q.dtype} (FP8 kernels round P to e4m3 once)")
 
 
 def _batch(q, tables):
@@ -317,6 +338,22 @@ def _rope_arguments(trailing, rope):
     return (*(trailing or (None, None, None, None)), *rope)
 
 
+# The defaults of the ops' trailing arguments before p_precision: the FP8
+# ones (q/k/v_descale, out_dtype), then the rope's (cos_sin, positions,
+# start, output); attention_varlen's page_table between them.
+_TRAILING_DEFAULTS = (None, None, None, None, None, None, 0, False)
+_VARLEN_TRAILING_DEFAULTS = (None, None, None, None, None, None, None, 0, False)
+
+
+def _precision_arguments(trailing, p_precision, defaults=_TRAILING_DEFAULTS):
+    """The ops' trailing arguments: `trailing`, then p_precision only where
+    a call gives one, the arguments before it filled in with `defaults`
+    (the ops' defaults of the trailing arguments before p_precision)."""
+    if p_precision is None:
+        return trailing
+    return (*trailing, *defaults[len(trailing):], p_precision)
+
+
 def _rope_given(cos_sin, positions, start, output):
     """The rope of an op's arguments: None where it has no table."""
     return None if cos_sin is None else (cos_sin, positions, start, output)
@@ -433,7 +470,7 @@ _NO_BACKWARD = ("fa4.torch.attention has no backward yet: q, k, v, sink, a desca
 def attention(q, k, v, causal=False, scale=None, return_lse=False, kernel_dir=None,
               window=(-1, -1), softcap=0.0, sink=None, q_descale=None, k_descale=None,
               v_descale=None, out_dtype=None, rope_cos_sin=None, rope_positions=None,
-              rope_start=0, rope_output=False):
+              rope_start=0, rope_output=False, p_precision=None):
     """softmax(scale * q k^T) v per head, with grouped K/V heads.
 
     q and k [B, Sq or Skv, Hq or Hkv, D], v [B, Skv, Hkv, Dv]: CUDA tensors of one dtype
@@ -481,6 +518,16 @@ def attention(q, k, v, causal=False, scale=None, return_lse=False, kernel_dir=No
     rope (start, R, output): never a kernel without one, nor a rope kernel
     for a call without.
 
+    `p_precision` says how the kernel's PV product takes the probabilities
+    P (16-bit q only): 'single' (P rounded once to q's dtype), 'hi_lo' (P
+    as its rounded value plus the rounded rounding residual, each
+    multiplied by V: fa4-compile's `p-precision=hi_lo`), or None (the
+    default: whichever the directory's kernel for the problem has; the
+    'single' one when compiled on demand). On an H100, hi_lo's O error
+    against float64 was 0.71-0.85x single's, at 0.57-0.75x its prefill
+    throughput, 1-6% slower in memory-bound decode. A kernel of the
+    precision asked for is found or compiled, never the other.
+
     The kernel comes from `kernel_dir` (else `FA4_KERNEL_DIR`) when one
     there computes the problem, else it is compiled on demand and cached
     (`fa4.jit`; the first call of a problem pays the compile, about a
@@ -502,21 +549,22 @@ def attention(q, k, v, causal=False, scale=None, return_lse=False, kernel_dir=No
     fa4.runtime.CudaError when the driver fails."""
     return _attend(q, k, v, causal, scale, return_lse, kernel_dir, window, softcap, sink,
                    False, (q_descale, k_descale, v_descale), out_dtype,
-                   _rope_of(rope_cos_sin, rope_positions, rope_start, rope_output))
+                   _rope_of(rope_cos_sin, rope_positions, rope_start, rope_output),
+                   p_precision)
 
 
 def _attend(q, k, v, causal, scale, return_lse, kernel_dir, window, softcap, sink,
-            copy_strided_heads, descales=None, out_dtype=None, rope=None):
+            copy_strided_heads, descales=None, out_dtype=None, rope=None, p_precision=None):
     """`attention`; with `copy_strided_heads` (flash_attn_func) a q, k or v
     whose head dim is not unit-stride is copied first instead of refused;
     `descales` the (q, k, v) descales as given, `rope` the rotary
-    embedding (`_rope_of`)."""
+    embedding (`_rope_of`), `p_precision` as given."""
     # Eagerly, with nothing that would intercept the op, its kernel is
     # called directly (see _eager); traced code always reaches the op.
     if not (_HAS_OP and torch.compiler.is_compiling()) and _nothing_intercepts():
         result = _eager(q, k, v, None, causal, scale, return_lse, kernel_dir, window,
                         softcap, sink, copy_strided_heads, descales=descales,
-                        out_dtype=out_dtype, rope=rope)
+                        out_dtype=out_dtype, rope=rope, p_precision=p_precision)
         if result is not None:
             return result
     if copy_strided_heads:
@@ -527,10 +575,12 @@ def _attend(q, k, v, causal, scale, return_lse, kernel_dir, window, softcap, sin
     rope = _check_rope(rope, q, v)
     sink, scale, (left, right), softcap, kernel_dir = _options(
         q, k, v, sink, causal, scale, window, softcap, kernel_dir,
-        (*(descales or ()), *(rope[:1] if rope else ())))
+        (*(descales or ()), *(rope[:1] if rope else ())), p_precision)
     output, lse = _entry(q, k, v, sink, bool(causal), scale, left, right, softcap,
                          bool(return_lse), kernel_dir,
-                         *_rope_arguments(_fp8_arguments(descales, out_dtype), rope))
+                         *_precision_arguments(
+                             _rope_arguments(_fp8_arguments(descales, out_dtype), rope),
+                             p_precision))
     return (output, lse) if return_lse else output
 
 
@@ -669,10 +719,10 @@ def _signature(t):
 
 def _eager(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, softcap, sink,
            copy_strided_heads, cache=None, splits=1, descales=None, out_dtype=None,
-           rope=None):
+           rope=None, p_precision=None):
     """`attention` (`tables` and `cache` None; `descales` and `out_dtype` its
     FP8 arguments as given, `rope` its rotary embedding as `_rope_of`
-    gives it), `attention_varlen` (`tables`
+    gives it, `p_precision` as given), `attention_varlen` (`tables`
     the sequence tables) or `attention_with_kvcache` (`cache` the KV cache's
     (seqused_k, page_table)) eagerly: the op's kernel called directly, the checks
     and the kernel choice done once per configuration. The key of `_plans`
@@ -713,7 +763,8 @@ def _eager(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, softc
            causal, scale, window, softcap, return_lse, kernel_dir,
            os.environ.get("FA4_KERNEL_DIR") if kernel_dir is None else None, splits,
            None if descales is None else tuple(_signature(t) for t in descales), out_dtype,
-           None if rope is None else (_signature(rope[0]), _signature(rope[1]), *rope[2:]))
+           None if rope is None else (_signature(rope[0]), _signature(rope[1]), *rope[2:]),
+           p_precision)
     try:
         plan = _plans.get(key)
     except TypeError:
@@ -725,9 +776,10 @@ def _eager(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, softc
             if any(c is not t for c, t in zip(copies, (q, k, v))):
                 return _eager(*copies, tables, causal, scale, return_lse, kernel_dir,
                               window, softcap, sink, False, cache, splits, descales,
-                              out_dtype, rope)
+                              out_dtype, rope, p_precision)
         plan = _make_plan(q, k, v, tables, causal, scale, return_lse, kernel_dir, window,
-                          softcap, sink, cache, splits, descales, out_dtype, rope)
+                          softcap, sink, cache, splits, descales, out_dtype, rope,
+                          p_precision)
         if plan.__class__ is not _Plan:
             return plan   # the result of a call that launches nothing
         if len(_plans) >= PLAN_CACHE_SIZE:
@@ -745,7 +797,8 @@ def _eager(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, softc
 
 
 def _make_plan(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, softcap,
-               sink, cache=None, splits=1, descales=None, out_dtype=None, rope=None):
+               sink, cache=None, splits=1, descales=None, out_dtype=None, rope=None,
+               p_precision=None):
     """The full checks of a call, then its plan; for a call that launches
     nothing (no query rows or sequences, no keys), its result instead."""
     varlen = tables is not None
@@ -759,7 +812,8 @@ def _make_plan(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, s
     checked_rope = _check_rope(rope, q, v, packed=varlen)
     sink_f32, scale, (left, right), softcap, kernel_dir = _options(
         q, k, v, sink, causal, scale, window, softcap, kernel_dir,
-        (*(checked_descales or ()), *(checked_rope[:1] if checked_rope else ())))
+        (*(checked_descales or ()), *(checked_rope[:1] if checked_rope else ())),
+        p_precision)
     if varlen:
         total_q, heads_q, _ = q.shape
         work, keys = total_q and tables[0].shape[0] > 1, k.shape[0]
@@ -772,14 +826,14 @@ def _make_plan(q, k, v, tables, causal, scale, return_lse, kernel_dir, window, s
         output, lse = _choose_and_run(q, k, v, sink_f32, bool(causal), scale, left, right,
                                       softcap, bool(return_lse), kernel_dir, checked_tables,
                                       checked_cache, splits, checked_descales, out_dtype,
-                                      checked_rope)
+                                      checked_rope, p_precision)
         return (output, lse) if return_lse else output
     plan = _Plan()
     plan.kernel, plan.scale = _kernel_of(q, k, v, sink_f32, bool(causal), scale, left, right,
                                          softcap, bool(return_lse), kernel_dir,
                                          checked_tables, checked_cache, splits,
                                          checked_descales is not None, out_dtype,
-                                         _rope_key(checked_rope))
+                                         _rope_key(checked_rope), p_precision)
     plan.softcap = softcap or None
     plan.element, plan.device = _ELEMENTS[q.dtype], q.device
     # O's dtype is the kernel's (q's, or bf16/f16 for FP8 inputs).
@@ -826,12 +880,14 @@ def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                out_dtype: Optional[torch.dtype] = None,
                rope_cos_sin: Optional[torch.Tensor] = None,
                rope_positions: Optional[torch.Tensor] = None, rope_start: int = 0,
-               rope_output: bool = False) -> Tuple[torch.Tensor, torch.Tensor]:
+               rope_output: bool = False,
+               p_precision: Optional[str] = None) -> Tuple[torch.Tensor, torch.Tensor]:
     """The kernel of `fa4::attention`: the arguments as `attention` checked
     and normalized them (sink float32 [Hq], scale None for 1/sqrt(D), the
     window as `runtime.effective_window` gives it, the FP8 descales float32
     [B, Hkv] contiguous or None, out_dtype None for the default, the rope
-    table float32 [P, R] and positions int32 [B, Sq] contiguous or None).
+    table float32 [P, R] and positions int32 [B, Sq] contiguous or None,
+    p_precision 'single', 'hi_lo' or None for either).
     Returns O and the LSE, an empty float32 tensor without `return_lse` (an
     op returns a fixed number of tensors)."""
     descales = (q_descale, k_descale, v_descale)
@@ -840,23 +896,25 @@ def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                            descales=None if all(t is None for t in descales) else descales,
                            out_dtype=out_dtype,
                            rope=_rope_given(rope_cos_sin, rope_positions, rope_start,
-                                            rope_output))
+                                            rope_output),
+                           p_precision=p_precision)
 
 
 def _choose_and_run(q, k, v, sink, causal, scale, window_left, window_right, softcap,
                     return_lse, kernel_dir, tables=None, cache=None, splits=1,
-                    descales=None, out_dtype=None, rope=None):
+                    descales=None, out_dtype=None, rope=None, p_precision=None):
     """The ops' kernel: chooses the kernel of the problem (cached per
     problem and device) and runs it; `tables` are the sequence tables of
     packed q, k, v, `cache` the (seqused_k, page_table) of a KV cache,
     `descales` the checked FP8 descales (None: none given), `out_dtype`
     O's (None: the default), `rope` the checked rotary embedding (cos_sin,
-    positions, start, output) or None. Returns O and the LSE, an empty
-    float32 tensor without `return_lse` (an op returns a fixed number of
+    positions, start, output) or None, `p_precision` the kernel's ('single'
+    or 'hi_lo'; None: either). Returns O and the LSE, an empty float32
+    tensor without `return_lse` (an op returns a fixed number of
     tensors)."""
     kernel, scale = _kernel_of(q, k, v, sink, causal, scale, window_left, window_right, softcap,
                                return_lse, kernel_dir, tables, cache, splits,
-                               descales is not None, out_dtype, _rope_key(rope))
+                               descales is not None, out_dtype, _rope_key(rope), p_precision)
     result = _run(kernel, q, k, v, return_lse, sink=sink, scale=scale,
                   softcap=softcap or None, tables=tables, cache=cache, descales=descales,
                   rope=rope)
@@ -867,7 +925,7 @@ def _choose_and_run(q, k, v, sink, causal, scale, window_left, window_right, sof
 
 def _kernel_of(q, k, v, sink, causal, scale, window_left, window_right, softcap,
                return_lse, kernel_dir, tables, cache=None, splits=1, descale=False,
-               out_dtype=None, rope=None):
+               out_dtype=None, rope=None, p_precision=None):
     """The kernel of a checked problem (cached per problem and device) and
     the scale it launches with (None: 1/sqrt(D)); `tables` as
     `_choose_and_run`'s, `cache` the KV cache's (seqused_k, page_table),
@@ -877,7 +935,10 @@ def _kernel_of(q, k, v, sink, causal, scale, window_left, window_right, softcap,
     were given (without them an FP8 problem takes a kernel with or without
     descale: ones are passed to one with), `out_dtype` O's (None: the
     default), `rope` the kernel's rotary embedding (a runtime.Rope, or
-    None: a kernel without one)."""
+    None: a kernel without one), `p_precision` how its PV product takes P
+    ('single' or 'hi_lo'; None: either, and the variants chosen for speed,
+    a split-KV count or one Q stage, keep the precision of the kernel they
+    replace)."""
     heads_q, head_dim = q.shape[-2], q.shape[-1]
     heads_kv, head_dim_v = k.shape[-2], v.shape[-1]
     if scale is None:
@@ -899,34 +960,41 @@ def _kernel_of(q, k, v, sink, causal, scale, window_left, window_right, softcap,
     output = _ELEMENTS[_output_dtype(q.dtype, out_dtype)] if eight_bit else None
     descale = True if descale else None if eight_bit else False
 
-    def key_of(splits, stages=None):
+    def key_of(splits, stages=None, precision=p_precision):
         # Everything the choice depends on, the device standing for its arch.
         return (path, device.index, q.dtype, heads_q, heads_kv, head_dim, causal, scale,
                 return_lse, window_left, window_right, softcap, sink is not None, varlen,
-                used, head_dim_v, page_size, splits, descale, output, stages, rope)
+                used, head_dim_v, page_size, splits, descale, output, stages, rope,
+                precision)
 
-    def chosen(splits, stages=None):
-        key = key_of(splits, stages)
+    def chosen(splits, stages=None, precision=p_precision):
+        key = key_of(splits, stages, precision)
         kernel = _chosen.get(key)
         if kernel is None:
             problem = (_ELEMENTS[q.dtype], heads_q, heads_kv, head_dim, causal, scale,
                        return_lse, arch_of(device), (window_left, window_right), softcap,
                        sink is not None, varlen, used, head_dim_v, page_size, splits,
-                       descale, output, stages, rope)
+                       descale, output, stages, rope, precision)
             kernel = _chosen[key] = _choose(path, problem)
         return kernel
+
+    def same_precision(kernel):
+        # A variant chosen for speed keeps the precision of the kernel it
+        # replaces: the one asked for, else that kernel's.
+        return p_precision if p_precision is not None else kernel.p_precision
 
     def preferred(splits, fallback):
         # A choice of speed: the kernel of a variant where one is at hand,
         # else `fallback`; a variant neither found nor compilable is not
         # looked for again.
         stages = _decode_stages(fallback, q, varlen)
-        if stages is None or key_of(splits, stages) in _unavailable:
+        precision = same_precision(fallback)
+        if stages is None or key_of(splits, stages, precision) in _unavailable:
             return fallback
         try:
-            return chosen(splits, stages)
+            return chosen(splits, stages, precision)
         except (LookupError, RuntimeError, ValueError):
-            _unavailable.add(key_of(splits, stages))
+            _unavailable.add(key_of(splits, stages, precision))
             return fallback
 
     if splits > 1:
@@ -936,13 +1004,14 @@ def _kernel_of(q, k, v, sink, causal, scale, window_left, window_right, softcap,
         # The heuristic's split where a kernel of it is at hand (the
         # directory's, or compiled on demand); else the unsplit one.
         auto = 1 if varlen else _auto_splits(kernel, q, k, cache)
-        if auto > 1 and key_of(auto) not in _unavailable:
+        precision = same_precision(kernel)
+        if auto > 1 and key_of(auto, None, precision) not in _unavailable:
             try:
-                return preferred(auto, chosen(auto)), scale
+                return preferred(auto, chosen(auto, None, precision)), scale
             except (LookupError, RuntimeError, ValueError):
                 # Not looked for again by the heuristic (an explicit
                 # num_splits still is, and fails).
-                _unavailable.add(key_of(auto))
+                _unavailable.add(key_of(auto, None, precision))
     return preferred(1, kernel), scale
 
 
@@ -982,7 +1051,7 @@ def _auto_splits(kernel, q, k, cache):
 def _attention_fake(q, k, v, sink, causal, scale, window_left, window_right, softcap,
                     return_lse, kernel_dir, q_descale=None, k_descale=None, v_descale=None,
                     out_dtype=None, rope_cos_sin=None, rope_positions=None, rope_start=0,
-                    rope_output=False):
+                    rope_output=False, p_precision=None):
     """What `fa4::attention` returns, for tracing: O like q with v's head
     dim (bf16 for FP8 inputs, or out_dtype), the LSE float32 [B, Hq, Sq]
     (or empty), both contiguous."""
@@ -1029,7 +1098,8 @@ def _choose(path, problem):
     missing = None
     if path:
         try:
-            return kernel_directory(path).find(*problem)
+            # find's arguments in its order, up to rope; p_precision by name.
+            return kernel_directory(path).find(*problem[:-1], p_precision=problem[-1])
         except LookupError as err:
             missing = err
     if os.environ.get("FA4_JIT", "1") == "0":
@@ -1040,7 +1110,7 @@ def _choose(path, problem):
                          "FA4_JIT=0)")
     (element, heads_q, heads_kv, head_dim, causal, _, lse, arch, window, softcap, sink,
      varlen, seqused_k, head_dim_v, page_size, kv_splits, descale, output, stages,
-     rope) = problem
+     rope, p_precision) = problem
     try:
         # Without descales given, the kernel compiled takes none.
         return jit_cache().kernel(element, heads_q, heads_kv, head_dim, causal=causal,
@@ -1048,7 +1118,8 @@ def _choose(path, problem):
                                   sink=sink, varlen=varlen, seqused_k=seqused_k,
                                   head_dim_v=head_dim_v, page_size=page_size or None,
                                   kv_splits=kv_splits, descale=bool(descale),
-                                  output_dtype=output, q_stages=stages, rope=rope)
+                                  output_dtype=output, q_stages=stages, rope=rope,
+                                  p_precision=p_precision)
     except RuntimeError as err:
         if missing:
             raise LookupError(f"{missing.args[0]}\nand compiling it on demand failed: "
@@ -1183,7 +1254,8 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k=None, causal
                      scale=None, return_lse=False, kernel_dir=None, window=(-1, -1),
                      softcap=0.0, sink=None, q_descale=None, k_descale=None,
                      v_descale=None, out_dtype=None, page_table=None, rope_cos_sin=None,
-                     rope_positions=None, rope_start=0, rope_output=False):
+                     rope_positions=None, rope_start=0, rope_output=False,
+                     p_precision=None):
     """`attention` over packed sequences of variable lengths.
 
     q [Tq, Hq, D], k [Tk, Hkv, D] and v [Tk, Hkv, Dv]: sequence b is query rows
@@ -1212,7 +1284,13 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k=None, causal
     [total_q], a position per packed query row: row t is rotated at
     rope_positions[t] (the kernel reads positions[cu_seqlens_q[b] + i] for
     row i of sequence b, so each sequence numbers its own tokens, usually
-    from its cached length on); K is taken as already rotated. The other
+    from its cached length on); K is taken as already rotated.
+
+    `p_precision` ('single', 'hi_lo' or None: whichever the directory's
+    kernel has, 'single' compiled on demand) is `attention`'s: how the PV
+    product takes P, 'hi_lo' as P's rounded value plus its rounding
+    residual (on an H100 O's error against float64 0.71-0.85x single's,
+    prefill throughput 0.57-0.75x; 16-bit inputs only). The other
     arguments, the kernel choice (a varlen kernel of that rope, never
     another) and the errors are `attention`'s."""
     descales = (q_descale, k_descale, v_descale)
@@ -1221,7 +1299,8 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k=None, causal
     if not (_HAS_OP and torch.compiler.is_compiling()) and _nothing_intercepts():
         result = _eager(q, k, v, (cu_seqlens_q, cu_seqlens_k, seqused_k), causal, scale,
                         return_lse, kernel_dir, window, softcap, sink, False, cache=cache,
-                        descales=descales, out_dtype=out_dtype, rope=rope)
+                        descales=descales, out_dtype=out_dtype, rope=rope,
+                        p_precision=p_precision)
         if result is not None:
             return result
     _check(q, k, v, packed=True, paged=page_table is not None)
@@ -1234,11 +1313,12 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k=None, causal
     rope = _check_rope(rope, q, v, packed=True)
     sink, scale, (left, right), softcap, kernel_dir = _options(
         q, k, v, sink, causal, scale, window, softcap, kernel_dir,
-        (*(descales or ()), *(rope[:1] if rope else ())))
+        (*(descales or ()), *(rope[:1] if rope else ())), p_precision)
     trailing = _fp8_arguments(descales, out_dtype)
     if page_table is not None or rope is not None:
         # The op's page_table, then its rope arguments, follow the FP8 ones.
         trailing = (*(trailing or (None, None, None, None)), page_table, *(rope or ()))
+    trailing = _precision_arguments(trailing, p_precision, _VARLEN_TRAILING_DEFAULTS)
     output, lse = _varlen_entry(q, k, v, *tables, sink, bool(causal), scale, left, right,
                                 softcap, bool(return_lse), kernel_dir, *trailing)
     return (output, lse) if return_lse else output
@@ -1264,7 +1344,8 @@ def _attention_varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                       page_table: Optional[torch.Tensor] = None,
                       rope_cos_sin: Optional[torch.Tensor] = None,
                       rope_positions: Optional[torch.Tensor] = None, rope_start: int = 0,
-                      rope_output: bool = False) -> Tuple[torch.Tensor, torch.Tensor]:
+                      rope_output: bool = False, p_precision: Optional[str] = None
+                      ) -> Tuple[torch.Tensor, torch.Tensor]:
     """The kernel of `fa4::attention_varlen`: `_attention` for packed
     sequences, over a paged cache with `page_table`, the rope positions
     int32 [total_q] (arguments checked by `attention_varlen`)."""
@@ -1276,14 +1357,16 @@ def _attention_varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                            descales=None if all(t is None for t in descales) else descales,
                            out_dtype=out_dtype,
                            rope=_rope_given(rope_cos_sin, rope_positions, rope_start,
-                                            rope_output))
+                                            rope_output),
+                           p_precision=p_precision)
 
 
 def _attention_varlen_fake(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, sink, causal,
                            scale, window_left, window_right, softcap, return_lse,
                            kernel_dir, q_descale=None, k_descale=None, v_descale=None,
                            out_dtype=None, page_table=None, rope_cos_sin=None,
-                           rope_positions=None, rope_start=0, rope_output=False):
+                           rope_positions=None, rope_start=0, rope_output=False,
+                           p_precision=None):
     """What `fa4::attention_varlen` returns, for tracing: O like q (bf16
     for FP8 inputs, or out_dtype), the LSE float32 [Hq, Tq] (or empty)."""
     total_q, heads_q, _ = q.shape
@@ -1367,7 +1450,7 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, page_table=N
                            return_lse=False, kernel_dir=None, num_splits=0, q_descale=None,
                            k_descale=None, v_descale=None, out_dtype=None,
                            rope_cos_sin=None, rope_positions=None, rope_start=0,
-                           rope_output=False):
+                           rope_output=False, p_precision=None):
     """`attention` of q against a KV cache: each batch uses the first keys
     of its cache, read in place, possibly through a page table.
 
@@ -1404,7 +1487,13 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, page_table=N
     embedding (`rope_cos_sin` [P, R], `rope_positions` [B, Sq],
     `rope_start`, `rope_output`) is `attention`'s: decoding, row i of
     batch b usually sits at position cache_seqlens[b] - Sq + i, and the
-    cache holds keys rotated at their own positions. The other
+    cache holds keys rotated at their own positions. `p_precision`
+    ('single', 'hi_lo' or None: whichever the directory's kernel has,
+    'single' compiled on demand; 16-bit inputs only) is `attention`'s:
+    'hi_lo' takes P as its rounded value plus its rounding residual (on an
+    H100 O's error against float64 0.71-0.85x single's; memory-bound
+    decode 1-6% slower, prefill 0.57-0.75x the throughput); a split-KV or
+    one-Q-stage kernel the runtime picks keeps the precision. The other
     arguments, the kernel choice (a kernel compiled for the
     cache: seqused_k, the page size, the rope) and the errors are
     `attention`'s; the work runs as the custom op
@@ -1422,11 +1511,11 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, page_table=N
     cache_seqlens = _cache_lengths(cache_seqlens, q, k_cache, v_cache, paged)
     if cache_seqlens is None and not paged:
         return _attend(q, k_cache, v_cache, causal, scale, return_lse, kernel_dir, window,
-                       softcap, sink, False, descales, out_dtype, rope)
+                       softcap, sink, False, descales, out_dtype, rope, p_precision)
     if not (_HAS_OP and torch.compiler.is_compiling()) and _nothing_intercepts():
         result = _eager(q, k_cache, v_cache, None, causal, scale, return_lse, kernel_dir,
                         window, softcap, sink, False, (cache_seqlens, page_table),
-                        num_splits, descales, out_dtype, rope)
+                        num_splits, descales, out_dtype, rope, p_precision)
         if result is not None:
             return result
     _check(q, k_cache, v_cache, paged=paged)
@@ -1436,10 +1525,13 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, page_table=N
     rope = _check_rope(rope, q, v_cache)
     sink, scale, (left, right), softcap, kernel_dir = _options(
         q, k_cache, v_cache, sink, causal, scale, window, softcap, kernel_dir,
-        (*(descales or ()), *(rope[:1] if rope else ())))
+        (*(descales or ()), *(rope[:1] if rope else ())), p_precision)
     output, lse = _kvcache_entry(q, k_cache, v_cache, *cache, sink, bool(causal), scale, left,
                                  right, softcap, bool(return_lse), kernel_dir, num_splits,
-                                 *_rope_arguments(_fp8_arguments(descales, out_dtype), rope))
+                                 *_precision_arguments(
+                                     _rope_arguments(_fp8_arguments(descales, out_dtype),
+                                                     rope),
+                                     p_precision))
     return (output, lse) if return_lse else output
 
 
@@ -1455,7 +1547,8 @@ def _attention_with_kvcache(q: torch.Tensor, k_cache: torch.Tensor, v_cache: tor
                             out_dtype: Optional[torch.dtype] = None,
                             rope_cos_sin: Optional[torch.Tensor] = None,
                             rope_positions: Optional[torch.Tensor] = None,
-                            rope_start: int = 0, rope_output: bool = False
+                            rope_start: int = 0, rope_output: bool = False,
+                            p_precision: Optional[str] = None
                             ) -> Tuple[torch.Tensor, torch.Tensor]:
     """The kernel of `fa4::attention_with_kvcache`: `_attention` over a KV
     cache (arguments checked by `attention_with_kvcache`; at least one of
@@ -1467,14 +1560,16 @@ def _attention_with_kvcache(q: torch.Tensor, k_cache: torch.Tensor, v_cache: tor
                            descales=None if all(t is None for t in descales) else descales,
                            out_dtype=out_dtype,
                            rope=_rope_given(rope_cos_sin, rope_positions, rope_start,
-                                            rope_output))
+                                            rope_output),
+                           p_precision=p_precision)
 
 
 def _attention_with_kvcache_fake(q, k_cache, v_cache, cache_seqlens, page_table, sink, causal,
                                  scale, window_left, window_right, softcap, return_lse,
                                  kernel_dir, num_splits, q_descale=None, k_descale=None,
                                  v_descale=None, out_dtype=None, rope_cos_sin=None,
-                                 rope_positions=None, rope_start=0, rope_output=False):
+                                 rope_positions=None, rope_start=0, rope_output=False,
+                                 p_precision=None):
     """What `fa4::attention_with_kvcache` returns, for tracing: O like q
     with v's head dim (bf16 for FP8 inputs, or out_dtype), the LSE float32
     [B, Hq, Sq] (or empty)."""

@@ -5,7 +5,8 @@ torch.library records what is registered: the op's name and schema (from
 the kernel's annotations, as torch.library.custom_op infers it), its fake
 kernel's shapes, its autograd registration refusing inputs that require
 grad, and that fa4.torch.attention calls the op with normalized arguments
-(FP8's descales and out_dtype only where a call has them).
+(FP8's descales and out_dtype, and p_precision, only where a call has
+them).
 (The real torch.library, opcheck and torch.compile: test/gpu/torch_op.py.)"""
 
 import atexit
@@ -91,9 +92,9 @@ for name, custom in registered.items():
                           for name, p in signature.parameters.items())
     returns = ", ".join(SCHEMA_TYPES[t] for t in typing.get_args(signature.return_annotation))
     print(f"schema: {name}({arguments}) -> ({returns})")
-# CHECK: schema: fa4::attention(Tensor q, Tensor k, Tensor v, Tensor? sink, bool causal, float? scale, SymInt window_left, SymInt window_right, float softcap, bool return_lse, str? kernel_dir, Tensor? q_descale=None, Tensor? k_descale=None, Tensor? v_descale=None, ScalarType? out_dtype=None, Tensor? rope_cos_sin=None, Tensor? rope_positions=None, SymInt rope_start=0, bool rope_output=False) -> (Tensor, Tensor)
-# CHECK-NEXT: schema: fa4::attention_varlen(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, Tensor cu_seqlens_k, Tensor? seqused_k, Tensor? sink, bool causal, float? scale, SymInt window_left, SymInt window_right, float softcap, bool return_lse, str? kernel_dir, Tensor? q_descale=None, Tensor? k_descale=None, Tensor? v_descale=None, ScalarType? out_dtype=None, Tensor? page_table=None, Tensor? rope_cos_sin=None, Tensor? rope_positions=None, SymInt rope_start=0, bool rope_output=False) -> (Tensor, Tensor)
-# CHECK-NEXT: schema: fa4::attention_with_kvcache(Tensor q, Tensor k_cache, Tensor v_cache, Tensor? cache_seqlens, Tensor? page_table, Tensor? sink, bool causal, float? scale, SymInt window_left, SymInt window_right, float softcap, bool return_lse, str? kernel_dir, SymInt num_splits, Tensor? q_descale=None, Tensor? k_descale=None, Tensor? v_descale=None, ScalarType? out_dtype=None, Tensor? rope_cos_sin=None, Tensor? rope_positions=None, SymInt rope_start=0, bool rope_output=False) -> (Tensor, Tensor)
+# CHECK: schema: fa4::attention(Tensor q, Tensor k, Tensor v, Tensor? sink, bool causal, float? scale, SymInt window_left, SymInt window_right, float softcap, bool return_lse, str? kernel_dir, Tensor? q_descale=None, Tensor? k_descale=None, Tensor? v_descale=None, ScalarType? out_dtype=None, Tensor? rope_cos_sin=None, Tensor? rope_positions=None, SymInt rope_start=0, bool rope_output=False, str? p_precision=None) -> (Tensor, Tensor)
+# CHECK-NEXT: schema: fa4::attention_varlen(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, Tensor cu_seqlens_k, Tensor? seqused_k, Tensor? sink, bool causal, float? scale, SymInt window_left, SymInt window_right, float softcap, bool return_lse, str? kernel_dir, Tensor? q_descale=None, Tensor? k_descale=None, Tensor? v_descale=None, ScalarType? out_dtype=None, Tensor? page_table=None, Tensor? rope_cos_sin=None, Tensor? rope_positions=None, SymInt rope_start=0, bool rope_output=False, str? p_precision=None) -> (Tensor, Tensor)
+# CHECK-NEXT: schema: fa4::attention_with_kvcache(Tensor q, Tensor k_cache, Tensor v_cache, Tensor? cache_seqlens, Tensor? page_table, Tensor? sink, bool causal, float? scale, SymInt window_left, SymInt window_right, float softcap, bool return_lse, str? kernel_dir, SymInt num_splits, Tensor? q_descale=None, Tensor? k_descale=None, Tensor? v_descale=None, ScalarType? out_dtype=None, Tensor? rope_cos_sin=None, Tensor? rope_positions=None, SymInt rope_start=0, bool rope_output=False, str? p_precision=None) -> (Tensor, Tensor)
 varlen_op = registered["fa4::attention_varlen"]
 print("varlen op:", varlen_op.mutates_args, varlen_op.device_types,
       varlen_op.setup_context is op.setup_context)
@@ -352,4 +353,44 @@ probes["dispatch modes"] = 0
 # CHECK-NEXT: kvcache rope through the op: 22 [None, None, None, None, 'table', 'positions', 0, False] gqa_paged_rope
 # CHECK-NEXT: varlen rope through the op: 23 [None, None, None, None, None, 'table', 'positions', 0, False] gqa_packed_rope
 # CHECK-NEXT: varlen rope fake: (700, 4, 64) (0,)
+
+# p_precision: the ops' last argument, only where a call gives one (the
+# trailing arguments before it filled in with the ops' defaults); the
+# kernel of that precision, never the other.
+for name, options in [("gqa_hilo", {}),
+                      ("gqa_paged_hilo", dict(seqused_k=True, page_size=256)),
+                      ("gqa_packed_hilo", dict(varlen=True))]:
+    torch_standin.write_kernel(TMP, name, "bf16", 4, 2, True, False, p_precision="hi_lo",
+                               **options)
+fa4.torch._directories.clear()
+probes["dispatch modes"] = 1
+for precision in ("hi_lo", "single"):
+    fake.kinds = [kind for _, kind, _ in runtime.KernelDirectory(TMP).find(
+        "bf16", 4, 2, 64, causal=True, p_precision=precision).params]
+    fa4.torch.attention(q, k, v, causal=True, kernel_dir=TMP, p_precision=precision)
+    args = op.calls[-1]
+    print(f"{precision} through the op:", len(args), args[11:],
+          fake.launches[-1].split(" grid")[0])
+fa4.torch.attention_with_kvcache(paged_q, paged_k, paged_k, cache_seqlens=1000,
+                                 page_table=table, causal=True, kernel_dir=TMP,
+                                 p_precision="hi_lo")
+args = kvcache_op.calls[-1]
+print("kvcache hi_lo through the op:", len(args), args[14:],
+      fake.launches[-1].split(" grid")[0])
+fa4.torch.attention_varlen(*packed, *tables, causal=True, kernel_dir=TMP,
+                           p_precision="hi_lo")
+args = varlen_op.calls[-1]
+print("varlen hi_lo through the op:", len(args), args[14:],
+      fake.launches[-1].split(" grid")[0])
+o, lse = varlen_op.fake(*args)
+print("varlen hi_lo fake:", o.shape, lse.shape)
+fa4.torch.attention(q, k, v, causal=True, kernel_dir=TMP)
+print("none through the op:", len(op.calls[-1]), fake.launches[-1].split(" grid")[0])
+probes["dispatch modes"] = 0
+# CHECK-NEXT: hi_lo through the op: 20 (None, None, None, None, None, None, 0, False, 'hi_lo') gqa_hilo
+# CHECK-NEXT: single through the op: 20 (None, None, None, None, None, None, 0, False, 'single') gqa_causal
+# CHECK-NEXT: kvcache hi_lo through the op: 23 (None, None, None, None, None, None, 0, False, 'hi_lo') gqa_paged_hilo
+# CHECK-NEXT: varlen hi_lo through the op: 24 (None, None, None, None, None, None, None, 0, False, 'hi_lo') gqa_packed_hilo
+# CHECK-NEXT: varlen hi_lo fake: (700, 4, 64) (0,)
+# CHECK-NEXT: none through the op: 11 gqa_causal
 runtime.set_driver(None)

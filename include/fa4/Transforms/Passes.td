@@ -46,7 +46,9 @@ def FA4Plan : Pass<"fa4-plan"> {
     sm_90a it takes 64-key blocks from head dim 128 on and 32-key ones
     past 192 (where 48 do), where the residual's registers beside S and P
     fragments spill, and on sm_100a 64-key blocks (whose softmax reads S
-    twice) without the interleaved softmax warpgroups. Split-KV (`kvSplits`): where the sizes are static
+    twice; 128 for packed sequences with Q alone rotated, where 64-key
+    blocks spill) without the interleaved softmax warpgroups. Split-KV
+    (`kvSplits`): where the sizes are static
     and the work tiles fill at most a quarter of the SMs (132 on sm_90a, 148
     on sm_100a) while each tile has at least 8 KV blocks (decode against a
     long cache), the tiles' blocks are split among CTAs, as many as fit

@@ -379,10 +379,7 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
                      : Value(arith::TruncFOp::create(b, pType, p));
       result.p.push_back(hi);
       if (shape.plan.isHiLo())
-        result.p.push_back(arith::TruncFOp::create(
-            b, pType,
-            arith::SubFOp::create(b, p,
-                                  arith::ExtFOp::create(b, p.getType(), hi))));
+        result.p.push_back(roundingResidual(p, hi));
       return result;
     };
 

@@ -55,6 +55,12 @@ Value KernelOps::treeSum(Value vector) {
   return vector::ExtractOp::create(b, vector, ArrayRef<int64_t>{0});
 }
 
+Value KernelOps::roundingResidual(Value p, Value hi) {
+  Value residual =
+      arith::SubFOp::create(b, p, arith::ExtFOp::create(b, p.getType(), hi));
+  return arith::TruncFOp::create(b, hi.getType(), residual);
+}
+
 MemRefType KernelOps::sharedType(ArrayRef<int64_t> shapeDims, Type element) {
   return MemRefType::get(
       shapeDims, element, MemRefLayoutAttrInterface(),

@@ -61,6 +61,9 @@ protected:
   /// its halves: log2(n) dependent vector adds, where vector.reduction adds
   /// in element order, one chain of n.
   Value treeSum(Value vector);
+  /// P's rounding residual for P as hi + lo: `p` (f32) less its rounded
+  /// operand `hi`, itself rounded to hi's type.
+  Value roundingResidual(Value p, Value hi);
 
   // Types and views.
   MemRefType sharedType(ArrayRef<int64_t> shapeDims, Type element);
