@@ -343,6 +343,11 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t warpgroup) {
 void BlackwellPrefillRoles::rotateQuery(const Tile &tile, int64_t stage,
                                         Value thread) {
   Value handoff = add(mul(tile.ordinal, shape.plan.getQStages()), stage);
+  // (Not interleaved: held across the wait, the angles spilled 24-36
+  // bytes of the interleaved softmax with O rotated back.)
+  KernelBuilder::QueryAngles angles = kernel.loadQueryAngles(
+      tile, stage, thread, kWarpgroup,
+      interleaved ? 0 : KernelBuilder::kEarlyAngleRounds);
   // The MMA warp is done with the slot's previous Q once it released the
   // rotated one: only then may TMA load this tile's Q into it.
   ChannelAcquireOp::create(b, qRotated, handoff);
@@ -361,7 +366,7 @@ void BlackwellPrefillRoles::rotateQuery(const Tile &tile, int64_t stage,
                tileType(shape.qRows(), shape.qkAtoms()));
   // Each thread fences its own writes; the 128 arrivals order them all
   // before the MMA warp's wait.
-  kernel.rotateQueryTile(tile, stage, qTile, thread, kWarpgroup);
+  kernel.rotateQueryTile(tile, stage, qTile, thread, kWarpgroup, angles);
   ChannelCommitOp::create(b, qRotated, handoff);
 }
 

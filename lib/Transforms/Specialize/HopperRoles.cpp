@@ -209,6 +209,9 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
         kernelOuter ? kernelOuter : scoreStage.outerScale(scoreDescale);
     Value scale = vector::BroadcastOp::create(b, sType, outer);
     Value qHandoff = add(mul(tile.ordinal, stages), stage);
+    KernelBuilder::QueryAngles angles;
+    if (shape.rope())
+      angles = kernel.loadQueryAngles(tile, stage, thread, kWarpgroup);
     ChannelWaitOp::create(b, q, qHandoff);
     Value qTile =
         smemView(kernel.sharedBuffer("q"),
@@ -218,7 +221,7 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
     // for all of it (hardware barrier 3 + stage; 1 and 2 are the turns)
     // before its first wgmma reads the tile.
     if (shape.rope()) {
-      kernel.rotateQueryTile(tile, stage, qTile, thread, kWarpgroup);
+      kernel.rotateQueryTile(tile, stage, qTile, thread, kWarpgroup, angles);
       NamedBarrierSyncOp::create(b, static_cast<uint32_t>(3 + stage),
                                  static_cast<uint32_t>(kWarpgroup));
     }

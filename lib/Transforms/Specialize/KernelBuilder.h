@@ -249,13 +249,27 @@ public:
   void storePartialLse(Value record, Value split, Value rowMax, Value rowSum);
 
   // Rotary embedding (Rope.cpp).
+  /// The cos and sin (f32 x 4 each) of the Q pieces this thread rotates in
+  /// its first `rounds` rounds (zeros for pieces it skips), loaded before Q
+  /// lands: their two dependent global loads (position, then table row)
+  /// overlap the TMA load instead of following it. A decode tile's few
+  /// rows (new tokens times packed heads) lie in the first rounds: 8 to 16
+  /// rows a round at 128 threads; each round holds 8 registers.
+  struct QueryAngles {
+    SmallVector<Value> cos, sin;
+  };
+  static constexpr int64_t kEarlyAngleRounds = 2;
+  QueryAngles loadQueryAngles(const Tile &tile, int64_t stage, Value thread,
+                              int64_t threads,
+                              int64_t rounds = kEarlyAngleRounds);
   /// Rotates the rotated columns of every row of Q stage `stage` of `tile`
   /// in shared memory (`qTile`, [atoms, rows, 64], as TMA wrote it) by
-  /// `threads` threads, this one `thread`, then fences them for the async
+  /// `threads` threads, this one `thread`, with the angles of its first
+  /// rounds from `early` (loadQueryAngles), then fences them for the async
   /// proxy; the caller makes them wait for one another before an MMA reads
   /// the tile.
   void rotateQueryTile(const Tile &tile, int64_t stage, Value qTile,
-                       Value thread, int64_t threads);
+                       Value thread, int64_t threads, const QueryAngles &early);
   /// The f32 word (i64) where the cos_sin row of row `row` of Q stage
   /// `stage` of `tile` starts: its position clamped into the table.
   Value ropeTableRow(const Tile &tile, int64_t stage, Value row);
@@ -275,6 +289,12 @@ public:
   /// pairs [firstPair, ...) of table row `tableRow` (ropeTableRow), or
   /// rotated back with `inverse`.
   Value rotatePairs(Value pairs, Value tableRow, Value firstPair, bool inverse);
+  /// The cos and sin of `count` pairs [firstPair, ...) of table row
+  /// `tableRow`.
+  std::pair<Value, Value> loadAngles(Value tableRow, Value firstPair,
+                                     int64_t count);
+  /// `pairs` rotated by angles `cos` and `sin` (or back, `inverse`).
+  Value rotateByAngles(Value pairs, Value cos, Value sin, bool inverse);
 
   /// Entry `offset` of i32 table `table` (a global pointer), as an index.
   Value loadTableEntry(Value table, Value offset);

@@ -95,8 +95,13 @@ Value KernelBuilder::rotateLanesBack(Value fragment, ArrayRef<int64_t> lanes,
 
 Value KernelBuilder::rotatePairs(Value pairs, Value tableRow, Value firstPair,
                                  bool inverse) {
-  auto type = cast<VectorType>(pairs.getType());
-  int64_t count = type.getNumElements() / 2;
+  int64_t count = cast<VectorType>(pairs.getType()).getNumElements() / 2;
+  auto [cos, sin] = loadAngles(tableRow, firstPair, count);
+  return rotateByAngles(pairs, cos, sin, inverse);
+}
+
+std::pair<Value, Value>
+KernelBuilder::loadAngles(Value tableRow, Value firstPair, int64_t count) {
   Type f32Type = b.getF32Type(), i64Type = b.getI64Type();
   auto halfType = VectorType::get({count}, f32Type);
   // cos of pairs [firstPair, firstPair + count), then their sin R / 2
@@ -113,6 +118,12 @@ Value KernelBuilder::rotatePairs(Value pairs, Value tableRow, Value firstPair,
   Value sin = load(arith::AddIOp::create(
       b, first,
       arith::ConstantIntOp::create(b, i64Type, shape.ropeColumns / 2)));
+  return {cos, sin};
+}
+
+Value KernelBuilder::rotateByAngles(Value pairs, Value cos, Value sin,
+                                    bool inverse) {
+  int64_t count = cast<VectorType>(pairs.getType()).getNumElements() / 2;
   SmallVector<int64_t> evens, odds, interleave;
   for (int64_t k = 0; k < count; ++k) {
     evens.push_back(2 * k);
@@ -137,45 +148,100 @@ Value KernelBuilder::rotatePairs(Value pairs, Value tableRow, Value firstPair,
   return vector::ShuffleOp::create(b, newX, newY, interleave);
 }
 
-void KernelBuilder::rotateQueryTile(const Tile &tile, int64_t stage,
-                                    Value qTile, Value thread,
-                                    int64_t threads) {
-  // Rows x (R / 8) pieces of 16 bytes, each four pairs, spread over the
-  // threads; a row's pieces are consecutive, so a warp reads whole rows'
-  // runs of the table.
+// Q's rotated columns as pieces of 16 bytes (four pairs), rows x (R / 8),
+// spread over the threads round by round; a row's pieces are consecutive,
+// so a warp reads whole rows' runs of the table.
+
+KernelBuilder::QueryAngles
+KernelBuilder::loadQueryAngles(const Tile &tile, int64_t stage, Value thread,
+                               int64_t threads, int64_t rounds) {
   int64_t piecesPerRow = shape.ropeColumns / 8;
   int64_t pieces = shape.qRows() * piecesPerRow;
+  rounds = std::min<int64_t>(rounds, llvm::divideCeil(pieces, threads));
+  auto quarterType = VectorType::get({4}, b.getF32Type());
+  Value zeros = arith::ConstantOp::create(
+      b, quarterType, DenseElementsAttr::get(quarterType, 0.0f));
+  QueryAngles angles;
+  for (int64_t round = 0; round < rounds; ++round) {
+    Value piece = add(thread, round * threads);
+    Value row = div(piece, piecesPerRow);
+    Value wanted = arith::AndIOp::create(
+        b,
+        arith::AndIOp::create(b, ropeTableHasRows(),
+                              arith::CmpIOp::create(b,
+                                                    arith::CmpIPredicate::ult,
+                                                    piece, idx(pieces))),
+        rowInside(tile, stage, row));
+    auto ifOp = scf::IfOp::create(b, TypeRange{quarterType, quarterType},
+                                  wanted, /*addThenBlock=*/true,
+                                  /*addElseBlock=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    auto [cos, sin] = loadAngles(ropeTableRow(tile, stage, row),
+                                 mul(rem(piece, piecesPerRow), 4), 4);
+    scf::YieldOp::create(b, ValueRange{cos, sin});
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    scf::YieldOp::create(b, ValueRange{zeros, zeros});
+    angles.cos.push_back(ifOp.getResult(0));
+    angles.sin.push_back(ifOp.getResult(1));
+  }
+  return angles;
+}
+
+void KernelBuilder::rotateQueryTile(const Tile &tile, int64_t stage,
+                                    Value qTile, Value thread, int64_t threads,
+                                    const QueryAngles &early) {
+  int64_t piecesPerRow = shape.ropeColumns / 8;
+  int64_t pieces = shape.qRows() * piecesPerRow;
+  int64_t rounds = llvm::divideCeil(pieces, threads);
+  int64_t earlyRounds = early.cos.size();
   auto hasRows = scf::IfOp::create(b, ropeTableHasRows());
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(hasRows.thenBlock());
   auto pieceType = VectorType::get({8}, shape.element);
   auto wideType = VectorType::get({8}, b.getF32Type());
-  forRange(idx(llvm::divideCeil(pieces, threads)), [&](Value round) {
-    Value piece = add(mul(round, threads), thread);
-    Value inside = arith::AndIOp::create(
-        b,
-        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, piece, idx(pieces)),
-        rowInside(tile, stage, div(piece, piecesPerRow)));
-    auto ifOp = scf::IfOp::create(b, inside);
-    OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    Value row = div(piece, piecesPerRow);
-    Value pieceInRow = rem(piece, piecesPerRow);
-    // Column ropeStart + 8 piece of the 128-byte swizzle: 16-byte chunk j
-    // of row r sits at chunk j xor (r mod 8) of its atom.
-    Value column = add(mul(pieceInRow, 8), shape.ropeStart);
-    Value atom = div(column, kAtom);
-    Value chunk =
-        arith::XOrIOp::create(b, div(rem(column, kAtom), 8), rem(row, 8));
-    SmallVector<Value> at = {atom, row, mul(chunk, 8)};
-    Value q = vector::LoadOp::create(b, pieceType, qTile, at);
-    Value rotated =
-        rotatePairs(arith::ExtFOp::create(b, wideType, q),
-                    ropeTableRow(tile, stage, row), mul(pieceInRow, 4),
-                    /*inverse=*/false);
-    vector::StoreOp::create(b, arith::TruncFOp::create(b, pieceType, rotated),
-                            qTile, at);
-  });
+  // The piece of round `round` (this thread's), rotated by the angles
+  // `angles` gives for its row and pairs.
+  auto rotatePiece =
+      [&](Value round,
+          function_ref<std::pair<Value, Value>(Value row, Value pieceInRow)>
+              angles) {
+        Value piece = add(mul(round, threads), thread);
+        Value inside = arith::AndIOp::create(
+            b,
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, piece,
+                                  idx(pieces)),
+            rowInside(tile, stage, div(piece, piecesPerRow)));
+        auto ifOp = scf::IfOp::create(b, inside);
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+        Value row = div(piece, piecesPerRow);
+        Value pieceInRow = rem(piece, piecesPerRow);
+        // Column ropeStart + 8 piece of the 128-byte swizzle: 16-byte chunk
+        // j of row r sits at chunk j xor (r mod 8) of its atom.
+        Value column = add(mul(pieceInRow, 8), shape.ropeStart);
+        Value atom = div(column, kAtom);
+        Value chunk =
+            arith::XOrIOp::create(b, div(rem(column, kAtom), 8), rem(row, 8));
+        SmallVector<Value> at = {atom, row, mul(chunk, 8)};
+        Value q = vector::LoadOp::create(b, pieceType, qTile, at);
+        auto [cos, sin] = angles(row, pieceInRow);
+        Value rotated = rotateByAngles(arith::ExtFOp::create(b, wideType, q),
+                                       cos, sin, /*inverse=*/false);
+        vector::StoreOp::create(
+            b, arith::TruncFOp::create(b, pieceType, rotated), qTile, at);
+      };
+  for (int64_t round = 0; round < earlyRounds; ++round)
+    rotatePiece(idx(round), [&](Value, Value) {
+      return std::make_pair(early.cos[round], early.sin[round]);
+    });
+  if (rounds > earlyRounds)
+    forRange(idx(rounds - earlyRounds), [&](Value later) {
+      rotatePiece(add(later, earlyRounds), [&](Value row, Value pieceInRow) {
+        return loadAngles(ropeTableRow(tile, stage, row), mul(pieceInRow, 4),
+                          4);
+      });
+    });
   // The MMA reads Q through the async proxy.
   fenceProxyAsync();
 }
