@@ -436,9 +436,13 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
       !hopper && op.isVarlen() && op.hasRope() && op.getRopeOutput();
   bool interleaved = interleave > 1,
        narrowInterleaved = interleaved && blockN < 128;
+  // sm_90a with three consumers (q-stages=3): 512 threads share the
+  // register file, 3 x 160 + 32 of 512 per thread.
+  bool threeConsumers = hopper && qStages == 3;
   int64_t consumerRegs = narrowInterleaved             ? 184
                          : ropeOutput || interleaved   ? 192
                          : !hopper                     ? 200
+                         : threeConsumers              ? 160
                          : splitHopper && qStages == 2 ? 224
                                                        : 232;
   int64_t correctionRegs = hopper              ? 0
@@ -448,6 +452,7 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
                                                : 64;
   int64_t producerRegs = interleaved && !narrowInterleaved ? 40
                          : !hopper                         ? 48
+                         : threeConsumers                  ? 32
                          : splitHopper || qStages == 1     ? 56
                                                            : 40;
 

@@ -18,7 +18,8 @@ causal, LSE, window, whether there is a softcap, sinks, packed sequences
 (varlen, seqused_k), a KV cache (seqused_k on a dense batch, the page size
 of paged K/V), FP8's descales and output dtype, a rotary embedding of Q
 (its first column, the table's columns, whether O is rotated back), how
-the PV product takes P (p_precision 'hi_lo'), arch. The scale and
+the PV product takes P (p_precision 'hi_lo'), sm_100a's interleaved softmax
+warpgroups (kv_interleave), arch. The scale and
 the softcap's value are launch arguments (`runtime.Kernel.scalars`).
 """
 
@@ -47,6 +48,34 @@ def _window_attribute(window, causal):
 # How a kernel's PV product may take P (`KernelCache.kernel`'s p_precision;
 # None is the default, 'single').
 P_PRECISIONS = (None, "single", "hi_lo")
+
+
+def _interleave(kv_interleave, q_stages, arch, kv_splits, p_precision):
+    """A problem's (kv_interleave, q_stages) from `KernelCache.kernel`'s:
+    2 takes one Q stage (both softmax warpgroups over one Q tile); 1 on
+    sm_90a, whose plans never interleave, is None (fa4-plan's choice, the
+    same kernel). Raises ValueError for a kv_interleave other than None, 1
+    and 2, and for 2 outside sm_100a, with two Q stages, a split or P as
+    hi + lo (the plan verifier's rules, said before compiling)."""
+    if kv_interleave is None:
+        return None, q_stages
+    if not runtime._is_int(kv_interleave) or kv_interleave not in (1, 2):
+        raise ValueError(f"kv_interleave must be 1 or 2 (or None: the planner's choice), "
+                         f"got {kv_interleave!r}")
+    if kv_interleave == 1:
+        return (None if str(arch) == "sm_90a" else 1), q_stages
+    if str(arch) != "sm_100a":
+        raise ValueError(f"kv_interleave=2 interleaves sm_100a's softmax warpgroups; "
+                         f"{arch} has none to interleave")
+    if q_stages not in (None, 1):
+        raise ValueError(f"kv_interleave=2 shares one Q tile between the softmax "
+                         f"warpgroups: q_stages must be 1 or None, got {q_stages}")
+    if int(kv_splits) != 1:
+        raise ValueError(f"kv_interleave=2 does not combine with kv_splits={kv_splits}")
+    if p_precision == "hi_lo":
+        raise ValueError("kv_interleave=2 does not combine with p_precision 'hi_lo'")
+    return 2, 1
+
 
 # The runtime's element spellings to MLIR's types.
 _MLIR_TYPES = {"bf16": "bf16", "f16": "f16", "e4m3": "f8E4M3FN"}
@@ -270,7 +299,7 @@ class KernelCache:
                arch="sm_100a", window=(-1, -1), softcap=False, sink=False, varlen=False,
                seqused_k=False, head_dim_v=None, page_size=None, kv_splits=1,
                descale=False, output_dtype=None, q_stages=None, rope=None,
-               p_precision=None):
+               p_precision=None, kv_interleave=None):
         """The kernel of the problem from the cache, compiled first if no
         entry has it; `kv_splits` CTAs share each work tile's KV blocks
         (split-KV; 1: none); `q_stages` the Q tiles in flight per CTA (1 or
@@ -286,11 +315,20 @@ class KernelCache:
         rounding residual, both multiplied by V; O's error against float64
         about 0.7-0.85x, prefill about 0.57-0.75x the throughput on an
         H100; a problem of its own, its entry's kernel named ..._hilo;
-        16-bit inputs only). Raises ValueError for a page size that is not
-        a power of two, a rope whose start or columns are not multiples of
-        8, FP8 options the dtype does not have (hi_lo among them) and a
-        p_precision other than None, 'single' and 'hi_lo', RuntimeError
-        when the compiler is missing and fa4.MLIRError when it refuses the
+        16-bit inputs only). `kv_interleave` (sm_100a) the softmax
+        warpgroups sharing each Q tile: None for fa4-plan's choice, 2 for
+        both over one Q tile, each taking every other KV block
+        (fa4-compile's `kv-interleave=2 q-stages=1`: a work tile of half
+        the rows of two Q stages', for grids with fewer tiles than SMs; a
+        problem of its own, its entry's kernel named ..._q1_kvi2), 1 for
+        none (`kv-interleave=1`; on sm_90a, which never interleaves, the
+        default problem). Raises ValueError for a page size that
+        is not a power of two, a rope whose start or columns are not
+        multiples of 8, FP8 options the dtype does not have (hi_lo among
+        them), a p_precision other than None, 'single' and 'hi_lo', and a
+        kv_interleave other than None, 1 and 2, or 2 outside sm_100a or
+        with two Q stages, a split or hi_lo; RuntimeError when the
+        compiler is missing and fa4.MLIRError when it refuses the
         problem."""
         page_size = page_size or None
         _check_page_size(page_size)
@@ -304,6 +342,8 @@ class KernelCache:
         if p_precision == "hi_lo" and dtype in runtime.EIGHT_BIT_ELEMENTS:
             raise ValueError(f"p_precision 'hi_lo' takes P in two 16-bit parts: {dtype} "
                              "inputs have one 8-bit P")
+        kv_interleave, q_stages = _interleave(kv_interleave, q_stages, arch, kv_splits,
+                                              p_precision)
         page_size = None if page_size is None else int(page_size)
         window = runtime.effective_window(window, causal)
         problem = dict(dtype=dtype, heads_q=int(heads_q), heads_kv=int(heads_kv),
@@ -322,8 +362,11 @@ class KernelCache:
         if int(kv_splits) != 1:
             problem.update(kv_splits=int(kv_splits))
         if q_stages is not None:
-            if int(q_stages) not in (1, 2):
-                raise ValueError(f"q_stages must be 1 or 2 (or None: the planner's "
+            # sm_90a has up to three consumer warpgroups.
+            stages = (1, 2, 3) if str(arch) == "sm_90a" else (1, 2)
+            if int(q_stages) not in stages:
+                raise ValueError(f"q_stages must be {', '.join(map(str, stages[:-1]))} or "
+                                 f"{stages[-1]} on {arch} (or None: the planner's "
                                  f"choice), got {q_stages}")
             problem.update(q_stages=int(q_stages))
         if descale:
@@ -332,6 +375,8 @@ class KernelCache:
             problem.update(rope=list(rope))
         if p_precision == "hi_lo":
             problem.update(p_precision="hi_lo")
+        if kv_interleave is not None:
+            problem.update(kv_interleave=kv_interleave)
         if output != ("bf16" if dtype in runtime.EIGHT_BIT_ELEMENTS else dtype):
             problem.update(output_dtype=output)
         key = self.key(problem)
@@ -361,6 +406,8 @@ class KernelCache:
             name += f"_q{problem['q_stages']}"
         if problem.get("p_precision"):
             name += "_hilo"
+        if problem.get("kv_interleave"):
+            name += f"_kvi{problem['kv_interleave']}"
         manifest = entry / f"{name}_attention.json"
         if not manifest.exists():
             self._compile(entry, name, problem)
@@ -376,6 +423,8 @@ class KernelCache:
             options += f" q-stages={problem['q_stages']}"
         if problem.get("p_precision"):
             options += f" p-precision={problem['p_precision']}"
+        if problem.get("kv_interleave"):
+            options += f" kv-interleave={problem['kv_interleave']}"
         with capi.Context(self.library) as context:
             compilation = context.compile(source, options)
         self.path.mkdir(parents=True, exist_ok=True)

@@ -942,6 +942,11 @@ class Kernel:
         #: precise and slower).
         precision = re.search(r"\bpPrecision = (\w+)", str(m.get("plan", "")))
         self.p_precision = precision.group(1) if precision else "single"
+        #: sm_100a: softmax warpgroups sharing each Q tile, each over every
+        #: other KV block (the plan's kvInterleave; 1 where the plan does not
+        #: say): 2 with one Q stage, a work tile of query_rows_per_cta rows.
+        interleave = re.search(r"\bkvInterleave = (\d+)", str(m.get("plan", "")))
+        self.kv_interleave = int(interleave.group(1)) if interleave else 1
         #: Split-KV: CTAs per work tile (1: none) and the workspace per work
         #: tile (f32 partial-row words, i32 counters that start at 0). A
         #: cluster split (its splits are one cluster's CTAs) has none.
@@ -1275,7 +1280,7 @@ class Kernel:
                    causal=None, scale=None, lse=None, arch=None, window=None,
                    softcap=None, sink=None, varlen=None, seqused_k=None, head_dim_v=None,
                    page_size=None, kv_splits=None, descale=None, output_dtype=None,
-                   q_stages=None, rope=None, p_precision=None):
+                   q_stages=None, rope=None, p_precision=None, kv_interleave=None):
         """Why this kernel does not compute the problem: a list of reasons,
         empty when it does. Arguments left None are not compared; -1 in the
         manifest accepts any size; any scale matches and softcap only
@@ -1295,7 +1300,9 @@ class Kernel:
         problem); rope the rotary embedding of Q (and O), compared
         exactly: False for none, else (start, columns, output) (a Rope);
         p_precision how the PV product takes P ('single' or 'hi_lo', a
-        choice of precision); arch is the device's ('sm_100a' for 10.0), which the
+        choice of precision); kv_interleave the softmax warpgroups sharing
+        each Q tile (sm_100a's 2, else 1; a choice of speed like q_stages);
+        arch is the device's ('sm_100a' for 10.0), which the
         kernel's arch must run on (`runs_on`)."""
         reasons = []
 
@@ -1322,6 +1329,8 @@ class Kernel:
         compare("kv_splits", self.kv_splits, None if kv_splits is None else int(kv_splits))
         compare("q_stages", self.q_stages, None if q_stages is None else int(q_stages))
         compare("p_precision", self.p_precision, p_precision)
+        compare("kv_interleave", self.kv_interleave,
+                None if kv_interleave is None else int(kv_interleave))
         if page_size is not None:
             have, want = self.page_size or 0, int(page_size or 0)
             if bool(have) != bool(want):
@@ -1939,7 +1948,7 @@ class KernelDirectory:
              lse=False, arch=None, window=(-1, -1), softcap=0.0, sink=False,
              varlen=False, seqused_k=False, head_dim_v=None, page_size=None, kv_splits=1,
              descale=False, output_dtype=None, q_stages=None, rope=None,
-             p_precision=None):
+             p_precision=None, kv_interleave=None):
         """The first kernel (by file name) that computes the problem; scale
         None means 1/sqrt(head_dim), arch None any arch, window (-1, -1) and
         softcap 0 none, sink whether it takes attention sinks, varlen whether
@@ -1957,7 +1966,9 @@ class KernelDirectory:
         embedding of Q (None or False: none; else (start, columns, output),
         columns being the table's R: only a kernel of exactly that rope),
         p_precision 'single' or 'hi_lo' (P as its rounded value plus the
-        rounding residual; None: either).
+        rounding residual; None: either), kv_interleave the softmax
+        warpgroups sharing each Q tile (sm_100a: 2 for both over one Q
+        tile, each taking every other KV block; 1 for none; None: any).
         Raises LookupError saying why each kernel was rejected."""
         if scale is None:
             scale = 1.0 / math.sqrt(head_dim)
@@ -1976,7 +1987,8 @@ class KernelDirectory:
                        output_dtype=output_dtype,
                        q_stages=None if q_stages is None else int(q_stages),
                        rope=_rope_problem(rope) or False,
-                       p_precision=p_precision)
+                       p_precision=p_precision,
+                       kv_interleave=None if kv_interleave is None else int(kv_interleave))
         rejected = []
         for kernel in self.kernels:
             reasons = kernel.mismatches(**problem)
@@ -1991,7 +2003,7 @@ class KernelDirectory:
                           if (value or key not in ("varlen", "seqused_k", "page_size",
                                                    "descale", "rope"))
                           and (key not in ("head_dim_v", "output_dtype", "q_stages",
-                                           "p_precision")
+                                           "p_precision", "kv_interleave")
                                or value is not None)
                           and (key != "kv_splits" or value not in (None, 1)))
         if not rejected:

@@ -531,14 +531,19 @@ def attention(q, k, v, causal=False, scale=None, return_lse=False, kernel_dir=No
     The kernel comes from `kernel_dir` (else `FA4_KERNEL_DIR`) when one
     there computes the problem, else it is compiled on demand and cached
     (`fa4.jit`; the first call of a problem pays the compile, about a
-    second; `FA4_JIT=0` turns it off). The work runs as the custom op
-    `fa4::attention` when torch.library has custom ops (torch.compile
-    traces this function and keeps the op as one graph node); eagerly,
-    when nothing would intercept the op (no dispatch or function mode,
-    functorch transform, profiler or TorchScript trace, and q, k, v and
-    sink exactly torch.Tensor), the op's kernel is called directly, without
-    the dispatcher's cost, and the checks and kernel choice of a
-    configuration are remembered.
+    second; `FA4_JIT=0` turns it off). On sm_100a, a call whose work tiles
+    (of the problem's two-Q-stage kernel) are fewer than the device's SMs
+    takes that problem's kernel with interleaved softmax warpgroups
+    (kv_interleave 2: half the rows per tile) where one is found or
+    compiles, fa4-plan's rule for static sizes applied per call (16-bit
+    inputs, P rounded once, not split; not timed). The work runs as the
+    custom op `fa4::attention` when torch.library has custom ops
+    (torch.compile traces this function and keeps the op as one graph
+    node); eagerly, when nothing would intercept the op (no dispatch or
+    function mode, functorch transform, profiler or TorchScript trace, and
+    q, k, v and sink exactly torch.Tensor), the op's kernel is called
+    directly, without the dispatcher's cost, and the checks and kernel
+    choice of a configuration are remembered.
 
     Raises TypeError/ValueError for unusable inputs, RuntimeError for inputs
     that require grad in grad mode (there is no backward yet; under
@@ -937,8 +942,8 @@ def _kernel_of(q, k, v, sink, causal, scale, window_left, window_right, softcap,
     default), `rope` the kernel's rotary embedding (a runtime.Rope, or
     None: a kernel without one), `p_precision` how its PV product takes P
     ('single' or 'hi_lo'; None: either, and the variants chosen for speed,
-    a split-KV count or one Q stage, keep the precision of the kernel they
-    replace)."""
+    a split-KV count, one Q stage or interleaved softmax warpgroups
+    (`_variant`), keep the precision of the kernel they replace)."""
     heads_q, head_dim = q.shape[-2], q.shape[-1]
     heads_kv, head_dim_v = k.shape[-2], v.shape[-1]
     if scale is None:
@@ -960,22 +965,23 @@ def _kernel_of(q, k, v, sink, causal, scale, window_left, window_right, softcap,
     output = _ELEMENTS[_output_dtype(q.dtype, out_dtype)] if eight_bit else None
     descale = True if descale else None if eight_bit else False
 
-    def key_of(splits, stages=None, precision=p_precision):
+    def key_of(splits, precision=p_precision, stages=None, interleave=None):
         # Everything the choice depends on, the device standing for its arch.
         return (path, device.index, q.dtype, heads_q, heads_kv, head_dim, causal, scale,
                 return_lse, window_left, window_right, softcap, sink is not None, varlen,
                 used, head_dim_v, page_size, splits, descale, output, stages, rope,
-                precision)
+                precision, interleave)
 
-    def chosen(splits, stages=None, precision=p_precision):
-        key = key_of(splits, stages, precision)
+    def chosen(splits, precision=p_precision, stages=None, interleave=None):
+        key = key_of(splits, precision, stages, interleave)
         kernel = _chosen.get(key)
         if kernel is None:
+            # find's positional arguments, up to rope.
             problem = (_ELEMENTS[q.dtype], heads_q, heads_kv, head_dim, causal, scale,
                        return_lse, arch_of(device), (window_left, window_right), softcap,
                        sink is not None, varlen, used, head_dim_v, page_size, splits,
-                       descale, output, stages, rope, precision)
-            kernel = _chosen[key] = _choose(path, problem)
+                       descale, output, stages, rope)
+            kernel = _chosen[key] = _choose(path, problem, precision, interleave)
         return kernel
 
     def same_precision(kernel):
@@ -984,17 +990,21 @@ def _kernel_of(q, k, v, sink, causal, scale, window_left, window_right, softcap,
         return p_precision if p_precision is not None else kernel.p_precision
 
     def preferred(splits, fallback):
-        # A choice of speed: the kernel of a variant where one is at hand,
-        # else `fallback`; a variant neither found nor compilable is not
-        # looked for again.
-        stages = _decode_stages(fallback, q, varlen)
-        precision = same_precision(fallback)
-        if stages is None or key_of(splits, stages, precision) in _unavailable:
+        # A choice of speed: the kernel of a variant (`_variant`: one Q
+        # stage, interleaved softmax warpgroups) where one is at hand, else
+        # `fallback`; a variant neither found nor compilable is not looked
+        # for again.
+        variant = _variant(fallback, q, varlen, splits)
+        if variant is None:
+            return fallback
+        variant["precision"] = same_precision(fallback)
+        key = key_of(splits, **variant)
+        if key in _unavailable:
             return fallback
         try:
-            return chosen(splits, stages, precision)
+            return chosen(splits, **variant)
         except (LookupError, RuntimeError, ValueError):
-            _unavailable.add(key_of(splits, stages, precision))
+            _unavailable.add(key)
             return fallback
 
     if splits > 1:
@@ -1005,31 +1015,68 @@ def _kernel_of(q, k, v, sink, causal, scale, window_left, window_right, softcap,
         # directory's, or compiled on demand); else the unsplit one.
         auto = 1 if varlen else _auto_splits(kernel, q, k, cache)
         precision = same_precision(kernel)
-        if auto > 1 and key_of(auto, None, precision) not in _unavailable:
+        if auto > 1 and key_of(auto, precision) not in _unavailable:
             try:
-                return preferred(auto, chosen(auto, None, precision)), scale
+                return preferred(auto, chosen(auto, precision)), scale
             except (LookupError, RuntimeError, ValueError):
                 # Not looked for again by the heuristic (an explicit
                 # num_splits still is, and fails).
-                _unavailable.add(key_of(auto, None, precision))
+                _unavailable.add(key_of(auto, precision))
     return preferred(1, kernel), scale
 
 
+def _variant(kernel, q, varlen, splits):
+    """The variant of `kernel` that the call's sizes make faster, as
+    `_kernel_of`'s `chosen` takes it ({'stages': 1} or {'interleave': 2}),
+    or None: sm_90a's one Q stage for decode (`_decode_stages`), sm_100a's
+    interleaved softmax warpgroups for an unsplit call of few work tiles
+    (`_interleave`)."""
+    stages = _decode_stages(kernel, q, varlen)
+    if stages is not None:
+        return {"stages": stages}
+    interleave = _interleave(kernel, q, varlen, splits)
+    if interleave is not None:
+        return {"interleave": interleave}
+    return None
+
+
 def _decode_stages(kernel, q, varlen):
-    """1 where `kernel` (sm_90a, two Q stages) gets a query that one Q
-    stage holds (decode: few new tokens times the packed heads), else None.
-    The second consumer's Q tile would hold only padding rows, whose MMAs
-    and softmax slow the first: one stage took 0.68-0.81x the time of two
-    on an H100 (docs/HOPPER.md, "Split-KV decode"). fa4-plan chooses one
-    stage where the query length is static; the runtime's kernels take any
-    length, so the call's decides."""
-    if varlen or kernel.arch != "sm_90a" or kernel.q_stages != 2:
+    """1 where `kernel` (sm_90a, two or three Q stages) gets a query that
+    one Q stage holds (decode: few new tokens times the packed heads), else
+    None. The other consumers' Q tiles would hold only padding rows, whose
+    MMAs and softmax slow the first: one stage took 0.68-0.81x the time of
+    two on an H100 (docs/HOPPER.md, "Split-KV decode"). fa4-plan chooses
+    one stage where the query length is static; the runtime's kernels take
+    any length, so the call's decides."""
+    if varlen or kernel.arch != "sm_90a" or kernel.q_stages not in (2, 3):
         return None
-    return 1 if q.shape[1] <= kernel.query_rows_per_cta // 2 else None
+    rows_per_stage = kernel.query_rows_per_cta // kernel.q_stages
+    return 1 if q.shape[1] <= rows_per_stage else None
 
 
-# The kernels `_kernel_of`'s heuristics (a split-KV count, one Q stage)
-# found neither in a directory nor compilable: keys of its choice.
+def _interleave(kernel, q, varlen, splits):
+    """2 where `kernel` (sm_100a, two Q stages, not interleaved, P rounded
+    once, 16-bit inputs, no split) gets a dense, unsplit call (`splits` 1)
+    whose two-stage work tiles are fewer than the device's SMs, else None.
+    Both softmax warpgroups then take one Q tile, each every other KV
+    block (fa4-compile's kv-interleave=2): a work tile of half the rows,
+    so twice the tiles to spread over idle SMs. fa4-plan chooses that for
+    static sizes (its `fewTiles` rule); the runtime's kernels take any
+    size, so the call's decides. Not timed: no Blackwell GPU was at hand."""
+    if (varlen or splits != 1 or kernel.arch != "sm_100a" or kernel.q_stages != 2
+            or kernel.kv_interleave != 1 or kernel.kv_splits != 1
+            or kernel.p_precision == "hi_lo"
+            or kernel.element in runtime.EIGHT_BIT_ELEMENTS):
+        return None
+    # query_rows_per_cta is both Q stages' rows: a two-stage work tile.
+    tiles = q.shape[0] * kernel.head_blocks * -(-q.shape[1] // kernel.query_rows_per_cta)
+    sm_count = torch.cuda.get_device_properties(q.device).multi_processor_count
+    return 2 if tiles < sm_count else None
+
+
+# The kernels `_kernel_of`'s heuristics (a split-KV count, one Q stage,
+# interleaved softmax warpgroups) found neither in a directory nor
+# compilable: keys of its choice.
 _unavailable = set()
 
 
@@ -1092,14 +1139,15 @@ def jit_cache():
     return _jit[0]
 
 
-def _choose(path, problem):
-    """The kernel of `problem` from the directory at `path`, else compiled on
-    demand unless `FA4_JIT=0`."""
+def _choose(path, problem, p_precision=None, kv_interleave=None):
+    """The kernel of `problem` (find's positional arguments, up to rope)
+    with `p_precision` and `kv_interleave` (find's) from the directory at
+    `path`, else compiled on demand unless `FA4_JIT=0`."""
     missing = None
     if path:
         try:
-            # find's arguments in its order, up to rope; p_precision by name.
-            return kernel_directory(path).find(*problem[:-1], p_precision=problem[-1])
+            return kernel_directory(path).find(*problem, p_precision=p_precision,
+                                               kv_interleave=kv_interleave)
         except LookupError as err:
             missing = err
     if os.environ.get("FA4_JIT", "1") == "0":
@@ -1110,7 +1158,7 @@ def _choose(path, problem):
                          "FA4_JIT=0)")
     (element, heads_q, heads_kv, head_dim, causal, _, lse, arch, window, softcap, sink,
      varlen, seqused_k, head_dim_v, page_size, kv_splits, descale, output, stages,
-     rope, p_precision) = problem
+     rope) = problem
     try:
         # Without descales given, the kernel compiled takes none.
         return jit_cache().kernel(element, heads_q, heads_kv, head_dim, causal=causal,
@@ -1119,7 +1167,7 @@ def _choose(path, problem):
                                   head_dim_v=head_dim_v, page_size=page_size or None,
                                   kv_splits=kv_splits, descale=bool(descale),
                                   output_dtype=output, q_stages=stages, rope=rope,
-                                  p_precision=p_precision)
+                                  p_precision=p_precision, kv_interleave=kv_interleave)
     except RuntimeError as err:
         if missing:
             raise LookupError(f"{missing.args[0]}\nand compiling it on demand failed: "
@@ -1492,9 +1540,9 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, page_table=N
     'single' compiled on demand; 16-bit inputs only) is `attention`'s:
     'hi_lo' takes P as its rounded value plus its rounding residual (on an
     H100 O's error against float64 0.71-0.85x single's; memory-bound
-    decode 1-6% slower, prefill 0.57-0.75x the throughput); a split-KV or
-    one-Q-stage kernel the runtime picks keeps the precision. The other
-    arguments, the kernel choice (a kernel compiled for the
+    decode 1-6% slower, prefill 0.57-0.75x the throughput); a split-KV,
+    one-Q-stage or interleaved kernel the runtime picks keeps the
+    precision. The other arguments, the kernel choice (a kernel compiled for the
     cache: seqused_k, the page size, the rope) and the errors are
     `attention`'s; the work runs as the custom op
     `fa4::attention_with_kvcache`."""

@@ -36,7 +36,7 @@
 // RUN: not fa4-opt %s -split-input-file --fa4-plan="arch=sm_90a polynomial-tanh=8" 2>&1 | FileCheck %s --check-prefix=TANH-NO-CAP
 
 // HUGE-KV: error: 'fa4.attention' op invalid plan: kvStages must be in [2, 16], got 9223372036854775807
-// HUGE-Q: error: 'fa4.attention' op invalid plan: qStages must be 1 or 2, got 9223372036854775807
+// HUGE-Q: error: 'fa4.attention' op invalid plan: qStages must be in [1, 2] on sm_100a, got 9223372036854775807
 // HUGE-N: error: 'fa4.attention' op invalid plan: blockN must be 64 or 128 on sm_100a, got 9223372036854775807
 // HUGE-PACK: error: 'fa4.attention' op gqa-pack 9223372036854775807 must divide both the GQA ratio (1) and the 128-row Q tile
 // HUGE-SOFTMAX: error: 'fa4.attention' op invalid plan: softmaxRegs must be a multiple of 8 in [24, 256], got 9223372036854775807

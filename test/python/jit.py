@@ -63,15 +63,17 @@ print("dv keys:", cache.key(dict(plain, head_dim_v=128)) != cache.key(plain))
 # CHECK-NEXT: dv keys: True
 
 # Q stages as asked (sm_90a decode): a problem of its own, the plan's
-# qStages in the manifest; only 1 or 2.
+# qStages in the manifest; 1 to 3 on sm_90a, 1 or 2 on sm_100a.
 single = cache.kernel("bf16", 8, 2, 64, causal=True, arch="sm_90a", q_stages=1)
 print(single.name, single.q_stages, single.query_rows_per_cta, "compiled", cache.compiled)
-try:
-    cache.kernel("bf16", 8, 2, 64, causal=True, arch="sm_90a", q_stages=3)
-except ValueError as err:
-    print("q_stages 3:", err)
+for arch, stages in (("sm_90a", 4), ("sm_100a", 3)):
+    try:
+        cache.kernel("bf16", 8, 2, 64, causal=True, arch=arch, q_stages=stages)
+    except ValueError as err:
+        print(f"q_stages {stages}:", err)
 # CHECK-NEXT: bf16_d64_h8x2_causal_q1_attention 1 16 compiled 4
-# CHECK-NEXT: q_stages 3: q_stages must be 1 or 2 (or None: the planner's choice), got 3
+# CHECK-NEXT: q_stages 4: q_stages must be 1, 2 or 3 on sm_90a (or None: the planner's choice), got 4
+# CHECK-NEXT: q_stages 3: q_stages must be 1 or 2 on sm_100a (or None: the planner's choice), got 3
 
 # Processes that compile one problem at once: each gets the kernel, one
 # entry stays, no staging directory is left.

@@ -237,7 +237,9 @@ except ValueError as err:
 
 # Compiling on demand (the real compiler through libFA4CAPI.so): a problem
 # no directory holds is compiled once into the cache, launched, found in
-# memory on the next call and on disk by a new cache.
+# memory on the next call and on disk by a new cache. On the sm_100a
+# stand-in this call's few work tiles also compile and launch the
+# problem's kernel with interleaved softmax warpgroups (kv_interleave 2).
 os.environ["FA4_JIT"] = "1"
 torch.cuda.capability = (10, 0)
 os.environ["FA4_CACHE_DIR"] = str(TMP / "cache")
@@ -245,7 +247,8 @@ q6, k2 = tensor((1, 200, 6, 64)), tensor((1, 300, 2, 64))
 cache = fa4.torch.jit_cache()
 fake.kinds = ["tensor_map"] * 4 + ["i32"] * 3 + ["f32"]
 out = attention(q6, k2, k2, causal=True, scale=0.3, kernel_dir=str(TMP))
-print("jit:", out.shape, "compiled", cache.compiled, "params", fake.launches[-1].split("params ")[1])
+print("jit:", out.shape, "compiled", cache.compiled, fake.launches[-1].split(" grid")[0],
+      "params", fake.launches[-1].split("params ")[1])
 attention(q6, k2, k2, causal=True, kernel_dir=str(TMP))
 entries = [p.name for p in (TMP / "cache").iterdir()]
 from fa4 import jit  # noqa: E402
@@ -253,6 +256,6 @@ again = jit.KernelCache()
 kernel6 = again.kernel("bf16", 6, 2, 64, causal=True, arch="sm_100a")
 print("again: compiled", cache.compiled, again.compiled, "entries", len(entries),
       "kernel", kernel6.name, kernel6.arch, kernel6.heads_q, kernel6.causal)
-# CHECK: jit: (1, 200, 6, 64) compiled 1 params [{{.*}}, 1, 200, 300, 0.432808
-# CHECK-NEXT: again: compiled 1 0 entries 1 kernel bf16_d64_h6x2_causal_attention sm_100a 6 True
+# CHECK: jit: (1, 200, 6, 64) compiled 2 bf16_d64_h6x2_causal_q1_kvi2_attention params [{{.*}}, 1, 200, 300, 0.432808
+# CHECK-NEXT: again: compiled 2 0 entries 2 kernel bf16_d64_h6x2_causal_attention sm_100a 6 True
 runtime.set_driver(None)

@@ -31,8 +31,10 @@ def FA4Plan : Pass<"fa4-plan"> {
     heads past head dim 192, where pairs spill); correctionRegs and pvSplit
     are 0 there; past head dim 128, 64-key blocks and a ring of 4 K/V
     tiles up to head dim 192, past it 48-key blocks and a ring of 4 (16-bit
-    and not paged; FP8 and paged K/V keep 64 keys and a ring of 3). On
-    sm_100a two Q stages where their S and O fit the 512 TMEM columns
+    and not paged; FP8 and paged K/V keep 64 keys and a ring of 3).
+    `q-stages=3` asks for three consumer warpgroups (FA3's 192-row tile;
+    not chosen by default yet), at registers 160 / 32.
+    On sm_100a two Q stages where their S and O fit the 512 TMEM columns
     (head dims up to 128), one above, and
     64-key blocks past head dim 192 (16-bit), where 128-key K/V slots do
     not fit shared memory beside Q and the O staging; on both, the
@@ -97,7 +99,8 @@ def FA4Plan : Pass<"fa4-plan"> {
            "Rows of a K/V block: 128 on sm_100a; on sm_90a a multiple of "
            "16 from 16 to 128">,
     Option<"qStages", "q-stages", "int64_t", /*default=*/"0",
-           "Q tiles in flight per CTA (1 or 2)">,
+           "Q tiles in flight per CTA (1 or 2; 3 on sm_90a: three "
+           "consumer warpgroups)">,
     Option<"kvStages", "kv-stages", "int64_t", /*default=*/"0",
            "Slots of the K/V shared-memory ring">,
     Option<"gqaPack", "gqa-pack", "int64_t", /*default=*/"0",

@@ -343,11 +343,12 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t warpgroup) {
 void BlackwellPrefillRoles::rotateQuery(const Tile &tile, int64_t stage,
                                         Value thread) {
   Value handoff = add(mul(tile.ordinal, shape.plan.getQStages()), stage);
-  // (Not interleaved: held across the wait, the angles spilled 24-36
-  // bytes of the interleaved softmax with O rotated back.)
+  // One round's angles (a decode tile's 8 rows at 128-dim rotations):
+  // held across the wait, two rounds spilled 4 bytes of the softmax of
+  // packed sequences with O rotated back, and any the interleaved
+  // softmax's 24-36.
   KernelBuilder::QueryAngles angles = kernel.loadQueryAngles(
-      tile, stage, thread, kWarpgroup,
-      interleaved ? 0 : KernelBuilder::kEarlyAngleRounds);
+      tile, stage, thread, kWarpgroup, interleaved ? 0 : 1);
   // The MMA warp is done with the slot's previous Q once it released the
   // rotated one: only then may TMA load this tile's Q into it.
   ChannelAcquireOp::create(b, qRotated, handoff);

@@ -88,9 +88,10 @@ void HopperPrefillRoles::build(Block &roles) {
   kv = channel("kv", plan.getKvStages(), tma(), threads(stages * kWarpgroup));
   epi = channel("epilogue", stages, threads(kWarpgroup), kernel.storeEndpoint());
   // Ping-pong: consumer c issues its wgmmas when it holds turn c, on
-  // hardware barrier 1 + c, then passes the turn on, so that one consumer's
-  // softmax overlaps the other's matrix products.
-  if (stages == 2)
+  // hardware barrier 1 + c, then passes the turn to the next consumer
+  // (round robin with three), so that one consumer's softmax overlaps the
+  // others' matrix products.
+  if (stages > 1)
     for (int64_t stage = 0; stage < stages; ++stage)
       turns.push_back(channel("turn" + std::to_string(stage), 1,
                               threads(kWarpgroup), threads(kWarpgroup),
@@ -199,9 +200,11 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
                     tileType(rows, atoms));
   };
 
-  // Consumer 0 takes the first turn; it takes consumer 1's last hand-off
-  // after its own last turn, so that no barrier arrival is left pending.
-  if (!turns.empty() && stage == 1)
+  // Consumer 0 takes the first turn; it takes the last consumer's last
+  // hand-off after its own last turn, so that no barrier arrival is left
+  // pending.
+  bool lastConsumer = stage == stages - 1;
+  if (!turns.empty() && lastConsumer)
     ChannelCommitOp::create(b, turns[0], idx(0));
   kernel.forEachTile([&](const Tile &tile) {
     auto [scoreDescale, valueDescale] = kernel.descaleFactors(tile);
@@ -218,12 +221,13 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
                  mul(rem(qHandoff, shape.qSlots()), shape.qTileBytes()),
                  tileType(shape.qRows(), shape.qkAtoms()));
     // RoPE: the warpgroup rotates its Q tile where it landed, then waits
-    // for all of it (hardware barrier 3 + stage; 1 and 2 are the turns)
-    // before its first wgmma reads the tile.
+    // for all of it (hardware barrier 1 + max(stages, 2) + stage, past the
+    // turns') before its first wgmma reads the tile.
     if (shape.rope()) {
       kernel.rotateQueryTile(tile, stage, qTile, thread, kWarpgroup, angles);
-      NamedBarrierSyncOp::create(b, static_cast<uint32_t>(3 + stage),
-                                 static_cast<uint32_t>(kWarpgroup));
+      NamedBarrierSyncOp::create(
+          b, static_cast<uint32_t>(1 + std::max<int64_t>(stages, 2) + stage),
+          static_cast<uint32_t>(kWarpgroup));
     }
     // Row r is query position first + r / pack; the rows of the Q tile see
     // keys between those of its first and last.
@@ -237,8 +241,8 @@ void HopperPrefillRoles::buildConsumer(int64_t stage) {
       Value handoff = add(tile.statsBase, section);
       ChannelWaitOp::create(b, turns[stage], handoff);
       issue();
-      ChannelCommitOp::create(b, turns[1 - stage],
-                              stage == 0 ? handoff : add(handoff, 1));
+      ChannelCommitOp::create(b, turns[(stage + 1) % stages],
+                              lastConsumer ? add(handoff, 1) : handoff);
     };
     // S = Q K^T of KV block n, issued and committed as one wgmma group.
     auto issueScores = [&](Value n) {

@@ -384,7 +384,7 @@ func.func @f(%q: memref<1x128x4x64xbf16>, %k: memref<1x128x2x64xbf16>, %v: memre
 
 // -----
 
-// expected-error @+1 {{qStages must be 1 or 2, got 9223372036854775807}}
+// expected-error @+1 {{qStages must be in [1, 2] on sm_100a, got 9223372036854775807}}
 #bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 9223372036854775807, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
 
 // -----
@@ -429,8 +429,19 @@ func.func @f(%q: memref<1x128x4x64xbf16>, %k: memref<1x128x2x64xbf16>, %v: memre
 
 // -----
 
-// expected-error @+1 {{qStages must be 1 or 2, got 3}}
+// expected-error @+1 {{qStages must be in [1, 2] on sm_100a, got 3}}
 #bad = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 3, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 120, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
+
+// -----
+
+// expected-error @+1 {{qStages must be in [1, 3] on sm_90a, got 4}}
+#bad = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 128, headDim = 64, qStages = 4, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 120, correctionRegs = 0, producerRegs = 24, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8>
+
+// -----
+
+// Three consumers at 168 registers: 3 x 168 + 24 = 528 of the 512 x 128.
+// expected-error @+1 {{register budgets (3 x 168 consumer + 24 producer) x 128 threads need 67584 registers per CTA of 4 warpgroups, more than the 65536 it is launched with}}
+#bad = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 128, headDim = 64, qStages = 3, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 168, correctionRegs = 0, producerRegs = 24, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8>
 
 // -----
 

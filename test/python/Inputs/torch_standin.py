@@ -274,7 +274,7 @@ def write_kernel(directory, name, element, heads_q, heads_kv, causal, lse, sink=
                  head_dim=64, window=None, softcap=None, varlen=False, seqused_k=False,
                  head_dim_v=None, page_size=None, descale=False, output=None,
                  arch="sm_100a", q_stages=None, query_rows=256, rope=None,
-                 p_precision=None):
+                 p_precision=None, kv_interleave=None):
     """Writes the manifest (and a stand-in cubin) of a kernel named `name`
     as fa4-compile would for that configuration (`varlen`: packed
     sequences, `seqused_k` with the keys each sequence, or each batch of a
@@ -283,8 +283,9 @@ def write_kernel(directory, name, element, heads_q, heads_kv, causal, lse, sink=
     is not `head_dim`). `element` 'e4m3' is FP8 as /work/fp8/SPEC.md has it:
     operands f8E4M3FN, O `output` (bf16 by default), V's map key-major,
     and with `descale` the q/k/v_descale operands and pointers. `q_stages`
-    writes a plan with that many Q stages and `p_precision` one with that
-    pPrecision ('single' or 'hi_lo'; neither: no plan), `query_rows`
+    writes a plan with that many Q stages, `p_precision` one with that
+    pPrecision ('single' or 'hi_lo') and `kv_interleave` one with that
+    kvInterleave (none of them: no plan), `query_rows`
     the grid's query rows per CTA; `rope` (start, columns, output) a
     rotary embedding of Q: the operands cos_sin [?, columns] f32 and
     positions [?, ?] i32 ([?] with `varlen`: a position per packed query
@@ -322,9 +323,10 @@ def write_kernel(directory, name, element, heads_q, heads_kv, causal, lse, sink=
                  "head_blocks": heads_q, "query_rows_per_cta": query_rows},
         "causal": causal, "scale": 1 / head_dim ** 0.5,
         "scale_log2": 1.4426950408889634 / head_dim ** 0.5}
-    if q_stages or p_precision:
+    if q_stages or p_precision or kv_interleave:
         fields = ([f"arch = {arch}"] + ([f"qStages = {q_stages}"] if q_stages else [])
-                  + ([f"pPrecision = {p_precision}"] if p_precision else []))
+                  + ([f"pPrecision = {p_precision}"] if p_precision else [])
+                  + ([f"kvInterleave = {kv_interleave}"] if kv_interleave else []))
         manifest["plan"] = f"#fa4.plan<{', '.join(fields)}>"
     if window:
         manifest["window"] = list(window)

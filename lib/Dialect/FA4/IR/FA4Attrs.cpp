@@ -163,8 +163,11 @@ LogicalResult PlanAttr::verify(
     return emitError() << "headDimV equals headDim (" << headDim
                        << "); omit it";
   int64_t valueHeadDim = headDimV.value_or(headDim);
-  if (qStages < 1 || qStages > 2)
-    return emitError() << "qStages must be 1 or 2, got " << qStages;
+  // sm_90a: up to three consumer warpgroups (FlashAttention-3's 192-row
+  // tiles at small head dims); sm_100a: two softmax warpgroups' S and O.
+  if (qStages < 1 || qStages > (hopper ? 3 : 2))
+    return emitError() << "qStages must be in [1, " << (hopper ? 3 : 2) << "]"
+                       << " on " << stringifyArch(arch) << ", got " << qStages;
   if (kvStages < 2 || kvStages > limits::kMaxKvStages)
     return emitError() << "kvStages must be in [2, " << limits::kMaxKvStages
                        << "], got " << kvStages;

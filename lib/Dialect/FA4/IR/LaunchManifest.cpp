@@ -279,7 +279,8 @@ static LogicalResult verifyEntries(DictionaryAttr manifest,
                 workspace ? limits::kMaxKvSplits : clusterCtas},
           Field{"partial_words_per_tile", least,
                 workspace ? std::numeric_limits<int32_t>::max() : 0},
-          Field{"counters_per_tile", least, workspace ? 2 : 0}}) {
+          // One counter per Q stage: up to three (sm_90a's consumers).
+          Field{"counters_per_tile", least, workspace ? 3 : 0}}) {
       FailureOr<Attribute> entry = check.field(*split, "split_kv", field.key);
       if (failed(entry) || failed(check.integer(*entry, "split_kv." + field.key,
                                                 field.min, field.max)))

@@ -158,13 +158,17 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     one consumer warpgroup (`blockM = 64`), `softmaxRegs` is the consumers'
     budget and `producerRegs` the load/store warpgroup's; `correctionRegs`
     and `pvSplit` do not apply and must be 0. Q is double-buffered there up
-    to head dim 128.
+    to head dim 128. `qStages = 3` (sm_90a only) runs three consumer
+    warpgroups, 512 threads, passing the ping-pong turns round robin
+    (FlashAttention-3's 192-row tiles at small head dims); their budgets
+    share the 512 x 128 registers (e.g. 3 x 160 + 32).
 
     The verifier checks each parameter's range before anything is computed
     from it: `blockN` 128 on sm_100a, a multiple of 16 from 16 to 128 on
     sm_90a, `headDim` a multiple of 16 up to 256 (tiles hold whole 64-column swizzle atoms, the last partly
     filled where the head dim is not a multiple of 64), `headDimV` likewise
-    and different from `headDim` where given, `qStages` 1 or 2,
+    and different from `headDim` where given, `qStages` 1 or 2 (up to 3
+    on sm_90a),
     `kvStages` 2 to 16, `gqaPack` a divisor of `blockM`, register budgets
     multiples of 8 in [24, 256], `emulatedExp2` 0 to 16, `pvSplit` a
     multiple of 32 below `blockN` on sm_100a (whole 32-column P fragments),
@@ -174,7 +178,8 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     with 16-bit operands and not with `kvInterleave = 2`; `fa4-specialize` builds every plan within
     these ranges. It then checks what the plan asks of one SM: registers
     (`128 x (qStages x kvInterleave x softmaxRegs + correctionRegs + producerRegs)` within
-    the registers the CTA is launched with: 65536 for four warpgroups,
+    the registers the CTA is launched with: 65536 for four warpgroups
+    (sm_90a's three consumers and the producer too),
     64512 for three, as setmaxnreg only moves them between warpgroups), TMEM columns on sm_100a (`qStages x kvInterleave x (blockN + Dv) <= 512`)
     and shared memory (`<= 227 KB`, tiles counted at their atoms' width:
     128 bytes, 64 16-bit or 128 FP8 columns; O staging always 16-bit).
