@@ -26,6 +26,11 @@ int64_t chooseKvSplits(AttentionOp op, Arch arch, int64_t positionsPerTile,
 /// (fa4.runtime.kv_splits_for).
 int64_t splitsFor(Arch arch, int64_t tiles, int64_t kvBlocks);
 
+/// The rule a paged FP8 KV cache breaks with pages below
+/// limits::kFp8MinPageSize keys: a key-major V box is 128 keys (its
+/// innermost 128 bytes), which cannot span pages.
+StringRef fp8PagesRule();
+
 /// Checks that the kernel of `plan` can run `op`, or reports at `op` why not
 /// and fails: static sizes within the 32-bit values the kernel computes
 /// with (its batch and length parameters, tile counts, TMA coordinates and
