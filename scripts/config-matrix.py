@@ -22,7 +22,10 @@ O rotated back, and FP8, at head dims 64 and 128 (GQA 1 and 7), printed
 as "interleave <mask> ..."; with --hi-lo, P as two 16-bit parts
 (`p-precision=hi_lo`) over the 16-bit masks and kernel families at head
 dims --hi-lo-head-dims (default 64 and 128; full and causal at GQA 1 and
-8, the rest at 7), printed as "hi-lo <mask> ...".
+8, the rest at 7), printed as "hi-lo <mask> ..."; with --shared-key,
+sm_100a's shared keys (`shared-key=4`: four threads per row of a 32-row Q
+stage) over the same masks and RoPE on Q at head dims 64 and 128, and
+causal head dim 256 at `shared-key=2` and 4, printed as "shared-key ...".
 
 usage: config-matrix.py --fa4-opt PATH --ptxas PATH [--work DIR]
                         [--arch sm_100a|sm_90a] [--head-dims 64,128]
@@ -162,6 +165,10 @@ def main():
     parser.add_argument("--interleave", action="store_true",
                         help="rows with kv-interleave=2 (sm_100a) at head dims 64 "
                              "and 128")
+    parser.add_argument("--shared-key", action="store_true",
+                        help="rows with shared-key=4 (sm_100a: four threads per row, "
+                             "32-row Q stages) over the masks at head dims 64 and 128, "
+                             "and shared-key=2 and 4 at head dim 256")
     parser.add_argument("--hi-lo", action="store_true",
                         help="rows with p-precision=hi_lo (P as two 16-bit parts)")
     parser.add_argument("--hi-lo-head-dims", default="64,128",
@@ -198,6 +205,16 @@ def main():
                                         ("packed-paged", "bf16"),
                                         ("rope-output", "bf16"), ("causal", "e4m3"))
                     for head_dim in (64, 128) for ratio in (1, 7)]
+    if args.shared_key:
+        masks = [("full", "bf16"), ("causal", "bf16"), ("causal", "f16"),
+                 ("window", "bf16"), ("softcap", "bf16"), ("sink", "bf16"),
+                 ("packed-paged", "bf16"), ("rope", "bf16")]
+        configs += [(mask, dtype, head_dim, ratio, "shared-key=4", "shared-key")
+                    for mask, dtype in masks for head_dim in (64, 128)
+                    for ratio in ((1, 8) if dtype == "bf16" and
+                                  mask in ("full", "causal") else (7,))]
+        configs += [("causal", "bf16", 256, 8, f"shared-key={shares}",
+                     f"shared-key{shares}") for shares in (2, 4)]
     if args.hi_lo:
         hi_lo_dims = [int(d) for d in args.hi_lo_head_dims.split(",")]
         masks = [("full", "bf16"), ("causal", "bf16"), ("causal", "f16"),

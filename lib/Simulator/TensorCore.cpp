@@ -124,7 +124,10 @@ void Cta::executeMma(MmaPipe &pipe) {
   int64_t aAddress =
       aTile ? kDynamicSharedBase + work.a.base + work.a.offset * bytes : 0;
   int64_t dColumn = work.d.base;
-  if (!tmemColumnsAllocated(work.op, dColumn, n))
+  // The product's columns per lane group: all N at M = 128; a
+  // weight-stationary M of 32 or 64 folds them over 128 / M lane groups.
+  int64_t foldColumns = mma.getDColumns();
+  if (!tmemColumnsAllocated(work.op, dColumn, foldColumns))
     return;
 
   std::vector<float> aValues(m * kStep), bValues(n * kStep);
@@ -178,16 +181,24 @@ void Cta::executeMma(MmaPipe &pipe) {
       return;
     // f32 accumulation of exact products, one rounding per K step.
     bool accumulate = work.accumulate || step > 0;
+    // Element (row, col) of the product: lane row + M (col / foldColumns),
+    // column col mod foldColumns of the region.
+    for (int64_t group = 0; group < n / foldColumns; ++group)
+      for (int64_t row = 0; row < m; ++row) {
+        int64_t lane = row + m * group;
+        races.access(Memory::tensor, lane * kTmemColumns + dColumn,
+                     lane * kTmemColumns + dColumn + foldColumns, true,
+                     pipe.slot, work.agent, pipe.clock);
+      }
     for (int64_t row = 0; row < m; ++row) {
-      races.access(Memory::tensor, row * kTmemColumns + dColumn,
-                   row * kTmemColumns + dColumn + n, true, pipe.slot,
-                   work.agent, pipe.clock);
       for (int64_t col = 0; col < n; ++col) {
         double sum = 0;
         for (int64_t kk = 0; kk < kStep; ++kk)
           sum += static_cast<double>(aValues[row * kStep + kk]) *
                  bValues[col * kStep + kk];
-        uint32_t &cell = tmem[row * kTmemColumns + dColumn + col];
+        int64_t lane = row + m * (col / foldColumns);
+        uint32_t &cell =
+            tmem[lane * kTmemColumns + dColumn + col % foldColumns];
         float previous;
         std::memcpy(&previous, &cell, 4);
         float result = static_cast<float>(accumulate ? previous + sum : sum);

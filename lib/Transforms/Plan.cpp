@@ -60,6 +60,7 @@ checkOptions(const FA4PlanOptions &options,
            Numeric{"softcap-ceiling", options.softcapCeiling, -1},
            Numeric{"pv-split", options.pvSplit, 0},
            Numeric{"kv-interleave", options.kvInterleave, 0},
+           Numeric{"shared-key", options.sharedKey, 0},
            Numeric{"rescale-threshold", options.rescaleThreshold, -1},
            Numeric{"kv-splits", options.kvSplits, 0},
        })
@@ -158,6 +159,12 @@ static int64_t defaultBlockN(AttentionOp op, Arch target, bool hiLo) {
   // With P as hi + lo 32 (O rotated back spilled 124 bytes at 48).
   if (widest16)
     return hiLo ? 32 : 48;
+  // sm_90a past head dim 128 up to 192 (16-bit, not paged, no regions or
+  // hi + lo): 80-key blocks ran 1.00-1.10x the 64-key ones on an H100
+  // (head dim 192, causal or not, 2k-16k keys: 0.97-1.20x cuDNN); 96 and
+  // 112 ran 0.72-0.93x (2026-12-07, docs/HOPPER.md).
+  if (hopper && !fp8 && widest > 128 && !op.getPageSize() && !hiLo && !crowded)
+    return 80;
   return wide || narrowBlackwell || (!fp8 && hopper && crowded) ||
                  (!hopper && !fp8 && narrowHiLo)
              ? 64
@@ -230,8 +237,22 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   int64_t widest = std::max(headDim, headDimV);
   bool fp8 = op.isFp8();
   // A Q tile is one tcgen05 M=128 tile on sm_100a, one consumer
-  // warpgroup's wgmma M=64 tile on sm_90a.
-  int64_t blockM = hopper ? 64 : 128;
+  // warpgroup's wgmma M=64 tile on sm_90a. Shared keys (sm_100a): the
+  // weight-stationary MMA's M of 32 or 64 rows, each row held by 4 or 2
+  // threads.
+  int64_t sharedKey = positiveOr(options.sharedKey, 1);
+  if (sharedKey != 1 && sharedKey != 2 && sharedKey != 4)
+    return op.emitOpError()
+           << "shared-key must be 1, 2 or 4, got " << sharedKey;
+  if (sharedKey > 1 && hopper)
+    return op.emitOpError() << "shared-key needs sm_100a (the "
+                               "weight-stationary tcgen05 MMA), got "
+                            << arch;
+  if (sharedKey > 1 && op.hasRope() && op.getRopeOutput())
+    return op.emitOpError()
+           << "shared-key does not combine with rope_output (O's rotated "
+              "columns would span the threads that share a row)";
+  int64_t blockM = hopper ? 64 : 128 / sharedKey;
   int64_t groupSize = op.getGroupSize();
   // The query heads of a group share K/V: pack as many of them into a Q
   // tile's rows as divide both the group and the tile (a ratio of 7 packs
@@ -280,7 +301,7 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // (64-key blocks: one 32-column fragment first.)
   // (Computed once blockN is final: interleaving may narrow it below.)
   auto defaultPvSplit = [&] {
-    return hopper                               ? 0
+    return hopper || sharedKey > 1              ? 0
            : causal || modified || blockN < 128 ? blockN / 2
                                                 : blockN * 3 / 4;
   };
@@ -304,7 +325,7 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // O fit the 512 TMEM columns (head dims up to 128), else one.
   int64_t qStages = positiveOr(
       options.qStages,
-      hopper || PlanAttr::tmemColumns(2, blockN, headDimV) <=
+      hopper || PlanAttr::tmemColumns(2, blockN, headDimV, sharedKey) <=
                     limits::kTmemColumns
           ? 2
           : 1);
@@ -321,7 +342,7 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   int64_t interleave = options.kvInterleave;
   if (interleave <= 0) {
     interleave = 1;
-    bool free = !hopper && !hiLo && options.qStages <= 0 &&
+    bool free = !hopper && !hiLo && sharedKey == 1 && options.qStages <= 0 &&
                 options.kvSplits <= 0 && options.splitCombine.empty() &&
                 chooseKvSplits(op, target, qStages * (blockM / gqaPack), blockN,
                                gqaPack) == 1;
@@ -350,6 +371,23 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
       !ShapedType::isDynamic(staticSeqQ) &&
       staticSeqQ <= blockM / gqaPack)
     qStages = 1;
+  // sm_90a up to head dim 64: FA3's 192-row tile, three consumer
+  // warpgroups at 160 registers (1.15-1.29x two consumers on an H100,
+  // dense and packed GQA, causal or not). Not where a third consumer's
+  // registers spill (windows, softcap, rotary embedding, packed sequences,
+  // regions: 16-44 bytes), nor with pages, FP8, P as hi + lo or a split
+  // (decode: the split fills the SMs). Causal 128-key blocks spill 16
+  // bytes under the paired scheduler; 112 keys spill nothing.
+  if (hopper && qStages == 2 && options.qStages <= 0 && !fp8 && !hiLo &&
+      widest <= 64 && !modified && !windowed && !op.getSoftcap() &&
+      !op.hasRope() && !op.isVarlen() && !op.getPageSize() &&
+      options.kvSplits <= 0 && options.splitCombine.empty() &&
+      chooseKvSplits(op, target, 3 * (blockM / gqaPack), blockN, gqaPack) ==
+          1) {
+    qStages = 3;
+    if (causal && options.blockN <= 0)
+      blockN = 112;
+  }
   // A cluster split keeps each Q stage's partial rows in shared memory: one
   // Q stage (the split is for decode, whose query one stage holds) and the
   // ring that fits beside them.
@@ -359,7 +397,7 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   auto planBytes = [&](int64_t kvSlots) {
     return PlanAttr::sharedMemoryBytes(target, qStages, kvSlots, blockM, blockN,
                                        headDim, headDimV, elementBytes,
-                                       interleave) +
+                                       interleave, sharedKey) +
            (clusterSplit ? PlanAttr::exchangeBytes(qStages, blockM, headDimV)
                          : 0);
   };
@@ -377,7 +415,7 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
     // (a plan the options chose is the verifier's to report).
     int64_t smallest = PlanAttr::sharedMemoryBytes(
         target, qStages, kvStages, blockM, blockN, headDim, headDimV,
-        elementBytes, interleave);
+        elementBytes, interleave, sharedKey);
     if (options.qStages <= 0 && smallest > limits::kSmemBytes) {
       InFlightDiagnostic diag = op.emitOpError() << "head dim " << headDim;
       if (headDimV != headDim)
@@ -429,22 +467,26 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // 192 columns more (88 spilled 12-16 bytes with LSE): 184 / 96 / 48.
   bool ropeOutput =
       !hopper && op.isVarlen() && op.hasRope() && op.getRopeOutput();
+  // Shared keys with 128 of O's columns per thread (Dv 256 at two threads
+  // per row): the correction warpgroup spilled 12 bytes at 64; 80 from the
+  // softmax warpgroups' 200 spill nothing.
+  bool wideShare = sharedKey > 1 && headDimV / sharedKey >= 128;
   bool interleaved = interleave > 1,
        narrowInterleaved = interleaved && blockN < 128;
   // sm_90a with three consumers (q-stages=3): 512 threads share the
   // register file, 3 x 160 + 32 of 512 per thread.
   bool threeConsumers = hopper && qStages == 3;
-  int64_t consumerRegs = narrowInterleaved             ? 184
-                         : ropeOutput || interleaved   ? 192
-                         : !hopper                     ? 200
-                         : threeConsumers              ? 160
-                         : splitHopper && qStages == 2 ? 224
-                                                       : 232;
-  int64_t correctionRegs = hopper              ? 0
-                           : narrowInterleaved ? 96
-                           : interleaved       ? 88
-                           : ropeOutput        ? 80
-                                               : 64;
+  int64_t consumerRegs = narrowInterleaved                        ? 184
+                         : ropeOutput || interleaved || wideShare ? 192
+                         : !hopper                                ? 200
+                         : threeConsumers                         ? 160
+                         : splitHopper && qStages == 2            ? 224
+                                                                  : 232;
+  int64_t correctionRegs = hopper                    ? 0
+                           : narrowInterleaved       ? 96
+                           : interleaved             ? 88
+                           : ropeOutput || wideShare ? 80
+                                                     : 64;
   int64_t producerRegs = interleaved && !narrowInterleaved ? 40
                          : !hopper                         ? 48
                          : threeConsumers                  ? 32
@@ -495,7 +537,8 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
       tanhOnFma > 0 ? std::optional<int64_t>(tanhOnFma) : std::nullopt,
       ceiling > 0 ? std::optional<int64_t>(ceiling) : std::nullopt,
       interleave > 1 ? std::optional<int64_t>(interleave) : std::nullopt,
-      hiLo ? PPrecision::hi_lo : PPrecision::single);
+      hiLo ? PPrecision::hi_lo : PPrecision::single,
+      sharedKey > 1 ? std::optional<int64_t>(sharedKey) : std::nullopt);
   if (!plan || failed(checkKernelLimits(op, plan)))
     return failure();
   return plan;

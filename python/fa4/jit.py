@@ -19,7 +19,7 @@ causal, LSE, window, whether there is a softcap, sinks, packed sequences
 of paged K/V), FP8's descales and output dtype, a rotary embedding of Q
 (its first column, the table's columns, whether O is rotated back), how
 the PV product takes P (p_precision 'hi_lo'), sm_100a's interleaved softmax
-warpgroups (kv_interleave), arch. The scale and
+warpgroups (kv_interleave) and shared keys (shared_key), arch. The scale and
 the softcap's value are launch arguments (`runtime.Kernel.scalars`).
 """
 
@@ -75,6 +75,34 @@ def _interleave(kv_interleave, q_stages, arch, kv_splits, p_precision):
     if p_precision == "hi_lo":
         raise ValueError("kv_interleave=2 does not combine with p_precision 'hi_lo'")
     return 2, 1
+
+
+def _shared_key(shared_key, arch, kv_interleave, p_precision, dtype, head_dim_v, rope):
+    """A problem's shared_key from `KernelCache.kernel`'s: None (fa4-plan's
+    choice, which is 1) or 1 is None; 2 and 4 on sm_100a only, with Dv 64,
+    128 or 256, 16-bit inputs and P rounded once, neither interleaved
+    warpgroups nor O rotated back (the plan verifier's rules, said before
+    compiling). Raises ValueError otherwise."""
+    if shared_key is None:
+        return None
+    if not runtime._is_int(shared_key) or shared_key not in (1, 2, 4):
+        raise ValueError(f"shared_key must be 1, 2 or 4 (or None: one thread per row), "
+                         f"got {shared_key!r}")
+    if shared_key == 1:
+        return None
+    if str(arch) != "sm_100a":
+        raise ValueError(f"shared_key={shared_key} needs sm_100a's weight-stationary "
+                         f"MMA; {arch} has none")
+    if head_dim_v not in (64, 128, 256):
+        raise ValueError(f"shared_key={shared_key} needs a value head dim of 64, 128 or "
+                         f"256 (the N of the PV MMA), got {head_dim_v}")
+    for refused, what in ((kv_interleave == 2, "kv_interleave=2"),
+                          (p_precision == "hi_lo", "p_precision 'hi_lo'"),
+                          (dtype in runtime.EIGHT_BIT_ELEMENTS, f"{dtype} inputs"),
+                          (bool(rope) and rope.output, "a rope that rotates O back")):
+        if refused:
+            raise ValueError(f"shared_key={shared_key} does not combine with {what}")
+    return int(shared_key)
 
 
 # The runtime's element spellings to MLIR's types.
@@ -299,7 +327,7 @@ class KernelCache:
                arch="sm_100a", window=(-1, -1), softcap=False, sink=False, varlen=False,
                seqused_k=False, head_dim_v=None, page_size=None, kv_splits=1,
                descale=False, output_dtype=None, q_stages=None, rope=None,
-               p_precision=None, kv_interleave=None):
+               p_precision=None, kv_interleave=None, shared_key=None):
         """The kernel of the problem from the cache, compiled first if no
         entry has it; `kv_splits` CTAs share each work tile's KV blocks
         (split-KV; 1: none); `q_stages` the Q tiles in flight per CTA (1 or
@@ -322,12 +350,19 @@ class KernelCache:
         the rows of two Q stages', for grids with fewer tiles than SMs; a
         problem of its own, its entry's kernel named ..._q1_kvi2), 1 for
         none (`kv-interleave=1`; on sm_90a, which never interleaves, the
-        default problem). Raises ValueError for a page size that
+        default problem). `shared_key` (sm_100a) the threads of a softmax
+        warpgroup sharing each query row: None or 1 for one (the default),
+        2 or 4 for Q stages of 64 or 32 rows, each row's threads over their
+        share of every KV block's keys (fa4-compile's `shared-key=N`, for
+        decode-sized tiles; a problem of its own, its entry's kernel named
+        ..._skN). Raises ValueError for a page size that
         is not a power of two, a rope whose start or columns are not
         multiples of 8, FP8 options the dtype does not have (hi_lo among
         them), a p_precision other than None, 'single' and 'hi_lo', and a
         kv_interleave other than None, 1 and 2, or 2 outside sm_100a or
-        with two Q stages, a split or hi_lo; RuntimeError when the
+        with two Q stages, a split or hi_lo, and a shared_key other than
+        None, 1, 2 and 4, or above 1 where `_shared_key` refuses it;
+        RuntimeError when the
         compiler is missing and fa4.MLIRError when it refuses the
         problem."""
         page_size = page_size or None
@@ -344,6 +379,9 @@ class KernelCache:
                              "inputs have one 8-bit P")
         kv_interleave, q_stages = _interleave(kv_interleave, q_stages, arch, kv_splits,
                                               p_precision)
+        value_dim = int(head_dim if head_dim_v is None else head_dim_v)
+        shared_key = _shared_key(shared_key, arch, kv_interleave, p_precision, dtype,
+                                 value_dim, rope)
         page_size = None if page_size is None else int(page_size)
         window = runtime.effective_window(window, causal)
         problem = dict(dtype=dtype, heads_q=int(heads_q), heads_kv=int(heads_kv),
@@ -377,6 +415,8 @@ class KernelCache:
             problem.update(p_precision="hi_lo")
         if kv_interleave is not None:
             problem.update(kv_interleave=kv_interleave)
+        if shared_key is not None:
+            problem.update(shared_key=shared_key)
         if output != ("bf16" if dtype in runtime.EIGHT_BIT_ELEMENTS else dtype):
             problem.update(output_dtype=output)
         key = self.key(problem)
@@ -408,6 +448,8 @@ class KernelCache:
             name += "_hilo"
         if problem.get("kv_interleave"):
             name += f"_kvi{problem['kv_interleave']}"
+        if problem.get("shared_key"):
+            name += f"_sk{problem['shared_key']}"
         manifest = entry / f"{name}_attention.json"
         if not manifest.exists():
             self._compile(entry, name, problem)
@@ -425,6 +467,8 @@ class KernelCache:
             options += f" p-precision={problem['p_precision']}"
         if problem.get("kv_interleave"):
             options += f" kv-interleave={problem['kv_interleave']}"
+        if problem.get("shared_key"):
+            options += f" shared-key={problem['shared_key']}"
         with capi.Context(self.library) as context:
             compilation = context.compile(source, options)
         self.path.mkdir(parents=True, exist_ok=True)

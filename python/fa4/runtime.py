@@ -947,6 +947,11 @@ class Kernel:
         #: say): 2 with one Q stage, a work tile of query_rows_per_cta rows.
         interleave = re.search(r"\bkvInterleave = (\d+)", str(m.get("plan", "")))
         self.kv_interleave = int(interleave.group(1)) if interleave else 1
+        #: sm_100a: threads of a softmax warpgroup sharing each query row,
+        #: each over its share of a KV block's keys (the plan's sharedKey;
+        #: 1 where the plan does not say): Q stages of 128 / shared_key rows.
+        shares = re.search(r"\bsharedKey = (\d+)", str(m.get("plan", "")))
+        self.shared_key = int(shares.group(1)) if shares else 1
         #: Split-KV: CTAs per work tile (1: none) and the workspace per work
         #: tile (f32 partial-row words, i32 counters that start at 0). A
         #: cluster split (its splits are one cluster's CTAs) has none.

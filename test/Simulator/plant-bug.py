@@ -31,6 +31,11 @@ fa4.name of their views, so the edits survive renumbered SSA values.
                                   is deleted; its uses read the fragment
   set-threads ID THREADS          every named_barrier op on barrier ID counts
                                   THREADS threads
+  drop-sync ROLE ID               delete ROLE's first fa4.named_barrier.sync
+                                  on barrier ID
+  one-half ROLE                   ROLE's exchanges through a two-half
+                                  memref<2x128xf32> all use half 0 (the
+                                  parity that picks the half is 0)
   drop-dealloc                    delete the fa4.tmem.dealloc
   dealloc-warp WARP               the fa4.tmem.dealloc runs in warp WARP
                                   instead of the first warp
@@ -213,6 +218,27 @@ def main():
                 count += 1
         if not count:
             fail("no named barrier %s" % barrier)
+    elif bug == "drop-sync":
+        role, barrier = args
+        begin, end = role_range(lines, role)
+        i = first_line(lines, begin, end,
+                       r"fa4\.named_barrier\.sync %s," % re.escape(barrier),
+                       "named_barrier.sync %s in role '%s'" % (barrier, role))
+        del lines[i]
+    elif bug == "one-half":
+        (role,) = args
+        begin, end = role_range(lines, role)
+        planted = 0
+        for i in range(begin, end):
+            m = re.match(r"(\s*)(%\w+) = arith\.remui %\w+, %c2(_\d+)? : index", lines[i])
+            if not m:
+                continue
+            use = re.compile(re.escape(m.group(2)) + r"\b")
+            if any(use.search(l) and "memref<2x128xf32" in l for l in lines[i + 1:end]):
+                lines[i] = "%s%s = arith.constant 0 : index" % (m.group(1), m.group(2))
+                planted += 1
+        if not planted:
+            fail("no two-half exchange in role '%s'" % role)
     elif bug in ("drop-dealloc", "dealloc-warp"):
         i = first_line(lines, 0, len(lines), r"fa4\.tmem\.dealloc ",
                        "fa4.tmem.dealloc")

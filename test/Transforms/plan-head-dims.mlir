@@ -29,14 +29,18 @@ func.func @d96(%q: memref<?x?x8x96xbf16>, %k: memref<?x?x8x96xbf16>,
 
 // -----
 
-// Head dim 192: on sm_90a the 64-key blocks of the wide head dims and a
-// ring of 4; on sm_100a two Q stages need 640 TMEM columns, so both softmax
+// Head dim 192: on sm_90a 80-key blocks (1.00-1.10x 64-key ones on an
+// H100) and a ring of 4; on sm_100a two Q stages need 640 TMEM columns, so both softmax
 // warpgroups share one (kvInterleave = 2) over 64-key blocks: S 64 and O
 // 192 columns each, a ring of 3 in 174 KB.
-// HOPPER: plan = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 64, headDim = 192, qStages = 2, kvStages = 4, gqaPack = 1, scheduler = linear, softmaxRegs = 232, correctionRegs = 0, producerRegs = 40, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8>
+// HOPPER: plan = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 80, headDim = 192, qStages = 2, kvStages = 4, gqaPack = 1, scheduler = linear, softmaxRegs = 232, correctionRegs = 0, producerRegs = 40, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8>
 // BLACKWELL: plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 64, headDim = 192, qStages = 1, kvStages = 3, gqaPack = 1, scheduler = linear, softmaxRegs = 184, correctionRegs = 96, producerRegs = 48, emulatedExp2 = 3, pvSplit = 32, rescaleThreshold = 8, kvInterleave = 2>
 // SYNC90-LABEL: gpu.func @d192_attention
-// SYNC90-SAME: fa4.dynamic_smem_bytes = 196608 : i64
+// Two Q tiles, a ring of 4 80-key slots and two O staging tiles, each row
+// 3 atoms (384 bytes): (128 + 320 + 128) x 384.
+// SYNC90-SAME: fa4.dynamic_smem_bytes = 221184 : i64
+// SYNC90: fa4.wgmma {{.*}} b_major(k) : memref<3x64x64xbf16, #gpu.address_space<workgroup>>, memref<3x80x64xbf16, #gpu.address_space<workgroup>> -> vector<40xf32>
+// SYNC90: fa4.wgmma {{.*}} b_major(mn) : vector<40xbf16>, memref<3x80x64xbf16, #gpu.address_space<workgroup>>, vector<96xf32> -> vector<96xf32>
 // SYNC100-LABEL: gpu.func @d192_attention
 // SYNC100-SAME: fa4.dynamic_smem_bytes = 174084 : i64
 // SYNC100-SAME: fa4.tmem_columns = 512 : i64
@@ -82,12 +86,12 @@ func.func @d256(%q: memref<?x?x8x256xbf16>, %k: memref<?x?x8x256xbf16>,
 // Dqk 192, Dv 128 (DeepSeek prefill): the plan records Dv. sm_100a: two
 // Q stages of 128 S + 128 O columns; Q tiles of 3 atoms, ring slots as wide
 // as K (3 atoms) holding V in 2, an O staging of 2: exactly 227 KB with a
-// ring of 2. sm_90a: the 64-key blocks of a head dim past 128.
-// HOPPER: plan = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 64, headDim = 192, headDimV = 128, qStages = 2, kvStages = 4, gqaPack = 1, scheduler = linear, softmaxRegs = 232, correctionRegs = 0, producerRegs = 40, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8>
+// ring of 2. sm_90a: the 80-key blocks of a head dim past 128.
+// HOPPER: plan = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 80, headDim = 192, headDimV = 128, qStages = 2, kvStages = 4, gqaPack = 1, scheduler = linear, softmaxRegs = 232, correctionRegs = 0, producerRegs = 40, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8>
 // BLACKWELL: plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 192, headDimV = 128, qStages = 2, kvStages = 2, gqaPack = 1, scheduler = linear, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 96, rescaleThreshold = 8>
 // SYNC90-LABEL: gpu.func @dv128_attention
-// SYNC90: fa4.wgmma {{.*}} b_major(k) : memref<3x64x64xbf16, #gpu.address_space<workgroup>>, memref<3x64x64xbf16, #gpu.address_space<workgroup>> -> vector<32xf32>
-// SYNC90: fa4.wgmma {{.*}} b_major(mn) : vector<32xbf16>, memref<2x64x64xbf16, #gpu.address_space<workgroup>>, vector<64xf32> -> vector<64xf32>
+// SYNC90: fa4.wgmma {{.*}} b_major(k) : memref<3x64x64xbf16, #gpu.address_space<workgroup>>, memref<3x80x64xbf16, #gpu.address_space<workgroup>> -> vector<40xf32>
+// SYNC90: fa4.wgmma {{.*}} b_major(mn) : vector<40xbf16>, memref<2x80x64xbf16, #gpu.address_space<workgroup>>, vector<64xf32> -> vector<64xf32>
 // SYNC100-LABEL: gpu.func @dv128_attention
 // SYNC100-SAME: fa4.dynamic_smem_bytes = 231428 : i64
 // SYNC100-SAME: fa4.tmem_columns = 512 : i64

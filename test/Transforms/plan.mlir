@@ -30,9 +30,11 @@ func.func @mha_d128(%q: memref<2x4096x16x128xbf16>, %k: memref<2x4096x16x128xbf1
 // CHECK: {causal, plan = #fa4.plan<arch = sm_100a, blockM = 128, blockN = 128, headDim = 64, qStages = 2, kvStages = 3, gqaPack = 8, scheduler = lpt, softmaxRegs = 200, correctionRegs = 64, producerRegs = 48, emulatedExp2 = 3, pvSplit = 64, rescaleThreshold = 8>}
 // OVERRIDE-LABEL: func @causal_gqa8_d64
 // OVERRIDE: scheduler = linear
-// Causal on sm_90a: paired work units; 8 query heads packed per 64-row tile.
+// Causal on sm_90a: paired work units; 8 query heads packed per 64-row tile;
+// head dim 64: three consumers (FA3's 192-row tile) at 160 registers, the
+// producer at 32, 112-key causal blocks.
 // HOPPER-LABEL: func @causal_gqa8_d64
-// HOPPER: plan = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 128, headDim = 64, qStages = 2, kvStages = 4, gqaPack = 8, scheduler = paired,
+// HOPPER: plan = #fa4.plan<arch = sm_90a, blockM = 64, blockN = 112, headDim = 64, qStages = 3, kvStages = 4, gqaPack = 8, scheduler = paired, softmaxRegs = 160, correctionRegs = 0, producerRegs = 32,
 func.func @causal_gqa8_d64(%q: memref<?x?x32x64xf16>, %k: memref<?x?x4x64xf16>,
                            %v: memref<?x?x4x64xf16>, %o: memref<?x?x32x64xf16>) {
   fa4.attention ins(%q, %k, %v : memref<?x?x32x64xf16>, memref<?x?x4x64xf16>, memref<?x?x4x64xf16>)

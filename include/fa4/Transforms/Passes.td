@@ -29,11 +29,24 @@ def FA4Plan : Pass<"fa4-plan"> {
     (load and store), MUFU exp2 only, rescale threshold 8, `linear`
     scheduler (non-causal) or `paired` (causal; `lpt` with packed query
     heads past head dim 192, where pairs spill); correctionRegs and pvSplit
-    are 0 there; past head dim 128, 64-key blocks and a ring of 4 K/V
+    are 0 there; past head dim 128, 80-key blocks and a ring of 4 K/V
     tiles up to head dim 192, past it 48-key blocks and a ring of 4 (16-bit
-    and not paged; FP8 and paged K/V keep 64 keys and a ring of 3).
-    `q-stages=3` asks for three consumer warpgroups (FA3's 192-row tile;
-    not chosen by default yet), at registers 160 / 32.
+    and not paged; FP8 and paged K/V keep 64 keys and a ring of 3; score
+    regions and hi_lo 64 up to 192).
+    Up to head dim 64 (16-bit, no window, softcap, rotary embedding,
+    regions, packed sequences, pages, split or hi_lo, where a third
+    consumer's registers spill or the split fills the SMs) three consumer
+    warpgroups, FA3's 192-row tile (`qStages = 3`), at registers 160 / 32,
+    with 112-key blocks when causal (128-key ones spill 16 bytes under the
+    paired scheduler); `q-stages=3` asks for them elsewhere on sm_90a.
+    `shared-key=N` (sm_100a, N = 2 or 4; never chosen by default) gives a
+    Q stage 128 / N rows and lets N threads of its softmax warpgroup share
+    each row: each takes 1 / N of every KV block's keys through the
+    weight-stationary MMA (`tcgen05.mma.ws`, M = 32 or 64), they agree on
+    the row maximum through shared memory every block, and P goes to the
+    PV MMA through shared memory (the Mojo FA4 shared-key mode: 1 / N of
+    the softmax work per key for decode-sized tiles; Dv 64, 128 or 256, the
+    .ws MMA's N).
     On sm_100a two Q stages where their S and O fit the 512 TMEM columns
     (head dims up to 128), one above, and
     64-key blocks past head dim 192 (16-bit), where 128-key K/V slots do
@@ -130,6 +143,10 @@ def FA4Plan : Pass<"fa4-plan"> {
            "sm_100a: softmax warpgroups sharing each Q tile and taking its "
            "KV blocks in turn, 1 or 2 (2: one Q stage, two partial rows "
            "combined before the store; 0: choose)">,
+    Option<"sharedKey", "shared-key", "int64_t", /*default=*/"0",
+           "sm_100a: warps of a softmax warpgroup sharing each query row, "
+           "each over its share of a KV block's keys: 1 (default), 2 or 4 "
+           "(Q stages of 128 / N rows)">,
     Option<"pPrecision", "p-precision", "std::string", /*default=*/"\"\"",
            "How the PV product takes P: single (default: rounded once to "
            "the 16-bit operand type) or hi_lo (P as its rounded value plus "

@@ -273,6 +273,15 @@ struct MmaLowering : ConvertOpToLLVMPattern<MmaOp> {
                           : offsetTmemAddress(b, loc, a,
                                               i32Constant(b, loc, aOffset(step)));
       Value bStep = LLVM::AddOp::create(b, loc, bDesc, c64(b, bOffset(step)));
+      if (op.getWs()) {
+        // The weight-stationary MMA (M = 32 or 64): B through the default
+        // collector buffer, discarded after each instruction.
+        NVVM::Tcgen05MMAWsOp::create(
+            b, loc, kind, NVVM::Tcgen05MMACollectorBBuffer::B0,
+            NVVM::Tcgen05MMACollectorOp::DISCARD, adaptor.getD(), aStep, bStep,
+            idesc, accumulate, /*zeroColMask=*/Value());
+        return;
+      }
       NVVM::Tcgen05MMAOp::create(
           b, loc, kind, NVVM::CTAGroupKind::CTA_1,
           NVVM::Tcgen05MMACollectorOp::DISCARD, /*aShift=*/false,

@@ -31,12 +31,32 @@ void BlackwellPrefillRoles::buildCorrection() {
   // is small.
   auto chunkType = VectorType::get({kOChunk}, f32Type);
   Value statsBuffer = statistics();
-  Value staging =
-      smemView(kernel.sharedBuffer("o_staging"), idx(0), outputTileType(kRows));
-  Value row = rem(gpu::ThreadIdOp::create(b, gpu::Dimension::x), kRows);
+  Value staging = smemView(kernel.sharedBuffer("o_staging"), idx(0),
+                           outputTileType(shape.qRows()));
+  // The thread's lane (its statistics), its row of O and with shared keys
+  // its share of O's columns, from firstColumn.
+  Value thread = rem(gpu::ThreadIdOp::create(b, gpu::Dimension::x), kRows);
+  Value row = keyShares > 1 ? rem(thread, shape.qRows()) : thread;
+  int64_t columns = shape.headDimV / keyShares;
+  Value firstColumn =
+      keyShares > 1 ? mul(div(thread, shape.qRows()), columns) : Value();
+  // Shared keys: the first share's thread writes the row's LSE.
+  Value writesLse = keyShares > 1
+                        ? arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                                thread, idx(shape.qRows()))
+                        : Value();
   Value one = f32(1.0f), zero = f32(0.0f);
-  int64_t oChunks = shape.headDimV / kOChunk;
+  int64_t oChunks = columns / kOChunk;
   bool split = shape.splits() > 1;
+  // Runs `body` where this thread writes its row's LSE.
+  auto lseWriter = [&](function_ref<void()> body) {
+    if (!writesLse)
+      return body();
+    auto ifOp = scf::IfOp::create(b, writesLse);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    body();
+  };
 
   kernel.forEachTile([&](const Tile &tile) {
     // The rescale of `warpgroup`'s O for block n: `started` once O holds a
@@ -45,7 +65,7 @@ void BlackwellPrefillRoles::buildCorrection() {
       Value statsIndex = statsHandoff(tile, n);
       ChannelWaitOp::create(b, stats[warpgroup], statsIndex);
       Value accScale = memref::LoadOp::create(
-          b, statsBuffer, ValueRange{idx(warpgroup), idx(0), row});
+          b, statsBuffer, ValueRange{idx(warpgroup), idx(0), thread});
       ChannelReleaseOp::create(b, stats[warpgroup], statsIndex);
       // A warp touches O only if one of its 32 rows needs the rescale, and
       // only once O holds a previous block's product.
@@ -108,15 +128,16 @@ void BlackwellPrefillRoles::buildCorrection() {
       ChannelWaitOp::create(b, oReady[stage], tile.ordinal);
       ChannelWaitOp::create(b, stats[stage], finalIndex);
       Value rowSum = memref::LoadOp::create(
-          b, statsBuffer, ValueRange{idx(stage), idx(0), row});
+          b, statsBuffer, ValueRange{idx(stage), idx(0), thread});
       Value rowMax = memref::LoadOp::create(
-          b, statsBuffer, ValueRange{idx(stage), idx(1), row});
+          b, statsBuffer, ValueRange{idx(stage), idx(1), thread});
       ChannelReleaseOp::create(b, stats[stage], finalIndex);
       // Split-KV: the split's own totals (the sink joins in the combine).
       RowTotals totals =
           kernel.finishRow(split ? Value() : sink, rowMax, rowSum);
       if (shape.lse && !split)
-        kernel.storeLse(tile, stage, row, totals.sum, totals.max);
+        lseWriter(
+            [&] { kernel.storeLse(tile, stage, row, totals.sum, totals.max); });
       // A row that saw no key (causal, Sq > Skv) outputs 0, whatever O holds.
       // FP8: v_descale joins the factor (after the LSE, which it does not
       // change).
@@ -137,7 +158,9 @@ void BlackwellPrefillRoles::buildCorrection() {
         auto ifOp = scf::IfOp::create(b, inside);
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(ifOp.thenBlock());
-        kernel.storePartialLse(record, tile.split, rowMax, rowSum);
+        lseWriter([&] {
+          kernel.storePartialLse(record, tile.split, rowMax, rowSum);
+        });
       }
       // RoPE: where the row's rotated columns of O start in the table.
       Value tableRow =
@@ -153,8 +176,17 @@ void BlackwellPrefillRoles::buildCorrection() {
           auto ifOp = scf::IfOp::create(b, inside);
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(ifOp.thenBlock());
-          kernel.storePartialRow(record, tile.split, idx(c * kOChunk),
+          kernel.storePartialRow(record, tile.split,
+                                 firstColumn ? add(firstColumn, c * kOChunk)
+                                             : idx(c * kOChunk),
                                  normalized);
+          continue;
+        }
+        if (firstColumn) {
+          storeSwizzled(
+              arith::TruncFOp::create(
+                  b, VectorType::get({kOChunk}, shape.outElement), normalized),
+              add(firstColumn, c * kOChunk), staging, row);
           continue;
         }
         stageChunk(normalized, c * kOChunk, staging, row);
@@ -268,6 +300,24 @@ void BlackwellPrefillRoles::stageChunk(Value normalized, int64_t firstColumn,
       lanes.push_back(piece * 8 + e);
     Value eight = vector::ShuffleOp::create(b, packed, packed, lanes);
     vector::StoreOp::create(b, eight, staging,
+                            ValueRange{atom, row, mul(position, 8)});
+  }
+}
+
+void BlackwellPrefillRoles::storeSwizzled(Value packed, Value firstColumn,
+                                          Value tile, Value row) {
+  // As stageChunk: 16-byte piece c of row r at piece c xor (r mod 8).
+  Value swizzle = rem(row, 8);
+  int64_t columns = cast<VectorType>(packed.getType()).getNumElements();
+  Value atom = div(firstColumn, kAtom);
+  Value firstPiece = div(rem(firstColumn, kAtom), 8);
+  for (int64_t piece = 0; piece < columns / 8; ++piece) {
+    Value position = arith::XOrIOp::create(b, add(firstPiece, piece), swizzle);
+    SmallVector<int64_t> lanes;
+    for (int64_t e = 0; e < 8; ++e)
+      lanes.push_back(piece * 8 + e);
+    Value eight = vector::ShuffleOp::create(b, packed, packed, lanes);
+    vector::StoreOp::create(b, eight, tile,
                             ValueRange{atom, row, mul(position, 8)});
   }
 }

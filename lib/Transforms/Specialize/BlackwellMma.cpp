@@ -74,20 +74,27 @@ void BlackwellPrefillRoles::issuePv(int64_t warpgroup, Value k, Value pTop,
       auto [hi, lo] = pParts(sTmem[warpgroup], c);
       Value v = valueKeys(vTile, c * kChunk, kChunk);
       MmaOp::create(b, hi, v, oTmem[warpgroup], c == 0 ? accumulate : always,
-                    vMajor, /*depth=*/IntegerAttr());
+                    vMajor, /*depth=*/IntegerAttr(), /*ws=*/IntegerAttr());
       MmaOp::create(b, lo, v, oTmem[warpgroup], always, vMajor,
-                    /*depth=*/IntegerAttr());
+                    /*depth=*/IntegerAttr(), /*ws=*/IntegerAttr());
     }
+    return;
+  }
+  if (keyShares > 1) {
+    // Shared keys: one weight-stationary PV MMA of P from shared memory.
+    ChannelWaitOp::create(b, pFirst[warpgroup], k);
+    MmaOp::create(b, pTile(warpgroup), valueTile(vHandoff), oTmem[warpgroup],
+                  accumulate, vMajor, /*depth=*/IntegerAttr(), foldedRows());
     return;
   }
   auto [vTop, vBottom] = valueParts(vHandoff);
   ChannelWaitOp::create(b, pFirst[warpgroup], k);
   MmaOp::create(b, pTop, vTop, oTmem[warpgroup], accumulate, vMajor,
-                /*depth=*/IntegerAttr());
+                /*depth=*/IntegerAttr(), /*ws=*/IntegerAttr());
   ChannelWaitOp::create(b, pSecond[warpgroup], k);
   MmaOp::create(b, pBottom, vBottom, oTmem[warpgroup],
                 arith::ConstantIntOp::create(b, 1, 1), vMajor,
-                /*depth=*/IntegerAttr());
+                /*depth=*/IntegerAttr(), /*ws=*/IntegerAttr());
 }
 
 void BlackwellPrefillRoles::buildMma() {
@@ -142,7 +149,7 @@ void BlackwellPrefillRoles::buildMma() {
                accumulate);
           }
           MmaOp::create(b, qTile[stage], kTile, sRegion[stage], falseValue,
-                        OperandMajor::k, shape.depthAttr(b));
+                        OperandMajor::k, shape.depthAttr(b), foldedRows());
           ChannelCommitOp::create(b, s[stage], k);
         }
         ChannelReleaseOp::create(b, kv, kHandoff);
@@ -201,7 +208,8 @@ void BlackwellPrefillRoles::buildInterleavedMma() {
       // Block n's QK^T into its warpgroup's S.
       auto scores = [&](int64_t warpgroup, Value n, Value kTile) {
         MmaOp::create(b, qTile, kTile, sTmem[warpgroup], falseValue,
-                      OperandMajor::k, shape.depthAttr(b));
+                      OperandMajor::k, shape.depthAttr(b),
+                      /*ws=*/IntegerAttr());
         ChannelCommitOp::create(b, s[warpgroup], blockHandoff(tile, n));
       };
       // Block n's PV into its warpgroup's O (`accumulate`: O holds an

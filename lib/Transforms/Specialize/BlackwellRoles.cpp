@@ -18,10 +18,53 @@ using namespace mlir::fa4::specialize;
 
 SmallVector<SharedBuffer> BlackwellPrefillRoles::sharedBuffers() const {
   // Tiles are in the 128-byte swizzle, whose pattern spans 1024 bytes.
-  return {{"q", shape.qSlots() * shape.qTileBytes(), 1024},
-          {"kv", shape.plan.getKvStages() * shape.kvTileBytes(), 1024},
-          {"o_staging", shape.oTileBytes(), 1024},
-          {"statistics", shape.statsBytes(), 16}};
+  SmallVector<SharedBuffer> buffers = {
+      {"q", shape.qSlots() * shape.qTileBytes(), 1024},
+      {"kv", shape.plan.getKvStages() * shape.kvTileBytes(), 1024},
+      {"o_staging", shape.oTileBytes(), 1024},
+      {"statistics", shape.statsBytes(), 16}};
+  // Shared keys: each softmax warpgroup's P for its PV MMA, and its row
+  // exchange (two halves of an f32 per thread).
+  if (int64_t softmaxWarpgroups = shape.plan.getSoftmaxWarpgroups();
+      shape.plan.getKeyShares() > 1) {
+    buffers.push_back({"p", softmaxWarpgroups * shape.pTileBytes(), 1024});
+    buffers.push_back(
+        {"exchange",
+         softmaxWarpgroups * 2 * kWarpgroup * int64_t(sizeof(float)), 16});
+  }
+  return buffers;
+}
+
+Value BlackwellPrefillRoles::pTile(int64_t warpgroup) {
+  return smemView(kernel.sharedBuffer("p"), idx(warpgroup * shape.pTileBytes()),
+                  tileType(shape.qRows(), shape.plan.getBlockN() / kAtom));
+}
+
+Value BlackwellPrefillRoles::exchangeRow(int64_t warpgroup, Value partial,
+                                         bool max, Value sequence, Value thread,
+                                         Value row) {
+  Value buffer =
+      smemView(kernel.sharedBuffer("exchange"),
+               idx(warpgroup * 2 * kWarpgroup * int64_t(sizeof(float))),
+               sharedType({2, kWarpgroup}, b.getF32Type()));
+  Value half = rem(sequence, 2);
+  memref::StoreOp::create(b, partial, buffer, ValueRange{half, thread});
+  // The warpgroup's own hardware barrier, past the statistics hand-offs'
+  // (1 + softmax warpgroup).
+  NamedBarrierSyncOp::create(b,
+                             static_cast<uint32_t>(1 + warpgroups + warpgroup),
+                             static_cast<uint32_t>(kWarpgroup));
+  // The row's shares are threads row, row + rows, ...: a left fold in that
+  // order, the same in each of them.
+  Value result;
+  for (int64_t share = 0; share < keyShares; ++share) {
+    Value value = memref::LoadOp::create(
+        b, buffer, ValueRange{half, add(row, share * shape.qRows())});
+    result = !result ? value
+             : max   ? arith::MaximumFOp::create(b, result, value).getResult()
+                     : arith::AddFOp::create(b, result, value).getResult();
+  }
+  return result;
 }
 
 Value BlackwellPrefillRoles::statistics() {
@@ -35,6 +78,7 @@ void BlackwellPrefillRoles::build(Block &roles) {
   int64_t stages = plan.getQStages();
   warpgroups = plan.getSoftmaxWarpgroups();
   interleaved = plan.getInterleave() > 1;
+  keyShares = plan.getKeyShares();
   // The hand-offs of the FA4 protocol.
   // RoPE: the softmax warpgroup of each Q stage rotates its Q tile where
   // TMA put it and hands it to the MMA warp.
@@ -48,8 +92,10 @@ void BlackwellPrefillRoles::build(Block &roles) {
     // Softmax wrote P[0, pvSplit) and correction finished O: 256 arrivals.
     pFirst.push_back(
         channel("p_o_rescale" + suffix, 1, threads(2 * kWarpgroup), mma()));
-    pSecond.push_back(
-        channel("p_ready_2_" + suffix, 1, threads(kWarpgroup), mma()));
+    // Shared keys: one PV MMA, released by p_o_rescale alone.
+    if (keyShares == 1)
+      pSecond.push_back(
+          channel("p_ready_2_" + suffix, 1, threads(kWarpgroup), mma()));
     // The statistics hand-off pairs a softmax warpgroup with the
     // correction warpgroup on hardware barrier 1 + warpgroup (0 is the
     // CTA's).
@@ -72,10 +118,12 @@ void BlackwellPrefillRoles::build(Block &roles) {
           TmemBufferOp::create(b, tmemType(elements, element),
                                prefix.str() + std::to_string(warpgroup)));
   };
-  tmemBuffers("s", plan.getBlockN(), f32Type, sTmem);
-  tmemBuffers("o", shape.headDimV, f32Type, oTmem);
-  // P as hi + lo lives in S's columns themselves (pParts).
-  if (!plan.isHiLo())
+  // Shared keys fold S and O over the lanes: 1 / keyShares of the columns.
+  tmemBuffers("s", plan.getBlockN() / keyShares, f32Type, sTmem);
+  tmemBuffers("o", shape.headDimV / keyShares, f32Type, oTmem);
+  // P as hi + lo lives in S's columns themselves (pParts); with shared keys
+  // P is in shared memory (pTile).
+  if (!plan.isHiLo() && keyShares == 1)
     tmemBuffers("p", plan.getBlockN(), shape.element, pTmem);
 
   OpBuilder::InsertionGuard inner(b);
@@ -102,15 +150,23 @@ void BlackwellPrefillRoles::build(Block &roles) {
 void BlackwellPrefillRoles::buildSoftmax(int64_t warpgroup) {
   PlanAttr plan = shape.plan;
   int64_t stage = qStageOf(warpgroup);
-  int64_t blockN = plan.getBlockN(), chunks = blockN / kChunk;
+  // A thread's keys of a block: all of them, or with shared keys its
+  // share, in chunks of at most kChunk columns.
+  int64_t blockN = plan.getBlockN(), keys = blockN / keyShares;
+  int64_t width = std::min(kChunk, keys), chunks = keys / width;
   Type f32Type = b.getF32Type();
-  auto chunkType = VectorType::get({kChunk}, f32Type);
-  auto chunkIndexType = VectorType::get({kChunk}, b.getI32Type());
+  auto chunkType = VectorType::get({width}, f32Type);
+  auto chunkIndexType = VectorType::get({width}, b.getI32Type());
 
   Value sRegion = sTmem[warpgroup];
   Value pRegion = pTmem.empty() ? Value() : pTmem[warpgroup];
   Value statsBuffer = statistics();
-  Value row = rem(gpu::ThreadIdOp::create(b, gpu::Dimension::x), kRows);
+  // The thread's lane, its row of the Q stage and (shared keys) the first
+  // of its share's keys; statistics go by lane.
+  Value thread = rem(gpu::ThreadIdOp::create(b, gpu::Dimension::x), kRows);
+  Value row = keyShares > 1 ? rem(thread, shape.qRows()) : thread;
+  Value firstKey =
+      keyShares > 1 ? mul(div(thread, shape.qRows()), keys) : Value();
   ScoreStage &scoreStage = kernel.getScoreStage();
   // Maxima on the stage's transformed scores, the factor to log2 units
   // fused into the exponent's FMA: the kernel's, or with FP8 descale
@@ -127,7 +183,7 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t warpgroup) {
   // branch in its softmax.
   ScoreStage::Ceiling ceiling = scoreStage.ceiling();
   SmallVector<int32_t> chunkColumns;
-  for (int64_t i = 0; i < kChunk; ++i)
+  for (int64_t i = 0; i < width; ++i)
     chunkColumns.push_back(static_cast<int32_t>(i));
   auto contract =
       arith::FastMathFlagsAttr::get(ctx, arith::FastMathFlags::contract);
@@ -135,7 +191,7 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t warpgroup) {
   kernel.forEachTile([&](const Tile &tile) {
     // Interleaved, the first warpgroup rotates the shared Q tile.
     if (shape.rope() && (!interleaved || warpgroup == 0))
-      rotateQuery(tile, stage, row);
+      rotateQuery(tile, stage, thread);
     Value scoreDescale = kernel.descaleFactors(tile).first;
     Value outer =
         kernelOuter ? kernelOuter : scoreStage.outerScale(scoreDescale);
@@ -165,17 +221,23 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t warpgroup) {
       if (!hiLo) {
         for (int64_t c = 0; c < chunks; ++c)
           scores.push_back(
-              TmemLoadOp::create(b, chunkType, sRegion, c * kChunk));
+              TmemLoadOp::create(b, chunkType, sRegion, c * width));
         tmemWait(/*load=*/true);
       }
 
       // Scores in log2 units; in a masked block, keys the score stage masks
       // are -inf.
       VisibleKeys visible;
-      Value negInfChunk;
+      Value negInfChunk, shareColumns;
       if (masked) {
         visible = scoreStage.visibleKeys(
             rowKeys, mul(add(tile.firstBlock, n), blockN));
+        // Shared keys: the block's columns of the thread's share start at
+        // firstKey.
+        if (firstKey)
+          shareColumns = vector::BroadcastOp::create(
+              b, chunkIndexType,
+              arith::IndexCastOp::create(b, b.getI32Type(), firstKey));
         for (Value *bound : {&visible.low, &visible.high})
           if (*bound)
             *bound = vector::BroadcastOp::create(b, chunkIndexType, *bound);
@@ -184,16 +246,18 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t warpgroup) {
       // Chunk c of the loaded S as the score stage transforms and masks it.
       auto transformChunk = [&](Value loaded, int64_t c) {
         // The thread's row is one position and head; chunk c holds keys
-        // firstKey + c kChunk + [0, kChunk).
+        // blockStart (+ firstKey) + c width + [0, width).
         Value chunk = scoreStage.transform(
             loaded,
             [&] {
+              Value chunkKey =
+                  add(mul(add(tile.firstBlock, n), blockN), c * width);
               return FragmentCoords{
                   tile.batch,
                   {add(first, div(row, shape.pack))},
                   {add(mul(tile.headBlock, shape.pack), rem(row, shape.pack))},
                   {},
-                  add(mul(add(tile.firstBlock, n), blockN), c * kChunk),
+                  firstKey ? add(chunkKey, firstKey) : chunkKey,
                   chunkColumns,
                   !masked,
                   tile.seqQ,
@@ -203,14 +267,16 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t warpgroup) {
         if (!masked)
           return chunk;
         SmallVector<int32_t> columns;
-        for (int64_t i = 0; i < kChunk; ++i)
-          columns.push_back(static_cast<int32_t>(c * kChunk + i));
+        for (int64_t i = 0; i < width; ++i)
+          columns.push_back(static_cast<int32_t>(c * width + i));
         Value column = arith::ConstantOp::create(
             b, DenseIntElementsAttr::get(chunkIndexType, columns));
+        if (shareColumns)
+          column = arith::AddIOp::create(b, column, shareColumns);
         return scoreStage.maskScores(chunk, column, visible, negInfChunk);
       };
       auto loadChunk = [&](int64_t c) {
-        Value loaded = TmemLoadOp::create(b, chunkType, sRegion, c * kChunk);
+        Value loaded = TmemLoadOp::create(b, chunkType, sRegion, c * width);
         tmemWait(/*load=*/true);
         return transformChunk(loaded, c);
       };
@@ -227,6 +293,11 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t warpgroup) {
               b, vector::CombiningKind::MAXIMUMF,
               hiLo ? loadChunk(c) : scores[c], tileMax);
         tileMax = arith::MulFOp::create(b, tileMax, outer);
+        // Shared keys: the row's maximum over every share, the same bits
+        // in each (the rescale decisions below then agree).
+        if (keyShares > 1)
+          tileMax = exchangeRow(warpgroup, tileMax, /*max=*/true,
+                                statsHandoff(tile, n), thread, row);
         Value newMax = arith::MaximumFOp::create(b, rowMax, tileMax);
         Value growth = arith::SubFOp::create(b, newMax, rowMax);
         Value rescale = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT,
@@ -244,7 +315,7 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t warpgroup) {
       Value statsIndex = statsHandoff(tile, n);
       ChannelAcquireOp::create(b, stats[warpgroup], statsIndex);
       memref::StoreOp::create(b, accScale, statsBuffer,
-                              ValueRange{statsRow, idx(0), row});
+                              ValueRange{statsRow, idx(0), thread});
       ChannelCommitOp::create(b, stats[warpgroup], statsIndex);
 
       // P = 2^(S - ref), chunk by chunk, into TMEM (rounded to the operand
@@ -266,23 +337,33 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t warpgroup) {
         Value chunkSum = treeSum(p);
         blockSum =
             blockSum ? arith::AddFOp::create(b, blockSum, chunkSum) : chunkSum;
-        auto pChunkType = VectorType::get({kChunk}, shape.element);
+        auto pChunkType = VectorType::get({width}, shape.element);
         Value packed = arith::TruncFOp::create(b, pChunkType, p);
-        if (hiLo) {
+        if (keyShares > 1) {
+          // Shared keys: into the P tile the PV MMA reads.
+          storeSwizzled(packed, add(firstKey, c * width), pTile(warpgroup),
+                        row);
+        } else if (hiLo) {
           // hi and the residual lo = P - hi over the chunk's S columns.
           auto [hi, lo] = pParts(sRegion, c);
           TmemStoreOp::create(b, packed, hi, 0);
           TmemStoreOp::create(b, roundingResidual(p, packed), lo, 0);
         } else {
-          TmemStoreOp::create(b, packed, pRegion, c * kChunk);
+          TmemStoreOp::create(b, packed, pRegion, c * width);
         }
-        if ((c + 1) * kChunk == plan.getPvSplit()) {
+        if ((c + 1) * width == plan.getPvSplit()) {
           tmemWait(/*load=*/false);
           ChannelCommitOp::create(b, pFirst[warpgroup], k);
         }
       }
-      tmemWait(/*load=*/false);
-      ChannelCommitOp::create(b, pSecond[warpgroup], k);
+      if (keyShares > 1) {
+        // P's generic-proxy writes, ordered before the MMA's reads.
+        fenceProxyAsync();
+        ChannelCommitOp::create(b, pFirst[warpgroup], k);
+      } else {
+        tmemWait(/*load=*/false);
+        ChannelCommitOp::create(b, pSecond[warpgroup], k);
+      }
       // The row sum: the previous one rescaled plus this block's.
       Value sum = arith::AddFOp::create(
           b, arith::MulFOp::create(b, rowSum, accScale, contract), blockSum,
@@ -323,9 +404,19 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t warpgroup) {
                    .getResults();
       scf::ForOp interior =
           blockLoop(unmaskedBegin, unmaskedEnd, init, false, underCeiling);
-      return blockLoop(unmaskedEnd, tile.blocks, interior.getResults(), true,
-                       underCeiling)
-          .getResults();
+      SmallVector<Value> totals =
+          blockLoop(unmaskedEnd, tile.blocks, interior.getResults(), true,
+                    underCeiling)
+              .getResults();
+      // Shared keys: the row sum over the shares (each against the same
+      // reference). It continues the exchanges' sequence: after each block's
+      // maximum, or under the ceiling (no maxima) one per tile.
+      if (keyShares > 1)
+        totals[1] = exchangeRow(
+            warpgroup, totals[1], /*max=*/false,
+            underCeiling ? tile.ordinal : finalStatsHandoff(tile, warpgroup),
+            thread, row);
+      return totals;
     };
     SmallVector<Value> rowTotals =
         ceiling.onEachSide(b, TypeRange{f32Type, f32Type}, blockLoops);
@@ -333,9 +424,9 @@ void BlackwellPrefillRoles::buildSoftmax(int64_t warpgroup) {
     Value finalIndex = finalStatsHandoff(tile, warpgroup);
     ChannelAcquireOp::create(b, stats[warpgroup], finalIndex);
     memref::StoreOp::create(b, rowTotals[1], statsBuffer,
-                            ValueRange{statsRow, idx(0), row});
+                            ValueRange{statsRow, idx(0), thread});
     memref::StoreOp::create(b, rowTotals[0], statsBuffer,
-                            ValueRange{statsRow, idx(1), row});
+                            ValueRange{statsRow, idx(1), thread});
     ChannelCommitOp::create(b, stats[warpgroup], finalIndex);
   });
 }

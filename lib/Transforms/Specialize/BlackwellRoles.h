@@ -6,7 +6,12 @@
 // TMA load and store warps. With kvInterleave = 2 the two softmax
 // warpgroups share one Q stage and take its KV blocks in turn (even and odd
 // blocks of the CTA's sequence of blocks), each with its own S, P and O;
-// the correction warpgroup combines their rows before the store.
+// the correction warpgroup combines their rows before the store. With
+// shared keys (sharedKey = 2 or 4) a Q stage is 128 / sharedKey rows, its
+// S and O come from weight-stationary MMAs folded over the warpgroup's
+// lanes (thread t: row t mod rows, column share t / rows), the threads of a
+// row agree on its maximum through a shared-memory exchange, and P goes to
+// the PV MMA through shared memory.
 //
 // BlackwellRoles.cpp builds the buffers, channels and softmax warpgroups,
 // BlackwellCorrection.cpp the correction warpgroup and its epilogues,
@@ -59,6 +64,26 @@ private:
   /// for the TMA store, in the output type and the 128-byte swizzle.
   void stageChunk(Value normalized, int64_t firstColumn, Value staging,
                   Value row);
+  /// Stores `packed` (16-bit, whole 16-byte pieces) into row `row` of a
+  /// 128-byte-swizzled `tile` from a column known at run time (a multiple
+  /// of the piece count's width, so that they stay in one atom).
+  void storeSwizzled(Value packed, Value firstColumn, Value tile, Value row);
+
+  /// Shared keys: the reduction of the `keyShares` threads of this
+  /// thread's row of `warpgroup` over their `partial`s (the maximum, or with
+  /// `max` false the sum), folded in share order so that every thread of
+  /// the row gets the same bits. `sequence` numbers the warpgroup's
+  /// exchanges, one more each time: its parity picks the buffer half, so
+  /// that one named barrier per exchange suffices (a thread can be at most
+  /// one exchange ahead of another, whose reads are then in the other half).
+  Value exchangeRow(int64_t warpgroup, Value partial, bool max, Value sequence,
+                    Value thread, Value row);
+  /// Shared keys: `warpgroup`'s P tile (rows x blockN keys, K-major).
+  Value pTile(int64_t warpgroup);
+  /// The M of the weight-stationary MMAs with shared keys (null without).
+  IntegerAttr foldedRows() {
+    return keyShares > 1 ? b.getI64IntegerAttr(shape.qRows()) : IntegerAttr();
+  }
 
   /// Interleaved: which softmax warpgroup takes the tile's block `n`.
   Value warpgroupOf(const Tile &tile, Value n) {
@@ -92,6 +117,8 @@ private:
   /// stage a warpgroup's rows belong to.
   int64_t warpgroups = 0;
   bool interleaved = false;
+  /// Threads per row (sharedKey; 1: a thread per row).
+  int64_t keyShares = 1;
   int64_t qStageOf(int64_t warpgroup) const {
     return interleaved ? 0 : warpgroup;
   }

@@ -636,7 +636,7 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
       p.softcap && p.softcap.getCeiling() > 0
           ? std::optional<int64_t>(p.softcap.getCeiling())
           : std::nullopt,
-      plan.getKvInterleave(), plan.getPPrecision());
+      plan.getKvInterleave(), plan.getPPrecision(), plan.getSharedKey());
   if (!shape.plan)
     return failure();
   shape.element = query.getElementType();
@@ -700,6 +700,11 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
     shape.ropeStart = p.queryRope.getStart();
     shape.ropeColumns = p.queryRope.getRotatedColumns();
     shape.ropeOutput = static_cast<bool>(p.outputRope);
+    // O's rotated pairs would span the threads that share a row.
+    if (shape.ropeOutput && plan.getKeyShares() > 1)
+      return disagree(p.outputRope,
+                      "sharedKey = " + Twine(plan.getKeyShares()) +
+                          " does not rotate O back");
   }
   // Split-KV distributes a dense batch's tiles in a strided order.
   if (plan.getSplits() > 1 &&

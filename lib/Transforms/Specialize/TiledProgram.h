@@ -137,6 +137,10 @@ struct KernelShape {
   int64_t headBlocks() const { return queryHeads / pack; }
   int64_t qTileBytes() const { return qkAtoms() * atomBytes(qRows()); }
   int64_t oTileBytes() const { return oAtoms() * atomBytes(qRows()); }
+  /// Shared keys: a Q stage's P tile, its rows of blockN 16-bit keys.
+  int64_t pTileBytes() const {
+    return plan.getBlockN() / kAtom * atomBytes(qRows());
+  }
   /// Q slots: sm_90a double-buffers each consumer's Q where it fits, so
   /// that the next tile's loads before the consumer is done with this one.
   int64_t qSlots() const { return plan.getQSlots(); }

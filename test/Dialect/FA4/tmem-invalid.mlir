@@ -328,3 +328,51 @@ func.func @window_start(%p: !fa4.tmem<128x32xf8E4M3FN>, %v: memref<1x128x32xf8E4
   fa4.mma %p, %v, %o, %acc b_major(k) : !fa4.tmem<128x32xf8E4M3FN>, memref<1x128x32xf8E4M3FN, strided<[16384, 128, 1], offset: 16>, #gpu.address_space<workgroup>>, !fa4.tmem<128x128xf32>
   return
 }
+
+// -----
+
+!rows32 = memref<2x32x64xbf16, #gpu.address_space<workgroup>>
+!tile = memref<2x128x64xbf16, #gpu.address_space<workgroup>>
+func.func @f(%q: !rows32, %k: !tile, %s: !fa4.tmem<128x32xf32>, %acc: i1) {
+  // expected-error @+1 {{ws(M) takes M = 32 or 64, got 48}}
+  fa4.mma %q, %k, %s, %acc b_major(k) ws(48) : !rows32, !tile, !fa4.tmem<128x32xf32>
+  return
+}
+
+// -----
+
+!rows32 = memref<2x32x64xbf16, #gpu.address_space<workgroup>>
+!tile = memref<2x128x64xbf16, #gpu.address_space<workgroup>>
+func.func @f(%q: !rows32, %k: !tile, %s: !fa4.tmem<128x24xf32>, %acc: i1) {
+  // expected-error @+1 {{a ws(32) accumulator of 24 columns holds N = 24 x 128 / 32; N must be 64, 128 or 256 (16, 32 or 64 columns)}}
+  fa4.mma %q, %k, %s, %acc b_major(k) ws(32) : !rows32, !tile, !fa4.tmem<128x24xf32>
+  return
+}
+
+// -----
+
+!tile = memref<2x128x64xbf16, #gpu.address_space<workgroup>>
+func.func @f(%p: !fa4.tmem<128x128xbf16>, %v: !tile, %o: !fa4.tmem<128x32xf32>, %acc: i1) {
+  // expected-error @+1 {{ws(32) reads a from shared memory only (a Tensor Memory a of the folded layout is not built)}}
+  fa4.mma %p, %v, %o, %acc b_major(mn) ws(32) : !fa4.tmem<128x128xbf16>, !tile, !fa4.tmem<128x32xf32>
+  return
+}
+
+// -----
+
+!tile = memref<2x128x64xbf16, #gpu.address_space<workgroup>>
+func.func @f(%q: !tile, %k: !tile, %s: !fa4.tmem<128x32xf32>, %acc: i1) {
+  // expected-error @+1 {{a must have M = 32 rows, got 128}}
+  fa4.mma %q, %k, %s, %acc b_major(k) ws(32) : !tile, !tile, !fa4.tmem<128x32xf32>
+  return
+}
+
+// -----
+
+!rows32 = memref<2x32x64xbf16, #gpu.address_space<workgroup>>
+!keys64 = memref<2x64x64xbf16, #gpu.address_space<workgroup>>
+func.func @f(%q: !rows32, %k: !keys64, %s: !fa4.tmem<128x32xf32>, %acc: i1) {
+  // expected-error @+1 {{b holds N x K = 64 x 128 but the MMA is M x N x K = 32 x 128 x 128}}
+  fa4.mma %q, %k, %s, %acc b_major(k) ws(32) : !rows32, !keys64, !fa4.tmem<128x32xf32>
+  return
+}

@@ -37,3 +37,15 @@ func.func @buffer() {
   nvvm.tcgen05.wait <load>
   return
 }
+
+// The weight-stationary MMA: 32 rows against 128 keys, folded into 32
+// columns of every lane.
+// CHECK-LABEL: func.func @weight_stationary
+func.func @weight_stationary(%q: memref<2x32x64xbf16, #gpu.address_space<workgroup>>,
+                             %k: memref<2x128x64xbf16, #gpu.address_space<workgroup>>,
+                             %acc: i1) {
+  %s = fa4.tmem.buffer "s0" : !fa4.tmem<128x32xf32>
+  // CHECK: fa4.mma %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} b_major(k) ws(32) : memref<2x32x64xbf16, #gpu.address_space<workgroup>>, memref<2x128x64xbf16, #gpu.address_space<workgroup>>, !fa4.tmem<128x32xf32>
+  fa4.mma %q, %k, %s, %acc b_major(k) ws(32) : memref<2x32x64xbf16, #gpu.address_space<workgroup>>, memref<2x128x64xbf16, #gpu.address_space<workgroup>>, !fa4.tmem<128x32xf32>
+  return
+}

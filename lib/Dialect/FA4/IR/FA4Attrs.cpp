@@ -47,7 +47,7 @@ int64_t PlanAttr::sharedMemoryBytes(Arch arch, int64_t qStages,
                                     int64_t kvStages, int64_t blockM,
                                     int64_t blockN, int64_t headDim,
                                     int64_t headDimV, int64_t elementBytes,
-                                    int64_t interleave) {
+                                    int64_t interleave, int64_t sharedKey) {
   int64_t qk = rowBytes(headDim, elementBytes);
   // A K tile is blockN rows of Dqk; a V tile blockN rows of Dv, or (FP8,
   // key-major) Dv rows of blockN keys.
@@ -58,11 +58,21 @@ int64_t PlanAttr::sharedMemoryBytes(Arch arch, int64_t qStages,
   int64_t qTiles = qSlots(arch, qStages, std::max(headDim, headDimV));
   int64_t oTiles = arch == Arch::sm_90a ? qStages : 1;
   int64_t oTile = rowBytes(headDimV, 2) * blockM;
+  // Two f32 per softmax thread (a row's, or with shared keys each
+  // thread's copy of its row's).
   int64_t statistics = arch == Arch::sm_90a ? 0
-                                            : qStages * interleave * blockM *
+                                            : qStages * interleave *
+                                                  limits::kThreadsPerWarpgroup *
                                                   2 * int64_t(sizeof(float));
+  // Shared keys: each Q stage's P (blockM rows of blockN 16-bit keys) for
+  // the PV MMA, and its row exchange (two parities of an f32 per thread).
+  int64_t sharedKeyBytes =
+      sharedKey > 1 ? qStages * (blockM * rowBytes(blockN, elementBytes) +
+                                 2 * limits::kThreadsPerWarpgroup *
+                                     int64_t(sizeof(float)))
+                    : 0;
   return qk * qTiles * blockM + slot * kvStages + oTile * oTiles + statistics +
-         limits::kSmemReservedBytes;
+         sharedKeyBytes + limits::kSmemReservedBytes;
 }
 
 /// sm_100a: the softmax warpgroups (one per Q stage, or kvInterleave
@@ -77,10 +87,10 @@ static int64_t registersPerCta(Arch arch, int64_t softmaxWarpgroups,
 }
 
 int64_t PlanAttr::tmemColumns(int64_t softmaxWarpgroups, int64_t blockN,
-                              int64_t headDimV) {
+                              int64_t headDimV, int64_t sharedKey) {
   // Per softmax warpgroup: S is blockN f32 columns (P aliases it as
-  // 16-bit); O is Dv columns.
-  return softmaxWarpgroups * (blockN + headDimV);
+  // 16-bit); O is Dv columns. Shared keys fold both over the lanes.
+  return softmaxWarpgroups * (blockN + headDimV) / sharedKey;
 }
 
 int64_t PlanAttr::getNumWarpgroups() const {
@@ -127,17 +137,28 @@ LogicalResult PlanAttr::verify(
     std::optional<int64_t> kvSplits, SplitCombine splitCombine,
     std::optional<int64_t> operandBytes, std::optional<int64_t> polynomialTanh,
     std::optional<int64_t> softcapCeiling, std::optional<int64_t> kvInterleave,
-    PPrecision pPrecision) {
+    PPrecision pPrecision, std::optional<int64_t> sharedKey) {
   // Every parameter is bounded before the resource formulas below use it,
   // so that they cannot overflow.
   bool hopper = arch == Arch::sm_90a;
   if (hopper &&
       failed(verifyHopperFields(emitError, blockM, correctionRegs, pvSplit)))
     return failure();
-  if (!hopper && blockM != 128)
-    return emitError() << "blockM must be 128 on sm_100a (one tcgen05 M=128 "
-                          "tile), got "
-                       << blockM;
+  // Shared keys: 2 or 4 threads per row, on a Q stage of 128 / sharedKey
+  // rows (the weight-stationary MMA's M).
+  int64_t keyShares = sharedKey.value_or(1);
+  if (keyShares != 1 && keyShares != 2 && keyShares != 4)
+    return emitError() << "sharedKey must be 1, 2 or 4, got " << keyShares;
+  if (keyShares > 1 && hopper)
+    return emitError() << "sharedKey needs sm_100a (the weight-stationary "
+                          "tcgen05 MMA)";
+  if (!hopper && blockM != 128 / keyShares)
+    return emitError() << "blockM must be " << 128 / keyShares << " on sm_100a"
+                       << (keyShares > 1 ? " with sharedKey = " +
+                                               std::to_string(keyShares) +
+                                               " (a tcgen05.mma.ws M)"
+                                         : " (one tcgen05 M=128 tile)")
+                       << ", got " << blockM;
   // sm_90a: any multiple of the PV wgmma's K step (16) up to 128 (S is an
   // m64nN wgmma, N a multiple of 8 up to 256; the consumer's registers
   // bound it). sm_100a: 128-key blocks, or 64 where a head dim past 192
@@ -201,7 +222,13 @@ LogicalResult PlanAttr::verify(
                           "(e4m3 P's normals end at 2^-6)";
   // The softmax writes P in 32-column fragments; the first PV MMA takes a
   // whole number of them.
-  if (!hopper && (pvSplit <= 0 || pvSplit >= blockN || pvSplit % 32 != 0))
+  // Shared keys: P goes through shared memory to one PV MMA.
+  if (!hopper && keyShares > 1 && pvSplit != 0)
+    return emitError() << "pvSplit must be 0 with sharedKey (one PV MMA "
+                          "reads P from shared memory), got "
+                       << pvSplit;
+  if (!hopper && keyShares == 1 &&
+      (pvSplit <= 0 || pvSplit >= blockN || pvSplit % 32 != 0))
     return emitError() << "pvSplit must be a multiple of 32 in (0, blockN = "
                        << blockN << "), got " << pvSplit;
   if (rescaleThreshold < 0 || rescaleThreshold > limits::kMaxRescaleThreshold)
@@ -271,6 +298,24 @@ LogicalResult PlanAttr::verify(
                           "e4m3, whose largest value is 448), got "
                        << rescaleThreshold;
 
+  // Shared keys: the .ws MMAs' N (S: blockN, O: Dv) is 64, 128 or 256;
+  // each thread's shares stay whole 16-column TMEM accesses. Not with what
+  // reads a whole row per thread elsewhere (interleaved warpgroups' combine,
+  // the cluster exchange, P in Tensor Memory as hi + lo or e4m3).
+  if (keyShares > 1) {
+    if (valueHeadDim != 64 && valueHeadDim != 128 && valueHeadDim != 256)
+      return emitError() << "sharedKey needs Dv of 64, 128 or 256 (the N of "
+                            "the PV tcgen05.mma.ws), got "
+                         << valueHeadDim;
+    if (interleave > 1 || cluster || operandBytes ||
+        pPrecision == PPrecision::hi_lo)
+      return emitError() << "sharedKey does not combine with "
+                         << (interleave > 1 ? "kvInterleave = 2"
+                             : cluster      ? "splitCombine = cluster"
+                             : operandBytes ? "FP8 operands"
+                                            : "pPrecision = hi_lo");
+  }
+
   // What the plan asks of one SM.
   int64_t softmaxWarpgroups = qStages * interleave;
   int64_t warpgroups = hopper ? qStages + 1 : softmaxWarpgroups + 2;
@@ -295,19 +340,22 @@ LogicalResult PlanAttr::verify(
                    "warpgroups)";
   }
   if (arch == Arch::sm_100a) {
-    int64_t columns = tmemColumns(softmaxWarpgroups, blockN, valueHeadDim);
+    int64_t columns =
+        tmemColumns(softmaxWarpgroups, blockN, valueHeadDim, keyShares);
     if (columns > limits::kTmemColumns)
       return emitError() << "plan needs " << columns << " TMEM columns ("
                          << softmaxWarpgroups
                          << (interleave > 1 ? " interleaved softmax warpgroups"
                                             : " Q stages")
-                         << " x (" << blockN << " S + " << valueHeadDim
-                         << " O)), more than the " << limits::kTmemColumns
+                         << " x (" << blockN << " S + " << valueHeadDim << " O)"
+                         << (keyShares > 1 ? " / " + std::to_string(keyShares)
+                                           : "")
+                         << "), more than the " << limits::kTmemColumns
                          << " available";
   }
-  int64_t smem =
-      sharedMemoryBytes(arch, qStages, kvStages, blockM, blockN, headDim,
-                        valueHeadDim, operandBytes.value_or(2), interleave);
+  int64_t smem = sharedMemoryBytes(
+      arch, qStages, kvStages, blockM, blockN, headDim, valueHeadDim,
+      operandBytes.value_or(2), interleave, keyShares);
   if (cluster)
     smem += exchangeBytes(qStages, blockM, valueHeadDim);
   if (smem > limits::kSmemBytes)
@@ -316,6 +364,7 @@ LogicalResult PlanAttr::verify(
                        << " K/V stages, O staging"
                        << (hopper ? "" : ", statistics")
                        << (cluster ? ", the cluster's partial rows" : "")
+                       << (keyShares > 1 ? ", P and the row exchange" : "")
                        << "), more than the " << limits::kSmemBytes
                        << " available";
   return success();

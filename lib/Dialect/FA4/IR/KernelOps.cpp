@@ -319,6 +319,25 @@ LogicalResult MmaOp::verify() {
     return emitOpError() << "accumulator must be a 128-lane f32 TMEM region, "
                             "got "
                          << d;
+  // The weight-stationary MMA: M = 32 or 64 with N = 64, 128 or 256,
+  // folded over the 128 lanes into N M / 128 columns.
+  int64_t m = getM();
+  if (getWs()) {
+    if (m != 32 && m != 64)
+      return emitOpError() << "ws(M) takes M = 32 or 64, got " << m;
+    int64_t n = getN();
+    if (getDColumns() * 128 % m != 0 || (n != 64 && n != 128 && n != 256))
+      return emitOpError() << "a ws(" << m << ") accumulator of "
+                           << getDColumns()
+                           << " columns holds N = " << getDColumns()
+                           << " x 128 / " << m << "; N must be 64, 128 or 256 ("
+                           << 64 * m / 128 << ", " << 128 * m / 128 << " or "
+                           << 256 * m / 128 << " columns)";
+    if (isa<TmemType>(getA().getType()))
+      return emitOpError() << "ws(" << m
+                           << ") reads a from shared memory only (a Tensor "
+                              "Memory a of the folded layout is not built)";
+  }
   int64_t n = getN();
   if (n < 16 || n > 256 || n % 16 != 0)
     return emitOpError() << "N (accumulator columns) must be a multiple of 16 "
@@ -340,8 +359,8 @@ LogicalResult MmaOp::verify() {
     auto aTile = cast<MemRefType>(getA().getType());
     if (failed(verifySmemTile(*this, "a", aTile)))
       return failure();
-    if (aTile.getDimSize(1) != 128)
-      return emitOpError() << "a must have M = 128 rows, got "
+    if (aTile.getDimSize(1) != m)
+      return emitOpError() << "a must have M = " << m << " rows, got "
                            << aTile.getDimSize(1);
     elementType = aTile.getElementType();
   }
@@ -353,8 +372,8 @@ LogicalResult MmaOp::verify() {
     return emitOpError() << "K must be a multiple of " << step << " for "
                          << elementType << ", got " << k;
 
-  return verifyBOperand(*this, getB().getType(), elementType, getBMajor(), 128,
-                        n, k, /*kWindow=*/true);
+  return verifyBOperand(*this, getB().getType(), elementType, getBMajor(), m, n,
+                        k, /*kWindow=*/true);
 }
 
 //===----------------------------------------------------------------------===//

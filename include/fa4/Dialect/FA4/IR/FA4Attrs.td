@@ -152,6 +152,7 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     | `polynomialTanh` | with a softcap: of every 16 scores, how many take tanh from an FMA polynomial instead of MUFU `tanh.approx`, in warps whose scores all lie within the cap (absent: 0; up to 8 spill nothing on either target, more spill at sm_90a's 128-key blocks) |
     | `kvInterleave` | sm_100a: softmax warpgroups sharing each Q tile, taking its KV blocks in turn (absent: 1). At 2 (one Q stage) each warpgroup has its own S, P and O in Tensor Memory over every other KV block, and the correction warpgroup combines the two partial rows with their statistics before the store: a CTA's work tile is 128 rows, half of two Q stages', so a grid with fewer tiles than two per SM keeps twice the SMs busy, and head dims whose two Q tiles do not fit beside the K/V ring still use both softmax warpgroups |
     | `pPrecision` | `single` (absent: P rounded once to the 16-bit operand type) or `hi_lo`: P as the sum of two 16-bit parts, `hi` = P rounded and `lo` = (P - hi) rounded, each multiplied by V in its own MMA into the same O, so that O sees P to about 16 bits of mantissa instead of 8 (bf16) at twice the PV MMAs (the seeds' decode kernel, where the MMAs are idle; 16-bit operands only). On sm_100a the softmax then reads S a 32-key chunk at a time, once for the row maximum and once for P, and writes each chunk's `hi` and `lo` into that chunk's own S columns |
+    | `sharedKey` | sm_100a: threads of a softmax warpgroup sharing each query row (absent: 1). At 2 or 4 a Q stage is `blockM = 128 / sharedKey` rows, and the weight-stationary MMA (`tcgen05.mma.ws`, M = `blockM`) folds S and O over the 128 lanes: lane t holds row `t mod blockM` of the `t / blockM`-th of `sharedKey` equal column shares (of S's keys, of O's columns), in `blockN / sharedKey` and `Dv / sharedKey` TMEM columns. The threads of a row agree on its maximum through shared memory every KV block (a double-buffered exchange, one named barrier per warpgroup) and write P to shared memory for the PV MMA (`pvSplit` 0: one PV MMA); Dv is 64, 128 or 256 (the N of a .ws MMA; blockN is 64 or 128 anyway). The Mojo FA4 shared-key mode: 1 / sharedKey of the softmax work per key where a tile's rows are few (decode) |
     | `softcapCeiling` | with a softcap: the largest cap in log2 units, `B = softcap log2(e)` (a launch argument), at which the softmax takes `B` as every row's exponent reference in place of the running maximum: no row maximum per KV block, no rescale of O (absent: never; at most 48 for bf16, 7 for f16, as P = 2^(s - B) >= 2^-2B must stay a normal number with room in O's f32 accumulator; not with FP8) |
 
     On `sm_90a` (FlashAttention-3 structure) a Q stage is the 64-row tile of
@@ -175,12 +176,16 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     `rescaleThreshold` 0 to 64, `polynomialTanh` 0 to 16, `softcapCeiling` 1 to 48, `kvSplits` 1 to 64 and with more than one
     split the `linear` or `lpt` scheduler, `kvInterleave` 1 or 2 and 2 only
     on sm_100a with one Q stage and no split, `pPrecision = hi_lo` only
-    with 16-bit operands and not with `kvInterleave = 2`; `fa4-specialize` builds every plan within
+    with 16-bit operands and not with `kvInterleave = 2`, `sharedKey` 1, 2
+    or 4 and above 1 only on sm_100a with `blockM = 128 / sharedKey`,
+    Dv of 64, 128 or 256, `pvSplit` 0, 16-bit operands, P
+    rounded once, one softmax warpgroup per Q stage and no cluster split;
+    `fa4-specialize` builds every plan within
     these ranges. It then checks what the plan asks of one SM: registers
     (`128 x (qStages x kvInterleave x softmaxRegs + correctionRegs + producerRegs)` within
     the registers the CTA is launched with: 65536 for four warpgroups
     (sm_90a's three consumers and the producer too),
-    64512 for three, as setmaxnreg only moves them between warpgroups), TMEM columns on sm_100a (`qStages x kvInterleave x (blockN + Dv) <= 512`)
+    64512 for three, as setmaxnreg only moves them between warpgroups), TMEM columns on sm_100a (`qStages x kvInterleave x (blockN + Dv) / sharedKey <= 512`)
     and shared memory (`<= 227 KB`, tiles counted at their atoms' width:
     128 bytes, 64 16-bit or 128 FP8 columns; O staging always 16-bit).
 
@@ -221,7 +226,8 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     OptionalParameter<"std::optional<int64_t>">:$softcapCeiling,
     OptionalParameter<"std::optional<int64_t>">:$kvInterleave,
     DefaultValuedParameter<"::mlir::fa4::PPrecision",
-                           "::mlir::fa4::PPrecision::single">:$pPrecision
+                           "::mlir::fa4::PPrecision::single">:$pPrecision,
+    OptionalParameter<"std::optional<int64_t>">:$sharedKey
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
@@ -245,6 +251,8 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     int64_t getSoftmaxWarpgroups() const {
       return getQStages() * getInterleave();
     }
+    /// Threads sharing each query row (sm_100a's sharedKey; 1 without).
+    int64_t getKeyShares() const { return getSharedKey().value_or(1); }
     /// Whether the splits form a thread-block cluster (1 CTA: none).
     bool isClusterSplit() const {
       return getSplits() > 1 && getSplitCombine() == SplitCombine::cluster;
@@ -279,9 +287,10 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
                                      int64_t blockN, int64_t headDim,
                                      int64_t headDimV,
                                      int64_t elementBytes = 2,
-                                     int64_t interleave = 1);
+                                     int64_t interleave = 1,
+                                     int64_t sharedKey = 1);
     static int64_t tmemColumns(int64_t softmaxWarpgroups, int64_t blockN,
-                               int64_t headDimV);
+                               int64_t headDimV, int64_t sharedKey = 1);
   }];
 }
 

@@ -1236,6 +1236,15 @@ def FA4_MmaOp : FA4_Op<"mma",
     the last atom; by default all of a's atoms), and an MN-major `b` may
     hold more atoms' columns than N, up to the atom N ends in.
 
+    `ws(M)` (M = 32 or 64) issues the weight-stationary MMA,
+    `tcgen05.mma.ws`: `a` has M rows (shared memory), N is 64, 128 or 256,
+    and the M x N product is folded over the 128 lanes of `d`, which holds
+    N M / 128 columns: element (i, j) of the product is in lane
+    `i + M floor(j / (N M / 128))`, column `j mod (N M / 128)`. Lane t of
+    such a region thus holds row `t mod M` of the `t / M`-th of `128 / M`
+    equal column shares, and a warp reads its share through its own 32
+    lanes.
+
     Completion is observed only through `fa4.mma.commit`.
 
     ```mlir
@@ -1248,6 +1257,12 @@ def FA4_MmaOp : FA4_Op<"mma",
         : memref<2x128x64xbf16, #gpu.address_space<workgroup>>,
           memref<2x128x64xbf16, #gpu.address_space<workgroup>>,
           !fa4.tmem<128x128xf32>
+    // Weight-stationary M = 32: 32 query rows against 128 keys, each warp's
+    // lanes holding 32 of the keys (32 columns).
+    fa4.mma %q32, %k, %s32, %false b_major(k) ws(32)
+        : memref<2x32x64xbf16, #gpu.address_space<workgroup>>,
+          memref<2x128x64xbf16, #gpu.address_space<workgroup>>,
+          !fa4.tmem<128x32xf32>
     // FP8: P (96 keys of e4m3 in TMEM) times keys [0, 96) of a key-major V.
     fa4.mma %p, %v, %o, %true b_major(k)
         : !fa4.tmem<128x96xf8E4M3FN>,
@@ -1261,6 +1276,7 @@ def FA4_MmaOp : FA4_Op<"mma",
     tcgen05.mma.cta_group::1.kind::f16 [d], adesc, bdesc, idesc, p;     // a in SMEM
     tcgen05.mma.cta_group::1.kind::f16 [d], [a], bdesc, idesc, p;       // a in TMEM
     tcgen05.mma.cta_group::1.kind::f8f6f4 [d], [a], bdesc, idesc, p;    // e4m3
+    tcgen05.mma.ws.cta_group::1.kind::f16 [d], adesc, bdesc, idesc, p;  // ws(M)
     ```
   }];
   let arguments = (ins
@@ -1269,14 +1285,18 @@ def FA4_MmaOp : FA4_Op<"mma",
     FA4_TmemType:$d,
     I1:$accumulate,
     FA4_OperandMajor:$b_major,
-    OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$depth);
+    OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$depth,
+    OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$ws);
   let assemblyFormat = [{
-    $a `,` $b `,` $d `,` $accumulate `b_major` `(` $b_major `)` (`depth` `(` $depth^ `)`)? attr-dict `:` qualified(type($a)) `,` type($b) `,` qualified(type($d))
+    $a `,` $b `,` $d `,` $accumulate `b_major` `(` $b_major `)` (`depth` `(` $depth^ `)`)? (`ws` `(` $ws^ `)`)? attr-dict `:` qualified(type($a)) `,` type($b) `,` qualified(type($d))
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    int64_t getM() { return 128; }
-    int64_t getN() { return getD().getType().getElements(); }
+    /// M: 128, or a weight-stationary MMA's 32 or 64.
+    int64_t getM() { return getWs() ? static_cast<int64_t>(*getWs()) : 128; }
+    /// TMEM columns of `d`: N M / 128 (the product folded over the lanes).
+    int64_t getDColumns() { return getD().getType().getElements(); }
+    int64_t getN() { return getDColumns() * 128 / getM(); }
     int64_t getK();
   }];
 }
