@@ -25,7 +25,10 @@ dims --hi-lo-head-dims (default 64 and 128; full and causal at GQA 1 and
 8, the rest at 7), printed as "hi-lo <mask> ..."; with --shared-key,
 sm_100a's shared keys (`shared-key=4`: four threads per row of a 32-row Q
 stage) over the same masks and RoPE on Q at head dims 64 and 128, and
-causal head dim 256 at `shared-key=2` and 4, printed as "shared-key ...".
+causal head dim 256 at `shared-key=2` and 4, printed as "shared-key ...";
+with --decode, the decode family (`family=decode`, sm_100a swap-AB) over
+the 16-bit masks and packed sequences over a paged cache at head dim 128
+and causal head dim 256, printed as "decode ...".
 
 usage: config-matrix.py --fa4-opt PATH --ptxas PATH [--work DIR]
                         [--arch sm_100a|sm_90a] [--head-dims 64,128]
@@ -169,6 +172,10 @@ def main():
                         help="rows with shared-key=4 (sm_100a: four threads per row, "
                              "32-row Q stages) over the masks at head dims 64 and 128, "
                              "and shared-key=2 and 4 at head dim 256")
+    parser.add_argument("--decode", action="store_true",
+                        help="rows of the decode family (family=decode, sm_100a "
+                             "swap-AB) over the 16-bit masks at head dim 128, and "
+                             "causal head dim 256")
     parser.add_argument("--hi-lo", action="store_true",
                         help="rows with p-precision=hi_lo (P as two 16-bit parts)")
     parser.add_argument("--hi-lo-head-dims", default="64,128",
@@ -215,6 +222,15 @@ def main():
                                   mask in ("full", "causal") else (7,))]
         configs += [("causal", "bf16", 256, 8, f"shared-key={shares}",
                      f"shared-key{shares}") for shares in (2, 4)]
+    if args.decode:
+        masks = [("full", "bf16"), ("causal", "bf16"), ("causal", "f16"),
+                 ("window", "bf16"), ("softcap", "bf16"), ("sink", "bf16"),
+                 ("packed-paged", "bf16")]
+        configs += [(mask, dtype, 128, ratio, "family=decode", "decode")
+                    for mask, dtype in masks
+                    for ratio in ((1, 8) if dtype == "bf16" and
+                                  mask in ("full", "causal") else (7,))]
+        configs += [("causal", "bf16", 256, 8, "family=decode", "decode")]
     if args.hi_lo:
         hi_lo_dims = [int(d) for d in args.hi_lo_head_dims.split(",")]
         masks = [("full", "bf16"), ("causal", "bf16"), ("causal", "f16"),

@@ -114,6 +114,7 @@ void Cta::executeMma(MmaPipe &pipe) {
                         : format == Format::f16 ? tcgen05::kFormatF16
                                                 : tcgen05::kFormatE4M3;
   bool bMnMajor = mma.getBMajor() == OperandMajor::mn;
+  bool aMnMajor = mma.isAMnMajor();
   int64_t m = mma.getM(), n = mma.getN(), k = mma.getK();
   auto atomStride = [&](MemRefType type) {
     return type.getStridesAndOffset().first[0] * bytes;
@@ -141,20 +142,25 @@ void Cta::executeMma(MmaPipe &pipe) {
   for (int64_t step = 0; step < k / kStep; ++step) {
     // The instruction the lowering issues for this step, decoded the way
     // the Tensor Core reads it.
-    uint32_t idesc = tcgen05::instructionDescriptor(formatCode, bMnMajor, m, n);
+    uint32_t idesc =
+        tcgen05::instructionDescriptor(formatCode, bMnMajor, m, n, aMnMajor);
     int64_t stepM = ((idesc >> 24) & 0x1F) << 4;
     int64_t stepN = ((idesc >> 17) & 0x3F) << 3;
+    bool stepAMn = (idesc >> 15) & 1;
     bool stepBMn = (idesc >> 16) & 1;
     if (stepM != m || stepN != n)
       return (void)fail(work.op, "the instruction descriptor does not encode "
                                  "the MMA's shape");
     if (aTile) {
       SmemDescriptor a = decodeSmemDescriptor(tcgen05::smemDescriptor(
-          aAddress + tcgen05::kMajorStepBytes(step, atomStride(aTile)),
-          tcgen05::kKMajorLeadingBytes, tcgen05::kKMajorStrideBytes));
+          aAddress + (stepAMn
+                          ? tcgen05::mnMajorStepBytes(step)
+                          : tcgen05::kMajorStepBytes(step, atomStride(aTile))),
+          stepAMn ? atomStride(aTile) : tcgen05::kKMajorLeadingBytes,
+          tcgen05::kKMajorStrideBytes));
       if (a.swizzle != tcgen05::kSwizzle128B)
         return (void)fail(work.op, "A is not in 128-byte swizzle mode");
-      if (!readShared(a, false, m, aValues))
+      if (!readShared(a, stepAMn, m, aValues))
         return;
     } else {
       int64_t column = work.a.base + tcgen05::tmemStepColumns(step);

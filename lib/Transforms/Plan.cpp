@@ -38,6 +38,9 @@ checkOptions(const FA4PlanOptions &options,
     return emitError() << "fa4-plan: unknown split-combine '"
                        << options.splitCombine
                        << "' (expected workspace or cluster)";
+  if (!options.family.empty() && !symbolizeKernelFamily(options.family))
+    return emitError() << "fa4-plan: unknown family '" << options.family
+                       << "' (expected prefill or decode)";
   if (!options.pPrecision.empty() && !symbolizePPrecision(options.pPrecision))
     return emitError() << "fa4-plan: unknown p-precision '"
                        << options.pPrecision << "' (expected single or hi_lo)";
@@ -61,6 +64,7 @@ checkOptions(const FA4PlanOptions &options,
            Numeric{"pv-split", options.pvSplit, 0},
            Numeric{"kv-interleave", options.kvInterleave, 0},
            Numeric{"shared-key", options.sharedKey, 0},
+           Numeric{"block-m", options.blockM, 0},
            Numeric{"rescale-threshold", options.rescaleThreshold, -1},
            Numeric{"kv-splits", options.kvSplits, 0},
        })
@@ -188,6 +192,61 @@ int64_t mlir::fa4::splitsFor(Arch arch, int64_t tiles, int64_t kvBlocks) {
   return std::max<int64_t>(splits, 1);
 }
 
+/// What the decode family refuses before a plan is chosen, at the op in its
+/// terms (the plan verifier holds the plan's fields to the same rules).
+static LogicalResult
+checkDecodeOptions(AttentionOp op, const FA4PlanOptions &options, Arch target) {
+  bool decode = options.family == "decode";
+  if (!decode) {
+    if (options.blockM > 0)
+      return op.emitOpError()
+             << "block-m applies to the decode family (family=decode); a "
+                "prefill Q tile's rows follow from the target";
+    return success();
+  }
+  if (target != Arch::sm_100a)
+    return op.emitOpError() << "family=decode needs sm_100a (swap-AB tcgen05 "
+                               "MMAs with S and O in Tensor Memory), got "
+                            << stringifyArch(target);
+  int64_t headDimV = op.getHeadDimV();
+  if (headDimV != 128 && headDimV != 256)
+    return op.emitOpError() << "family=decode needs a value head dim of 128 "
+                               "or 256 (O^T is Dv / 128 MMA tiles), got "
+                            << headDimV;
+  StringRef refused = op.isFp8()                           ? "FP8 operands"
+                      : options.sharedKey > 1              ? "shared-key"
+                      : options.kvInterleave > 1           ? "kv-interleave=2"
+                      : options.pPrecision == "hi_lo"      ? "p-precision=hi_lo"
+                      : options.softcapCeiling > 0         ? "softcap-ceiling"
+                      : op.hasRope() && op.getRopeOutput() ? "rope_output"
+                      : !op.getScoreMod().empty() || !op.getMaskMod().empty()
+                          ? "score or mask regions"
+                          : "";
+  if (!refused.empty())
+    return op.emitOpError()
+           << "family=decode does not combine with " << refused;
+  return success();
+}
+
+/// The decode family's default GQA packing: the largest divisor of the
+/// group that divides a Q tile of 16 or 32 rows (8 heads: 8; 12: 4; 7: 1).
+static int64_t decodePack(int64_t groupSize) {
+  for (int64_t pack = groupSize; pack > 1; --pack)
+    if (groupSize % pack == 0 && 32 % pack == 0)
+      return pack;
+  return 1;
+}
+
+/// The decode family's default Q tile: 16 rows where the static query's
+/// positions times the packed heads fit them, else 32 (a dynamic or packed
+/// query: 32).
+static int64_t decodeRows(AttentionOp op, int64_t pack) {
+  int64_t seqQ = op.getQuery().getType().getDimSize(op.getSequenceDim());
+  if (op.isVarlen() || ShapedType::isDynamic(seqQ) || seqQ == 0)
+    return 32;
+  return seqQ * pack <= 16 && pack <= 16 ? 16 : 32;
+}
+
 FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
                                           const FA4PlanOptions &options) {
   if (failed(checkOptions(options, [&] { return op.emitOpError(); })))
@@ -254,11 +313,28 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
               "columns would span the threads that share a row)";
   int64_t blockM = hopper ? 64 : 128 / sharedKey;
   int64_t groupSize = op.getGroupSize();
+  // The decode family (sm_100a swap-AB): the Q tile is the MMA's N.
+  bool decode = options.family == "decode";
+  KernelFamily family = decode ? KernelFamily::decode : KernelFamily::prefill;
+  if (failed(checkDecodeOptions(op, options, target)))
+    return failure();
   // The query heads of a group share K/V: pack as many of them into a Q
   // tile's rows as divide both the group and the tile (a ratio of 7 packs
   // none, 6 packs 2).
   int64_t gqaPack =
-      positiveOr(options.gqaPack, std::gcd(groupSize, blockM));
+      positiveOr(options.gqaPack,
+                 decode ? decodePack(groupSize) : std::gcd(groupSize, blockM));
+  if (decode) {
+    blockM = positiveOr(options.blockM, decodeRows(op, gqaPack));
+    // Fewer rows where the tile's shared memory leaves no room for a ring
+    // of two K/V slots.
+    int64_t unit = std::max<int64_t>(16, gqaPack);
+    while (options.blockM <= 0 && blockM > unit &&
+           PlanAttr::sharedMemoryBytes(
+               target, 1, 2, blockM, 128, headDim, headDimV, 2, 1, 1,
+               KernelFamily::decode) > limits::kSmemBytes)
+      blockM -= unit;
+  }
   if (groupSize % gqaPack != 0 || blockM % gqaPack != 0)
     return op.emitOpError()
            << "gqa-pack " << gqaPack << " must divide both the GQA ratio ("
@@ -268,7 +344,8 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
 
   bool causal = op.getCausal();
   bool hiLo = options.pPrecision == "hi_lo";
-  int64_t blockN = positiveOr(options.blockN, defaultBlockN(op, target, hiLo));
+  int64_t blockN = positiveOr(options.blockN,
+                              decode ? 128 : defaultBlockN(op, target, hiLo));
   // Score and mask regions (per-element code in the softmax).
   bool modified = !op.getScoreMod().empty() || !op.getMaskMod().empty();
   int64_t elementBytes = fp8 ? 1 : 2;
@@ -301,7 +378,7 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // (64-key blocks: one 32-column fragment first.)
   // (Computed once blockN is final: interleaving may narrow it below.)
   auto defaultPvSplit = [&] {
-    return hopper || sharedKey > 1              ? 0
+    return hopper || sharedKey > 1 || decode    ? 0
            : causal || modified || blockN < 128 ? blockN / 2
                                                 : blockN * 3 / 4;
   };
@@ -323,12 +400,13 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
 
   // sm_100a: two Q stages (ping-pong softmax warpgroups) where their S and
   // O fit the 512 TMEM columns (head dims up to 128), else one.
-  int64_t qStages = positiveOr(
-      options.qStages,
-      hopper || PlanAttr::tmemColumns(2, blockN, headDimV, sharedKey) <=
-                    limits::kTmemColumns
-          ? 2
-          : 1);
+  int64_t qStages =
+      positiveOr(options.qStages,
+                 !decode && (hopper || PlanAttr::tmemColumns(
+                                           2, blockN, headDimV, sharedKey) <=
+                                           limits::kTmemColumns)
+                     ? 2
+                     : 1);
   // sm_100a: both softmax warpgroups on one Q tile, each over every other
   // KV block (kvInterleave = 2), where a second Q stage would leave a
   // warpgroup idle or SMs without work: past Dv 128, where two Q stages'
@@ -342,8 +420,9 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   int64_t interleave = options.kvInterleave;
   if (interleave <= 0) {
     interleave = 1;
-    bool free = !hopper && !hiLo && sharedKey == 1 && options.qStages <= 0 &&
-                options.kvSplits <= 0 && options.splitCombine.empty() &&
+    bool free = !hopper && !decode && !hiLo && sharedKey == 1 &&
+                options.qStages <= 0 && options.kvSplits <= 0 &&
+                options.splitCombine.empty() &&
                 chooseKvSplits(op, target, qStages * (blockM / gqaPack), blockN,
                                gqaPack) == 1;
     bool idleWarpgroup =
@@ -397,7 +476,7 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   auto planBytes = [&](int64_t kvSlots) {
     return PlanAttr::sharedMemoryBytes(target, qStages, kvSlots, blockM, blockN,
                                        headDim, headDimV, elementBytes,
-                                       interleave, sharedKey) +
+                                       interleave, sharedKey, family) +
            (clusterSplit ? PlanAttr::exchangeBytes(qStages, blockM, headDimV)
                          : 0);
   };
@@ -408,14 +487,14 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // takes 3 (4 fit, and spilled 16 bytes in causal packed GQA).
   int64_t kvStages = options.kvStages;
   if (kvStages <= 0) {
-    kvStages = hopper && !(fp8 && widest > 192) ? 4 : 3;
+    kvStages = (hopper && !(fp8 && widest > 192)) || decode ? 4 : 3;
     while (kvStages > 2 && planBytes(kvStages) > limits::kSmemBytes)
       --kvStages;
     // The smallest plan of this head dim does not fit: say so in its terms
     // (a plan the options chose is the verifier's to report).
     int64_t smallest = PlanAttr::sharedMemoryBytes(
         target, qStages, kvStages, blockM, blockN, headDim, headDimV,
-        elementBytes, interleave, sharedKey);
+        elementBytes, interleave, sharedKey, family);
     if (options.qStages <= 0 && smallest > limits::kSmemBytes) {
       InFlightDiagnostic diag = op.emitOpError() << "head dim " << headDim;
       if (headDimV != headDim)
@@ -476,22 +555,27 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // sm_90a with three consumers (q-stages=3): 512 threads share the
   // register file, 3 x 160 + 32 of 512 per thread.
   bool threeConsumers = hopper && qStages == 3;
-  int64_t consumerRegs = narrowInterleaved                        ? 184
+  // The decode family: one softmax warpgroup (a key's scores, the rows'
+  // maxima and its share of their sums: 3 x blockM registers; at 192 a
+  // 32-row tile spilled 52-508 bytes) beside the producer warpgroup.
+  int64_t consumerRegs = decode                                   ? 240
+                         : narrowInterleaved                      ? 184
                          : ropeOutput || interleaved || wideShare ? 192
                          : !hopper                                ? 200
                          : threeConsumers                         ? 160
                          : splitHopper && qStages == 2            ? 224
                                                                   : 232;
-  int64_t correctionRegs = hopper                    ? 0
+  int64_t correctionRegs = hopper || decode          ? 0
                            : narrowInterleaved       ? 96
                            : interleaved             ? 88
                            : ropeOutput || wideShare ? 80
                                                      : 64;
-  int64_t producerRegs = interleaved && !narrowInterleaved ? 40
-                         : !hopper                         ? 48
-                         : threeConsumers                  ? 32
-                         : splitHopper || qStages == 1     ? 56
-                                                           : 40;
+  int64_t producerRegs = decode                              ? 56
+                         : interleaved && !narrowInterleaved ? 40
+                         : !hopper                           ? 48
+                         : threeConsumers                    ? 32
+                         : splitHopper || qStages == 1       ? 56
+                                                             : 40;
 
   // Softcap: on sm_100a half of the tanh from the FMA polynomial. The
   // SASS counts per KV block at head dim 128 (docs/PERFORMANCE.md): MUFU
@@ -502,8 +586,9 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // issue-bound and the polynomial lost on the H200 (docs/HOPPER.md): MUFU
   // tanh only. FP8 keeps MUFU tanh until counted. (Asked of an attention
   // without a softcap, checkKernelLimits refuses it.)
-  int64_t tanhOnFma = nonNegativeOr(options.polynomialTanh,
-                                    op.getSoftcap() && !hopper && !fp8 ? 8 : 0);
+  int64_t tanhOnFma =
+      nonNegativeOr(options.polynomialTanh,
+                    op.getSoftcap() && !hopper && !fp8 && !decode ? 8 : 0);
 
   // Softcap ceiling: as large as P's type allows (bf16 48, f16 7), but on
   // sm_90a only from Dv 128 on. On an H100 (docs/HOPPER.md) it took the
@@ -511,7 +596,7 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   // 64 (22% to 22-30%): there the MUFU unit, not the issue slots the row
   // maximum takes, bounds the softmax.
   int64_t ceiling = 0;
-  if (op.getSoftcap() && !fp8 && (!hopper || headDimV >= 128)) {
+  if (op.getSoftcap() && !fp8 && !decode && (!hopper || headDimV >= 128)) {
     Type element = op.getQuery().getType().getElementType();
     ceiling = element.isF16() ? limits::kMaxF16SoftcapCeiling
                               : limits::kMaxSoftcapCeiling;
@@ -529,7 +614,7 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
       positiveOr(options.softmaxRegs, consumerRegs),
       positiveOr(options.correctionRegs, correctionRegs),
       positiveOr(options.producerRegs, producerRegs),
-      nonNegativeOr(options.emulatedExp2, hopper ? 0 : 3),
+      nonNegativeOr(options.emulatedExp2, hopper || decode ? 0 : 3),
       positiveOr(options.pvSplit, defaultPvSplit()),
       nonNegativeOr(options.rescaleThreshold, 8),
       kvSplits > 1 ? std::optional<int64_t>(kvSplits) : std::nullopt,
@@ -538,7 +623,7 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
       ceiling > 0 ? std::optional<int64_t>(ceiling) : std::nullopt,
       interleave > 1 ? std::optional<int64_t>(interleave) : std::nullopt,
       hiLo ? PPrecision::hi_lo : PPrecision::single,
-      sharedKey > 1 ? std::optional<int64_t>(sharedKey) : std::nullopt);
+      sharedKey > 1 ? std::optional<int64_t>(sharedKey) : std::nullopt, family);
   if (!plan || failed(checkKernelLimits(op, plan)))
     return failure();
   return plan;

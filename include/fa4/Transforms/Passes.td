@@ -47,6 +47,13 @@ def FA4Plan : Pass<"fa4-plan"> {
     PV MMA through shared memory (the Mojo FA4 shared-key mode: 1 / N of
     the softmax work per key for decode-sized tiles; Dv 64, 128 or 256, the
     .ws MMA's N).
+    `family=decode` (sm_100a; never chosen by default) builds the swap-AB
+    decode kernel of the seeds: the KV block's 128 keys are the MMA's M and
+    a Q tile of `block-m` rows (16 to 128, a multiple of 16 and of the
+    packed heads; by default the static query's positions times the packed
+    heads rounded up to that, 64 rows' worth of positions where the query
+    length is dynamic) its N; one Q stage, Dv 128 or 256, registers 192 /
+    64, the deepest K/V ring up to 4 that fits.
     On sm_100a two Q stages where their S and O fit the 512 TMEM columns
     (head dims up to 128), one above, and
     64-key blocks past head dim 192 (16-bit), where 128-key K/V slots do
@@ -147,6 +154,13 @@ def FA4Plan : Pass<"fa4-plan"> {
            "sm_100a: warps of a softmax warpgroup sharing each query row, "
            "each over its share of a KV block's keys: 1 (default), 2 or 4 "
            "(Q stages of 128 / N rows)">,
+    Option<"family", "family", "std::string", /*default=*/"\"\"",
+           "Kernel family: prefill (default) or decode (sm_100a swap-AB: "
+           "the KV block's keys are the MMA's M, the Q tile's rows its N)">,
+    Option<"blockM", "block-m", "int64_t", /*default=*/"0",
+           "Rows of a Q tile of the decode family: a multiple of 16 from "
+           "16 to 128 and of gqa-pack (0: choose; prefill tiles take "
+           "theirs from the target)">,
     Option<"pPrecision", "p-precision", "std::string", /*default=*/"\"\"",
            "How the PV product takes P: single (default: rounded once to "
            "the 16-bit operand type) or hi_lo (P as its rounded value plus "

@@ -213,6 +213,7 @@ struct MmaLowering : ConvertOpToLLVMPattern<MmaOp> {
     if (bStrides[1] != tcgen05::atomElements(bits) || bStrides[2] != 1)
       return rewriter.notifyMatchFailure(op, "b rows are not 128 bytes apart");
     bool bMnMajor = op.getBMajor() == OperandMajor::mn;
+    bool aMnMajor = op.isAMnMajor();
     Type i64 = rewriter.getI64Type();
 
     // e4m3 operands: kind::f8f6f4, 32 elements per step.
@@ -222,9 +223,10 @@ struct MmaLowering : ConvertOpToLLVMPattern<MmaOp> {
                                          : tcgen05::kFormatF16;
     NVVM::Tcgen05MMAKind kind =
         fp8 ? NVVM::Tcgen05MMAKind::F8F6F4 : NVVM::Tcgen05MMAKind::F16;
-    Value idesc = i32Constant(
-        rewriter, loc,
-        tcgen05::instructionDescriptor(format, bMnMajor, op.getM(), op.getN()));
+    Value idesc =
+        i32Constant(rewriter, loc,
+                    tcgen05::instructionDescriptor(format, bMnMajor, op.getM(),
+                                                   op.getN(), aMnMajor));
     const LLVMTypeConverter &converter = *getTypeConverter();
     Value bAddress = tileAddress(rewriter, loc, converter, bType, adaptor.getB());
     auto aTile = dyn_cast<MemRefType>(op.getA().getType());
@@ -244,10 +246,13 @@ struct MmaLowering : ConvertOpToLLVMPattern<MmaOp> {
     auto c64 = [&](OpBuilder &b, int64_t v) {
       return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
     };
+    // An MN-major operand's leading byte offset is its atom stride (atoms
+    // along M or N), a K-major one's unused.
     Value aStart =
         aTile ? smemDescriptor(rewriter, loc, aAddress,
                                tcgen05::smemDescriptorFields(
-                                   tcgen05::kKMajorLeadingBytes,
+                                   aMnMajor ? atomStrideBytes(aTile)
+                                            : tcgen05::kKMajorLeadingBytes,
                                    tcgen05::kKMajorStrideBytes))
               : adaptor.getA();
     Value bStart = smemDescriptor(
@@ -256,8 +261,12 @@ struct MmaLowering : ConvertOpToLLVMPattern<MmaOp> {
                                                : tcgen05::kKMajorLeadingBytes,
                                       tcgen05::kPatternBytes));
     auto aOffset = [&](int64_t step) {
-      return aTile ? tcgen05::kMajorStepBytes(step, atomStrideBytes(aTile)) / 16
-                   : tcgen05::tmemStepColumns(step);
+      if (!aTile)
+        return tcgen05::tmemStepColumns(step);
+      return (aMnMajor
+                  ? tcgen05::mnMajorStepBytes(step)
+                  : tcgen05::kMajorStepBytes(step, atomStrideBytes(aTile))) /
+             16;
     };
     auto bOffset = [&](int64_t step) {
       return (bMnMajor ? tcgen05::mnMajorStepBytes(step)
@@ -302,7 +311,7 @@ struct MmaLowering : ConvertOpToLLVMPattern<MmaOp> {
     // after the atom's last group, to the next atom. The largest group of at
     // most an atom's steps that leaves at least two groups; inside a
     // structured region, or with no such group, the steps are unrolled.
-    bool kMajor = aTile || !bMnMajor;
+    bool kMajor = (aTile && !aMnMajor) || !bMnMajor;
     int64_t groupSteps = 0;
     for (int64_t g = kStepsPerAtom; g >= 1 && !groupSteps; --g)
       if (steps % g == 0 && steps / g >= 2 &&

@@ -303,21 +303,3 @@ void BlackwellPrefillRoles::stageChunk(Value normalized, int64_t firstColumn,
                             ValueRange{atom, row, mul(position, 8)});
   }
 }
-
-void BlackwellPrefillRoles::storeSwizzled(Value packed, Value firstColumn,
-                                          Value tile, Value row) {
-  // As stageChunk: 16-byte piece c of row r at piece c xor (r mod 8).
-  Value swizzle = rem(row, 8);
-  int64_t columns = cast<VectorType>(packed.getType()).getNumElements();
-  Value atom = div(firstColumn, kAtom);
-  Value firstPiece = div(rem(firstColumn, kAtom), 8);
-  for (int64_t piece = 0; piece < columns / 8; ++piece) {
-    Value position = arith::XOrIOp::create(b, add(firstPiece, piece), swizzle);
-    SmallVector<int64_t> lanes;
-    for (int64_t e = 0; e < 8; ++e)
-      lanes.push_back(piece * 8 + e);
-    Value eight = vector::ShuffleOp::create(b, packed, packed, lanes);
-    vector::StoreOp::create(b, eight, tile,
-                            ValueRange{atom, row, mul(position, 8)});
-  }
-}

@@ -74,9 +74,11 @@ void BlackwellPrefillRoles::issuePv(int64_t warpgroup, Value k, Value pTop,
       auto [hi, lo] = pParts(sTmem[warpgroup], c);
       Value v = valueKeys(vTile, c * kChunk, kChunk);
       MmaOp::create(b, hi, v, oTmem[warpgroup], c == 0 ? accumulate : always,
-                    vMajor, /*depth=*/IntegerAttr(), /*ws=*/IntegerAttr());
+                    vMajor, /*depth=*/IntegerAttr(), /*ws=*/IntegerAttr(),
+                    /*aMajor=*/OperandMajorAttr());
       MmaOp::create(b, lo, v, oTmem[warpgroup], always, vMajor,
-                    /*depth=*/IntegerAttr(), /*ws=*/IntegerAttr());
+                    /*depth=*/IntegerAttr(), /*ws=*/IntegerAttr(),
+                    /*aMajor=*/OperandMajorAttr());
     }
     return;
   }
@@ -84,17 +86,20 @@ void BlackwellPrefillRoles::issuePv(int64_t warpgroup, Value k, Value pTop,
     // Shared keys: one weight-stationary PV MMA of P from shared memory.
     ChannelWaitOp::create(b, pFirst[warpgroup], k);
     MmaOp::create(b, pTile(warpgroup), valueTile(vHandoff), oTmem[warpgroup],
-                  accumulate, vMajor, /*depth=*/IntegerAttr(), foldedRows());
+                  accumulate, vMajor, /*depth=*/IntegerAttr(), foldedRows(),
+                  /*aMajor=*/OperandMajorAttr());
     return;
   }
   auto [vTop, vBottom] = valueParts(vHandoff);
   ChannelWaitOp::create(b, pFirst[warpgroup], k);
   MmaOp::create(b, pTop, vTop, oTmem[warpgroup], accumulate, vMajor,
-                /*depth=*/IntegerAttr(), /*ws=*/IntegerAttr());
+                /*depth=*/IntegerAttr(), /*ws=*/IntegerAttr(),
+                /*aMajor=*/OperandMajorAttr());
   ChannelWaitOp::create(b, pSecond[warpgroup], k);
   MmaOp::create(b, pBottom, vBottom, oTmem[warpgroup],
                 arith::ConstantIntOp::create(b, 1, 1), vMajor,
-                /*depth=*/IntegerAttr(), /*ws=*/IntegerAttr());
+                /*depth=*/IntegerAttr(), /*ws=*/IntegerAttr(),
+                /*aMajor=*/OperandMajorAttr());
 }
 
 void BlackwellPrefillRoles::buildMma() {
@@ -149,7 +154,8 @@ void BlackwellPrefillRoles::buildMma() {
                accumulate);
           }
           MmaOp::create(b, qTile[stage], kTile, sRegion[stage], falseValue,
-                        OperandMajor::k, shape.depthAttr(b), foldedRows());
+                        OperandMajor::k, shape.depthAttr(b), foldedRows(),
+                        /*aMajor=*/OperandMajorAttr());
           ChannelCommitOp::create(b, s[stage], k);
         }
         ChannelReleaseOp::create(b, kv, kHandoff);
@@ -209,7 +215,8 @@ void BlackwellPrefillRoles::buildInterleavedMma() {
       auto scores = [&](int64_t warpgroup, Value n, Value kTile) {
         MmaOp::create(b, qTile, kTile, sTmem[warpgroup], falseValue,
                       OperandMajor::k, shape.depthAttr(b),
-                      /*ws=*/IntegerAttr());
+                      /*ws=*/IntegerAttr(),
+                      /*aMajor=*/OperandMajorAttr());
         ChannelCommitOp::create(b, s[warpgroup], blockHandoff(tile, n));
       };
       // Block n's PV into its warpgroup's O (`accumulate`: O holds an

@@ -64,10 +64,6 @@ private:
   /// for the TMA store, in the output type and the 128-byte swizzle.
   void stageChunk(Value normalized, int64_t firstColumn, Value staging,
                   Value row);
-  /// Stores `packed` (16-bit, whole 16-byte pieces) into row `row` of a
-  /// 128-byte-swizzled `tile` from a column known at run time (a multiple
-  /// of the piece count's width, so that they stay in one atom).
-  void storeSwizzled(Value packed, Value firstColumn, Value tile, Value row);
 
   /// Shared keys: the reduction of the `keyShares` threads of this
   /// thread's row of `warpgroup` over their `partial`s (the maximum, or with

@@ -102,6 +102,25 @@ Value KernelOps::channel(StringRef name, int64_t stages, EndpointAttr producer,
       namedBarrier ? b.getI32IntegerAttr(*namedBarrier) : IntegerAttr());
 }
 
+void KernelOps::storeSwizzled(Value packed, Value firstColumn, Value tile,
+                              Value row) {
+  // 16-byte piece c of row r at piece c xor (r mod 8): the 128-byte
+  // swizzle TMA and the MMAs read.
+  Value swizzle = rem(row, 8);
+  int64_t columns = cast<VectorType>(packed.getType()).getNumElements();
+  Value atom = div(firstColumn, kAtom);
+  Value firstPiece = div(rem(firstColumn, kAtom), 8);
+  for (int64_t piece = 0; piece < columns / 8; ++piece) {
+    Value position = arith::XOrIOp::create(b, add(firstPiece, piece), swizzle);
+    SmallVector<int64_t> lanes;
+    for (int64_t e = 0; e < 8; ++e)
+      lanes.push_back(piece * 8 + e);
+    Value eight = vector::ShuffleOp::create(b, packed, packed, lanes);
+    vector::StoreOp::create(b, eight, tile,
+                            ValueRange{atom, row, mul(position, 8)});
+  }
+}
+
 void KernelOps::forRange(Value count, function_ref<void(Value)> body) {
   auto loop = scf::ForOp::create(b, idx(0), count, idx(1));
   OpBuilder::InsertionGuard guard(b);

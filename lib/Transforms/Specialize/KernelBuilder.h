@@ -125,6 +125,11 @@ protected:
     return NVVM::VoteSyncOp::create(b, b.getI1Type(), allLanes, predicate,
                                     NVVM::VoteSyncKind::any);
   }
+  /// Stores `packed` (16-bit, whole 16-byte pieces) into row `row` of a
+  /// 128-byte-swizzled `tile` ([atoms, rows, 64]) from a column known at
+  /// run time (a multiple of the piece count's width, so that they stay in
+  /// one atom).
+  void storeSwizzled(Value packed, Value firstColumn, Value tile, Value row);
   /// Orders this thread's shared-memory writes before later TMA reads.
   void fenceProxyAsync() {
     NVVM::FenceProxyOp::create(

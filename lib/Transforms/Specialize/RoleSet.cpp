@@ -11,7 +11,9 @@ RoleSet::~RoleSet() = default;
 std::unique_ptr<RoleSet> specialize::createRoleSet(KernelBuilder &kernel) {
   switch (kernel.getShape().plan.getArch()) {
   case Arch::sm_100a:
-    return createBlackwellPrefillRoles(kernel);
+    return kernel.getShape().plan.isDecode()
+               ? createBlackwellDecodeRoles(kernel)
+               : createBlackwellPrefillRoles(kernel);
   case Arch::sm_90a:
     return createHopperPrefillRoles(kernel);
   }

@@ -35,6 +35,9 @@ protected:
 
 /// sm_100a: softmax per Q stage, correction, MMA, TMA load and store.
 std::unique_ptr<RoleSet> createBlackwellPrefillRoles(KernelBuilder &kernel);
+/// sm_100a decode (swap-AB): a softmax warpgroup that also rescales O,
+/// MMA, TMA load and store.
+std::unique_ptr<RoleSet> createBlackwellDecodeRoles(KernelBuilder &kernel);
 /// sm_90a: TMA load and store, a wgmma consumer per Q stage.
 std::unique_ptr<RoleSet> createHopperPrefillRoles(KernelBuilder &kernel);
 /// The role set of the kernel's plan.

@@ -636,7 +636,8 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
       p.softcap && p.softcap.getCeiling() > 0
           ? std::optional<int64_t>(p.softcap.getCeiling())
           : std::nullopt,
-      plan.getKvInterleave(), plan.getPPrecision(), plan.getSharedKey());
+      plan.getKvInterleave(), plan.getPPrecision(), plan.getSharedKey(),
+      plan.getFamily());
   if (!shape.plan)
     return failure();
   shape.element = query.getElementType();
@@ -705,7 +706,14 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
       return disagree(p.outputRope,
                       "sharedKey = " + Twine(plan.getKeyShares()) +
                           " does not rotate O back");
+    if (shape.ropeOutput && plan.isDecode())
+      return disagree(p.outputRope, "the decode family does not rotate O back");
   }
+  // The decode family's softmax thread holds a key of every row: the
+  // regions' per-element coordinates are not built for it.
+  if (shape.modifier && plan.isDecode())
+    return disagree(p.modify, "the decode family does not apply score or "
+                              "mask regions");
   // Split-KV distributes a dense batch's tiles in a strided order.
   if (plan.getSplits() > 1 &&
       (shape.varlen || shape.scheduler == Scheduler::paired))

@@ -47,7 +47,8 @@ int64_t PlanAttr::sharedMemoryBytes(Arch arch, int64_t qStages,
                                     int64_t kvStages, int64_t blockM,
                                     int64_t blockN, int64_t headDim,
                                     int64_t headDimV, int64_t elementBytes,
-                                    int64_t interleave, int64_t sharedKey) {
+                                    int64_t interleave, int64_t sharedKey,
+                                    KernelFamily family) {
   int64_t qk = rowBytes(headDim, elementBytes);
   // A K tile is blockN rows of Dqk; a V tile blockN rows of Dv, or (FP8,
   // key-major) Dv rows of blockN keys.
@@ -71,6 +72,18 @@ int64_t PlanAttr::sharedMemoryBytes(Arch arch, int64_t qStages,
                                  2 * limits::kThreadsPerWarpgroup *
                                      int64_t(sizeof(float)))
                     : 0;
+  if (family == KernelFamily::decode) {
+    // One Q tile; P^T (blockM rows of blockN keys), the reduction exchange
+    // (two parities of 4 warps' blockM f32), the rows' maxima, and O^T
+    // transposed to rows (blockM rows of Dv f32, padded by 16 bytes so that
+    // a warp's rows fall in different banks).
+    int64_t decodeBytes = blockM * rowBytes(blockN, elementBytes) +
+                          2 * 4 * blockM * int64_t(sizeof(float)) +
+                          blockM * int64_t(sizeof(float)) +
+                          blockM * (headDimV + 4) * int64_t(sizeof(float));
+    return qk * blockM + slot * kvStages + oTile + decodeBytes +
+           limits::kSmemReservedBytes;
+  }
   return qk * qTiles * blockM + slot * kvStages + oTile * oTiles + statistics +
          sharedKeyBytes + limits::kSmemReservedBytes;
 }
@@ -94,7 +107,9 @@ int64_t PlanAttr::tmemColumns(int64_t softmaxWarpgroups, int64_t blockN,
 }
 
 int64_t PlanAttr::getNumWarpgroups() const {
+  // The decode family: its softmax warpgroup and the producer warpgroup.
   return getArch() == Arch::sm_90a ? getQStages() + 1
+         : isDecode()              ? 2
                                    : getSoftmaxWarpgroups() + 2;
 }
 
@@ -128,6 +143,41 @@ verifyHopperFields(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+/// The decode family (sm_100a swap-AB): 128-key blocks as the MMA's M, a
+/// Q tile of 16 or 32 rows as its N (a thread holds a key's scores, the
+/// rows' maxima and its share of their sums: at 64 rows they spilled 2-3 KB
+/// at 240 registers), one Q stage, its
+/// softmax warpgroup rescaling O^T itself, P^T through shared memory.
+static LogicalResult
+verifyDecodeFields(function_ref<InFlightDiagnostic()> emitError, Arch arch,
+                   int64_t blockM, int64_t blockN, int64_t qStages,
+                   int64_t correctionRegs, int64_t pvSplit) {
+  if (arch != Arch::sm_100a)
+    return emitError() << "the decode family needs sm_100a (swap-AB tcgen05 "
+                          "MMAs with S and O in Tensor Memory)";
+  if (blockN != 128)
+    return emitError() << "blockN must be 128 in the decode family (the "
+                          "keys are the MMA's M), got "
+                       << blockN;
+  if (blockM != 16 && blockM != 32)
+    return emitError() << "blockM must be 16 or 32 in the decode family (the "
+                          "MMA's N; a thread holds that many scores, maxima "
+                          "and sums), got "
+                       << blockM;
+  if (qStages != 1)
+    return emitError() << "qStages must be 1 in the decode family, got "
+                       << qStages;
+  if (correctionRegs != 0)
+    return emitError() << "correctionRegs must be 0 in the decode family (its "
+                          "softmax warpgroup rescales O), got "
+                       << correctionRegs;
+  if (pvSplit != 0)
+    return emitError() << "pvSplit must be 0 in the decode family (one PV "
+                          "MMA per 128 of Dv reads all of P^T), got "
+                       << pvSplit;
+  return success();
+}
+
 LogicalResult PlanAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, Arch arch, int64_t blockM,
     int64_t blockN, int64_t headDim, std::optional<int64_t> headDimV,
@@ -137,10 +187,15 @@ LogicalResult PlanAttr::verify(
     std::optional<int64_t> kvSplits, SplitCombine splitCombine,
     std::optional<int64_t> operandBytes, std::optional<int64_t> polynomialTanh,
     std::optional<int64_t> softcapCeiling, std::optional<int64_t> kvInterleave,
-    PPrecision pPrecision, std::optional<int64_t> sharedKey) {
+    PPrecision pPrecision, std::optional<int64_t> sharedKey,
+    KernelFamily family) {
   // Every parameter is bounded before the resource formulas below use it,
   // so that they cannot overflow.
   bool hopper = arch == Arch::sm_90a;
+  bool decode = family == KernelFamily::decode;
+  if (decode && failed(verifyDecodeFields(emitError, arch, blockM, blockN,
+                                          qStages, correctionRegs, pvSplit)))
+    return failure();
   if (hopper &&
       failed(verifyHopperFields(emitError, blockM, correctionRegs, pvSplit)))
     return failure();
@@ -152,7 +207,7 @@ LogicalResult PlanAttr::verify(
   if (keyShares > 1 && hopper)
     return emitError() << "sharedKey needs sm_100a (the weight-stationary "
                           "tcgen05 MMA)";
-  if (!hopper && blockM != 128 / keyShares)
+  if (!hopper && !decode && blockM != 128 / keyShares)
     return emitError() << "blockM must be " << 128 / keyShares << " on sm_100a"
                        << (keyShares > 1 ? " with sharedKey = " +
                                                std::to_string(keyShares) +
@@ -200,7 +255,7 @@ LogicalResult PlanAttr::verify(
        {std::pair<StringRef, int64_t>{"softmaxRegs", softmaxRegs},
         {"correctionRegs", correctionRegs},
         {"producerRegs", producerRegs}})
-    if (!(hopper && name == "correctionRegs") &&
+    if (!((hopper || decode) && name == "correctionRegs") &&
         (regs < limits::kMinRegisters || regs > limits::kMaxRegisters ||
          regs % 8 != 0))
       return emitError() << name << " must be a multiple of 8 in ["
@@ -227,7 +282,7 @@ LogicalResult PlanAttr::verify(
     return emitError() << "pvSplit must be 0 with sharedKey (one PV MMA "
                           "reads P from shared memory), got "
                        << pvSplit;
-  if (!hopper && keyShares == 1 &&
+  if (!hopper && !decode && keyShares == 1 &&
       (pvSplit <= 0 || pvSplit >= blockN || pvSplit % 32 != 0))
     return emitError() << "pvSplit must be a multiple of 32 in (0, blockN = "
                        << blockN << "), got " << pvSplit;
@@ -316,9 +371,29 @@ LogicalResult PlanAttr::verify(
                                             : "pPrecision = hi_lo");
   }
 
+  // The decode family reads a whole row of S^T per thread and keeps its
+  // statistics per row: not with the modes that change what a thread
+  // holds or how P reaches the MMA.
+  if (decode) {
+    if (valueHeadDim != 128 && valueHeadDim != 256)
+      return emitError() << "the decode family needs Dv of 128 or 256 (O^T "
+                            "is Dv / 128 tcgen05 M=128 tiles), got "
+                         << valueHeadDim;
+    if (keyShares > 1 || interleave > 1 || operandBytes ||
+        pPrecision == PPrecision::hi_lo || softcapCeiling)
+      return emitError() << "the decode family does not combine with "
+                         << (keyShares > 1    ? "sharedKey"
+                             : interleave > 1 ? "kvInterleave = 2"
+                             : operandBytes   ? "FP8 operands"
+                             : softcapCeiling ? "softcapCeiling"
+                                              : "pPrecision = hi_lo");
+  }
+
   // What the plan asks of one SM.
   int64_t softmaxWarpgroups = qStages * interleave;
-  int64_t warpgroups = hopper ? qStages + 1 : softmaxWarpgroups + 2;
+  int64_t warpgroups = hopper   ? qStages + 1
+                       : decode ? 2
+                                : softmaxWarpgroups + 2;
   int64_t registers = registersPerCta(arch, softmaxWarpgroups, softmaxRegs,
                                       correctionRegs, producerRegs);
   int64_t pool = limits::registerPool(warpgroups);
@@ -339,7 +414,15 @@ LogicalResult PlanAttr::verify(
                 << " per thread; setmaxnreg only moves them between "
                    "warpgroups)";
   }
-  if (arch == Arch::sm_100a) {
+  if (decode) {
+    int64_t columns = decodeTmemColumns(blockM, valueHeadDim);
+    if (columns > limits::kTmemColumns)
+      return emitError() << "plan needs " << columns
+                         << " TMEM columns (2 S^T + " << valueHeadDim / 128
+                         << " O^T tiles of " << blockM
+                         << " columns), more than the " << limits::kTmemColumns
+                         << " available";
+  } else if (arch == Arch::sm_100a) {
     int64_t columns =
         tmemColumns(softmaxWarpgroups, blockN, valueHeadDim, keyShares);
     if (columns > limits::kTmemColumns)
@@ -355,7 +438,7 @@ LogicalResult PlanAttr::verify(
   }
   int64_t smem = sharedMemoryBytes(
       arch, qStages, kvStages, blockM, blockN, headDim, valueHeadDim,
-      operandBytes.value_or(2), interleave, keyShares);
+      operandBytes.value_or(2), interleave, keyShares, family);
   if (cluster)
     smem += exchangeBytes(qStages, blockM, valueHeadDim);
   if (smem > limits::kSmemBytes)
@@ -365,6 +448,7 @@ LogicalResult PlanAttr::verify(
                        << (hopper ? "" : ", statistics")
                        << (cluster ? ", the cluster's partial rows" : "")
                        << (keyShares > 1 ? ", P and the row exchange" : "")
+                       << (decode ? ", P^T, the reductions and O^T" : "")
                        << "), more than the " << limits::kSmemBytes
                        << " available";
   return success();

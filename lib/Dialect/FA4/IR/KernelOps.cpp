@@ -192,6 +192,9 @@ int64_t MmaOp::getK() {
   if (std::optional<uint64_t> depth = getDepth())
     return static_cast<int64_t>(*depth);
   auto tile = cast<MemRefType>(getA().getType());
+  // An MN-major a's K runs along its rows.
+  if (isAMnMajor())
+    return tile.getDimSize(1);
   return tile.getDimSize(0) * tile.getDimSize(2);
 }
 
@@ -359,11 +362,26 @@ LogicalResult MmaOp::verify() {
     auto aTile = cast<MemRefType>(getA().getType());
     if (failed(verifySmemTile(*this, "a", aTile)))
       return failure();
-    if (aTile.getDimSize(1) != m)
+    elementType = aTile.getElementType();
+    // An MN-major a holds M along its atoms and K along its rows.
+    if (isAMnMajor()) {
+      if (elementType.getIntOrFloatBitWidth() != 16)
+        return emitOpError() << "an MN-major a must be 16-bit (8-bit MMA "
+                                "operands are K-major), got "
+                             << elementType;
+      if (getWs() || getDepth())
+        return emitOpError() << "an MN-major a takes neither ws nor depth";
+      if (aTile.getDimSize(0) * aTile.getDimSize(2) != m)
+        return emitOpError() << "an MN-major a must hold M = " << m
+                             << " columns in its atoms, got "
+                             << aTile.getDimSize(0) * aTile.getDimSize(2);
+    } else if (aTile.getDimSize(1) != m) {
       return emitOpError() << "a must have M = " << m << " rows, got "
                            << aTile.getDimSize(1);
-    elementType = aTile.getElementType();
+    }
   }
+  if (isAMnMajor() && isa<TmemType>(getA().getType()))
+    return emitOpError() << "a_major applies to a shared-memory a only";
   if (failed(verifyDepth(*this, getDepth(), getA().getType())))
     return failure();
   int64_t k = getK();

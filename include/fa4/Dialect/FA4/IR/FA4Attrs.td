@@ -73,6 +73,18 @@ def FA4_OperandMajor : I32EnumAttr<"OperandMajor", "contiguous dimension of an M
   let cppNamespace = "::mlir::fa4";
 }
 
+def FA4_KernelFamily : I32EnumAttr<"KernelFamily",
+    "which kernel an attention plan builds", [
+    // The prefill kernels: a Q tile's rows are the MMA's M.
+    I32EnumAttrCase<"prefill", 0>,
+    // sm_100a swap-AB decode: a KV block's keys are the MMA's M, the Q
+    // tile's few rows its N.
+    I32EnumAttrCase<"decode", 1>
+  ]> {
+  let cppNamespace = "::mlir::fa4";
+  let genSpecializedAttr = 0;
+}
+
 def FA4_EndpointKind : I32EnumAttr<"EndpointKind", "who produces or consumes a channel slot", [
     I32EnumAttrCase<"tma", 0>,
     I32EnumAttrCase<"mma", 1>,
@@ -154,6 +166,7 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     | `pPrecision` | `single` (absent: P rounded once to the 16-bit operand type) or `hi_lo`: P as the sum of two 16-bit parts, `hi` = P rounded and `lo` = (P - hi) rounded, each multiplied by V in its own MMA into the same O, so that O sees P to about 16 bits of mantissa instead of 8 (bf16) at twice the PV MMAs (the seeds' decode kernel, where the MMAs are idle; 16-bit operands only). On sm_100a the softmax then reads S a 32-key chunk at a time, once for the row maximum and once for P, and writes each chunk's `hi` and `lo` into that chunk's own S columns |
     | `sharedKey` | sm_100a: threads of a softmax warpgroup sharing each query row (absent: 1). At 2 or 4 a Q stage is `blockM = 128 / sharedKey` rows, and the weight-stationary MMA (`tcgen05.mma.ws`, M = `blockM`) folds S and O over the 128 lanes: lane t holds row `t mod blockM` of the `t / blockM`-th of `sharedKey` equal column shares (of S's keys, of O's columns), in `blockN / sharedKey` and `Dv / sharedKey` TMEM columns. The threads of a row agree on its maximum through shared memory every KV block (a double-buffered exchange, one named barrier per warpgroup) and write P to shared memory for the PV MMA (`pvSplit` 0: one PV MMA); Dv is 64, 128 or 256 (the N of a .ws MMA; blockN is 64 or 128 anyway). The Mojo FA4 shared-key mode: 1 / sharedKey of the softmax work per key where a tile's rows are few (decode) |
     | `softcapCeiling` | with a softcap: the largest cap in log2 units, `B = softcap log2(e)` (a launch argument), at which the softmax takes `B` as every row's exponent reference in place of the running maximum: no row maximum per KV block, no rescale of O (absent: never; at most 48 for bf16, 7 for f16, as P = 2^(s - B) >= 2^-2B must stay a normal number with room in O's f32 accumulator; not with FP8) |
+    | `family` | `prefill` (absent) or `decode` (sm_100a, swap-AB, the seeds' decode kernel): the KV block's `blockN = 128` keys are the tcgen05 MMA's M and the Q tile's `blockM` rows (16 to 128, a multiple of 16: few new tokens times the packed query heads) its N, so that a decode tile wastes no M rows. S^T = K Q^T lands transposed in Tensor Memory (lane = key, one column per query row; two buffers, `2 blockM` columns), the softmax warpgroup (one thread per key) reduces each row's maximum and sum across its 128 lanes (warp butterflies and a double-buffered shared-memory exchange on one named barrier), writes P^T to shared memory, rescales O^T (lane = Dv column, `Dv / 128 x blockM` columns) itself and transposes O through shared memory for the row-wise epilogue; O^T += V^T P^T reads V MN-major as the MMA's A. One Q stage, Dv 128 or 256, 16-bit operands, P rounded once, no correction warpgroup (`correctionRegs` 0), `pvSplit` 0 |
 
     On `sm_90a` (FlashAttention-3 structure) a Q stage is the 64-row tile of
     one consumer warpgroup (`blockM = 64`), `softmaxRegs` is the consumers'
@@ -227,7 +240,9 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     OptionalParameter<"std::optional<int64_t>">:$kvInterleave,
     DefaultValuedParameter<"::mlir::fa4::PPrecision",
                            "::mlir::fa4::PPrecision::single">:$pPrecision,
-    OptionalParameter<"std::optional<int64_t>">:$sharedKey
+    OptionalParameter<"std::optional<int64_t>">:$sharedKey,
+    DefaultValuedParameter<"::mlir::fa4::KernelFamily",
+                           "::mlir::fa4::KernelFamily::prefill">:$family
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
@@ -253,6 +268,8 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     }
     /// Threads sharing each query row (sm_100a's sharedKey; 1 without).
     int64_t getKeyShares() const { return getSharedKey().value_or(1); }
+    /// Whether the plan builds the swap-AB decode kernel.
+    bool isDecode() const { return getFamily() == KernelFamily::decode; }
     /// Whether the splits form a thread-block cluster (1 CTA: none).
     bool isClusterSplit() const {
       return getSplits() > 1 && getSplitCombine() == SplitCombine::cluster;
@@ -288,9 +305,16 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
                                      int64_t headDimV,
                                      int64_t elementBytes = 2,
                                      int64_t interleave = 1,
-                                     int64_t sharedKey = 1);
+                                     int64_t sharedKey = 1,
+                                     KernelFamily family =
+                                         KernelFamily::prefill);
     static int64_t tmemColumns(int64_t softmaxWarpgroups, int64_t blockN,
                                int64_t headDimV, int64_t sharedKey = 1);
+    /// The decode family: S (double-buffered) and O of a Q tile of
+    /// `blockM` rows, transposed: blockM columns per S and per 128 of Dv.
+    static int64_t decodeTmemColumns(int64_t blockM, int64_t headDimV) {
+      return 2 * blockM + headDimV / 128 * blockM;
+    }
   }];
 }
 

@@ -1221,7 +1221,9 @@ def FA4_MmaOp : FA4_Op<"mma",
 
     - `a` (M x K, M = 128): a K-major tile `[K/W, 128, W]` (Q), or a Tensor
       Memory region of K elements per lane (P: 16-bit two per column, e4m3
-      four).
+      four); with `a_major(mn)` an MN-major 16-bit tile `[M/W, K, W]` (the
+      decode family's V^T: V's keys x head-dim columns read as head dim x
+      keys).
     - `b`: with `b_major = k` an N x K tile `[K/W, N, W]` (K of QK^T: keys x
       head dim; an FP8 V read key-major: head dim x keys); with `b_major =
       mn` a K x N tile `[N/W, K, W]` (16-bit V of PV: keys x head dim). An
@@ -1263,6 +1265,12 @@ def FA4_MmaOp : FA4_Op<"mma",
         : memref<2x32x64xbf16, #gpu.address_space<workgroup>>,
           memref<2x128x64xbf16, #gpu.address_space<workgroup>>,
           !fa4.tmem<128x32xf32>
+    // Swap-AB decode: O^T (128 of Dv x 16 query rows) += V^T P^T, V read
+    // MN-major as A, P^T (16 rows x 128 keys) K-major as B.
+    fa4.mma %v, %pt, %ot, %true a_major(mn) b_major(k)
+        : memref<2x128x64xbf16, #gpu.address_space<workgroup>>,
+          memref<2x16x64xbf16, #gpu.address_space<workgroup>>,
+          !fa4.tmem<128x16xf32>
     // FP8: P (96 keys of e4m3 in TMEM) times keys [0, 96) of a key-major V.
     fa4.mma %p, %v, %o, %true b_major(k)
         : !fa4.tmem<128x96xf8E4M3FN>,
@@ -1278,6 +1286,9 @@ def FA4_MmaOp : FA4_Op<"mma",
     tcgen05.mma.cta_group::1.kind::f8f6f4 [d], [a], bdesc, idesc, p;    // e4m3
     tcgen05.mma.ws.cta_group::1.kind::f16 [d], adesc, bdesc, idesc, p;  // ws(M)
     ```
+    An MN-major `a` sets the instruction descriptor's transpose-A bit (15)
+    and its shared-memory descriptor takes the atom stride as the leading
+    byte offset, as an MN-major `b`'s does.
   }];
   let arguments = (ins
     AnyTypeOf<[FA4_SmemTile, FA4_TmemType]>:$a,
@@ -1286,9 +1297,10 @@ def FA4_MmaOp : FA4_Op<"mma",
     I1:$accumulate,
     FA4_OperandMajor:$b_major,
     OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$depth,
-    OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$ws);
+    OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$ws,
+    OptionalAttr<FA4_OperandMajor>:$a_major);
   let assemblyFormat = [{
-    $a `,` $b `,` $d `,` $accumulate `b_major` `(` $b_major `)` (`depth` `(` $depth^ `)`)? (`ws` `(` $ws^ `)`)? attr-dict `:` qualified(type($a)) `,` type($b) `,` qualified(type($d))
+    $a `,` $b `,` $d `,` $accumulate (`a_major` `(` $a_major^ `)`)? `b_major` `(` $b_major `)` (`depth` `(` $depth^ `)`)? (`ws` `(` $ws^ `)`)? attr-dict `:` qualified(type($a)) `,` type($b) `,` qualified(type($d))
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -1298,6 +1310,8 @@ def FA4_MmaOp : FA4_Op<"mma",
     int64_t getDColumns() { return getD().getType().getElements(); }
     int64_t getN() { return getDColumns() * 128 / getM(); }
     int64_t getK();
+    /// Whether `a` is an MN-major shared-memory tile.
+    bool isAMnMajor() { return getAMajor() == OperandMajor::mn; }
   }];
 }
 

@@ -43,9 +43,11 @@ constexpr uint32_t kFormatF16 = 0, kFormatBF16 = 1, kFormatE4M3 = 0;
 /// The 32-bit instruction descriptor of a kind::f16 or kind::f8f6f4 MMA
 /// with A and B in `format` and an f32 accumulator.
 constexpr uint32_t instructionDescriptor(uint32_t format, bool bMnMajor,
-                                         int64_t m, int64_t n) {
+                                         int64_t m, int64_t n,
+                                         bool aMnMajor = false) {
   return (1u << 4)                        // D is f32
          | (format << 7) | (format << 10) // A, B element types
+         | (uint32_t(aMnMajor) << 15)     // A transposed (MN-major)
          | (uint32_t(bMnMajor) << 16)     // B transposed (MN-major)
          | (uint32_t(n >> 3) << 17)       // N / 8
          | (uint32_t(m >> 4) << 24);      // M / 16
