@@ -213,12 +213,12 @@ checkDecodeOptions(AttentionOp op, const FA4PlanOptions &options, Arch target) {
     return op.emitOpError() << "family=decode needs a value head dim of 128 "
                                "or 256 (O^T is Dv / 128 MMA tiles), got "
                             << headDimV;
-  StringRef refused = op.isFp8()                           ? "FP8 operands"
-                      : options.sharedKey > 1              ? "shared-key"
-                      : options.kvInterleave > 1           ? "kv-interleave=2"
-                      : options.pPrecision == "hi_lo"      ? "p-precision=hi_lo"
-                      : options.softcapCeiling > 0         ? "softcap-ceiling"
-                      : op.hasRope() && op.getRopeOutput() ? "rope_output"
+  StringRef refused = op.isFp8()                      ? "FP8 operands"
+                      : options.sharedKey > 1         ? "shared-key"
+                      : options.kvInterleave > 1      ? "kv-interleave=2"
+                      : options.pPrecision == "hi_lo" ? "p-precision=hi_lo"
+                      : options.softcapCeiling > 0    ? "softcap-ceiling"
+                      : op.hasRope()                  ? "a rotary embedding"
                       : !op.getScoreMod().empty() || !op.getMaskMod().empty()
                           ? "score or mask regions"
                           : "";

@@ -373,7 +373,7 @@ struct MmaLowering : ConvertOpToLLVMPattern<MmaOp> {
     };
     Value nextA =
         aTile ? LLVM::AddOp::create(rewriter, loc, a,
-                                    advance(aOffset, true, i64))
+                                    advance(aOffset, !aMnMajor, i64))
                     .getResult()
               : offsetTmemAddress(rewriter, loc, a,
                                   advance(aOffset, false, i32));

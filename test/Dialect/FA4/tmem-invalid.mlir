@@ -376,3 +376,42 @@ func.func @f(%q: !rows32, %k: !keys64, %s: !fa4.tmem<128x32xf32>, %acc: i1) {
   fa4.mma %q, %k, %s, %acc b_major(k) ws(32) : !rows32, !keys64, !fa4.tmem<128x32xf32>
   return
 }
+
+// -----
+
+// An MN-major a (the decode family's V^T) holds M along its atoms.
+!rows16 = memref<2x16x64xbf16, #gpu.address_space<workgroup>>
+!narrow = memref<1x128x64xbf16, #gpu.address_space<workgroup>>
+func.func @f(%v: !narrow, %p: !rows16, %o: !fa4.tmem<128x16xf32>, %acc: i1) {
+  // expected-error @+1 {{an MN-major a must hold M = 128 columns in its atoms, got 64}}
+  fa4.mma %v, %p, %o, %acc a_major(mn) b_major(k) : !narrow, !rows16, !fa4.tmem<128x16xf32>
+  return
+}
+
+// -----
+
+!rows16 = memref<1x16x128xf8E4M3FN, #gpu.address_space<workgroup>>
+!v8 = memref<1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+func.func @f(%v: !v8, %p: !rows16, %o: !fa4.tmem<128x16xf32>, %acc: i1) {
+  // expected-error @+1 {{an MN-major a must be 16-bit (8-bit MMA operands are K-major), got 'f8E4M3FN'}}
+  fa4.mma %v, %p, %o, %acc a_major(mn) b_major(k) : !v8, !rows16, !fa4.tmem<128x16xf32>
+  return
+}
+
+// -----
+
+!rows32 = memref<2x32x64xbf16, #gpu.address_space<workgroup>>
+!tile = memref<2x128x64xbf16, #gpu.address_space<workgroup>>
+func.func @f(%q: !rows32, %k: !tile, %s: !fa4.tmem<128x32xf32>, %acc: i1) {
+  // expected-error @+1 {{an MN-major a takes neither ws nor depth}}
+  fa4.mma %q, %k, %s, %acc a_major(mn) b_major(k) ws(32) : !rows32, !tile, !fa4.tmem<128x32xf32>
+  return
+}
+
+// -----
+
+func.func @f(%p: !fa4.tmem<128x64xbf16>, %v: memref<2x128x64xbf16, #gpu.address_space<workgroup>>, %o: !fa4.tmem<128x128xf32>, %acc: i1) {
+  // expected-error @+1 {{a_major applies to a shared-memory a only}}
+  fa4.mma %p, %v, %o, %acc a_major(mn) b_major(mn) : !fa4.tmem<128x64xbf16>, memref<2x128x64xbf16, #gpu.address_space<workgroup>>, !fa4.tmem<128x128xf32>
+  return
+}
