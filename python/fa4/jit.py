@@ -19,7 +19,8 @@ causal, LSE, window, whether there is a softcap, sinks, packed sequences
 of paged K/V), FP8's descales and output dtype, a rotary embedding of Q
 (its first column, the table's columns, whether O is rotated back), how
 the PV product takes P (p_precision 'hi_lo'), sm_100a's interleaved softmax
-warpgroups (kv_interleave) and shared keys (shared_key), arch. The scale and
+warpgroups (kv_interleave), shared keys (shared_key) and the decode family
+(family), arch. The scale and
 the softcap's value are launch arguments (`runtime.Kernel.scalars`).
 """
 
@@ -103,6 +104,33 @@ def _shared_key(shared_key, arch, kv_interleave, p_precision, dtype, head_dim_v,
         if refused:
             raise ValueError(f"shared_key={shared_key} does not combine with {what}")
     return int(shared_key)
+
+
+def _family(family, arch, dtype, head_dim_v, rope, kv_interleave, p_precision,
+            shared_key):
+    """A problem's family from `KernelCache.kernel`'s: None or 'prefill' is
+    None (the default problem); 'decode' (sm_100a's swap-AB decode kernel)
+    needs a value head dim of 128 or 256 and 16-bit inputs, with neither a
+    rotary embedding, interleaved warpgroups, hi_lo nor shared keys (the
+    planner's rules, said before compiling). Raises ValueError otherwise."""
+    if family is None or family == "prefill":
+        return None
+    if family != "decode":
+        raise ValueError(f"family must be 'prefill', 'decode' or None, got {family!r}")
+    if str(arch) != "sm_100a":
+        raise ValueError(f"family 'decode' is sm_100a's swap-AB kernel; {arch} has "
+                         "none")
+    if head_dim_v not in (128, 256):
+        raise ValueError(f"family 'decode' needs a value head dim of 128 or 256 (O^T "
+                         f"is Dv / 128 MMA tiles), got {head_dim_v}")
+    for refused, what in ((dtype in runtime.EIGHT_BIT_ELEMENTS, f"{dtype} inputs"),
+                          (bool(rope), "a rotary embedding"),
+                          (kv_interleave == 2, "kv_interleave=2"),
+                          (p_precision == "hi_lo", "p_precision 'hi_lo'"),
+                          (shared_key is not None, f"shared_key={shared_key}")):
+        if refused:
+            raise ValueError(f"family 'decode' does not combine with {what}")
+    return "decode"
 
 
 # The runtime's element spellings to MLIR's types.
@@ -327,7 +355,7 @@ class KernelCache:
                arch="sm_100a", window=(-1, -1), softcap=False, sink=False, varlen=False,
                seqused_k=False, head_dim_v=None, page_size=None, kv_splits=1,
                descale=False, output_dtype=None, q_stages=None, rope=None,
-               p_precision=None, kv_interleave=None, shared_key=None):
+               p_precision=None, kv_interleave=None, shared_key=None, family=None):
         """The kernel of the problem from the cache, compiled first if no
         entry has it; `kv_splits` CTAs share each work tile's KV blocks
         (split-KV; 1: none); `q_stages` the Q tiles in flight per CTA (1 or
@@ -355,13 +383,19 @@ class KernelCache:
         2 or 4 for Q stages of 64 or 32 rows, each row's threads over their
         share of every KV block's keys (fa4-compile's `shared-key=N`, for
         decode-sized tiles; a problem of its own, its entry's kernel named
-        ..._skN). Raises ValueError for a page size that
+        ..._skN). `family` None or 'prefill' for the prefill kernels (the
+        default), 'decode' for sm_100a's swap-AB decode kernel (fa4-compile's
+        `family=decode`: the KV block's keys are the MMAs' M and a Q tile of
+        16 or 32 rows their N, for few new tokens; a problem of its own, its
+        entry's kernel named ..._dec). Raises ValueError for a page size that
         is not a power of two, a rope whose start or columns are not
         multiples of 8, FP8 options the dtype does not have (hi_lo among
         them), a p_precision other than None, 'single' and 'hi_lo', and a
         kv_interleave other than None, 1 and 2, or 2 outside sm_100a or
         with two Q stages, a split or hi_lo, and a shared_key other than
-        None, 1, 2 and 4, or above 1 where `_shared_key` refuses it;
+        None, 1, 2 and 4, or above 1 where `_shared_key` refuses it, and a
+        family other than None, 'prefill' and 'decode' or 'decode' where
+        `_family` refuses it;
         RuntimeError when the
         compiler is missing and fa4.MLIRError when it refuses the
         problem."""
@@ -382,6 +416,8 @@ class KernelCache:
         value_dim = int(head_dim if head_dim_v is None else head_dim_v)
         shared_key = _shared_key(shared_key, arch, kv_interleave, p_precision, dtype,
                                  value_dim, rope)
+        family = _family(family, arch, dtype, value_dim, rope, kv_interleave,
+                         p_precision, shared_key)
         page_size = None if page_size is None else int(page_size)
         window = runtime.effective_window(window, causal)
         problem = dict(dtype=dtype, heads_q=int(heads_q), heads_kv=int(heads_kv),
@@ -417,6 +453,8 @@ class KernelCache:
             problem.update(kv_interleave=kv_interleave)
         if shared_key is not None:
             problem.update(shared_key=shared_key)
+        if family is not None:
+            problem.update(family=family)
         if output != ("bf16" if dtype in runtime.EIGHT_BIT_ELEMENTS else dtype):
             problem.update(output_dtype=output)
         key = self.key(problem)
@@ -450,6 +488,8 @@ class KernelCache:
             name += f"_kvi{problem['kv_interleave']}"
         if problem.get("shared_key"):
             name += f"_sk{problem['shared_key']}"
+        if problem.get("family"):
+            name += "_dec"
         manifest = entry / f"{name}_attention.json"
         if not manifest.exists():
             self._compile(entry, name, problem)
@@ -469,6 +509,8 @@ class KernelCache:
             options += f" kv-interleave={problem['kv_interleave']}"
         if problem.get("shared_key"):
             options += f" shared-key={problem['shared_key']}"
+        if problem.get("family"):
+            options += f" family={problem['family']}"
         with capi.Context(self.library) as context:
             compilation = context.compile(source, options)
         self.path.mkdir(parents=True, exist_ok=True)

@@ -952,6 +952,10 @@ class Kernel:
         #: 1 where the plan does not say): Q stages of 128 / shared_key rows.
         shares = re.search(r"\bsharedKey = (\d+)", str(m.get("plan", "")))
         self.shared_key = int(shares.group(1)) if shares else 1
+        #: The kernel family (the plan's family): 'prefill', or 'decode'
+        #: (sm_100a swap-AB: Q tiles of 16 or 32 rows as the MMAs' N).
+        family = re.search(r"\bfamily = (\w+)", str(m.get("plan", "")))
+        self.family = family.group(1) if family else "prefill"
         #: Split-KV: CTAs per work tile (1: none) and the workspace per work
         #: tile (f32 partial-row words, i32 counters that start at 0). A
         #: cluster split (its splits are one cluster's CTAs) has none.
