@@ -27,8 +27,8 @@ sm_100a's shared keys (`shared-key=4`: four threads per row of a 32-row Q
 stage) over the same masks and RoPE on Q at head dims 64 and 128, and
 causal head dim 256 at `shared-key=2` and 4, printed as "shared-key ...";
 with --decode, the decode family (`family=decode`, sm_100a swap-AB) over
-the 16-bit masks and packed sequences over a paged cache at head dim 128
-and causal head dim 256, printed as "decode ...".
+the 16-bit masks, packed sequences over a paged cache and RoPE at head dim
+128 and causal head dim 256, printed as "decode ...".
 
 usage: config-matrix.py --fa4-opt PATH --ptxas PATH [--work DIR]
                         [--arch sm_100a|sm_90a] [--head-dims 64,128]
@@ -225,7 +225,7 @@ def main():
     if args.decode:
         masks = [("full", "bf16"), ("causal", "bf16"), ("causal", "f16"),
                  ("window", "bf16"), ("softcap", "bf16"), ("sink", "bf16"),
-                 ("packed-paged", "bf16")]
+                 ("packed-paged", "bf16"), ("rope", "bf16"), ("rope-output", "bf16")]
         configs += [(mask, dtype, 128, ratio, "family=decode", "decode")
                     for mask, dtype in masks
                     for ratio in ((1, 8) if dtype == "bf16" and

@@ -218,7 +218,6 @@ checkDecodeOptions(AttentionOp op, const FA4PlanOptions &options, Arch target) {
                       : options.kvInterleave > 1      ? "kv-interleave=2"
                       : options.pPrecision == "hi_lo" ? "p-precision=hi_lo"
                       : options.softcapCeiling > 0    ? "softcap-ceiling"
-                      : op.hasRope()                  ? "a rotary embedding"
                       : !op.getScoreMod().empty() || !op.getMaskMod().empty()
                           ? "score or mask regions"
                           : "";

@@ -18,9 +18,9 @@
 // RUN: not fa4-opt %t/d128.mlir --fa4-plan="family=decode block-n=64" 2>&1 | FileCheck %s --check-prefix=BLOCKN
 // RUN: not fa4-opt %t/d96.mlir --fa4-plan="family=decode" 2>&1 | FileCheck %s --check-prefix=DV96
 // RUN: not fa4-opt %t/fp8.mlir --fa4-plan="family=decode" 2>&1 | FileCheck %s --check-prefix=FP8
-// RUN: not fa4-opt %t/rope.mlir --fa4-plan="family=decode" 2>&1 | FileCheck %s --check-prefix=ROPE
+// RUN: fa4-opt %t/rope.mlir --fa4-plan="family=decode" | FileCheck %s --check-prefix=ROPE
 // RUN: not fa4-opt %t/plans.mlir -split-input-file 2>&1 | FileCheck %s --check-prefix=WRITTEN
-// RUN: not fa4-opt %t/rope_planned.mlir --fa4-tile --fa4-specialize 2>&1 | FileCheck %s --check-prefix=ROPE-PLANNED
+// RUN: fa4-opt %t/rope_planned.mlir --fa4-tile --fa4-specialize | FileCheck %s --check-prefix=ROPE-PLANNED
 
 // The decode family (sm_100a, never the default): one Q stage of 32 rows
 // (16 where a static query's rows fit), 128-key blocks as the MMAs' M, no
@@ -48,11 +48,12 @@
 // BLOCKN: error: 'fa4.attention' op invalid plan: blockN must be 128 in the decode family (the keys are the MMA's M), got 64
 // DV96: error: 'fa4.attention' op family=decode needs a value head dim of 128 or 256 (O^T is Dv / 128 MMA tiles), got 96
 // FP8: error: 'fa4.attention' op family=decode does not combine with FP8 operands
-// ROPE: error: 'fa4.attention' op family=decode does not combine with a rotary embedding
 
-// A plan written by hand past fa4-plan's refusal: fa4-specialize refuses
-// it at the rotation of Q.
-// ROPE-PLANNED: error: 'fa4.tile.rope' op disagrees with the kernel's plan: the decode family does not rotate Q or O
+// A rotary embedding: Q rotated by the softmax warpgroup, handed to the MMA
+// warp (O rotated back in the row-wise epilogue).
+// ROPE: plan = #fa4.plan<arch = sm_100a, blockM = 32, blockN = 128, headDim = 128, qStages = 1, {{.*}}family = decode>
+// ROPE-PLANNED: fa4.channel "q" : !fa4.channel<1> producer <tma> consumer <threads = 128>
+// ROPE-PLANNED: fa4.channel "q_rotated" : !fa4.channel<1> producer <threads = 128> consumer <mma>
 
 // Plans written by hand.
 // WRITTEN: error: the decode family needs sm_100a (swap-AB tcgen05 MMAs with S and O in Tensor Memory)
@@ -112,7 +113,7 @@ func.func @rope(%q: memref<?x?x8x128xbf16>, %k: memref<?x?x2x128xbf16>,
   fa4.attention ins(%q, %k, %v : memref<?x?x8x128xbf16>, memref<?x?x2x128xbf16>, memref<?x?x2x128xbf16>)
                 outs(%o : memref<?x?x8x128xbf16>)
                 rope(%cos_sin, %positions : memref<?x64xf32>, memref<?x?xi32>)
-                {causal}
+                {causal, rope_start = 64 : i64, rope_output}
   return
 }
 //--- plans.mlir
@@ -142,6 +143,6 @@ func.func @rope(%q: memref<?x?x8x128xbf16>, %k: memref<?x?x2x128xbf16>,
   fa4.attention ins(%q, %k, %v : memref<?x?x8x128xbf16>, memref<?x?x2x128xbf16>, memref<?x?x2x128xbf16>)
                 outs(%o : memref<?x?x8x128xbf16>)
                 rope(%cos_sin, %positions : memref<?x64xf32>, memref<?x?xi32>)
-                {causal, plan = #fa4.plan<arch = sm_100a, blockM = 32, blockN = 128, headDim = 128, qStages = 1, kvStages = 3, gqaPack = 4, scheduler = lpt, softmaxRegs = 240, correctionRegs = 0, producerRegs = 56, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8, family = decode>}
+                {causal, rope_start = 64 : i64, rope_output, plan = #fa4.plan<arch = sm_100a, blockM = 32, blockN = 128, headDim = 128, qStages = 1, kvStages = 3, gqaPack = 4, scheduler = lpt, softmaxRegs = 240, correctionRegs = 0, producerRegs = 56, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8, family = decode>}
   return
 }

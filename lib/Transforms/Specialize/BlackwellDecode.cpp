@@ -56,6 +56,10 @@ public:
 private:
   void buildSoftmax();
   void buildMma();
+  /// RoPE: the softmax warpgroup (this thread `thread`) rotates `tile`'s Q
+  /// where TMA put it and hands it to the MMA warp; the slot's previous Q
+  /// goes back to the load warp first.
+  void rotateQuery(const Tile &tile, Value thread);
 
   int64_t rows() const { return shape.qRows(); }
   /// The TMEM columns [first, first + rows()) of `region` (f32), in
@@ -88,6 +92,8 @@ private:
   void sRegion(Value k, function_ref<void(Value)> body);
 
   Value q, kv, s, p, o, epi;
+  // With a rotary embedding, Q as the softmax warpgroup rotated it.
+  Value qRotated;
   SmallVector<Value, 2> sTmem;
   Value oTmem;
 };
@@ -206,7 +212,9 @@ void BlackwellDecodeRoles::build(Block &roles) {
   // (two buffers); P^T per block (one buffer: the softmax taking it back
   // proves the previous PV MMA done, so that O^T is stable to rescale); O^T
   // per tile; the staged O per tile.
-  q = channel("q", 1, tma(), mma());
+  q = channel("q", 1, tma(), shape.rope() ? threads(kWarpgroup) : mma());
+  if (shape.rope())
+    qRotated = channel("q_rotated", 1, threads(kWarpgroup), mma());
   kv = channel("kv", plan.getKvStages(), tma(), mma());
   s = channel("s_ready", 2, mma(), threads(kWarpgroup));
   p = channel("p_ready", 1, threads(kWarpgroup), mma());
@@ -238,9 +246,10 @@ void BlackwellDecodeRoles::buildMma() {
     return smemView(kvSmem, mul(rem(handoff, kvStages), shape.kvTileBytes()),
                     tileType(shape.kvRows(), atoms));
   };
+  Value qIn = shape.rope() ? qRotated : q;
   elected([&] {
     kernel.forEachTile([&](const Tile &tile) {
-      ChannelWaitOp::create(b, q, tile.ordinal);
+      ChannelWaitOp::create(b, qIn, tile.ordinal);
       Value qTile = smemView(qSmem, idx(0), tileType(rows(), shape.qkAtoms()));
       // O^T += V^T P^T of the tile's block m (hand-off `k`): one MMA per
       // 128 of Dv, V's atoms of those columns read MN-major as A.
@@ -306,9 +315,32 @@ void BlackwellDecodeRoles::buildMma() {
       // without blocks hands over an O^T its epilogue ignores).
       ChannelAcquireOp::create(b, o, tile.ordinal);
       ChannelCommitOp::create(b, o, tile.ordinal);
-      ChannelReleaseOp::create(b, q, tile.ordinal);
+      ChannelReleaseOp::create(b, qIn, tile.ordinal);
     });
   });
+}
+
+void BlackwellDecodeRoles::rotateQuery(const Tile &tile, Value thread) {
+  Value handoff = tile.ordinal;
+  // A decode tile's rows lie in the first round of 128 threads' pieces.
+  KernelBuilder::QueryAngles angles =
+      kernel.loadQueryAngles(tile, 0, thread, kWarpgroup, /*rounds=*/1);
+  // The MMA warp is done with the slot's previous Q once it released the
+  // rotated one: only then may TMA load this tile's Q into it.
+  ChannelAcquireOp::create(b, qRotated, handoff);
+  auto later =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, tile.ordinal, idx(0));
+  {
+    auto ifOp = scf::IfOp::create(b, later);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    ChannelReleaseOp::create(b, q, arith::SubIOp::create(b, handoff, idx(1)));
+  }
+  ChannelWaitOp::create(b, q, handoff);
+  Value qTile = smemView(kernel.sharedBuffer("q"), idx(0),
+                         tileType(rows(), shape.qkAtoms()));
+  kernel.rotateQueryTile(tile, 0, qTile, thread, kWarpgroup, angles);
+  ChannelCommitOp::create(b, qRotated, handoff);
 }
 
 void BlackwellDecodeRoles::buildSoftmax() {
@@ -349,6 +381,8 @@ void BlackwellDecodeRoles::buildSoftmax() {
   Value pPiece = div(rem(thread, kAtom), 8), pInPiece = rem(thread, 8);
 
   kernel.forEachTile([&](const Tile &tile) {
+    if (shape.rope())
+      rotateQuery(tile, thread);
     Value first = tile.position;
     RowKeys firstRow = scoreStage.rowKeys(tile, first);
     RowKeys lastRow =
@@ -567,6 +601,9 @@ void BlackwellDecodeRoles::buildSoftmax() {
         kernel.storePartialLse(record, epilogue.split, rowMax, rowSum);
       });
     }
+    // RoPE: where the row's rotated columns of O start in the table.
+    Value tableRow =
+        shape.ropeOutput ? kernel.ropeTableRow(epilogue, 0, row) : Value();
     auto chunkType = VectorType::get({kEpilogueChunk}, f32Type);
     Value factor = vector::BroadcastOp::create(b, chunkType, rowTotals.factor);
     Value zeros = arith::ConstantOp::create(b, b.getZeroAttr(chunkType));
@@ -577,6 +614,8 @@ void BlackwellDecodeRoles::buildSoftmax() {
       Value normalized = arith::SelectOp::create(
           b, rowTotals.sawKey, arith::MulFOp::create(b, values, factor),
           zeros);
+      if (tableRow)
+        normalized = kernel.rotateRowBackAt(normalized, column, tableRow);
       if (split) {
         auto ifOp = scf::IfOp::create(b, inside);
         OpBuilder::InsertionGuard guard(b);

@@ -285,6 +285,10 @@ public:
   /// the rotated columns among them rotated back by the angles of table
   /// row `tableRow` (ropeTableRow) where the table has rows.
   Value rotateRowBack(Value values, int64_t column, Value tableRow);
+  /// rotateRowBack from a `column` known at run time (a multiple of 8):
+  /// each 8-column piece of `values` inside the rotated columns, tested
+  /// per piece.
+  Value rotateRowBackAt(Value values, Value column, Value tableRow);
   /// `fragment` with its elements `lanes` (f32 (x, y) pairs, interleaved)
   /// rotated back by the angles of pairs [firstPair, ...) of table row
   /// `tableRow`.

@@ -82,6 +82,39 @@ Value KernelBuilder::rotateRowBack(Value values, int64_t column,
   return ifOp.getResult(0);
 }
 
+Value KernelBuilder::rotateRowBackAt(Value values, Value column,
+                                     Value tableRow) {
+  auto type = cast<VectorType>(values.getType());
+  Value rotated = values;
+  for (int64_t piece = 0; piece < type.getNumElements(); piece += 8) {
+    Value pieceColumn = add(column, piece);
+    Value inside = arith::AndIOp::create(
+        b,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::uge, pieceColumn,
+                              idx(shape.ropeStart)),
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, pieceColumn,
+                              idx(shape.ropeStart + shape.ropeColumns)));
+    auto ifOp =
+        scf::IfOp::create(b, TypeRange{type},
+                          arith::AndIOp::create(b, inside, ropeTableHasRows()),
+                          /*addThenBlock=*/true, /*addElseBlock=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    SmallVector<int64_t> lanes;
+    for (int64_t e = 0; e < 8; ++e)
+      lanes.push_back(piece + e);
+    Value firstPair =
+        div(arith::SubIOp::create(b, pieceColumn, idx(shape.ropeStart)), 2);
+    scf::YieldOp::create(
+        b, ValueRange{rotateLanesBack(rotated, lanes, tableRow, firstPair)});
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    scf::YieldOp::create(b, ValueRange{rotated});
+    b.setInsertionPointAfter(ifOp);
+    rotated = ifOp.getResult(0);
+  }
+  return rotated;
+}
+
 Value KernelBuilder::rotateLanesBack(Value fragment, ArrayRef<int64_t> lanes,
                                      Value tableRow, Value firstPair) {
   Value pairs = vector::ShuffleOp::create(b, fragment, fragment, lanes);

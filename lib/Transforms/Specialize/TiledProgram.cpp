@@ -706,9 +706,6 @@ FailureOr<KernelShape> specialize::readShape(gpu::GPUFuncOp kernel,
       return disagree(p.outputRope,
                       "sharedKey = " + Twine(plan.getKeyShares()) +
                           " does not rotate O back");
-    // (Its Q goes from TMA straight to the MMA warp.)
-    if (plan.isDecode())
-      return disagree(p.queryRope, "the decode family does not rotate Q or O");
   }
   // The decode family's softmax thread holds a key of every row: the
   // regions' per-element coordinates are not built for it.
