@@ -28,7 +28,7 @@ stage) over the same masks and RoPE on Q at head dims 64 and 128, and
 causal head dim 256 at `shared-key=2` and 4, printed as "shared-key ...";
 with --decode, the decode family (`family=decode`, sm_100a swap-AB) over
 the 16-bit masks, packed sequences over a paged cache and RoPE at head dim
-128 and causal head dim 256, printed as "decode ...".
+128, causal head dim 256 and P as hi + lo, printed as "decode ...".
 
 usage: config-matrix.py --fa4-opt PATH --ptxas PATH [--work DIR]
                         [--arch sm_100a|sm_90a] [--head-dims 64,128]
@@ -231,6 +231,8 @@ def main():
                     for ratio in ((1, 8) if dtype == "bf16" and
                                   mask in ("full", "causal") else (7,))]
         configs += [("causal", "bf16", 256, 8, "family=decode", "decode")]
+        configs += [("causal", "bf16", 128, 8, "family=decode p-precision=hi_lo",
+                     "decode hi-lo")]
     if args.hi_lo:
         hi_lo_dims = [int(d) for d in args.hi_lo_head_dims.split(",")]
         masks = [("full", "bf16"), ("causal", "bf16"), ("causal", "f16"),

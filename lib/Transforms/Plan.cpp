@@ -213,11 +213,10 @@ checkDecodeOptions(AttentionOp op, const FA4PlanOptions &options, Arch target) {
     return op.emitOpError() << "family=decode needs a value head dim of 128 "
                                "or 256 (O^T is Dv / 128 MMA tiles), got "
                             << headDimV;
-  StringRef refused = op.isFp8()                      ? "FP8 operands"
-                      : options.sharedKey > 1         ? "shared-key"
-                      : options.kvInterleave > 1      ? "kv-interleave=2"
-                      : options.pPrecision == "hi_lo" ? "p-precision=hi_lo"
-                      : options.softcapCeiling > 0    ? "softcap-ceiling"
+  StringRef refused = op.isFp8()                   ? "FP8 operands"
+                      : options.sharedKey > 1      ? "shared-key"
+                      : options.kvInterleave > 1   ? "kv-interleave=2"
+                      : options.softcapCeiling > 0 ? "softcap-ceiling"
                       : !op.getScoreMod().empty() || !op.getMaskMod().empty()
                           ? "score or mask regions"
                           : "";
@@ -323,15 +322,16 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   int64_t gqaPack =
       positiveOr(options.gqaPack,
                  decode ? decodePack(groupSize) : std::gcd(groupSize, blockM));
+  bool hiLo = options.pPrecision == "hi_lo";
   if (decode) {
     blockM = positiveOr(options.blockM, decodeRows(op, gqaPack));
     // Fewer rows where the tile's shared memory leaves no room for a ring
     // of two K/V slots.
     int64_t unit = std::max<int64_t>(16, gqaPack);
     while (options.blockM <= 0 && blockM > unit &&
-           PlanAttr::sharedMemoryBytes(
-               target, 1, 2, blockM, 128, headDim, headDimV, 2, 1, 1,
-               KernelFamily::decode) > limits::kSmemBytes)
+           PlanAttr::sharedMemoryBytes(target, 1, 2, blockM, 128, headDim,
+                                       headDimV, 2, 1, 1, KernelFamily::decode,
+                                       hiLo ? 2 : 1) > limits::kSmemBytes)
       blockM -= unit;
   }
   if (groupSize % gqaPack != 0 || blockM % gqaPack != 0)
@@ -342,7 +342,6 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
            << std::gcd(groupSize, blockM);
 
   bool causal = op.getCausal();
-  bool hiLo = options.pPrecision == "hi_lo";
   int64_t blockN = positiveOr(options.blockN,
                               decode ? 128 : defaultBlockN(op, target, hiLo));
   // Score and mask regions (per-element code in the softmax).
@@ -473,9 +472,9 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
   if (clusterSplit && options.qStages <= 0)
     qStages = 1;
   auto planBytes = [&](int64_t kvSlots) {
-    return PlanAttr::sharedMemoryBytes(target, qStages, kvSlots, blockM, blockN,
-                                       headDim, headDimV, elementBytes,
-                                       interleave, sharedKey, family) +
+    return PlanAttr::sharedMemoryBytes(
+               target, qStages, kvSlots, blockM, blockN, headDim, headDimV,
+               elementBytes, interleave, sharedKey, family, hiLo ? 2 : 1) +
            (clusterSplit ? PlanAttr::exchangeBytes(qStages, blockM, headDimV)
                          : 0);
   };
@@ -493,7 +492,7 @@ FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,
     // (a plan the options chose is the verifier's to report).
     int64_t smallest = PlanAttr::sharedMemoryBytes(
         target, qStages, kvStages, blockM, blockN, headDim, headDimV,
-        elementBytes, interleave, sharedKey, family);
+        elementBytes, interleave, sharedKey, family, hiLo ? 2 : 1);
     if (options.qStages <= 0 && smallest > limits::kSmemBytes) {
       InFlightDiagnostic diag = op.emitOpError() << "head dim " << headDim;
       if (headDimV != headDim)

@@ -111,7 +111,7 @@ def _family(family, arch, dtype, head_dim_v, rope, kv_interleave, p_precision,
     """A problem's family from `KernelCache.kernel`'s: None or 'prefill' is
     None (the default problem); 'decode' (sm_100a's swap-AB decode kernel)
     needs a value head dim of 128 or 256 and 16-bit inputs, with neither
-    interleaved warpgroups, hi_lo nor shared keys (the
+    interleaved warpgroups nor shared keys (the
     planner's rules, said before compiling). Raises ValueError otherwise."""
     if family is None or family == "prefill":
         return None
@@ -125,7 +125,6 @@ def _family(family, arch, dtype, head_dim_v, rope, kv_interleave, p_precision,
                          f"is Dv / 128 MMA tiles), got {head_dim_v}")
     for refused, what in ((dtype in runtime.EIGHT_BIT_ELEMENTS, f"{dtype} inputs"),
                           (kv_interleave == 2, "kv_interleave=2"),
-                          (p_precision == "hi_lo", "p_precision 'hi_lo'"),
                           (shared_key is not None, f"shared_key={shared_key}")):
         if refused:
             raise ValueError(f"family 'decode' does not combine with {what}")

@@ -12,7 +12,7 @@
 // RUN: not fa4-opt %t/d128.mlir --fa4-plan="family=decode block-m=64" 2>&1 | FileCheck %s --check-prefix=BLOCKM-64
 // RUN: not fa4-opt %t/d128.mlir --fa4-plan="arch=sm_90a family=decode" 2>&1 | FileCheck %s --check-prefix=SM90
 // RUN: not fa4-opt %t/d128.mlir --fa4-plan="family=decode shared-key=4" 2>&1 | FileCheck %s --check-prefix=SHARED
-// RUN: not fa4-opt %t/d128.mlir --fa4-plan="family=decode p-precision=hi_lo" 2>&1 | FileCheck %s --check-prefix=HILO
+// RUN: fa4-opt %t/d128.mlir --fa4-plan="family=decode p-precision=hi_lo" | FileCheck %s --check-prefix=HILO
 // RUN: not fa4-opt %t/d128.mlir --fa4-plan="family=decode pv-split=32" 2>&1 | FileCheck %s --check-prefix=PVSPLIT
 // RUN: not fa4-opt %t/d128.mlir --fa4-plan="family=decode q-stages=2" 2>&1 | FileCheck %s --check-prefix=QSTAGES
 // RUN: not fa4-opt %t/d128.mlir --fa4-plan="family=decode block-n=64" 2>&1 | FileCheck %s --check-prefix=BLOCKN
@@ -33,6 +33,8 @@
 // GROUP7: blockM = 16, {{.*}}gqaPack = 1, {{.*}}family = decode>
 // Head dim 256: two O^T tiles; 128-key K/V slots of 64 KB, a ring of two.
 // D256: plan = #fa4.plan<arch = sm_100a, blockM = 32, blockN = 128, headDim = 256, qStages = 1, kvStages = 2, {{.*}}family = decode>
+// P as hi + lo: two P^T tiles, two MMAs per O^T tile.
+// HILO: plan = #fa4.plan<arch = sm_100a, blockM = 32, blockN = 128, headDim = 128, qStages = 1, kvStages = 4, {{.*}}pvSplit = 0, rescaleThreshold = 8, pPrecision = hi_lo, family = decode>
 // PREFILL: blockM = 128,
 // PREFILL-NOT: family
 
@@ -42,7 +44,6 @@
 // BLOCKM-64: error: 'fa4.attention' op invalid plan: blockM must be 16 or 32 in the decode family (the MMA's N; a thread holds that many scores, maxima and sums), got 64
 // SM90: error: 'fa4.attention' op family=decode needs sm_100a (swap-AB tcgen05 MMAs with S and O in Tensor Memory), got sm_90a
 // SHARED: error: 'fa4.attention' op family=decode does not combine with shared-key
-// HILO: error: 'fa4.attention' op family=decode does not combine with p-precision=hi_lo
 // PVSPLIT: error: 'fa4.attention' op invalid plan: pvSplit must be 0 in the decode family (one PV MMA per 128 of Dv reads all of P^T), got 32
 // QSTAGES: error: 'fa4.attention' op invalid plan: qStages must be 1 in the decode family, got 2
 // BLOCKN: error: 'fa4.attention' op invalid plan: blockN must be 128 in the decode family (the keys are the MMA's M), got 64

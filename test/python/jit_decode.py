@@ -52,8 +52,6 @@ for label, call in [
         ("Dv 64", lambda: cache.kernel("bf16", 32, 8, 64, family="decode", **problem)),
         ("e4m3", lambda: cache.kernel("e4m3", 32, 8, 128, family="decode", descale=True,
                                       **problem)),
-        ("hi_lo", lambda: cache.kernel("bf16", 32, 8, 128, family="decode",
-                                       p_precision="hi_lo", **problem)),
         ("shared_key 4", lambda: cache.kernel("bf16", 32, 8, 128, family="decode",
                                               shared_key=4, **problem))]:
     try:
@@ -66,6 +64,5 @@ print("compiled", cache.compiled)
 # CHECK-NEXT: 'split': ValueError: family must be 'prefill', 'decode' or None, got 'split'
 # CHECK-NEXT: Dv 64: ValueError: family 'decode' needs a value head dim of 128 or 256 (O^T is Dv / 128 MMA tiles), got 64
 # CHECK-NEXT: e4m3: ValueError: family 'decode' does not combine with e4m3 inputs
-# CHECK-NEXT: hi_lo: ValueError: family 'decode' does not combine with p_precision 'hi_lo'
 # CHECK-NEXT: shared_key 4: ValueError: family 'decode' does not combine with shared_key=4
 # CHECK-NEXT: compiled 2

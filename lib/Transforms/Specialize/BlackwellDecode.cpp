@@ -83,10 +83,13 @@ private:
     return smemView(kernel.sharedBuffer("transpose"), idx(0),
                     sharedType({rows(), shape.headDimV + 4}, b.getF32Type()));
   }
-  Value pTile() {
-    return smemView(kernel.sharedBuffer("p"), idx(0),
+  /// P^T's tile, or with P as hi + lo its `part` (0: hi, 1: lo).
+  Value pTile(int64_t part = 0) {
+    return smemView(kernel.sharedBuffer("p"), idx(part * shape.pTileBytes()),
                     tileType(rows(), shape.plan.getBlockN() / kAtom));
   }
+  /// P^T's parts: 2 with P as hi + lo, else 1.
+  int64_t pParts() const { return shape.plan.isHiLo() ? 2 : 1; }
   /// Builds `body` on the S^T buffer of block hand-off `k` (two,
   /// alternating), in a branch on its parity.
   void sRegion(Value k, function_ref<void(Value)> body);
@@ -105,7 +108,7 @@ SmallVector<SharedBuffer> BlackwellDecodeRoles::sharedBuffers() const {
   return {{"q", shape.qTileBytes(), 1024},
           {"kv", shape.plan.getKvStages() * shape.kvTileBytes(), 1024},
           {"o_staging", shape.oTileBytes(), 1024},
-          {"p", shape.pTileBytes(), 1024},
+          {"p", pParts() * shape.pTileBytes(), 1024},
           {"exchange", 2 * kWarps * rows() * f32, 16},
           {"row_max", rows() * f32, 16},
           {"transpose", rows() * (shape.headDimV + 4) * f32, 16}};
@@ -270,11 +273,15 @@ void BlackwellDecodeRoles::buildMma() {
                               ArrayRef<int64_t>{atomsPerTile, shape.kvRows(),
                                                 kAtom},
                               ArrayRef<int64_t>{1, 1, 1});
-          MmaOp::create(b, a, pTile(), tmemView(oTmem, mb * rows(), rows(),
-                                                b.getF32Type()),
-                        accumulate, OperandMajor::k, /*depth=*/IntegerAttr(),
-                        /*ws=*/IntegerAttr(),
-                        OperandMajorAttr::get(ctx, OperandMajor::mn));
+          // P as hi + lo: O^T += V^T hi^T + V^T lo^T.
+          for (int64_t part = 0; part < pParts(); ++part)
+            MmaOp::create(
+                b, a, pTile(part),
+                tmemView(oTmem, mb * rows(), rows(), b.getF32Type()),
+                part ? arith::ConstantIntOp::create(b, 1, 1).getResult()
+                     : accumulate,
+                OperandMajor::k, /*depth=*/IntegerAttr(), /*ws=*/IntegerAttr(),
+                OperandMajorAttr::get(ctx, OperandMajor::mn));
         }
         ChannelReleaseOp::create(b, p, k);
         ChannelReleaseOp::create(b, kv, vHandoff);
@@ -497,16 +504,22 @@ void BlackwellDecodeRoles::buildSoftmax() {
         }
         tmemWait(/*load=*/false);
       }
-      // P^T: this thread's key of every row, in the operand type.
+      // P^T: this thread's key of every row, in the operand type (P as
+      // hi + lo: the rounded P and its rounded residual, two tiles).
       Value packed = arith::TruncFOp::create(
           b, VectorType::get({rows()}, shape.element), probabilities);
-      Value pBuffer = pTile();
-      for (int64_t r = 0; r < rows(); ++r) {
-        Value column = add(
-            mul(arith::XOrIOp::create(b, pPiece, idx(r % 8)), 8), pInPiece);
-        memref::StoreOp::create(
-            b, vector::ExtractOp::create(b, packed, ArrayRef<int64_t>{r}),
-            pBuffer, ValueRange{pAtom, idx(r), column});
+      SmallVector<Value, 2> parts = {packed};
+      if (pParts() == 2)
+        parts.push_back(roundingResidual(probabilities, packed));
+      for (auto [part, values] : llvm::enumerate(parts)) {
+        Value pBuffer = pTile(part);
+        for (int64_t r = 0; r < rows(); ++r) {
+          Value column = add(
+              mul(arith::XOrIOp::create(b, pPiece, idx(r % 8)), 8), pInPiece);
+          memref::StoreOp::create(
+              b, vector::ExtractOp::create(b, values, ArrayRef<int64_t>{r}),
+              pBuffer, ValueRange{pAtom, idx(r), column});
+        }
       }
       // The generic-proxy writes, ordered before the MMA's reads.
       fenceProxyAsync();

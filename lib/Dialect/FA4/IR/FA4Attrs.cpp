@@ -48,7 +48,7 @@ int64_t PlanAttr::sharedMemoryBytes(Arch arch, int64_t qStages,
                                     int64_t blockN, int64_t headDim,
                                     int64_t headDimV, int64_t elementBytes,
                                     int64_t interleave, int64_t sharedKey,
-                                    KernelFamily family) {
+                                    KernelFamily family, int64_t pParts) {
   int64_t qk = rowBytes(headDim, elementBytes);
   // A K tile is blockN rows of Dqk; a V tile blockN rows of Dv, or (FP8,
   // key-major) Dv rows of blockN keys.
@@ -73,11 +73,12 @@ int64_t PlanAttr::sharedMemoryBytes(Arch arch, int64_t qStages,
                                      int64_t(sizeof(float)))
                     : 0;
   if (family == KernelFamily::decode) {
-    // One Q tile; P^T (blockM rows of blockN keys), the reduction exchange
+    // One Q tile; P^T (blockM rows of blockN keys; P as hi + lo: two
+    // parts), the reduction exchange
     // (two parities of 4 warps' blockM f32), the rows' maxima, and O^T
     // transposed to rows (blockM rows of Dv f32, padded by 16 bytes so that
     // a warp's rows fall in different banks).
-    int64_t decodeBytes = blockM * rowBytes(blockN, elementBytes) +
+    int64_t decodeBytes = pParts * blockM * rowBytes(blockN, elementBytes) +
                           2 * 4 * blockM * int64_t(sizeof(float)) +
                           blockM * int64_t(sizeof(float)) +
                           blockM * (headDimV + 4) * int64_t(sizeof(float));
@@ -379,14 +380,12 @@ LogicalResult PlanAttr::verify(
       return emitError() << "the decode family needs Dv of 128 or 256 (O^T "
                             "is Dv / 128 tcgen05 M=128 tiles), got "
                          << valueHeadDim;
-    if (keyShares > 1 || interleave > 1 || operandBytes ||
-        pPrecision == PPrecision::hi_lo || softcapCeiling)
+    if (keyShares > 1 || interleave > 1 || operandBytes || softcapCeiling)
       return emitError() << "the decode family does not combine with "
                          << (keyShares > 1    ? "sharedKey"
                              : interleave > 1 ? "kvInterleave = 2"
                              : operandBytes   ? "FP8 operands"
-                             : softcapCeiling ? "softcapCeiling"
-                                              : "pPrecision = hi_lo");
+                                              : "softcapCeiling");
   }
 
   // What the plan asks of one SM.
@@ -438,7 +437,8 @@ LogicalResult PlanAttr::verify(
   }
   int64_t smem = sharedMemoryBytes(
       arch, qStages, kvStages, blockM, blockN, headDim, valueHeadDim,
-      operandBytes.value_or(2), interleave, keyShares, family);
+      operandBytes.value_or(2), interleave, keyShares, family,
+      pPrecision == PPrecision::hi_lo ? 2 : 1);
   if (cluster)
     smem += exchangeBytes(qStages, blockM, valueHeadDim);
   if (smem > limits::kSmemBytes)

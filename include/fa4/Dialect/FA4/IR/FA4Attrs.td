@@ -166,7 +166,7 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     | `pPrecision` | `single` (absent: P rounded once to the 16-bit operand type) or `hi_lo`: P as the sum of two 16-bit parts, `hi` = P rounded and `lo` = (P - hi) rounded, each multiplied by V in its own MMA into the same O, so that O sees P to about 16 bits of mantissa instead of 8 (bf16) at twice the PV MMAs (the seeds' decode kernel, where the MMAs are idle; 16-bit operands only). On sm_100a the softmax then reads S a 32-key chunk at a time, once for the row maximum and once for P, and writes each chunk's `hi` and `lo` into that chunk's own S columns |
     | `sharedKey` | sm_100a: threads of a softmax warpgroup sharing each query row (absent: 1). At 2 or 4 a Q stage is `blockM = 128 / sharedKey` rows, and the weight-stationary MMA (`tcgen05.mma.ws`, M = `blockM`) folds S and O over the 128 lanes: lane t holds row `t mod blockM` of the `t / blockM`-th of `sharedKey` equal column shares (of S's keys, of O's columns), in `blockN / sharedKey` and `Dv / sharedKey` TMEM columns. The threads of a row agree on its maximum through shared memory every KV block (a double-buffered exchange, one named barrier per warpgroup) and write P to shared memory for the PV MMA (`pvSplit` 0: one PV MMA); Dv is 64, 128 or 256 (the N of a .ws MMA; blockN is 64 or 128 anyway). The Mojo FA4 shared-key mode: 1 / sharedKey of the softmax work per key where a tile's rows are few (decode) |
     | `softcapCeiling` | with a softcap: the largest cap in log2 units, `B = softcap log2(e)` (a launch argument), at which the softmax takes `B` as every row's exponent reference in place of the running maximum: no row maximum per KV block, no rescale of O (absent: never; at most 48 for bf16, 7 for f16, as P = 2^(s - B) >= 2^-2B must stay a normal number with room in O's f32 accumulator; not with FP8) |
-    | `family` | `prefill` (absent) or `decode` (sm_100a, swap-AB, the seeds' decode kernel): the KV block's `blockN = 128` keys are the tcgen05 MMA's M and the Q tile's `blockM` rows (16 to 128, a multiple of 16: few new tokens times the packed query heads) its N, so that a decode tile wastes no M rows. S^T = K Q^T lands transposed in Tensor Memory (lane = key, one column per query row; two buffers, `2 blockM` columns), the softmax warpgroup (one thread per key) reduces each row's maximum and sum across its 128 lanes (warp butterflies and a double-buffered shared-memory exchange on one named barrier), writes P^T to shared memory, rescales O^T (lane = Dv column, `Dv / 128 x blockM` columns) itself and transposes O through shared memory for the row-wise epilogue; O^T += V^T P^T reads V MN-major as the MMA's A. One Q stage, Dv 128 or 256, 16-bit operands, P rounded once, no correction warpgroup (`correctionRegs` 0), `pvSplit` 0 |
+    | `family` | `prefill` (absent) or `decode` (sm_100a, swap-AB, the seeds' decode kernel): the KV block's `blockN = 128` keys are the tcgen05 MMA's M and the Q tile's `blockM` rows (16 or 32: few new tokens times the packed query heads; a thread holds a key's score, maximum and sum of every row) its N, so that a decode tile wastes no M rows. S^T = K Q^T lands transposed in Tensor Memory (lane = key, one column per query row; two buffers, `2 blockM` columns), the softmax warpgroup (one thread per key) reduces each row's maximum and sum across its 128 lanes (warp butterflies and a double-buffered shared-memory exchange on one named barrier), writes P^T to shared memory, rescales O^T (lane = Dv column, `Dv / 128 x blockM` columns) itself and transposes O through shared memory for the row-wise epilogue; O^T += V^T P^T reads V MN-major as the MMA's A. One Q stage, Dv 128 or 256, 16-bit operands (P as hi + lo: two P^T tiles, two MMAs per O^T tile), no correction warpgroup (`correctionRegs` 0), `pvSplit` 0 |
 
     On `sm_90a` (FlashAttention-3 structure) a Q stage is the 64-row tile of
     one consumer warpgroup (`blockM = 64`), `softmaxRegs` is the consumers'
@@ -192,13 +192,16 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
     with 16-bit operands and not with `kvInterleave = 2`, `sharedKey` 1, 2
     or 4 and above 1 only on sm_100a with `blockM = 128 / sharedKey`,
     Dv of 64, 128 or 256, `pvSplit` 0, 16-bit operands, P
-    rounded once, one softmax warpgroup per Q stage and no cluster split;
+    rounded once, one softmax warpgroup per Q stage and no cluster split,
+    `family = decode` only on sm_100a with `blockN` 128, `blockM` 16 or
+    32, one Q stage, `correctionRegs` and `pvSplit` 0, Dv 128 or 256,
+    16-bit operands, no interleaving, shared keys or softcap ceiling;
     `fa4-specialize` builds every plan within
     these ranges. It then checks what the plan asks of one SM: registers
     (`128 x (qStages x kvInterleave x softmaxRegs + correctionRegs + producerRegs)` within
     the registers the CTA is launched with: 65536 for four warpgroups
     (sm_90a's three consumers and the producer too),
-    64512 for three, as setmaxnreg only moves them between warpgroups), TMEM columns on sm_100a (`qStages x kvInterleave x (blockN + Dv) / sharedKey <= 512`)
+    64512 for three, as setmaxnreg only moves them between warpgroups), TMEM columns on sm_100a (`qStages x kvInterleave x (blockN + Dv) / sharedKey <= 512`; the decode family's `2 x blockM + Dv / 128 x blockM`)
     and shared memory (`<= 227 KB`, tiles counted at their atoms' width:
     128 bytes, 64 16-bit or 128 FP8 columns; O staging always 16-bit).
 
@@ -307,7 +310,8 @@ def FA4_PlanAttr : AttrDef<FA4_Dialect, "Plan"> {
                                      int64_t interleave = 1,
                                      int64_t sharedKey = 1,
                                      KernelFamily family =
-                                         KernelFamily::prefill);
+                                         KernelFamily::prefill,
+                                     int64_t pParts = 1);
     static int64_t tmemColumns(int64_t softmaxWarpgroups, int64_t blockN,
                                int64_t headDimV, int64_t sharedKey = 1);
     /// The decode family: S (double-buffered) and O of a Q tile of
