@@ -49,11 +49,13 @@ def FA4Plan : Pass<"fa4-plan"> {
     .ws MMA's N).
     `family=decode` (sm_100a; never chosen by default) builds the swap-AB
     decode kernel of the seeds: the KV block's 128 keys are the MMA's M and
-    a Q tile of `block-m` rows (16 to 128, a multiple of 16 and of the
-    packed heads; by default the static query's positions times the packed
-    heads rounded up to that, 64 rows' worth of positions where the query
-    length is dynamic) its N; one Q stage, Dv 128 or 256, registers 192 /
-    64, the deepest K/V ring up to 4 that fits.
+    a Q tile of `block-m` rows (16 or 32, a multiple of the packed heads:
+    the largest divisor of the GQA ratio that divides 32; by default 16
+    where a static query's positions times the packed heads fit them, else
+    32, and 16 where 32 rows leave no room for two K/V slots) its N; one Q
+    stage, Dv 128 or 256, registers 240 / 56 (no correction warpgroup),
+    MUFU exp2 and tanh only, no softcap ceiling, the deepest K/V ring up to
+    4 that fits.
     On sm_100a two Q stages where their S and O fit the 512 TMEM columns
     (head dims up to 128), one above, and
     64-key blocks past head dim 192 (16-bit), where 128-key K/V slots do
@@ -158,9 +160,9 @@ def FA4Plan : Pass<"fa4-plan"> {
            "Kernel family: prefill (default) or decode (sm_100a swap-AB: "
            "the KV block's keys are the MMA's M, the Q tile's rows its N)">,
     Option<"blockM", "block-m", "int64_t", /*default=*/"0",
-           "Rows of a Q tile of the decode family: a multiple of 16 from "
-           "16 to 128 and of gqa-pack (0: choose; prefill tiles take "
-           "theirs from the target)">,
+           "Rows of a Q tile of the decode family: 16 or 32, a multiple "
+           "of gqa-pack (0: choose; prefill tiles take theirs from the "
+           "target)">,
     Option<"pPrecision", "p-precision", "std::string", /*default=*/"\"\"",
            "How the PV product takes P: single (default: rounded once to "
            "the 16-bit operand type) or hi_lo (P as its rounded value plus "
