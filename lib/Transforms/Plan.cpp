@@ -242,7 +242,7 @@ static int64_t decodeRows(AttentionOp op, int64_t pack) {
   int64_t seqQ = op.getQuery().getType().getDimSize(op.getSequenceDim());
   if (op.isVarlen() || ShapedType::isDynamic(seqQ) || seqQ == 0)
     return 32;
-  return seqQ * pack <= 16 && pack <= 16 ? 16 : 32;
+  return seqQ * pack <= 16 ? 16 : 32;
 }
 
 FailureOr<PlanAttr> mlir::fa4::choosePlan(AttentionOp op,

@@ -19,6 +19,8 @@
 // RUN: not fa4-opt %t/d96.mlir --fa4-plan="family=decode" 2>&1 | FileCheck %s --check-prefix=DV96
 // RUN: not fa4-opt %t/fp8.mlir --fa4-plan="family=decode" 2>&1 | FileCheck %s --check-prefix=FP8
 // RUN: fa4-opt %t/rope.mlir --fa4-plan="family=decode" | FileCheck %s --check-prefix=ROPE
+// RUN: not fa4-opt %fa4_src_root/examples/regions/alibi.mlir --fa4-plan="family=decode" 2>&1 | FileCheck %s --check-prefix=REGIONS
+// RUN: not fa4-opt %t/alibi_planned.mlir --fa4-tile --fa4-specialize 2>&1 | FileCheck %s --check-prefix=REGIONS-PLANNED
 // RUN: not fa4-opt %t/plans.mlir -split-input-file 2>&1 | FileCheck %s --check-prefix=WRITTEN
 // RUN: fa4-opt %t/rope_planned.mlir --fa4-tile --fa4-specialize | FileCheck %s --check-prefix=ROPE-PLANNED
 
@@ -49,6 +51,11 @@
 // BLOCKN: error: 'fa4.attention' op invalid plan: blockN must be 128 in the decode family (the keys are the MMA's M), got 64
 // DV96: error: 'fa4.attention' op family=decode needs a value head dim of 128 or 256 (O^T is Dv / 128 MMA tiles), got 96
 // FP8: error: 'fa4.attention' op family=decode does not combine with FP8 operands
+
+// REGIONS: error: 'fa4.attention' op family=decode does not combine with score or mask regions
+// A plan written by hand past fa4-plan's refusal: fa4-specialize refuses
+// it at the regions.
+// REGIONS-PLANNED: error: 'fa4.tile.modify' op disagrees with the kernel's plan: the decode family does not apply score or mask regions
 
 // A rotary embedding: Q rotated by the softmax warpgroup, handed to the MMA
 // warp (O rotated back in the row-wise epilogue).
@@ -145,5 +152,25 @@ func.func @rope(%q: memref<?x?x8x128xbf16>, %k: memref<?x?x2x128xbf16>,
                 outs(%o : memref<?x?x8x128xbf16>)
                 rope(%cos_sin, %positions : memref<?x64xf32>, memref<?x?xi32>)
                 {causal, rope_start = 64 : i64, rope_output, plan = #fa4.plan<arch = sm_100a, blockM = 32, blockN = 128, headDim = 128, qStages = 1, kvStages = 3, gqaPack = 4, scheduler = lpt, softmaxRegs = 240, correctionRegs = 0, producerRegs = 56, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8, family = decode>}
+  return
+}
+//--- alibi_planned.mlir
+func.func @alibi(%q: memref<?x?x8x128xbf16>, %k: memref<?x?x2x128xbf16>,
+                 %v: memref<?x?x2x128xbf16>, %o: memref<?x?x8x128xbf16>,
+                 %slopes: memref<8xf32>) {
+  fa4.attention ins(%q, %k, %v : memref<?x?x8x128xbf16>,
+                    memref<?x?x2x128xbf16>, memref<?x?x2x128xbf16>)
+                outs(%o : memref<?x?x8x128xbf16>)
+                captures(%slopes : memref<8xf32>) {causal, plan = #fa4.plan<arch = sm_100a, blockM = 32, blockN = 128, headDim = 128, qStages = 1, kvStages = 3, gqaPack = 4, scheduler = lpt, softmaxRegs = 240, correctionRegs = 0, producerRegs = 56, emulatedExp2 = 0, pvSplit = 0, rescaleThreshold = 8, family = decode>} score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index,
+       %slope_table: memref<8xf32>):
+    %slope = memref.load %slope_table[%h] : memref<8xf32>
+    %distance = arith.subi %j, %i : index
+    %d32 = arith.index_cast %distance : index to i32
+    %df = arith.sitofp %d32 : i32 to f32
+    %bias = arith.mulf %slope, %df : f32
+    %t = arith.addf %s, %bias : f32
+    fa4.yield %t : f32
+  }
   return
 }
