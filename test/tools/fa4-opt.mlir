@@ -26,9 +26,11 @@
 // RUN: fa4-opt --help | FileCheck %s --check-prefix=COMPILE
 // COMPILE:      --fa4-plan -   Choose the kernel plan
 // COMPILE-NEXT:   --arch=<string> - Target architecture (sm_100a or sm_90a)
+// COMPILE-NEXT:   --block-m=<long> - Rows of a Q tile of the decode family: 16 or 32, a multiple of gqa-pack (0: choose; prefill tiles take theirs from the target)
 // COMPILE-NEXT:   --block-n=<long> - Rows of a K/V block: 128 on sm_100a; on sm_90a a multiple of 16 from 16 to 128
 // COMPILE:      --fa4-compile -   Compile fa4.attention
 // COMPILE-NEXT:   --arch=<string> - Target architecture (sm_100a or sm_90a)
+// COMPILE-NEXT:   --block-m=<long> - Rows of a Q tile of the decode family: 16 or 32, a multiple of gqa-pack (0: choose; prefill tiles take theirs from the target)
 // COMPILE-NEXT:   --block-n=<long> - Rows of a K/V block: 128 on sm_100a; on sm_90a a multiple of 16 from 16 to 128
 // COMPILE:        --rescale-threshold=<long> - Row-max growth (log2 units) tolerated before rescaling O (-1: choose)
 
