@@ -329,7 +329,8 @@ void BlackwellDecodeRoles::buildMma() {
 
 void BlackwellDecodeRoles::rotateQuery(const Tile &tile, Value thread) {
   Value handoff = tile.ordinal;
-  // A decode tile's rows lie in the first round of 128 threads' pieces.
+  // The angles of this thread's first round of Q's pieces load before Q
+  // lands (one round: held across the wait); the rest load as it rotates.
   KernelBuilder::QueryAngles angles =
       kernel.loadQueryAngles(tile, 0, thread, kWarpgroup, /*rounds=*/1);
   // The MMA warp is done with the slot's previous Q once it released the
